@@ -1,0 +1,17 @@
+/* log.h - one line per notable event, to stderr (journald under systemd). */
+#ifndef SECCHECKD_LOG_H
+#define SECCHECKD_LOG_H
+
+enum log_level { LOG_ERROR = 0, LOG_WARN, LOG_INFO, LOG_DEBUG };
+
+void log_set_level(enum log_level level);
+/* Parses "error", "warn", "info", "debug"; -1 if unknown. */
+int log_level_parse(const char *name);
+void log_msg(enum log_level level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+#define log_error(...) log_msg(LOG_ERROR, __VA_ARGS__)
+#define log_warn(...) log_msg(LOG_WARN, __VA_ARGS__)
+#define log_info(...) log_msg(LOG_INFO, __VA_ARGS__)
+#define log_debug(...) log_msg(LOG_DEBUG, __VA_ARGS__)
+
+#endif

@@ -1,0 +1,23 @@
+/* json.h - any protobuf-c message as a JSON object, through its descriptor.
+ *
+ * One generic walker instead of per-type code. Field names are the .proto
+ * names; every scalar field is written (proto3 zero values included, so
+ * json_extract finds them), sub-messages only when present, repeated fields
+ * as arrays, 64-bit integers as JSON numbers, bytes as lowercase hex, strings
+ * validated as UTF-8 (invalid bytes become U+FFFD, so the JSON stays valid).
+ */
+#ifndef SECCHECKD_JSON_H
+#define SECCHECKD_JSON_H
+
+#include <stddef.h>
+#include <protobuf-c/protobuf-c.h>
+
+#include "strbuf.h"
+
+/* Appends msg as a JSON object. Returns 0, or -1 if the buffer could not grow. */
+int json_render_message(struct strbuf *out, const ProtobufCMessage *msg);
+
+/* Appends s (len bytes, any content) as a JSON string literal. */
+void json_render_string(struct strbuf *out, const char *s, size_t len);
+
+#endif

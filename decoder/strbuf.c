@@ -1,0 +1,76 @@
+#include "strbuf.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static bool strbuf_reserve(struct strbuf *sb, size_t extra)
+{
+    if (sb->failed)
+        return false;
+    if (sb->len + extra + 1 <= sb->cap)
+        return true;
+    size_t cap = sb->cap ? sb->cap : 256;
+    while (cap < sb->len + extra + 1) {
+        if (cap > (size_t)-1 / 2) {
+            sb->failed = true;
+            return false;
+        }
+        cap *= 2;
+    }
+    char *p = realloc(sb->data, cap);
+    if (!p) {
+        sb->failed = true;
+        return false;
+    }
+    sb->data = p;
+    sb->cap = cap;
+    return true;
+}
+
+void strbuf_free(struct strbuf *sb)
+{
+    free(sb->data);
+    memset(sb, 0, sizeof(*sb));
+}
+
+void strbuf_append(struct strbuf *sb, const void *data, size_t len)
+{
+    if (!strbuf_reserve(sb, len))
+        return;
+    memcpy(sb->data + sb->len, data, len);
+    sb->len += len;
+    sb->data[sb->len] = '\0';
+}
+
+void strbuf_putc(struct strbuf *sb, char c)
+{
+    if (!strbuf_reserve(sb, 1))
+        return;
+    sb->data[sb->len++] = c;
+    sb->data[sb->len] = '\0';
+}
+
+void strbuf_puts(struct strbuf *sb, const char *s) { strbuf_append(sb, s, strlen(s)); }
+
+void strbuf_printf(struct strbuf *sb, const char *fmt, ...)
+{
+    char small[64];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(small, sizeof(small), fmt, ap);
+    va_end(ap);
+    if (n < 0)
+        return;
+    if ((size_t)n < sizeof(small)) {
+        strbuf_append(sb, small, (size_t)n);
+        return;
+    }
+    if (!strbuf_reserve(sb, (size_t)n))
+        return;
+    va_start(ap, fmt);
+    vsnprintf(sb->data + sb->len, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    sb->len += (size_t)n;
+}

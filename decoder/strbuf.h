@@ -1,0 +1,28 @@
+/* strbuf.h - a growable byte buffer that keeps its memory between uses.
+ *
+ * Renderers reset and refill one strbuf per message, so after the first few
+ * messages the buffer is large enough and no further allocation happens.
+ * Growth failure is sticky: the buffer reports it once, at the end.
+ */
+#ifndef SECCHECKD_STRBUF_H
+#define SECCHECKD_STRBUF_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+struct strbuf {
+    char *data;      /* NUL-terminated when len > 0 */
+    size_t len;
+    size_t cap;
+    bool failed;     /* an append could not grow the buffer */
+};
+
+void strbuf_free(struct strbuf *sb);
+static inline void strbuf_reset(struct strbuf *sb) { sb->len = 0; sb->failed = false; }
+
+void strbuf_append(struct strbuf *sb, const void *data, size_t len);
+void strbuf_putc(struct strbuf *sb, char c);
+void strbuf_puts(struct strbuf *sb, const char *s);
+void strbuf_printf(struct strbuf *sb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+#endif

@@ -1,0 +1,191 @@
+#include "conn.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "clock.h"
+#include "log.h"
+#include "wire.h"
+
+static void on_handle_closed(uv_handle_t *h)
+{
+    struct conn *c = h->data;
+    if (--c->open_handles == 0) {
+        close(c->fd);
+        free(c);
+    }
+}
+
+void conn_close(struct conn *c, const char *reason)
+{
+    if (c->state == CONN_CLOSED)
+        return;
+    c->state = CONN_CLOSED;
+    c->rec.close_ns = realtime_ns();
+    snprintf(c->rec.close_reason, sizeof(c->rec.close_reason), "%s", reason);
+    c->env->on_close(c, c->env->data);
+    uv_poll_stop(&c->poll);
+    uv_close((uv_handle_t *)&c->poll, on_handle_closed);
+    uv_close((uv_handle_t *)&c->handshake_timer, on_handle_closed);
+}
+
+static void on_handshake_timeout(uv_timer_t *t)
+{
+    struct conn *c = t->data;
+    log_warn("connection %llu: no handshake within %u ms, closing", (unsigned long long)c->rec.id,
+             c->env->handshake_timeout_ms);
+    conn_close(c, "handshake_timeout");
+}
+
+static void conn_handshake(struct conn *c)
+{
+    struct recv_ring *ring = c->env->ring;
+    int n = recv_ring_fill(ring, c->fd, 1);
+    if (n < 0) {
+        if (errno != EAGAIN && errno != EWOULDBLOCK)
+            conn_close(c, "recv_error");
+        return;
+    }
+    size_t len;
+    bool truncated;
+    const uint8_t *pkt = recv_ring_packet(ring, 0, &len, &truncated);
+    uint32_t version;
+    if (len == 0 && !truncated) {
+        conn_close(c, "eof_in_handshake");
+        return;
+    }
+    if (truncated || wire_handshake_parse(pkt, len, &version) != 0) {
+        log_warn("connection %llu: bad handshake (%zu bytes), closing", (unsigned long long)c->rec.id, len);
+        conn_close(c, "bad_handshake");
+        return;
+    }
+    uint8_t answer[8];
+    size_t alen = wire_handshake_encode(WIRE_VERSION, answer);
+    if (send(c->fd, answer, alen, MSG_DONTWAIT | MSG_NOSIGNAL) != (ssize_t)alen) {
+        conn_close(c, "handshake_send_failed");
+        return;
+    }
+    uv_timer_stop(&c->handshake_timer);
+    c->rec.client_version = version;
+    c->state = CONN_STREAMING;
+    c->dirty = true;
+    log_debug("connection %llu: handshake done, client version %u", (unsigned long long)c->rec.id, version);
+}
+
+/* Hands n received packets to ingest; true if one of them was EOF. */
+static bool conn_ingest(struct conn *c, unsigned n)
+{
+    struct recv_ring *ring = c->env->ring;
+    int64_t now = realtime_ns();
+    for (unsigned i = 0; i < n; i++) {
+        size_t len;
+        bool truncated;
+        const uint8_t *pkt = recv_ring_packet(ring, i, &len, &truncated);
+        if (len == 0 && !truncated)
+            return true;
+        ingest_packet(c->env->ingest, &c->rec, pkt, len, truncated, now);
+    }
+    return false;
+}
+
+enum conn_read_result conn_read(struct conn *c, unsigned budget)
+{
+    const struct conn_env *env = c->env;
+    while (budget > 0) {
+        if (!env->can_read(env->data))
+            return CONN_READ_BLOCKED;
+        unsigned want = budget < env->ring->nslots ? budget : env->ring->nslots;
+        int n = recv_ring_fill(env->ring, c->fd, want);
+        if (n < 0) {
+            if (errno == EAGAIN || errno == EWOULDBLOCK)
+                return CONN_READ_DRAINED;
+            log_warn("connection %llu: recv: %s", (unsigned long long)c->rec.id, strerror(errno));
+            conn_close(c, "recv_error");
+            return CONN_READ_CLOSED;
+        }
+        c->dirty = true;
+        if (conn_ingest(c, (unsigned)n)) {
+            conn_close(c, "eof");
+            return CONN_READ_CLOSED;
+        }
+        if ((unsigned)n < want)
+            return CONN_READ_DRAINED;   /* the socket had less than we asked for */
+        budget -= (unsigned)n;
+    }
+    return CONN_READ_BUDGET;
+}
+
+static void on_readable(uv_poll_t *h, int status, int events)
+{
+    struct conn *c = h->data;
+    (void)events;
+    if (status < 0) {
+        conn_close(c, "poll_error");
+        return;
+    }
+    if (c->state == CONN_HANDSHAKE) {
+        conn_handshake(c);
+        return;
+    }
+    if (c->state == CONN_STREAMING && conn_read(c, c->env->read_budget) == CONN_READ_BLOCKED)
+        c->env->on_blocked(c->env->data);
+}
+
+void conn_pause(struct conn *c)
+{
+    if (c->state == CONN_STREAMING && !c->paused) {
+        uv_poll_stop(&c->poll);
+        c->paused = true;
+    }
+}
+
+void conn_resume(struct conn *c)
+{
+    if (c->state == CONN_STREAMING && c->paused) {
+        uv_poll_start(&c->poll, UV_READABLE | UV_DISCONNECT, on_readable);
+        c->paused = false;
+    }
+}
+
+static void read_peer_credentials(struct conn *c)
+{
+    struct ucred cred;
+    socklen_t len = sizeof(cred);
+    c->rec.peer_pid = c->rec.peer_uid = c->rec.peer_gid = -1;
+    if (getsockopt(c->fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0) {
+        c->rec.peer_pid = cred.pid;
+        c->rec.peer_uid = cred.uid;
+        c->rec.peer_gid = cred.gid;
+    }
+}
+
+struct conn *conn_new(const struct conn_env *env, int fd, uint64_t id)
+{
+    struct conn *c = calloc(1, sizeof(*c));
+    if (!c) {
+        close(fd);
+        return NULL;
+    }
+    c->env = env;
+    c->fd = fd;
+    c->state = CONN_HANDSHAKE;
+    c->rec.id = id;
+    c->rec.connect_ns = realtime_ns();
+    read_peer_credentials(c);
+    if (uv_poll_init(env->loop, &c->poll, fd) != 0) {
+        close(fd);
+        free(c);
+        return NULL;
+    }
+    c->poll.data = c;
+    uv_timer_init(env->loop, &c->handshake_timer);
+    c->handshake_timer.data = c;
+    c->open_handles = 2;
+    uv_poll_start(&c->poll, UV_READABLE | UV_DISCONNECT, on_readable);
+    uv_timer_start(&c->handshake_timer, on_handshake_timeout, env->handshake_timeout_ms, 0);
+    return c;
+}

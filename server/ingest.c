@@ -1,0 +1,62 @@
+#include "ingest.h"
+
+#include "wire.h"
+
+static void reject(struct batch *b, struct conn_record *rec, enum reject_reason why)
+{
+    b->counts.rejected[why]++;
+    rec->rejected++;
+}
+
+static void track_drops(struct conn_record *rec, uint32_t dropped_count)
+{
+    rec->sandbox_dropped += wire_dropped_delta(rec->last_dropped_count, dropped_count);
+    rec->last_dropped_count = dropped_count;
+}
+
+int ingest_packet(struct ingest *in, struct conn_record *rec, const uint8_t *pkt, size_t len, bool truncated,
+                  int64_t recv_ns)
+{
+    struct batch *b = pipeline_current(in->pipeline);
+    if (!batch_has_room(b, len)) {
+        if (pipeline_seal(in->pipeline) != 0) {
+            reject(b, rec, REJECT_NO_MEMORY);
+            b->counts.received++;
+            return -1;
+        }
+        b = pipeline_current(in->pipeline);
+    }
+    b->counts.received++;
+    rec->messages++;
+    rec->bytes += len;
+
+    struct wire_header header;
+    if (truncated) {
+        reject(b, rec, REJECT_OVERSIZE);
+        return 0;
+    }
+    switch (wire_header_parse(pkt, len, &header)) {
+    case WIRE_OK:
+        break;
+    case WIRE_SHORT_PACKET:
+        reject(b, rec, REJECT_SHORT_PACKET);
+        return 0;
+    case WIRE_BAD_HEADER_SIZE:
+        reject(b, rec, REJECT_BAD_HEADER);
+        return 0;
+    }
+    track_drops(rec, header.dropped_count);
+
+    struct event *ev = batch_push(b, pkt, len);
+    if (!ev) {
+        reject(b, rec, REJECT_NO_MEMORY);
+        return -1;
+    }
+    ev->conn_id = rec->id;
+    ev->recv_ns = recv_ns;
+    decode_event(in->decoder, &b->arena, &header, ev->raw, len, ev);
+    b->counts.decode[ev->status]++;
+    if (ev->status != DECODE_OK)
+        rec->decode_errors++;
+    return 0;
+}

@@ -1,0 +1,29 @@
+/* ingest.h - one received packet into the current batch.
+ *
+ * The seam between sockets and storage: checks the header, accounts the
+ * packet to its connection, copies it into the batch's arena and decodes it
+ * there. No socket code, so tests and the allocation counter drive it
+ * directly.
+ */
+#ifndef SECCHECKD_INGEST_H
+#define SECCHECKD_INGEST_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "batch.h"
+#include "decode.h"
+#include "pipeline.h"
+
+struct ingest {
+    const struct decoder *decoder;
+    struct pipeline *pipeline;
+};
+
+/* truncated: the kernel cut the packet (MSG_TRUNC), it was larger than the
+ * receive slot. Returns 0, or -1 when no memory was left for it (counted). */
+int ingest_packet(struct ingest *in, struct conn_record *rec, const uint8_t *pkt, size_t len, bool truncated,
+                  int64_t recv_ns);
+
+#endif

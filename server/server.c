@@ -1,0 +1,331 @@
+#include "server.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "clock.h"
+#include "log.h"
+
+#define ACCEPTS_PER_TURN 64
+
+void server_config_defaults(struct server_config *cfg)
+{
+    *cfg = (struct server_config){
+        .socket_path = "/tmp/seccheck.sock",
+        .socket_mode = 0660,
+        .max_message = 256 * 1024,   /* above the kernel's default SEQPACKET limit */
+        .max_connections = 1024,
+        .handshake_timeout_ms = 5000,
+        .read_budget = 256,
+        .recv_batch = 32,
+        .flush_ms = 100,
+        .drain_timeout_ms = 2000,
+        .pipeline = {.limits = {.max_events = 4096, .max_bytes = 8u << 20}, .queue_max = 8},
+    };
+}
+
+/* ---- backpressure ---- */
+
+static void set_paused(struct server *s, bool paused)
+{
+    if (s->paused == paused)
+        return;
+    s->paused = paused;
+    log_debug("%s reading: %zu batches in flight", paused ? "pausing" : "resuming",
+              pipeline_in_flight(&s->pipeline));
+    for (struct conn *c = s->conns; c; c = c->next)
+        paused ? conn_pause(c) : conn_resume(c);
+}
+
+static bool can_read(void *data)
+{
+    struct server *s = data;
+    return !pipeline_saturated(&s->pipeline);
+}
+
+static void drain_step(struct server *s);
+
+static void on_blocked(void *data)
+{
+    set_paused(data, true);
+}
+
+static void on_space(void *data)
+{
+    struct server *s = data;
+    if (pipeline_saturated(&s->pipeline))
+        return;
+    if (s->stopping)
+        drain_step(s);
+    else
+        set_paused(s, false);
+}
+
+/* ---- connection bookkeeping ---- */
+
+static void snapshot_dirty_conns(struct batch *b, void *data)
+{
+    struct server *s = data;
+    for (struct conn *c = s->conns; c; c = c->next) {
+        if (c->dirty && batch_add_conn(b, &c->rec) == 0)
+            c->dirty = false;
+    }
+}
+
+static void on_conn_close(struct conn *c, void *data)
+{
+    struct server *s = data;
+    if (batch_add_conn(pipeline_current(&s->pipeline), &c->rec) != 0)
+        log_error("connection %" PRIu64 ": out of memory recording its close", c->rec.id);
+    if (c->rec.client_version == 0 && strcmp(c->rec.close_reason, "shutdown") != 0)
+        s->stats.handshake_failures++;
+    s->stats.sandbox_dropped += c->rec.sandbox_dropped;
+    if (c->prev)
+        c->prev->next = c->next;
+    else
+        s->conns = c->next;
+    if (c->next)
+        c->next->prev = c->prev;
+    s->nconns--;
+    log_info("connection %" PRIu64 " closed (%s): %" PRIu64 " messages, %" PRIu64 " bytes, %" PRIu64
+             " sandbox drops, %" PRIu64 " rejected",
+             c->rec.id, c->rec.close_reason, c->rec.messages, c->rec.bytes, c->rec.sandbox_dropped,
+             c->rec.rejected);
+    if (s->cfg.on_conn_closed)
+        s->cfg.on_conn_closed(&c->rec, s->cfg.hook_data);
+}
+
+static void accept_one(struct server *s, int fd)
+{
+    if (s->nconns >= s->cfg.max_connections) {
+        close(fd);
+        s->stats.connections_refused++;
+        log_warn("refused a connection: already %u open (raise --max-connections)", s->nconns);
+        return;
+    }
+    struct conn *c = conn_new(&s->conn_env, fd, s->next_conn_id);
+    if (!c) {
+        log_error("could not set up a new connection (out of memory?)");
+        return;
+    }
+    s->next_conn_id++;
+    s->stats.connections_total++;
+    s->nconns++;
+    c->next = s->conns;
+    if (s->conns)
+        s->conns->prev = c;
+    s->conns = c;
+    log_info("connection %" PRIu64 " opened: peer pid %" PRId64 " uid %" PRId64, c->rec.id, c->rec.peer_pid,
+             c->rec.peer_uid);
+}
+
+static void on_listener_readable(uv_poll_t *h, int status, int events)
+{
+    struct server *s = h->data;
+    (void)events;
+    if (status < 0) {
+        log_error("listener poll: %s", uv_strerror(status));
+        return;
+    }
+    for (int i = 0; i < ACCEPTS_PER_TURN; i++) {
+        int fd = accept4(s->listener.fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        if (fd >= 0) {
+            accept_one(s, fd);
+            continue;
+        }
+        if (errno == EINTR || errno == ECONNABORTED)
+            continue;
+        if (errno != EAGAIN && errno != EWOULDBLOCK)
+            log_error("accept: %s", strerror(errno));
+        break;
+    }
+}
+
+/* ---- flushing and stopping ---- */
+
+static void seal_current(struct server *s)
+{
+    if (pipeline_seal(&s->pipeline) != 0)
+        log_error("out of memory sealing a batch; it stays open");
+    if (pipeline_saturated(&s->pipeline))
+        set_paused(s, true);
+}
+
+static void on_flush_timer(uv_timer_t *t)
+{
+    seal_current(t->data);
+}
+
+static void close_handle(uv_handle_t *h)
+{
+    if (!uv_is_closing(h))
+        uv_close(h, NULL);
+}
+
+static void finish(struct server *s)
+{
+    if (s->finished)
+        return;
+    s->finished = true;
+    while (s->conns)
+        conn_close(s->conns, "shutdown");
+    pipeline_finish(&s->pipeline);
+    sink_finish(s->sink, realtime_ns());
+    close_handle((uv_handle_t *)&s->flush_timer);
+    close_handle((uv_handle_t *)&s->drain_timer);
+    close_handle((uv_handle_t *)&s->sigint);
+    close_handle((uv_handle_t *)&s->sigterm);
+}
+
+static void on_drain_timeout(uv_timer_t *t)
+{
+    struct server *s = t->data;
+    log_warn("shutdown: connections still sending after %u ms; closing them", s->cfg.drain_timeout_ms);
+    finish(s);
+}
+
+/* Reads every streaming connection dry; finishes once all are drained. */
+static void drain_step(struct server *s)
+{
+    for (struct conn *c = s->conns, *next; c; c = next) {
+        next = c->next;
+        if (c->state != CONN_STREAMING)
+            continue;
+        enum conn_read_result r;
+        do
+            r = conn_read(c, s->cfg.read_budget);
+        while (r == CONN_READ_BUDGET && monotonic_ns() < s->drain_deadline_ns);
+        if (r == CONN_READ_BLOCKED)
+            return;   /* on_space calls again once a batch is back */
+        if (r == CONN_READ_BUDGET) {
+            on_drain_timeout(&s->drain_timer);
+            return;
+        }
+    }
+    finish(s);
+}
+
+void server_stop(struct server *s)
+{
+    if (s->stopping)
+        return;
+    s->stopping = true;
+    log_info("stopping: no new connections; draining %u open", s->nconns);
+    uv_poll_stop(&s->listen_poll);
+    close_handle((uv_handle_t *)&s->listen_poll);
+    listener_close(&s->listener);
+    for (struct conn *c = s->conns, *next; c; c = next) {
+        next = c->next;
+        if (c->state == CONN_HANDSHAKE)
+            conn_close(c, "shutdown");
+        else
+            conn_pause(c);   /* drain_step reads them directly */
+    }
+    s->drain_deadline_ns = monotonic_ns() + (int64_t)s->cfg.drain_timeout_ms * 1000000;
+    uv_timer_start(&s->drain_timer, on_drain_timeout, s->cfg.drain_timeout_ms, 0);
+    drain_step(s);
+}
+
+static void on_signal(uv_signal_t *h, int signum)
+{
+    struct server *s = h->data;
+    log_info("received %s", strsignal(signum));
+    server_stop(s);
+}
+
+/* ---- setup ---- */
+
+static int start_handles(struct server *s, char *err, size_t errlen)
+{
+    uv_loop_t *loop = s->loop;
+    int rc = uv_poll_init(loop, &s->listen_poll, s->listener.fd);
+    if (rc == 0)
+        rc = uv_poll_start(&s->listen_poll, UV_READABLE, on_listener_readable);
+    if (rc != 0) {
+        snprintf(err, errlen, "cannot watch the listening socket: %s", uv_strerror(rc));
+        return -1;
+    }
+    s->listen_poll.data = s;
+    uv_timer_init(loop, &s->flush_timer);
+    uv_timer_init(loop, &s->drain_timer);
+    s->flush_timer.data = s->drain_timer.data = s;
+    uv_timer_start(&s->flush_timer, on_flush_timer, s->cfg.flush_ms, s->cfg.flush_ms);
+    uv_signal_init(loop, &s->sigint);
+    uv_signal_init(loop, &s->sigterm);
+    s->sigint.data = s->sigterm.data = s;
+    uv_signal_start(&s->sigint, on_signal, SIGINT);
+    uv_signal_start(&s->sigterm, on_signal, SIGTERM);
+    return 0;
+}
+
+int server_init(struct server *s, uv_loop_t *loop, const struct server_config *cfg, struct sink *sink, char *err,
+                size_t errlen)
+{
+    memset(s, 0, sizeof(*s));
+    s->loop = loop;
+    s->cfg = *cfg;
+    s->sink = sink;
+    s->next_conn_id = sink->first_conn_id;
+    s->listener.fd = -1;
+    /* A batch must be able to hold the largest packet we accept. */
+    size_t need = decode_arena_need(cfg->max_message);
+    if (s->cfg.pipeline.limits.max_bytes < need)
+        s->cfg.pipeline.limits.max_bytes = need;
+    decoder_init(&s->decoder);
+    if (recv_ring_init(&s->ring, cfg->recv_batch, cfg->max_message) != 0) {
+        snprintf(err, errlen, "out of memory for %u receive slots of %zu bytes", cfg->recv_batch, cfg->max_message);
+        return -1;
+    }
+    if (pipeline_init(&s->pipeline, loop, sink, &s->cfg.pipeline, on_space, snapshot_dirty_conns, s) != 0) {
+        snprintf(err, errlen, "cannot start the %s sink's pipeline (out of memory or threads)", sink->ops->name);
+        return -1;
+    }
+    s->ingest = (struct ingest){.decoder = &s->decoder, .pipeline = &s->pipeline};
+    s->conn_env = (struct conn_env){
+        .loop = loop,
+        .ring = &s->ring,
+        .ingest = &s->ingest,
+        .read_budget = cfg->read_budget,
+        .handshake_timeout_ms = cfg->handshake_timeout_ms,
+        .can_read = can_read,
+        .on_close = on_conn_close,
+        .on_blocked = on_blocked,
+        .data = s,
+    };
+    if (listener_open(&s->listener, cfg->socket_path, SOMAXCONN, cfg->socket_mode, err, errlen) != 0)
+        return -1;
+    return start_handles(s, err, errlen);
+}
+
+void server_free(struct server *s)
+{
+    listener_close(&s->listener);
+    pipeline_free(&s->pipeline);
+    recv_ring_free(&s->ring);
+}
+
+void server_print_summary(const struct server *s, FILE *out)
+{
+    const struct batch_counts *c = &s->pipeline.counts;
+    const struct batch_result *r = &s->pipeline.result;
+    uint64_t rejected = batch_counts_rejected(c);
+    fprintf(out,
+            "seccheckd: summary: %" PRIu64 " received = %" PRIu64 " stored + %" PRIu64 " discarded + %" PRIu64
+            " rejected + %" PRIu64 " store_failed%s\n",
+            c->received, r->stored, r->discarded, rejected, r->failed,
+            c->received == r->stored + r->discarded + rejected + r->failed ? "" : " (MISMATCH: please report)");
+    fprintf(out, "seccheckd: summary: rejected by reason:");
+    for (int i = 0; i < REJECT_REASON_COUNT; i++)
+        fprintf(out, " %s %" PRIu64, reject_reason_name(i), c->rejected[i]);
+    fprintf(out, "; kept raw, not decoded: unknown_type %" PRIu64 " bad_payload %" PRIu64 "\n",
+            c->decode[DECODE_UNKNOWN_TYPE], c->decode[DECODE_BAD_PAYLOAD]);
+    fprintf(out,
+            "seccheckd: summary: connections %" PRIu64 " (refused %" PRIu64 ", failed handshakes %" PRIu64
+            "), sandbox-reported drops %" PRIu64 ", batches %" PRIu64 "\n",
+            s->stats.connections_total, s->stats.connections_refused, s->stats.handshake_failures,
+            s->stats.sandbox_dropped, s->pipeline.batches_written);
+}

@@ -1,0 +1,83 @@
+/* server.h - the event loop that owns the listener, the connections and the
+ * pipeline: accept, handshake, drain every socket, flush on a timer, stop
+ * cleanly on SIGINT/SIGTERM. */
+#ifndef SECCHECKD_SERVER_H
+#define SECCHECKD_SERVER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
+#include <uv.h>
+
+#include "conn.h"
+#include "decode.h"
+#include "ingest.h"
+#include "listener.h"
+#include "pipeline.h"
+#include "recv_ring.h"
+#include "sink.h"
+
+/* Every limit in one place; defaults in server_config_defaults(). */
+struct server_config {
+    const char *socket_path;
+    mode_t socket_mode;
+    size_t max_message;             /* largest packet accepted whole */
+    unsigned max_connections;
+    unsigned handshake_timeout_ms;
+    unsigned read_budget;           /* packets per connection per loop turn */
+    unsigned recv_batch;            /* packets per recvmmsg call */
+    unsigned flush_ms;              /* longest an event waits in an open batch */
+    unsigned drain_timeout_ms;      /* how long shutdown keeps reading */
+    struct pipeline_config pipeline;
+    /* Optional: told about every connection when it closes (seccheck-dummy). */
+    void (*on_conn_closed)(const struct conn_record *rec, void *data);
+    void *hook_data;
+};
+
+struct server_stats {
+    uint64_t connections_total;     /* accepted and kept */
+    uint64_t connections_refused;   /* over --max-connections */
+    uint64_t handshake_failures;
+    uint64_t sandbox_dropped;       /* of closed connections */
+};
+
+struct server {
+    uv_loop_t *loop;
+    struct server_config cfg;
+    struct sink *sink;
+    struct listener listener;
+    uv_poll_t listen_poll;
+    uv_signal_t sigint, sigterm;
+    uv_timer_t flush_timer, drain_timer;
+    struct recv_ring ring;
+    struct decoder decoder;
+    struct ingest ingest;
+    struct pipeline pipeline;
+    struct conn_env conn_env;
+    struct conn *conns;
+    unsigned nconns;
+    uint64_t next_conn_id;
+    bool paused;
+    bool stopping;
+    bool finished;
+    int64_t drain_deadline_ns;      /* monotonic */
+    struct server_stats stats;
+};
+
+void server_config_defaults(struct server_config *cfg);
+
+/* Binds the socket and starts the writer; -1 with a message in err. */
+int server_init(struct server *s, uv_loop_t *loop, const struct server_config *cfg, struct sink *sink, char *err,
+                size_t errlen);
+
+/* Begins a clean stop (as SIGTERM does): stop accepting, drain, flush. */
+void server_stop(struct server *s);
+
+/* After uv_run returned: releases what init took (not the sink). */
+void server_free(struct server *s);
+
+/* received = stored + discarded + rejected + store_failed, and the parts. */
+void server_print_summary(const struct server *s, FILE *out);
+
+#endif

@@ -1,0 +1,96 @@
+/* batch.h - the unit that travels from the loop thread to a sink.
+ *
+ * A batch owns its events, the arena that holds their bytes, snapshots of
+ * the connections that changed while it was open, and the counters of what
+ * was received and rejected meanwhile. A sink writes it and reports how many
+ * events it stored, discarded or failed to store; then the batch is reset and
+ * reused, so steady state allocates nothing.
+ */
+#ifndef SECCHECKD_BATCH_H
+#define SECCHECKD_BATCH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "arena.h"
+#include "event.h"
+
+/* Why a packet was not turned into an event. */
+enum reject_reason {
+    REJECT_SHORT_PACKET = 0,   /* fewer than 8 bytes */
+    REJECT_BAD_HEADER,         /* header_size < 8 or past the packet */
+    REJECT_OVERSIZE,           /* larger than --max-message (MSG_TRUNC) */
+    REJECT_NO_MEMORY,          /* no memory left to hold it */
+    REJECT_REASON_COUNT
+};
+
+const char *reject_reason_name(enum reject_reason r);
+
+/* One sandbox connection as the connections table shows it. */
+struct conn_record {
+    uint64_t id;
+    int64_t peer_pid;
+    int64_t peer_uid;
+    int64_t peer_gid;
+    int64_t connect_ns;
+    int64_t close_ns;              /* 0 while open */
+    uint32_t client_version;       /* 0 until handshaken */
+    uint64_t messages;             /* packets received after the handshake */
+    uint64_t bytes;
+    uint32_t last_dropped_count;   /* as last reported in a header */
+    uint64_t sandbox_dropped;      /* wrap-safe total of the sandbox's drops */
+    uint64_t rejected;
+    uint64_t decode_errors;        /* unknown types + bad payloads (stored raw) */
+    char close_reason[32];         /* "" while open */
+};
+
+/* Counts of what the loop saw while the batch was open. */
+struct batch_counts {
+    uint64_t received;
+    uint64_t rejected[REJECT_REASON_COUNT];
+    uint64_t decode[DECODE_STATUS_COUNT];
+};
+
+/* What the sink did with the batch's events. */
+struct batch_result {
+    uint64_t stored;
+    uint64_t discarded;
+    uint64_t failed;               /* could not be stored (disk, DB error) */
+};
+
+struct batch_limits {
+    size_t max_events;
+    size_t max_bytes;              /* arena limit */
+};
+
+struct batch {
+    struct batch *next;            /* queue and free-list link */
+    struct event *events;
+    size_t count;
+    size_t max_events;
+    struct arena arena;
+    struct conn_record *conns;
+    size_t nconns;
+    size_t conns_cap;
+    struct batch_counts counts;
+    struct batch_result result;
+};
+
+struct batch *batch_new(const struct batch_limits *limits);
+void batch_free(struct batch *b);
+void batch_reset(struct batch *b);
+
+/* Room for one more packet of len bytes (event slot and arena budget)? */
+bool batch_has_room(const struct batch *b, size_t len);
+
+/* Next event slot, its raw bytes copied into the arena; NULL when full. */
+struct event *batch_push(struct batch *b, const uint8_t *pkt, size_t len);
+
+/* Appends a connection snapshot; -1 if memory ran out. */
+int batch_add_conn(struct batch *b, const struct conn_record *rec);
+
+void batch_counts_add(struct batch_counts *into, const struct batch_counts *from);
+uint64_t batch_counts_rejected(const struct batch_counts *c);
+
+#endif

@@ -1,0 +1,197 @@
+#include "pipeline.h"
+
+#include <stdlib.h>
+
+#include "log.h"
+
+static void collect(struct pipeline *p, struct batch *b)
+{
+    batch_counts_add(&p->counts, &b->counts);
+    p->result.stored += b->result.stored;
+    p->result.discarded += b->result.discarded;
+    p->result.failed += b->result.failed;
+    p->batches_written++;
+    if (p->batches > p->cfg.queue_max + 1) {
+        /* An extra batch sealed past the limit: give its memory back. */
+        batch_free(b);
+        p->batches--;
+        return;
+    }
+    batch_reset(b);
+    b->next = p->free_list;
+    p->free_list = b;
+}
+
+/* Loop thread: take back what the writer finished. */
+static size_t collect_done(struct pipeline *p)
+{
+    uv_mutex_lock(&p->lock);
+    struct batch *done = p->done;
+    p->done = NULL;
+    uv_mutex_unlock(&p->lock);
+    size_t n = 0;
+    while (done) {
+        struct batch *next = done->next;
+        collect(p, done);
+        done = next;
+        n++;
+    }
+    return n;
+}
+
+static void on_done_async(uv_async_t *h)
+{
+    struct pipeline *p = h->data;
+    if (collect_done(p) && p->on_space)
+        p->on_space(p->cb_data);
+}
+
+static void writer_main(void *arg)
+{
+    struct pipeline *p = arg;
+    uv_mutex_lock(&p->lock);
+    for (;;) {
+        while (!p->todo_head && !p->stopping)
+            uv_cond_wait(&p->wake, &p->lock);
+        struct batch *b = p->todo_head;
+        if (!b)
+            break;   /* stopping and nothing left */
+        p->todo_head = b->next;
+        if (!p->todo_head)
+            p->todo_tail = NULL;
+        uv_mutex_unlock(&p->lock);
+
+        sink_write_batch(p->sink, b);
+
+        uv_mutex_lock(&p->lock);
+        b->next = p->done;
+        p->done = b;
+        p->in_flight--;
+        uv_async_send(&p->done_async);
+    }
+    uv_mutex_unlock(&p->lock);
+}
+
+static struct batch *take_free_batch(struct pipeline *p)
+{
+    struct batch *b = p->free_list;
+    if (b) {
+        p->free_list = b->next;
+        b->next = NULL;
+        return b;
+    }
+    b = batch_new(&p->cfg.limits);
+    if (b)
+        p->batches++;
+    return b;
+}
+
+int pipeline_init(struct pipeline *p, uv_loop_t *loop, struct sink *sink, const struct pipeline_config *cfg,
+                  pipeline_space_cb on_space, pipeline_seal_cb on_seal, void *cb_data)
+{
+    *p = (struct pipeline){
+        .loop = loop, .sink = sink, .cfg = *cfg, .on_space = on_space, .on_seal = on_seal, .cb_data = cb_data};
+    if (p->cfg.queue_max < 1)
+        p->cfg.queue_max = 1;
+    p->current = take_free_batch(p);
+    if (!p->current)
+        return -1;
+    if (uv_mutex_init(&p->lock) || uv_cond_init(&p->wake))
+        return -1;
+    if (uv_async_init(loop, &p->done_async, on_done_async))
+        return -1;
+    p->done_async.data = p;
+    if (sink->ops->needs_writer_thread) {
+        if (uv_thread_create(&p->writer, writer_main, p))
+            return -1;
+        p->writer_running = true;
+    }
+    return 0;
+}
+
+bool pipeline_current_empty(const struct pipeline *p)
+{
+    const struct batch *b = p->current;
+    return b->count == 0 && b->nconns == 0 && b->counts.received == 0;
+}
+
+static void submit(struct pipeline *p, struct batch *b)
+{
+    if (!p->writer_running) {
+        sink_write_batch(p->sink, b);
+        collect(p, b);
+        return;
+    }
+    uv_mutex_lock(&p->lock);
+    b->next = NULL;
+    if (p->todo_tail)
+        p->todo_tail->next = b;
+    else
+        p->todo_head = b;
+    p->todo_tail = b;
+    p->in_flight++;
+    uv_cond_signal(&p->wake);
+    uv_mutex_unlock(&p->lock);
+}
+
+int pipeline_seal(struct pipeline *p)
+{
+    if (p->on_seal)
+        p->on_seal(p->current, p->cb_data);
+    if (pipeline_current_empty(p))
+        return 0;
+    struct batch *next = take_free_batch(p);
+    if (!next)
+        return -1;
+    submit(p, p->current);
+    p->current = next;
+    return 0;
+}
+
+bool pipeline_saturated(const struct pipeline *p)
+{
+    return !p->free_list && p->batches > p->cfg.queue_max;
+}
+
+size_t pipeline_in_flight(struct pipeline *p)
+{
+    uv_mutex_lock(&p->lock);
+    size_t n = p->in_flight;
+    uv_mutex_unlock(&p->lock);
+    return n;
+}
+
+void pipeline_finish(struct pipeline *p)
+{
+    if (p->on_seal)
+        p->on_seal(p->current, p->cb_data);   /* last connection snapshots */
+    if (!pipeline_current_empty(p)) {
+        submit(p, p->current);
+        p->current = NULL;
+    }
+    if (p->writer_running) {
+        uv_mutex_lock(&p->lock);
+        p->stopping = true;
+        uv_cond_signal(&p->wake);
+        uv_mutex_unlock(&p->lock);
+        uv_thread_join(&p->writer);
+        p->writer_running = false;
+    }
+    collect_done(p);
+    if (p->current) {
+        collect(p, p->current);
+        p->current = NULL;
+    }
+    uv_close((uv_handle_t *)&p->done_async, NULL);
+}
+
+void pipeline_free(struct pipeline *p)
+{
+    while (p->free_list) {
+        struct batch *b = p->free_list;
+        p->free_list = b->next;
+        batch_free(b);
+    }
+    uv_mutex_destroy(&p->lock);
+    uv_cond_destroy(&p->wake);
+}

@@ -1,0 +1,84 @@
+/* pipeline.h - batches from the loop thread to the sink and back.
+ *
+ * The loop fills the current batch and seals it; a sealed batch goes to the
+ * writer thread (sinks that do I/O) through a bounded queue, or is written
+ * inline (discard). Written batches come back through a uv_async_t and are
+ * reused. Sealing always succeeds, so packets already read from a socket are
+ * never lost; once queue_max batches are in flight the pipeline reports itself
+ * saturated and the caller stops reading until on_space says a batch is free
+ * again: backpressure instead of unbounded memory.
+ */
+#ifndef SECCHECKD_PIPELINE_H
+#define SECCHECKD_PIPELINE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <uv.h>
+
+#include "batch.h"
+#include "sink.h"
+
+struct pipeline_config {
+    struct batch_limits limits;
+    size_t queue_max;             /* sealed batches waiting or being written */
+};
+
+typedef void (*pipeline_space_cb)(void *data);
+/* Called on the loop thread just before a batch is handed to the sink. */
+typedef void (*pipeline_seal_cb)(struct batch *b, void *data);
+
+struct pipeline {
+    uv_loop_t *loop;
+    struct sink *sink;
+    struct pipeline_config cfg;
+    struct batch *current;
+    struct batch *free_list;
+    size_t batches;               /* allocated so far, at most queue_max + 1 */
+    pipeline_space_cb on_space;
+    pipeline_seal_cb on_seal;
+    void *cb_data;
+
+    /* Totals of every batch that came back, loop thread only. */
+    struct batch_counts counts;
+    struct batch_result result;
+    uint64_t batches_written;
+
+    /* Shared with the writer thread, under lock. */
+    uv_thread_t writer;
+    bool writer_running;
+    uv_mutex_t lock;
+    uv_cond_t wake;
+    struct batch *todo_head, *todo_tail;
+    struct batch *done;
+    size_t in_flight;
+    bool stopping;
+    uv_async_t done_async;
+};
+
+int pipeline_init(struct pipeline *p, uv_loop_t *loop, struct sink *sink, const struct pipeline_config *cfg,
+                  pipeline_space_cb on_space, pipeline_seal_cb on_seal, void *cb_data);
+
+/* The batch being filled; always valid between init and finish. */
+static inline struct batch *pipeline_current(struct pipeline *p) { return p->current; }
+
+/* True when nothing was added to the current batch since it was sealed. */
+bool pipeline_current_empty(const struct pipeline *p);
+
+/* Hands the current batch to the sink and opens a fresh one, past the
+ * queue limit if it must. -1 (current batch kept) only when out of memory. */
+int pipeline_seal(struct pipeline *p);
+
+/* True when queue_max batches are in flight: stop reading until on_space. */
+bool pipeline_saturated(const struct pipeline *p);
+
+/* Sealed batches not yet returned. */
+size_t pipeline_in_flight(struct pipeline *p);
+
+/* Seals what is left, waits for the writer to finish everything, stops it
+ * and folds all results into the totals. Blocks: only for shutdown. */
+void pipeline_finish(struct pipeline *p);
+
+/* Frees every batch; after finish, once the loop has closed its handles. */
+void pipeline_free(struct pipeline *p);
+
+#endif

@@ -1,0 +1,94 @@
+/* schema.sql.h - the SQLite schema, version SQLITE_SCHEMA_VERSION.
+ * Included by sink_sqlite.c only; kept apart so the SQL reads as SQL. */
+#define SQLITE_SCHEMA_VERSION 1
+
+static const char schema_sql[] =
+    "CREATE TABLE IF NOT EXISTS meta("
+    "  key TEXT PRIMARY KEY,"
+    "  value TEXT NOT NULL);"
+
+    /* One row per daemon run: received = stored + discarded + rejected + store_failed. */
+    "CREATE TABLE IF NOT EXISTS runs("
+    "  id INTEGER PRIMARY KEY,"
+    "  started_ns INTEGER NOT NULL,"
+    "  stopped_ns INTEGER,"
+    "  pid INTEGER NOT NULL,"
+    "  received INTEGER NOT NULL DEFAULT 0,"
+    "  stored INTEGER NOT NULL DEFAULT 0,"
+    "  discarded INTEGER NOT NULL DEFAULT 0,"
+    "  rejected INTEGER NOT NULL DEFAULT 0,"
+    "  store_failed INTEGER NOT NULL DEFAULT 0,"
+    "  rejected_short_packet INTEGER NOT NULL DEFAULT 0,"
+    "  rejected_bad_header INTEGER NOT NULL DEFAULT 0,"
+    "  rejected_oversize INTEGER NOT NULL DEFAULT 0,"
+    "  rejected_no_memory INTEGER NOT NULL DEFAULT 0,"
+    "  unknown_type INTEGER NOT NULL DEFAULT 0,"
+    "  bad_payload INTEGER NOT NULL DEFAULT 0);"
+
+    "CREATE TABLE IF NOT EXISTS connections("
+    "  id INTEGER PRIMARY KEY,"
+    "  run_id INTEGER NOT NULL REFERENCES runs(id),"
+    "  peer_pid INTEGER,"
+    "  peer_uid INTEGER,"
+    "  peer_gid INTEGER,"
+    "  connect_ns INTEGER NOT NULL,"
+    "  close_ns INTEGER,"
+    "  client_version INTEGER,"
+    "  messages INTEGER NOT NULL,"
+    "  bytes INTEGER NOT NULL,"
+    "  last_dropped_count INTEGER NOT NULL,"
+    "  sandbox_dropped INTEGER NOT NULL,"
+    "  rejected INTEGER NOT NULL,"
+    "  decode_errors INTEGER NOT NULL,"
+    "  close_reason TEXT);"
+
+    "CREATE TABLE IF NOT EXISTS events("
+    "  id INTEGER PRIMARY KEY,"
+    "  conn_id INTEGER NOT NULL,"
+    "  recv_ns INTEGER NOT NULL,"
+    "  msg_type INTEGER NOT NULL,"
+    "  type_name TEXT,"
+    "  dropped_count INTEGER NOT NULL,"
+    "  decode_error TEXT,"
+    "  time_ns INTEGER,"
+    "  container_id TEXT,"
+    "  thread_id INTEGER,"
+    "  thread_group_id INTEGER,"
+    "  process_name TEXT,"
+    "  cwd TEXT,"
+    "  real_uid INTEGER, effective_uid INTEGER, saved_uid INTEGER,"
+    "  real_gid INTEGER, effective_gid INTEGER, saved_gid INTEGER,"
+    "  sysno INTEGER,"
+    "  is_exit INTEGER,"
+    "  result INTEGER,"
+    "  errno INTEGER,"
+    "  detail TEXT,"
+    "  raw BLOB NOT NULL);"
+    "CREATE INDEX IF NOT EXISTS events_by_time ON events(time_ns);"
+    "CREATE INDEX IF NOT EXISTS events_by_container ON events(container_id, time_ns);"
+    "CREATE INDEX IF NOT EXISTS events_by_type ON events(msg_type, time_ns);"
+    "CREATE INDEX IF NOT EXISTS events_by_conn ON events(conn_id);";
+
+static const char insert_event_sql[] =
+    "INSERT INTO events(conn_id, recv_ns, msg_type, type_name, dropped_count, decode_error,"
+    " time_ns, container_id, thread_id, thread_group_id, process_name, cwd,"
+    " real_uid, effective_uid, saved_uid, real_gid, effective_gid, saved_gid,"
+    " sysno, is_exit, result, errno, detail, raw)"
+    " VALUES(?,?,?,?,?,?, ?,?,?,?,?,?, ?,?,?,?,?,?, ?,?,?,?,?,?)";
+
+static const char upsert_conn_sql[] =
+    "INSERT INTO connections(id, run_id, peer_pid, peer_uid, peer_gid, connect_ns, close_ns,"
+    " client_version, messages, bytes, last_dropped_count, sandbox_dropped, rejected,"
+    " decode_errors, close_reason) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
+    " ON CONFLICT(id) DO UPDATE SET close_ns=excluded.close_ns,"
+    " client_version=excluded.client_version, messages=excluded.messages,"
+    " bytes=excluded.bytes, last_dropped_count=excluded.last_dropped_count,"
+    " sandbox_dropped=excluded.sandbox_dropped, rejected=excluded.rejected,"
+    " decode_errors=excluded.decode_errors, close_reason=excluded.close_reason";
+
+static const char update_run_sql[] =
+    "UPDATE runs SET received=received+?1, stored=stored+?2, discarded=discarded+?3,"
+    " rejected=rejected+?4, store_failed=store_failed+?5, rejected_short_packet=rejected_short_packet+?6,"
+    " rejected_bad_header=rejected_bad_header+?7, rejected_oversize=rejected_oversize+?8,"
+    " unknown_type=unknown_type+?9, bad_payload=bad_payload+?10, rejected_no_memory=rejected_no_memory+?12"
+    " WHERE id=?11";

@@ -1,0 +1,52 @@
+/* sink.h - where batches go. One small interface; each sink is one file.
+ *
+ * write_batch is called on the writer thread for sinks that do I/O and on the
+ * loop thread for the others; it must fill batch->result so that every event
+ * is counted as stored, discarded or failed. Nothing else in the daemon knows
+ * which sink is running.
+ */
+#ifndef SECCHECKD_SINK_H
+#define SECCHECKD_SINK_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "batch.h"
+
+struct sink;
+
+struct sink_ops {
+    const char *name;
+    bool needs_writer_thread;
+    /* Writes (or discards) every event and connection snapshot of b. */
+    void (*write_batch)(struct sink *s, struct batch *b);
+    /* Marks the end of this daemon run; last call before close. */
+    void (*finish)(struct sink *s, int64_t stopped_ns);
+    void (*close)(struct sink *s);
+};
+
+struct sink {
+    const struct sink_ops *ops;
+    uint64_t first_conn_id;   /* ids below this were used by earlier runs */
+    char error[256];          /* last error, for the log */
+};
+
+struct sink_sqlite_options {
+    const char *path;
+    int busy_timeout_ms;
+};
+
+/* Opening failures write a message naming the problem into err. */
+struct sink *sink_sqlite_open(const struct sink_sqlite_options *opts, char *err, size_t errlen);
+struct sink *sink_discard_open(void);
+
+static inline void sink_write_batch(struct sink *s, struct batch *b) { s->ops->write_batch(s, b); }
+static inline void sink_finish(struct sink *s, int64_t stopped_ns)
+{
+    if (s->ops->finish)
+        s->ops->finish(s, stopped_ns);
+}
+static inline void sink_close(struct sink *s) { s->ops->close(s); }
+
+#endif

@@ -1,0 +1,316 @@
+/* sink_sqlite.c - every event as a row, one transaction per batch.
+ *
+ * Runs on the writer thread. Statements are prepared once; text and blobs
+ * are bound SQLITE_STATIC because they live in the batch's arena (or in the
+ * reused JSON buffer) until the step is done.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sqlite3.h>
+
+#include "clock.h"
+#include "decode.h"
+#include "json.h"
+#include "log.h"
+#include "schema.sql.h"
+#include "sink.h"
+
+struct sqlite_sink {
+    struct sink base;
+    sqlite3 *db;
+    sqlite3_stmt *insert_event;
+    sqlite3_stmt *upsert_conn;
+    sqlite3_stmt *update_run;
+    int64_t run_id;
+    struct strbuf json;
+    /* Counts of batches whose transaction failed, written with the next
+     * transaction that succeeds so the runs row still adds up. */
+    struct batch_counts pending;
+    uint64_t pending_failed;
+};
+
+static int exec_sql(sqlite3 *db, const char *sql, char *err, size_t errlen)
+{
+    char *msg = NULL;
+    if (sqlite3_exec(db, sql, NULL, NULL, &msg) == SQLITE_OK)
+        return 0;
+    snprintf(err, errlen, "%s", msg ? msg : sqlite3_errmsg(db));
+    sqlite3_free(msg);
+    return -1;
+}
+
+static void bind_text_or_null(sqlite3_stmt *st, int col, const char *s)
+{
+    if (s && *s)
+        sqlite3_bind_text(st, col, s, -1, SQLITE_STATIC);
+    else
+        sqlite3_bind_null(st, col);
+}
+
+static void bind_nonzero(sqlite3_stmt *st, int col, int64_t v)
+{
+    if (v)
+        sqlite3_bind_int64(st, col, v);
+    else
+        sqlite3_bind_null(st, col);
+}
+
+static const char *decode_error_name(enum decode_status s)
+{
+    switch (s) {
+    case DECODE_UNKNOWN_TYPE: return "unknown_type";
+    case DECODE_BAD_PAYLOAD: return "bad_payload";
+    default: return NULL;
+    }
+}
+
+static void bind_context(sqlite3_stmt *st, const Gvisor__Common__ContextData *c)
+{
+    /* 0 means "not collected" for these: gVisor never reports a zero time or id. */
+    bind_nonzero(st, 7, c->time_ns);
+    bind_text_or_null(st, 8, c->container_id);
+    bind_nonzero(st, 9, c->thread_id);
+    bind_nonzero(st, 10, c->thread_group_id);
+    bind_text_or_null(st, 11, c->process_name);
+    bind_text_or_null(st, 12, c->cwd);
+    const Gvisor__Common__Credentials *cr = c->credentials;
+    if (cr) {
+        sqlite3_bind_int64(st, 13, cr->real_uid);
+        sqlite3_bind_int64(st, 14, cr->effective_uid);
+        sqlite3_bind_int64(st, 15, cr->saved_uid);
+        sqlite3_bind_int64(st, 16, cr->real_gid);
+        sqlite3_bind_int64(st, 17, cr->effective_gid);
+        sqlite3_bind_int64(st, 18, cr->saved_gid);
+    }
+}
+
+static int insert_event(struct sqlite_sink *s, const struct event *ev)
+{
+    sqlite3_stmt *st = s->insert_event;
+    sqlite3_clear_bindings(st);
+    sqlite3_bind_int64(st, 1, (sqlite3_int64)ev->conn_id);
+    sqlite3_bind_int64(st, 2, ev->recv_ns);
+    sqlite3_bind_int(st, 3, ev->header.message_type);
+    bind_text_or_null(st, 4, decode_type_name(ev->header.message_type));
+    sqlite3_bind_int64(st, 5, ev->header.dropped_count);
+    bind_text_or_null(st, 6, decode_error_name(ev->status));
+    if (ev->context)
+        bind_context(st, ev->context);
+    if (ev->has_sysno) {
+        sqlite3_bind_int64(st, 19, (sqlite3_int64)ev->sysno);
+        sqlite3_bind_int(st, 20, ev->is_exit);
+        if (ev->is_exit) {
+            sqlite3_bind_int64(st, 21, ev->result);
+            sqlite3_bind_int64(st, 22, ev->errorno);
+        }
+    }
+    if (ev->msg) {
+        strbuf_reset(&s->json);
+        if (json_render_message(&s->json, ev->msg) == 0)
+            sqlite3_bind_text(st, 23, s->json.data, (int)s->json.len, SQLITE_STATIC);
+    }
+    sqlite3_bind_blob(st, 24, ev->raw, (int)ev->raw_len, SQLITE_STATIC);
+    int rc = sqlite3_step(st);
+    sqlite3_reset(st);
+    return rc == SQLITE_DONE ? 0 : -1;
+}
+
+static int upsert_conn(struct sqlite_sink *s, const struct conn_record *c)
+{
+    sqlite3_stmt *st = s->upsert_conn;
+    sqlite3_bind_int64(st, 1, (sqlite3_int64)c->id);
+    sqlite3_bind_int64(st, 2, s->run_id);
+    sqlite3_bind_int64(st, 3, c->peer_pid);
+    sqlite3_bind_int64(st, 4, c->peer_uid);
+    sqlite3_bind_int64(st, 5, c->peer_gid);
+    sqlite3_bind_int64(st, 6, c->connect_ns);
+    bind_nonzero(st, 7, c->close_ns);
+    bind_nonzero(st, 8, c->client_version);
+    sqlite3_bind_int64(st, 9, (sqlite3_int64)c->messages);
+    sqlite3_bind_int64(st, 10, (sqlite3_int64)c->bytes);
+    sqlite3_bind_int64(st, 11, c->last_dropped_count);
+    sqlite3_bind_int64(st, 12, (sqlite3_int64)c->sandbox_dropped);
+    sqlite3_bind_int64(st, 13, (sqlite3_int64)c->rejected);
+    sqlite3_bind_int64(st, 14, (sqlite3_int64)c->decode_errors);
+    bind_text_or_null(st, 15, c->close_reason);
+    int rc = sqlite3_step(st);
+    sqlite3_reset(st);
+    return rc == SQLITE_DONE ? 0 : -1;
+}
+
+static int update_run(struct sqlite_sink *s, const struct batch_counts *c, const struct batch_result *r)
+{
+    sqlite3_stmt *st = s->update_run;
+    sqlite3_bind_int64(st, 1, (sqlite3_int64)c->received);
+    sqlite3_bind_int64(st, 2, (sqlite3_int64)r->stored);
+    sqlite3_bind_int64(st, 3, (sqlite3_int64)r->discarded);
+    sqlite3_bind_int64(st, 4, (sqlite3_int64)batch_counts_rejected(c));
+    sqlite3_bind_int64(st, 5, (sqlite3_int64)r->failed);
+    sqlite3_bind_int64(st, 6, (sqlite3_int64)c->rejected[REJECT_SHORT_PACKET]);
+    sqlite3_bind_int64(st, 7, (sqlite3_int64)c->rejected[REJECT_BAD_HEADER]);
+    sqlite3_bind_int64(st, 8, (sqlite3_int64)c->rejected[REJECT_OVERSIZE]);
+    sqlite3_bind_int64(st, 9, (sqlite3_int64)c->decode[DECODE_UNKNOWN_TYPE]);
+    sqlite3_bind_int64(st, 10, (sqlite3_int64)c->decode[DECODE_BAD_PAYLOAD]);
+    sqlite3_bind_int64(st, 11, s->run_id);
+    sqlite3_bind_int64(st, 12, (sqlite3_int64)c->rejected[REJECT_NO_MEMORY]);
+    int rc = sqlite3_step(st);
+    sqlite3_reset(st);
+    return rc == SQLITE_DONE ? 0 : -1;
+}
+
+static int write_rows(struct sqlite_sink *s, struct batch *b)
+{
+    for (size_t i = 0; i < b->count; i++)
+        if (insert_event(s, &b->events[i]) != 0)
+            return -1;
+    for (size_t i = 0; i < b->nconns; i++)
+        if (upsert_conn(s, &b->conns[i]) != 0)
+            return -1;
+    struct batch_counts counts = b->counts;
+    batch_counts_add(&counts, &s->pending);
+    struct batch_result result = {.stored = b->count, .failed = s->pending_failed};
+    return update_run(s, &counts, &result);
+}
+
+static void sqlite_write_batch(struct sink *base, struct batch *b)
+{
+    struct sqlite_sink *s = (struct sqlite_sink *)base;
+    char err[256];
+    if (exec_sql(s->db, "BEGIN", err, sizeof(err)) == 0) {
+        if (write_rows(s, b) == 0 && exec_sql(s->db, "COMMIT", err, sizeof(err)) == 0) {
+            b->result.stored = b->count;
+            memset(&s->pending, 0, sizeof(s->pending));
+            s->pending_failed = 0;
+            return;
+        }
+        snprintf(err, sizeof(err), "%s", sqlite3_errmsg(s->db));
+        exec_sql(s->db, "ROLLBACK", base->error, sizeof(base->error));
+    }
+    snprintf(base->error, sizeof(base->error), "%s", err);
+    log_error("sqlite: could not store a batch of %zu events: %s", b->count, err);
+    b->result.failed = b->count;
+    batch_counts_add(&s->pending, &b->counts);
+    s->pending_failed += b->count;
+}
+
+static void sqlite_finish(struct sink *base, int64_t stopped_ns)
+{
+    struct sqlite_sink *s = (struct sqlite_sink *)base;
+    char sql[128];
+    snprintf(sql, sizeof(sql), "UPDATE runs SET stopped_ns=%lld WHERE id=%lld", (long long)stopped_ns,
+             (long long)s->run_id);
+    if (exec_sql(s->db, sql, base->error, sizeof(base->error)) != 0)
+        log_error("sqlite: could not mark the run finished: %s", base->error);
+}
+
+static void sqlite_close(struct sink *base)
+{
+    struct sqlite_sink *s = (struct sqlite_sink *)base;
+    sqlite3_finalize(s->insert_event);
+    sqlite3_finalize(s->upsert_conn);
+    sqlite3_finalize(s->update_run);
+    if (s->db && sqlite3_close(s->db) != SQLITE_OK)
+        log_error("sqlite: close: %s", sqlite3_errmsg(s->db));
+    strbuf_free(&s->json);
+    free(s);
+}
+
+static const struct sink_ops sqlite_ops = {
+    .name = "sqlite",
+    .needs_writer_thread = true,
+    .write_batch = sqlite_write_batch,
+    .finish = sqlite_finish,
+    .close = sqlite_close,
+};
+
+/* Refuses a database written by another schema version instead of mixing. */
+static int check_schema_version(sqlite3 *db, char *err, size_t errlen)
+{
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(db, "SELECT value FROM meta WHERE key='schema_version'", -1, &st, NULL) != SQLITE_OK) {
+        snprintf(err, errlen, "%s", sqlite3_errmsg(db));
+        return -1;
+    }
+    int rc = 0;
+    if (sqlite3_step(st) == SQLITE_ROW) {
+        int version = sqlite3_column_int(st, 0);
+        if (version != SQLITE_SCHEMA_VERSION) {
+            snprintf(err, errlen, "database has schema version %d, this seccheckd writes %d; use a new --db path",
+                     version, SQLITE_SCHEMA_VERSION);
+            rc = -1;
+        }
+    }
+    sqlite3_finalize(st);
+    return rc;
+}
+
+static int64_t query_int(sqlite3 *db, const char *sql)
+{
+    sqlite3_stmt *st;
+    int64_t v = 0;
+    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
+        v = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    return v;
+}
+
+static int setup_schema(struct sqlite_sink *s, const struct sink_sqlite_options *o, char *err, size_t errlen)
+{
+    char sql[256];
+    snprintf(sql, sizeof(sql), "PRAGMA busy_timeout=%d", o->busy_timeout_ms);
+    if (exec_sql(s->db, sql, err, errlen) != 0 ||
+        exec_sql(s->db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL", err, errlen) != 0 ||
+        exec_sql(s->db, "BEGIN IMMEDIATE", err, errlen) != 0)
+        return -1;
+    snprintf(sql, sizeof(sql), "INSERT OR IGNORE INTO meta VALUES('schema_version','%d')", SQLITE_SCHEMA_VERSION);
+    if (exec_sql(s->db, schema_sql, err, errlen) != 0 || check_schema_version(s->db, err, errlen) != 0 ||
+        exec_sql(s->db, sql, err, errlen) != 0) {
+        exec_sql(s->db, "ROLLBACK", sql, sizeof(sql));
+        return -1;
+    }
+    snprintf(sql, sizeof(sql), "INSERT INTO runs(started_ns, pid) VALUES(%lld, %d)", (long long)realtime_ns(),
+             (int)getpid());
+    if (exec_sql(s->db, sql, err, errlen) != 0 || exec_sql(s->db, "COMMIT", err, errlen) != 0)
+        return -1;
+    s->run_id = sqlite3_last_insert_rowid(s->db);
+    s->base.first_conn_id = (uint64_t)query_int(s->db, "SELECT coalesce(max(id), 0) + 1 FROM connections");
+    return 0;
+}
+
+static int prepare_statements(struct sqlite_sink *s, char *err, size_t errlen)
+{
+    if (sqlite3_prepare_v3(s->db, insert_event_sql, -1, SQLITE_PREPARE_PERSISTENT, &s->insert_event, NULL) ||
+        sqlite3_prepare_v3(s->db, upsert_conn_sql, -1, SQLITE_PREPARE_PERSISTENT, &s->upsert_conn, NULL) ||
+        sqlite3_prepare_v3(s->db, update_run_sql, -1, SQLITE_PREPARE_PERSISTENT, &s->update_run, NULL)) {
+        snprintf(err, errlen, "%s", sqlite3_errmsg(s->db));
+        return -1;
+    }
+    return 0;
+}
+
+struct sink *sink_sqlite_open(const struct sink_sqlite_options *o, char *err, size_t errlen)
+{
+    struct sqlite_sink *s = calloc(1, sizeof(*s));
+    if (!s) {
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    s->base.ops = &sqlite_ops;
+    char why[256] = "";
+    int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX;
+    if (sqlite3_open_v2(o->path, &s->db, flags, NULL) != SQLITE_OK) {
+        snprintf(why, sizeof(why), "%s", s->db ? sqlite3_errmsg(s->db) : "out of memory");
+        goto fail;
+    }
+    sqlite3_extended_result_codes(s->db, 1);
+    if (setup_schema(s, o, why, sizeof(why)) != 0 || prepare_statements(s, why, sizeof(why)) != 0)
+        goto fail;
+    return &s->base;
+fail:
+    snprintf(err, errlen, "cannot use database %s: %s (check that its directory exists and is writable, or pick "
+             "another path with --db)", o->path, why);
+    sqlite_close(&s->base);
+    return NULL;
+}
