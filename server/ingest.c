@@ -17,18 +17,18 @@ static void track_drops(struct conn_record *rec, uint32_t dropped_count)
 int ingest_packet(struct ingest *in, struct conn_record *rec, const uint8_t *pkt, size_t len, bool truncated,
                   int64_t recv_ns)
 {
+    rec->messages++;
+    rec->bytes += len;
     struct batch *b = pipeline_current(in->pipeline);
     if (!batch_has_room(b, len)) {
         if (pipeline_seal(in->pipeline) != 0) {
-            reject(b, rec, REJECT_NO_MEMORY);
             b->counts.received++;
+            reject(b, rec, REJECT_NO_MEMORY);
             return -1;
         }
         b = pipeline_current(in->pipeline);
     }
     b->counts.received++;
-    rec->messages++;
-    rec->bytes += len;
 
     struct wire_header header;
     if (truncated) {

@@ -198,6 +198,17 @@ static void sqlite_write_batch(struct sink *base, struct batch *b)
 static void sqlite_finish(struct sink *base, int64_t stopped_ns)
 {
     struct sqlite_sink *s = (struct sqlite_sink *)base;
+    if (s->pending.received || s->pending_failed) {
+        /* The last batches failed: record them, or the run would not add up. */
+        struct batch_result failed = {.failed = s->pending_failed};
+        if (update_run(s, &s->pending, &failed) == 0) {
+            memset(&s->pending, 0, sizeof(s->pending));
+            s->pending_failed = 0;
+        } else {
+            log_error("sqlite: could not record %llu unstored events in the runs table: %s",
+                      (unsigned long long)s->pending_failed, sqlite3_errmsg(s->db));
+        }
+    }
     char sql[128];
     snprintf(sql, sizeof(sql), "UPDATE runs SET stopped_ns=%lld WHERE id=%lld", (long long)stopped_ns,
              (long long)s->run_id);

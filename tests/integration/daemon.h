@@ -1,0 +1,37 @@
+/* daemon.h - run a seccheckd binary for a test: a private directory, its
+ * socket and database there, stderr captured to a file. */
+#ifndef SECCHECKD_TEST_DAEMON_H
+#define SECCHECKD_TEST_DAEMON_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+struct daemon {
+    pid_t pid;
+    char dir[256];
+    char socket[300];
+    char db[300];
+    char log[300];
+    int exit_status;    /* after daemon_stop: exit code, or 128 + signal */
+};
+
+/* Makes a fresh temp directory with socket/db/log paths in it. */
+void daemon_prepare(struct daemon *d);
+
+/* Starts binary with extra args (NULL-terminated) after --socket/--db, and
+ * waits until it logs that it listens. false if it exited or timed out. */
+bool daemon_start(struct daemon *d, const char *binary, const char *const *extra_args);
+
+/* SIGTERM and wait; returns the exit status. */
+int daemon_stop(struct daemon *d);
+
+/* Whole captured stderr, malloc'd. */
+char *daemon_read_log(const struct daemon *d);
+
+/* Removes the directory and what is in it. */
+void daemon_cleanup(struct daemon *d);
+
+/* Runs SQL returning one integer against path; -1 on error. */
+long long db_query_int(const char *db, const char *sql);
+
+#endif
