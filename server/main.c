@@ -186,15 +186,23 @@ int main(int argc, char **argv)
         fprintf(stderr, "seccheckd: unexpected argument '%s' (try --help)\n", argv[optind]);
         return 2;
     }
-    struct sink *sink = open_sink(&o);
-    if (!sink)
-        return 1;
-    uv_loop_t *loop = uv_default_loop();
     struct server srv;
     char err[512];
-    if (server_init(&srv, loop, &o.server, sink, err, sizeof(err)) != 0) {
+    if (server_listen(&srv, &o.server, err, sizeof(err)) != 0) {
         fprintf(stderr, "seccheckd: %s\n", err);
+        return 1;
+    }
+    struct sink *sink = open_sink(&o);
+    if (!sink) {
+        server_free(&srv);
+        return 1;
+    }
+    uv_loop_t *loop = uv_default_loop();
+    if (server_start(&srv, loop, sink, err, sizeof(err)) != 0) {
+        fprintf(stderr, "seccheckd: %s\n", err);
+        server_free(&srv);
         sink_close(sink);
+        uv_loop_close(loop);
         return 1;
     }
     log_info("listening on %s, sink %s%s%s", o.server.socket_path, o.sink,

@@ -162,7 +162,7 @@ static void on_flush_timer(uv_timer_t *t)
 
 static void close_handle(uv_handle_t *h)
 {
-    if (!uv_is_closing(h))
+    if (h->type != UV_UNKNOWN_HANDLE && !uv_is_closing(h))
         uv_close(h, NULL);
 }
 
@@ -242,14 +242,6 @@ static void on_signal(uv_signal_t *h, int signum)
 static int start_handles(struct server *s, char *err, size_t errlen)
 {
     uv_loop_t *loop = s->loop;
-    int rc = uv_poll_init(loop, &s->listen_poll, s->listener.fd);
-    if (rc == 0)
-        rc = uv_poll_start(&s->listen_poll, UV_READABLE, on_listener_readable);
-    if (rc != 0) {
-        snprintf(err, errlen, "cannot watch the listening socket: %s", uv_strerror(rc));
-        return -1;
-    }
-    s->listen_poll.data = s;
     uv_timer_init(loop, &s->flush_timer);
     uv_timer_init(loop, &s->drain_timer);
     s->flush_timer.data = s->drain_timer.data = s;
@@ -259,18 +251,32 @@ static int start_handles(struct server *s, char *err, size_t errlen)
     s->sigint.data = s->sigterm.data = s;
     uv_signal_start(&s->sigint, on_signal, SIGINT);
     uv_signal_start(&s->sigterm, on_signal, SIGTERM);
+    int rc = uv_poll_init(loop, &s->listen_poll, s->listener.fd);
+    if (rc == 0) {
+        s->listen_poll.data = s;
+        rc = uv_poll_start(&s->listen_poll, UV_READABLE, on_listener_readable);
+    }
+    if (rc != 0) {
+        snprintf(err, errlen, "cannot watch the listening socket: %s", uv_strerror(rc));
+        return -1;
+    }
     return 0;
 }
 
-int server_init(struct server *s, uv_loop_t *loop, const struct server_config *cfg, struct sink *sink, char *err,
-                size_t errlen)
+int server_listen(struct server *s, const struct server_config *cfg, char *err, size_t errlen)
 {
     memset(s, 0, sizeof(*s));
-    s->loop = loop;
     s->cfg = *cfg;
+    s->listener.fd = -1;
+    return listener_open(&s->listener, cfg->socket_path, SOMAXCONN, cfg->socket_mode, err, errlen);
+}
+
+int server_start(struct server *s, uv_loop_t *loop, struct sink *sink, char *err, size_t errlen)
+{
+    const struct server_config *cfg = &s->cfg;
+    s->loop = loop;
     s->sink = sink;
     s->next_conn_id = sink->first_conn_id;
-    s->listener.fd = -1;
     /* A batch must be able to hold the largest packet we accept. */
     size_t need = decode_arena_need(cfg->max_message);
     if (s->cfg.pipeline.limits.max_bytes < need)
@@ -284,6 +290,7 @@ int server_init(struct server *s, uv_loop_t *loop, const struct server_config *c
         snprintf(err, errlen, "cannot start the %s sink's pipeline (out of memory or threads)", sink->ops->name);
         return -1;
     }
+    s->started = true;
     s->ingest = (struct ingest){.decoder = &s->decoder, .pipeline = &s->pipeline};
     s->conn_env = (struct conn_env){
         .loop = loop,
@@ -296,15 +303,20 @@ int server_init(struct server *s, uv_loop_t *loop, const struct server_config *c
         .on_blocked = on_blocked,
         .data = s,
     };
-    if (listener_open(&s->listener, cfg->socket_path, SOMAXCONN, cfg->socket_mode, err, errlen) != 0)
-        return -1;
     return start_handles(s, err, errlen);
 }
 
 void server_free(struct server *s)
 {
     listener_close(&s->listener);
-    pipeline_free(&s->pipeline);
+    if (s->started && !s->finished) {
+        /* Start failed half-way: stop the writer and close our handles. */
+        finish(s);
+        close_handle((uv_handle_t *)&s->listen_poll);
+        uv_run(s->loop, UV_RUN_DEFAULT);
+    }
+    if (s->started)
+        pipeline_free(&s->pipeline);
     recv_ring_free(&s->ring);
 }
 

@@ -58,6 +58,7 @@ struct server {
     struct conn *conns;
     unsigned nconns;
     uint64_t next_conn_id;
+    bool started;                   /* pipeline running */
     bool paused;
     bool stopping;
     bool finished;
@@ -67,14 +68,19 @@ struct server {
 
 void server_config_defaults(struct server_config *cfg);
 
-/* Binds the socket and starts the writer; -1 with a message in err. */
-int server_init(struct server *s, uv_loop_t *loop, const struct server_config *cfg, struct sink *sink, char *err,
-                size_t errlen);
+/* Binds the socket (first, so a bad path fails before any sink is opened);
+ * -1 with a message in err. server_free undoes it. */
+int server_listen(struct server *s, const struct server_config *cfg, char *err, size_t errlen);
+
+/* Starts serving into sink: receive slots, pipeline (and writer thread),
+ * loop handles. -1 with a message in err; server_free undoes what was done. */
+int server_start(struct server *s, uv_loop_t *loop, struct sink *sink, char *err, size_t errlen);
 
 /* Begins a clean stop (as SIGTERM does): stop accepting, drain, flush. */
 void server_stop(struct server *s);
 
-/* After uv_run returned: releases what init took (not the sink). */
+/* After uv_run returned, or after a failed listen/start: releases what they
+ * took (not the sink). */
 void server_free(struct server *s);
 
 /* received = stored + discarded + rejected + store_failed, and the parts. */

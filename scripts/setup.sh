@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Installs the Debian packages seccheckd needs, then builds it into build/.
+# Usage: scripts/setup.sh [--deps-only]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+packages=(
+    build-essential cmake pkg-config       # toolchain
+    libuv1-dev                             # event loop
+    libprotobuf-c-dev protobuf-c-compiler  # schema -> C at build time
+    libsqlite3-dev sqlite3                 # storage, and the CLI to query it
+    libssl-dev                             # hashing (tamper-evidence chain)
+    libcmocka-dev                          # unit tests
+    runsc                                  # real gVisor for the end-to-end test
+    python3                                # baseline listener in bench/
+)
+
+missing=()
+for p in "${packages[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+    sudo=""
+    [ "$(id -u)" -eq 0 ] || sudo=sudo
+    echo "setup: installing ${missing[*]}"
+    $sudo apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+
+[ "${1:-}" = "--deps-only" ] && exit 0
+cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+cmake --build build -j"$(nproc)"
+echo "setup: built build/bin/seccheckd"
