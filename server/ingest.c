@@ -46,6 +46,10 @@ int ingest_packet(struct ingest *in, struct conn_record *rec, const uint8_t *pkt
         return 0;
     }
     track_drops(rec, header.dropped_count);
+    if (in->count_only) {
+        b->counts.discarded++;
+        return 0;
+    }
 
     struct event *ev = batch_push(b, pkt, len);
     if (!ev) {

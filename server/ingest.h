@@ -19,6 +19,9 @@
 struct ingest {
     const struct decoder *decoder;
     struct pipeline *pipeline;
+    /* Check and count headers only; discard packets without keeping or
+     * decoding them (seccheck-dummy). */
+    bool count_only;
 };
 
 /* truncated: the kernel cut the packet (MSG_TRUNC), it was larger than the

@@ -15,6 +15,7 @@ struct options {
     struct server_config server;
     const char *sink;
     const char *db_path;
+    const char *record_dir;
     int busy_timeout_ms;
 };
 
@@ -26,8 +27,11 @@ static void usage(FILE *out)
             "\n"
             "  --socket PATH            SOCK_SEQPACKET socket to listen on [/tmp/seccheck.sock]\n"
             "  --socket-mode OCTAL      permissions of the socket file [0660]\n"
-            "  --sink sqlite|discard    store events, or decode and drop them [sqlite]\n"
+            "  --sink sqlite|discard|record\n"
+            "                           store events in SQLite, decode and drop them, or record\n"
+            "                           each connection as a gVisor tracereplay file [sqlite]\n"
             "  --db PATH                SQLite database for --sink sqlite [./seccheck.db]\n"
+            "  --record-dir DIR         where --sink record writes client-NNNN files [./traces]\n"
             "  --batch-size N           events per transaction, at most [4096]\n"
             "  --flush-ms N             longest an event waits before its batch is written [100]\n"
             "  --queue-max N            batches queued for the writer before reading pauses [8]\n"
@@ -47,7 +51,7 @@ static void usage(FILE *out)
 }
 
 enum {
-    OPT_SOCKET = 256, OPT_SOCKET_MODE, OPT_SINK, OPT_DB, OPT_BATCH_SIZE, OPT_FLUSH_MS, OPT_QUEUE_MAX,
+    OPT_SOCKET = 256, OPT_SOCKET_MODE, OPT_SINK, OPT_DB, OPT_RECORD_DIR, OPT_BATCH_SIZE, OPT_FLUSH_MS, OPT_QUEUE_MAX,
     OPT_MAX_MESSAGE, OPT_MAX_CONNECTIONS, OPT_HANDSHAKE_TIMEOUT, OPT_READ_BUDGET, OPT_DRAIN_TIMEOUT,
     OPT_BUSY_TIMEOUT, OPT_LOG_LEVEL, OPT_HELP, OPT_VERSION,
 };
@@ -57,6 +61,7 @@ static const struct option long_options[] = {
     {"socket-mode", required_argument, NULL, OPT_SOCKET_MODE},
     {"sink", required_argument, NULL, OPT_SINK},
     {"db", required_argument, NULL, OPT_DB},
+    {"record-dir", required_argument, NULL, OPT_RECORD_DIR},
     {"batch-size", required_argument, NULL, OPT_BATCH_SIZE},
     {"flush-ms", required_argument, NULL, OPT_FLUSH_MS},
     {"queue-max", required_argument, NULL, OPT_QUEUE_MAX},
@@ -86,6 +91,7 @@ static int parse_option(int ch, struct options *o)
     case OPT_SOCKET: c->socket_path = optarg; return 0;
     case OPT_SINK: o->sink = optarg; return 0;
     case OPT_DB: o->db_path = optarg; return 0;
+    case OPT_RECORD_DIR: o->record_dir = optarg; return 0;
     case OPT_SOCKET_MODE:
         if (cli_parse_uint("seccheckd", "socket-mode", optarg, 0, 0777, &v) != 0)
             return -1;
@@ -146,15 +152,19 @@ static int parse_option(int ch, struct options *o)
 
 static struct sink *open_sink(const struct options *o)
 {
+    char err[512];
+    struct sink *s;
     if (strcmp(o->sink, "discard") == 0)
         return sink_discard_open();
-    if (strcmp(o->sink, "sqlite") != 0) {
-        fprintf(stderr, "seccheckd: --sink: expected sqlite or discard, got '%s'\n", o->sink);
+    if (strcmp(o->sink, "record") == 0) {
+        s = sink_record_open(o->record_dir, err, sizeof(err));
+    } else if (strcmp(o->sink, "sqlite") == 0) {
+        struct sink_sqlite_options so = {.path = o->db_path, .busy_timeout_ms = o->busy_timeout_ms};
+        s = sink_sqlite_open(&so, err, sizeof(err));
+    } else {
+        fprintf(stderr, "seccheckd: --sink: expected sqlite, discard or record, got '%s'\n", o->sink);
         return NULL;
     }
-    char err[512];
-    struct sink_sqlite_options so = {.path = o->db_path, .busy_timeout_ms = o->busy_timeout_ms};
-    struct sink *s = sink_sqlite_open(&so, err, sizeof(err));
     if (!s)
         fprintf(stderr, "seccheckd: %s\n", err);
     return s;
@@ -176,7 +186,7 @@ static void log_socket_buffer_hint(void)
 
 int main(int argc, char **argv)
 {
-    struct options o = {.sink = "sqlite", .db_path = "./seccheck.db", .busy_timeout_ms = 5000};
+    struct options o = {.sink = "sqlite", .db_path = "./seccheck.db", .record_dir = "./traces", .busy_timeout_ms = 5000};
     server_config_defaults(&o.server);
     int ch;
     while ((ch = getopt_long(argc, argv, "", long_options, NULL)) != -1)
@@ -205,8 +215,8 @@ int main(int argc, char **argv)
         uv_loop_close(loop);
         return 1;
     }
-    log_info("listening on %s, sink %s%s%s", o.server.socket_path, o.sink,
-             strcmp(o.sink, "sqlite") == 0 ? " -> " : "", strcmp(o.sink, "sqlite") == 0 ? o.db_path : "");
+    const char *target = strcmp(o.sink, "sqlite") == 0 ? o.db_path : strcmp(o.sink, "record") == 0 ? o.record_dir : NULL;
+    log_info("listening on %s, sink %s%s%s", o.server.socket_path, o.sink, target ? " -> " : "", target ? target : "");
     log_socket_buffer_hint();
     uv_run(loop, UV_RUN_DEFAULT);
     server_print_summary(&srv, stderr);

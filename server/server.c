@@ -291,7 +291,7 @@ int server_start(struct server *s, uv_loop_t *loop, struct sink *sink, char *err
         return -1;
     }
     s->started = true;
-    s->ingest = (struct ingest){.decoder = &s->decoder, .pipeline = &s->pipeline};
+    s->ingest = (struct ingest){.decoder = &s->decoder, .pipeline = &s->pipeline, .count_only = cfg->count_only};
     s->conn_env = (struct conn_env){
         .loop = loop,
         .ring = &s->ring,
@@ -328,8 +328,8 @@ void server_print_summary(const struct server *s, FILE *out)
     fprintf(out,
             "seccheckd: summary: %" PRIu64 " received = %" PRIu64 " stored + %" PRIu64 " discarded + %" PRIu64
             " rejected + %" PRIu64 " store_failed%s\n",
-            c->received, r->stored, r->discarded, rejected, r->failed,
-            c->received == r->stored + r->discarded + rejected + r->failed ? "" : " (MISMATCH: please report)");
+            c->received, r->stored, batch_discarded(c, r), rejected, r->failed,
+            c->received == r->stored + batch_discarded(c, r) + rejected + r->failed ? "" : " (MISMATCH: please report)");
     fprintf(out, "seccheckd: summary: rejected by reason:");
     for (int i = 0; i < REJECT_REASON_COUNT; i++)
         fprintf(out, " %s %" PRIu64, reject_reason_name(i), c->rejected[i]);

@@ -29,6 +29,7 @@ struct server_config {
     unsigned recv_batch;            /* packets per recvmmsg call */
     unsigned flush_ms;              /* longest an event waits in an open batch */
     unsigned drain_timeout_ms;      /* how long shutdown keeps reading */
+    bool count_only;                /* count headers, keep nothing (dummy) */
     struct pipeline_config pipeline;
     /* Optional: told about every connection when it closes (seccheck-dummy). */
     void (*on_conn_closed)(const struct conn_record *rec, void *data);

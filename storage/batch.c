@@ -88,6 +88,7 @@ int batch_add_conn(struct batch *b, const struct conn_record *rec)
 void batch_counts_add(struct batch_counts *into, const struct batch_counts *from)
 {
     into->received += from->received;
+    into->discarded += from->discarded;
     for (int r = 0; r < REJECT_REASON_COUNT; r++)
         into->rejected[r] += from->rejected[r];
     for (int s = 0; s < DECODE_STATUS_COUNT; s++)

@@ -48,6 +48,7 @@ struct conn_record {
 /* Counts of what the loop saw while the batch was open. */
 struct batch_counts {
     uint64_t received;
+    uint64_t discarded;            /* by policy before becoming events */
     uint64_t rejected[REJECT_REASON_COUNT];
     uint64_t decode[DECODE_STATUS_COUNT];
 };
@@ -91,6 +92,11 @@ struct event *batch_push(struct batch *b, const uint8_t *pkt, size_t len);
 int batch_add_conn(struct batch *b, const struct conn_record *rec);
 
 void batch_counts_add(struct batch_counts *into, const struct batch_counts *from);
+/* Discarded in all: by policy at ingest, and by the sink. */
+static inline uint64_t batch_discarded(const struct batch_counts *c, const struct batch_result *r)
+{
+    return c->discarded + r->discarded;
+}
 uint64_t batch_counts_rejected(const struct batch_counts *c);
 
 #endif

@@ -40,6 +40,9 @@ struct sink_sqlite_options {
 /* Opening failures write a message naming the problem into err. */
 struct sink *sink_sqlite_open(const struct sink_sqlite_options *opts, char *err, size_t errlen);
 struct sink *sink_discard_open(void);
+/* One gVisor tracereplay file per connection in dir (client-NNNN, numbered
+ * on from the files already there). */
+struct sink *sink_record_open(const char *dir, char *err, size_t errlen);
 
 static inline void sink_write_batch(struct sink *s, struct batch *b) { s->ops->write_batch(s, b); }
 static inline void sink_finish(struct sink *s, int64_t stopped_ns)

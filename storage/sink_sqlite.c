@@ -145,7 +145,7 @@ static int update_run(struct sqlite_sink *s, const struct batch_counts *c, const
     sqlite3_stmt *st = s->update_run;
     sqlite3_bind_int64(st, 1, (sqlite3_int64)c->received);
     sqlite3_bind_int64(st, 2, (sqlite3_int64)r->stored);
-    sqlite3_bind_int64(st, 3, (sqlite3_int64)r->discarded);
+    sqlite3_bind_int64(st, 3, (sqlite3_int64)batch_discarded(c, r));
     sqlite3_bind_int64(st, 4, (sqlite3_int64)batch_counts_rejected(c));
     sqlite3_bind_int64(st, 5, (sqlite3_int64)r->failed);
     sqlite3_bind_int64(st, 6, (sqlite3_int64)c->rejected[REJECT_SHORT_PACKET]);

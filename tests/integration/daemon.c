@@ -53,29 +53,23 @@ static void sleep_ms(int ms)
     nanosleep(&ts, NULL);
 }
 
-bool daemon_start(struct daemon *d, const char *binary, const char *const *extra_args)
+bool daemon_spawn(struct daemon *d, const char *const *argv, const char *ready)
 {
-    const char *argv[64];
-    int n = 0;
-    argv[n++] = binary;
-    argv[n++] = "--socket";
-    argv[n++] = d->socket;
-    argv[n++] = "--db";
-    argv[n++] = d->db;
-    for (int i = 0; extra_args && extra_args[i] && n < 62; i++)
-        argv[n++] = extra_args[i];
-    argv[n] = NULL;
+    /* Truncated here, not in the child, so a previous run's log is gone
+     * before we start looking for the ready line. */
+    int fd = open(d->log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
     d->pid = fork();
     if (d->pid == 0) {
         prctl(PR_SET_PDEATHSIG, SIGKILL);   /* a failed test never leaves a daemon behind */
-        int fd = open(d->log, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+        dup2(fd, 1);
         dup2(fd, 2);
-        execv(binary, (char *const *)argv);
+        execv(argv[0], (char *const *)argv);
         _exit(127);
     }
+    close(fd);
     for (int i = 0; i < 500; i++) {   /* up to 5 s: slow under sanitizers */
         char *log = daemon_read_log(d);
-        bool up = strstr(log, "info: listening on") != NULL;
+        bool up = strstr(log, ready) != NULL;
         free(log);
         if (up)
             return true;
@@ -88,6 +82,21 @@ bool daemon_start(struct daemon *d, const char *binary, const char *const *extra
         sleep_ms(10);
     }
     return false;
+}
+
+bool daemon_start(struct daemon *d, const char *binary, const char *const *extra_args)
+{
+    const char *argv[64];
+    int n = 0;
+    argv[n++] = binary;
+    argv[n++] = "--socket";
+    argv[n++] = d->socket;
+    argv[n++] = "--db";
+    argv[n++] = d->db;
+    for (int i = 0; extra_args && extra_args[i] && n < 62; i++)
+        argv[n++] = extra_args[i];
+    argv[n] = NULL;
+    return daemon_spawn(d, argv, "info: listening on");
 }
 
 int daemon_stop(struct daemon *d)

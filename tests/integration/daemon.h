@@ -22,6 +22,10 @@ void daemon_prepare(struct daemon *d);
  * waits until it logs that it listens. false if it exited or timed out. */
 bool daemon_start(struct daemon *d, const char *binary, const char *const *extra_args);
 
+/* Starts any program (argv[0] is its path) with stdout and stderr in the
+ * log, and waits until the log contains ready. */
+bool daemon_spawn(struct daemon *d, const char *const *argv, const char *ready);
+
 /* SIGTERM and wait; returns the exit status. */
 int daemon_stop(struct daemon *d);
 

@@ -42,7 +42,7 @@ static void test_help_and_version(void **state)
     assert_int_equal(run_capture(help, out, sizeof(out)), 0);
     assert_non_null(strstr(out, "--socket PATH"));
     assert_non_null(strstr(out, "/tmp/seccheck.sock"));
-    assert_non_null(strstr(out, "--sink sqlite|discard"));
+    assert_non_null(strstr(out, "--sink sqlite|discard|record"));
     const char *version[] = {"--version", NULL};
     assert_int_equal(run_capture(version, out, sizeof(out)), 0);
     assert_non_null(strstr(out, "seccheckd "));
@@ -60,7 +60,7 @@ static void test_bad_options_explain_themselves(void **state)
     assert_non_null(strstr(out, "--batch-size: expected a whole number from 1"));
     const char *sink[] = {"--sink", "kafka", NULL};
     assert_int_equal(run_capture(sink, out, sizeof(out)), 2 - 1);
-    assert_non_null(strstr(out, "--sink: expected sqlite or discard"));
+    assert_non_null(strstr(out, "--sink: expected sqlite, discard or record"));
     const char *db[] = {"--db", "/nonexistent-dir/x.db", "--socket", "/tmp/unused-seccheckd.sock", NULL};
     assert_int_equal(run_capture(db, out, sizeof(out)), 1);
     assert_non_null(strstr(out, "/nonexistent-dir/x.db"));

@@ -1,0 +1,107 @@
+/* Integration: seccheck-dummy, and the Python baseline it replaces, accept
+ * sandboxes, discard their messages and report the counts. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "daemon.h"
+#include "replay.h"
+
+static void replay_whole(const char *socket, const struct replay_trace *t)
+{
+    char err[512];
+    int fd = replay_connect(socket, t->version, 5000, err, sizeof(err));
+    if (fd < 0)
+        fail_msg("%s", err);
+    for (size_t i = 0; i < t->count; i++)
+        assert_int_equal(replay_send(fd, t->packets[i], t->lengths[i]), 0);
+    close(fd);
+}
+
+/* Runs a discard listener, replays two traces, checks what it printed. */
+static void check_listener(const char *const *argv_tail, bool is_python)
+{
+    struct replay_trace exec_loop, drops;
+    char err[512];
+    assert_int_equal(replay_trace_load(&exec_loop, TRACES_DIR "/exec_loop.trace", err, sizeof(err)), 0);
+    assert_int_equal(replay_trace_load(&drops, TRACES_DIR "/drops.trace", err, sizeof(err)), 0);
+    struct daemon d;
+    daemon_prepare(&d);
+    const char *argv[4] = {argv_tail[0], argv_tail[1], argv_tail[1] ? d.socket : NULL, NULL};
+    if (!argv_tail[1])
+        argv[1] = d.socket;
+    assert_true(daemon_spawn(&d, argv, "listening on"));
+    replay_whole(d.socket, &exec_loop);
+    replay_whole(d.socket, &drops);
+    /* Both connections reported before we stop it. */
+    for (int i = 0; i < 500; i++) {
+        char *log = daemon_read_log(&d);
+        bool both = strstr(log, "1219 messages") && strstr(log, "1692 messages");
+        free(log);
+        if (both)
+            break;
+        usleep(10000);
+    }
+    assert_int_equal(daemon_stop(&d), 0);
+    char *log = daemon_read_log(&d);
+    char line[200];
+    snprintf(line, sizeof(line), "1219 messages, %zu bytes, 0 dropped by the sandbox", exec_loop.bytes);
+    assert_non_null(strstr(log, line));
+    snprintf(line, sizeof(line), "1692 messages, %zu bytes, 18311 dropped by the sandbox", drops.bytes);
+    assert_non_null(strstr(log, line));
+    snprintf(line, sizeof(line), "total: 2 connections, 2911 messages, %zu bytes, 18311 dropped by the sandbox",
+             exec_loop.bytes + drops.bytes);
+    assert_non_null(strstr(log, line));
+    free(log);
+    struct stat st;
+    assert_int_not_equal(stat(d.socket, &st), 0);   /* removed on exit */
+    (void)is_python;
+    daemon_cleanup(&d);
+    replay_trace_free(&exec_loop);
+    replay_trace_free(&drops);
+}
+
+static void test_seccheck_dummy(void **state)
+{
+    (void)state;
+    const char *argv[] = {DUMMY_BIN, NULL};
+    check_listener(argv, false);
+}
+
+static void test_python_baseline(void **state)
+{
+    (void)state;
+    const char *argv[] = {"/usr/bin/python3", DUMMY_PY};
+    check_listener(argv, true);
+}
+
+static void test_dummy_usage(void **state)
+{
+    (void)state;
+    FILE *p = popen(DUMMY_BIN " --help", "r");
+    char out[1024] = {0};
+    size_t n = fread(out, 1, sizeof(out) - 1, p);
+    out[n] = '\0';
+    assert_int_equal(pclose(p), 0);
+    assert_non_null(strstr(out, "/tmp/seccheck.sock"));
+    p = popen(DUMMY_BIN " a b 2>&1", "r");
+    n = fread(out, 1, sizeof(out) - 1, p);
+    assert_int_not_equal(pclose(p), 0);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_seccheck_dummy),
+        cmocka_unit_test(test_python_baseline),
+        cmocka_unit_test(test_dummy_usage),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
