@@ -95,7 +95,12 @@ int replay_connect(const char *path, uint32_t version, int timeout_ms, char *err
     uint8_t hs[8];
     size_t n = wire_handshake_encode(version, hs);
     if (send(fd, hs, n, MSG_NOSIGNAL) != (ssize_t)n) {
-        snprintf(err, errlen, "%s: sending the handshake: %s", path, strerror(errno));
+        /* A collector that closes at once (full, or not answering this
+         * protocol) can close before our send: that is a refusal too. */
+        if (errno == EPIPE || errno == ECONNRESET)
+            snprintf(err, errlen, "%s: the collector refused the handshake (connection closed)", path);
+        else
+            snprintf(err, errlen, "%s: sending the handshake: %s", path, strerror(errno));
         goto fail;
     }
     struct pollfd pfd = {.fd = fd, .events = POLLIN};
