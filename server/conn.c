@@ -131,7 +131,12 @@ static void on_readable(uv_poll_t *h, int status, int events)
         conn_handshake(c);
         return;
     }
-    if (c->state == CONN_STREAMING && conn_read(c, c->env->read_budget) == CONN_READ_BLOCKED)
+    if (c->state != CONN_STREAMING)
+        return;
+    int64_t started = monotonic_ns();
+    enum conn_read_result r = conn_read(c, c->env->read_budget);
+    *c->env->read_ns += monotonic_ns() - started;
+    if (r == CONN_READ_BLOCKED)
         c->env->on_blocked(c->env->data);
 }
 

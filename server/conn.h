@@ -30,6 +30,7 @@ struct conn_env {
     void (*on_close)(struct conn *c, void *data);
     /* A connection stopped reading because can_read said no. */
     void (*on_blocked)(void *data);
+    int64_t *read_ns;               /* time spent reading is added here */
     void *data;
 };
 

@@ -4,6 +4,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -160,6 +161,29 @@ static void on_flush_timer(uv_timer_t *t)
     seal_current(t->data);
 }
 
+/* ---- stall measurement ---- */
+
+static void on_turn_end(uv_prepare_t *h)
+{
+    struct server *s = h->data;
+    struct loop_stall_stats *st = &s->stalls;
+    uint64_t now = uv_hrtime(), idle = uv_metrics_idle_time(s->loop);
+    if (st->last_turn_hr) {
+        int64_t turn = (int64_t)((now - st->last_turn_hr) - (idle - st->last_idle));
+        int64_t stall = turn - st->read_ns;
+        st->turns++;
+        if (turn > st->longest_turn_ns)
+            st->longest_turn_ns = turn;
+        if (stall > st->longest_stall_ns)
+            st->longest_stall_ns = stall;
+        if (stall > 1000000)
+            st->stalls_over_1ms++;
+    }
+    st->last_turn_hr = now;
+    st->last_idle = idle;
+    st->read_ns = 0;
+}
+
 static void close_handle(uv_handle_t *h)
 {
     if (h->type != UV_UNKNOWN_HANDLE && !uv_is_closing(h))
@@ -179,6 +203,7 @@ static void finish(struct server *s)
     close_handle((uv_handle_t *)&s->drain_timer);
     close_handle((uv_handle_t *)&s->sigint);
     close_handle((uv_handle_t *)&s->sigterm);
+    close_handle((uv_handle_t *)&s->turn_end);
 }
 
 static void on_drain_timeout(uv_timer_t *t)
@@ -251,6 +276,11 @@ static int start_handles(struct server *s, char *err, size_t errlen)
     s->sigint.data = s->sigterm.data = s;
     uv_signal_start(&s->sigint, on_signal, SIGINT);
     uv_signal_start(&s->sigterm, on_signal, SIGTERM);
+    uv_loop_configure(loop, UV_METRICS_IDLE_TIME);   /* for the stall measure */
+    uv_prepare_init(loop, &s->turn_end);
+    s->turn_end.data = s;
+    uv_prepare_start(&s->turn_end, on_turn_end);
+    uv_unref((uv_handle_t *)&s->turn_end);
     int rc = uv_poll_init(loop, &s->listen_poll, s->listener.fd);
     if (rc == 0) {
         s->listen_poll.data = s;
@@ -263,11 +293,31 @@ static int start_handles(struct server *s, char *err, size_t errlen)
     return 0;
 }
 
+/* Each connection is a descriptor: take the hard limit, and say so when even
+ * that cannot hold --max-connections. */
+static void raise_fd_limit(unsigned max_connections)
+{
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) != 0)
+        return;
+    if (rl.rlim_cur < rl.rlim_max) {
+        rl.rlim_cur = rl.rlim_max;
+        setrlimit(RLIMIT_NOFILE, &rl);
+    }
+    const rlim_t spare = 64;   /* listener, database, loop, logs */
+    if (rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < (rlim_t)max_connections + spare)
+        log_warn("open-file limit %llu allows about %llu connections, below --max-connections %u; raise it "
+                 "(ulimit -n, or LimitNOFILE= under systemd)",
+                 (unsigned long long)rl.rlim_cur, (unsigned long long)(rl.rlim_cur > spare ? rl.rlim_cur - spare : 0),
+                 max_connections);
+}
+
 int server_listen(struct server *s, const struct server_config *cfg, char *err, size_t errlen)
 {
     memset(s, 0, sizeof(*s));
     s->cfg = *cfg;
     s->listener.fd = -1;
+    raise_fd_limit(cfg->max_connections);
     return listener_open(&s->listener, cfg->socket_path, SOMAXCONN, cfg->socket_mode, err, errlen);
 }
 
@@ -301,6 +351,7 @@ int server_start(struct server *s, uv_loop_t *loop, struct sink *sink, char *err
         .can_read = can_read,
         .on_close = on_conn_close,
         .on_blocked = on_blocked,
+        .read_ns = &s->stalls.read_ns,
         .data = s,
     };
     return start_handles(s, err, errlen);
@@ -340,4 +391,9 @@ void server_print_summary(const struct server *s, FILE *out)
             "), sandbox-reported drops %" PRIu64 ", batches %" PRIu64 "\n",
             s->stats.connections_total, s->stats.connections_refused, s->stats.handshake_failures,
             s->stats.sandbox_dropped, s->pipeline.batches_written);
+    fprintf(out,
+            "seccheckd: summary: loop turns %" PRIu64 ", longest %.3f ms, longest stall (not reading) %.3f ms, "
+            "stalls over 1 ms: %" PRIu64 "\n",
+            s->stalls.turns, (double)s->stalls.longest_turn_ns / 1e6, (double)s->stalls.longest_stall_ns / 1e6,
+            s->stalls.stalls_over_1ms);
 }
