@@ -1,0 +1,167 @@
+/* ref_sqlite_insert.c - the storage limit: a bare prepared-statement INSERT
+ * loop writing the same rows, with the same schema, pragmas and batch size,
+ * as seccheckd's SQLite sink. Rows are decoded and rendered before the clock
+ * starts, so this measures SQLite alone; bench/ compares seccheckd's
+ * sustained rate with it.
+ * Usage: ref-sqlite-insert DB ROWS BATCH TRACE...   (prints rows/s) */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sqlite3.h>
+
+#include "arena.h"
+#include "clock.h"
+#include "decode.h"
+#include "json.h"
+#include "replay.h"
+#include "schema.sql.h"
+
+struct row {
+    struct event ev;
+    char *detail;
+};
+
+static void bind_text(sqlite3_stmt *st, int col, const char *s)
+{
+    if (s && *s)
+        sqlite3_bind_text(st, col, s, -1, SQLITE_STATIC);
+}
+
+static void bind_row(sqlite3_stmt *st, const struct row *r)
+{
+    const struct event *ev = &r->ev;
+    sqlite3_clear_bindings(st);
+    sqlite3_bind_int64(st, 1, 1);
+    sqlite3_bind_int64(st, 2, ev->recv_ns);
+    sqlite3_bind_int(st, 3, ev->header.message_type);
+    bind_text(st, 4, decode_type_name(ev->header.message_type));
+    sqlite3_bind_int64(st, 5, ev->header.dropped_count);
+    const Gvisor__Common__ContextData *c = ev->context;
+    if (c) {
+        if (c->time_ns)
+            sqlite3_bind_int64(st, 7, c->time_ns);
+        bind_text(st, 8, c->container_id);
+        if (c->thread_id)
+            sqlite3_bind_int64(st, 9, c->thread_id);
+        if (c->thread_group_id)
+            sqlite3_bind_int64(st, 10, c->thread_group_id);
+        bind_text(st, 11, c->process_name);
+        bind_text(st, 12, c->cwd);
+        if (c->credentials) {
+            sqlite3_bind_int64(st, 13, c->credentials->real_uid);
+            sqlite3_bind_int64(st, 14, c->credentials->effective_uid);
+            sqlite3_bind_int64(st, 15, c->credentials->saved_uid);
+            sqlite3_bind_int64(st, 16, c->credentials->real_gid);
+            sqlite3_bind_int64(st, 17, c->credentials->effective_gid);
+            sqlite3_bind_int64(st, 18, c->credentials->saved_gid);
+        }
+    }
+    if (ev->has_sysno) {
+        sqlite3_bind_int64(st, 19, (sqlite3_int64)ev->sysno);
+        sqlite3_bind_int(st, 20, ev->is_exit);
+        if (ev->is_exit) {
+            sqlite3_bind_int64(st, 21, ev->result);
+            sqlite3_bind_int64(st, 22, ev->errorno);
+        }
+    }
+    bind_text(st, 23, r->detail);
+    sqlite3_bind_blob(st, 24, ev->raw, (int)ev->raw_len, SQLITE_STATIC);
+}
+
+/* Decodes and renders every packet of the traces once, up front. */
+static struct row *prepare_rows(struct replay_trace *traces, int ntraces, size_t *nrows, struct arena *arena)
+{
+    size_t total = 0;
+    for (int t = 0; t < ntraces; t++)
+        total += traces[t].count;
+    struct row *rows = calloc(total, sizeof(*rows));
+    struct decoder dec;
+    decoder_init(&dec);
+    struct strbuf json = {0};
+    size_t n = 0;
+    for (int t = 0; t < ntraces; t++)
+        for (size_t i = 0; i < traces[t].count; i++) {
+            struct wire_header h;
+            if (wire_header_parse(traces[t].packets[i], traces[t].lengths[i], &h) != WIRE_OK)
+                continue;
+            struct row *r = &rows[n++];
+            decode_event(&dec, arena, &h, traces[t].packets[i], traces[t].lengths[i], &r->ev);
+            r->ev.recv_ns = realtime_ns();
+            if (r->ev.msg) {
+                strbuf_reset(&json);
+                json_render_message(&json, r->ev.msg);
+                r->detail = strdup(json.data);
+            }
+        }
+    strbuf_free(&json);
+    *nrows = n;
+    return rows;
+}
+
+static int exec(sqlite3 *db, const char *sql)
+{
+    char *msg = NULL;
+    if (sqlite3_exec(db, sql, NULL, NULL, &msg) != SQLITE_OK) {
+        fprintf(stderr, "ref-sqlite-insert: %s: %s\n", sql, msg);
+        sqlite3_free(msg);
+        return -1;
+    }
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 5) {
+        fprintf(stderr, "usage: ref-sqlite-insert DB ROWS BATCH TRACE...\n");
+        return 2;
+    }
+    size_t want = strtoull(argv[2], NULL, 10), batch = strtoull(argv[3], NULL, 10);
+    int ntraces = argc - 4;
+    struct replay_trace *traces = calloc((size_t)ntraces, sizeof(*traces));
+    char err[512];
+    for (int t = 0; t < ntraces; t++)
+        if (replay_trace_load(&traces[t], argv[4 + t], err, sizeof(err)) != 0) {
+            fprintf(stderr, "ref-sqlite-insert: %s\n", err);
+            return 1;
+        }
+    struct arena arena;
+    arena_init(&arena, 1u << 20, (size_t)1 << 34);
+    size_t nrows;
+    struct row *rows = prepare_rows(traces, ntraces, &nrows, &arena);
+
+    sqlite3 *db;
+    sqlite3_stmt *st;
+    if (sqlite3_open(argv[1], &db) != SQLITE_OK || exec(db, "PRAGMA journal_mode=WAL") ||
+        exec(db, "PRAGMA synchronous=NORMAL") || exec(db, schema_sql) ||
+        sqlite3_prepare_v3(db, insert_event_sql, -1, SQLITE_PREPARE_PERSISTENT, &st, NULL) != SQLITE_OK) {
+        fprintf(stderr, "ref-sqlite-insert: %s\n", sqlite3_errmsg(db));
+        return 1;
+    }
+    int64_t start = monotonic_ns();
+    exec(db, "BEGIN");
+    for (size_t i = 0; i < want; i++) {
+        bind_row(st, &rows[i % nrows]);
+        if (sqlite3_step(st) != SQLITE_DONE) {
+            fprintf(stderr, "ref-sqlite-insert: insert: %s\n", sqlite3_errmsg(db));
+            return 1;
+        }
+        sqlite3_reset(st);
+        if (i % batch == batch - 1) {
+            exec(db, "COMMIT");
+            exec(db, "BEGIN");
+        }
+    }
+    exec(db, "COMMIT");
+    double seconds = (double)(monotonic_ns() - start) / 1e9;
+    printf("ref-sqlite-insert: %zu rows in %.3f s: %.0f rows/s (batch %zu)\n", want, seconds, want / seconds, batch);
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+    for (size_t i = 0; i < nrows; i++)
+        free(rows[i].detail);
+    free(rows);
+    arena_free(&arena);
+    for (int t = 0; t < ntraces; t++)
+        replay_trace_free(&traces[t]);
+    free(traces);
+    return 0;
+}
