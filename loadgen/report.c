@@ -48,10 +48,21 @@ static void append_trace_names(char *buf, size_t size, const struct loadgen_opti
     }
 }
 
+/* Go's format wants "Benchmark" then an upper-case letter (or nothing):
+ * "myRun" becomes "BenchmarkMyRun", "BenchmarkX" stays. */
+static void custom_bench_name(char *buf, size_t size, const char *name)
+{
+    if (strncmp(name, "Benchmark", 9) == 0 && !islower((unsigned char)name[9])) {
+        snprintf(buf, size, "%s", name);
+        return;
+    }
+    snprintf(buf, size, "Benchmark%c%s", toupper((unsigned char)name[0]), name + 1);
+}
+
 static void bench_name(char *buf, size_t size, const struct loadgen_options *o)
 {
     if (o->bench_name) {
-        snprintf(buf, size, "%s%s", strncmp(o->bench_name, "Benchmark", 9) == 0 ? "" : "Benchmark", o->bench_name);
+        custom_bench_name(buf, size, o->bench_name);
         return;
     }
     snprintf(buf, size, "BenchmarkLoadgen/mode=%s/conns=%u/trace=", loadgen_mode_name(o->mode), o->connections);

@@ -224,32 +224,18 @@ static enum outcome send_blocking(const struct sender *s, const struct iovec iov
     }
 }
 
-/* Sends or drops message k; false when the connection must end. */
-static bool send_message(struct sender *s, const uint8_t *pkt, size_t len, uint64_t *sent, uint64_t *dropped)
+static enum outcome send_message(struct sender *s, const uint8_t *pkt, size_t len)
 {
     struct iovec iov[2];
     build_iov(s, pkt, len, iov);
-    switch (s->cfg->mode == MODE_SENTRY ? send_sentry(s, iov) : send_blocking(s, iov)) {
-    case SENT:
-        s->bytes += len;
-        atomic_store_explicit(&s->sent, ++*sent, memory_order_relaxed);
-        return true;
-    case DROPPED:
-        s->dropped_count++;   /* uint32_t: wraps at 2^32 as the wire field does */
-        atomic_store_explicit(&s->dropped, ++*dropped, memory_order_relaxed);
-        return true;
-    case FAILED:
-        s->error = errno;
-        s->error_after = *sent;
-        return false;
-    case STOPPED:
-        return false;
-    }
-    return false;
+    return s->cfg->mode == MODE_SENTRY ? send_sentry(s, iov) : send_blocking(s, iov);
 }
 
 /* Cycles through the trace from its first packet (a sandbox's session starts
- * with its container start) until the limit or a stop request. */
+ * with its container start) until the limit or a stop request. The counts
+ * are kept in locals and published with plain relaxed stores: the progress
+ * line only needs a recent value, and an atomic increment would cost a
+ * locked instruction per message. */
 static void stream(struct sender *s, int64_t start_ns)
 {
     const struct replay_trace *t = s->trace;
@@ -258,8 +244,20 @@ static void stream(struct sender *s, int64_t start_ns)
     for (uint64_t k = 0; k < s->limit && !stopping(s); k++) {
         if (s->cfg->rate > 0 && !wait_turn(s, start_ns, k))
             break;
-        if (!send_message(s, t->packets[pos], t->lengths[pos], &sent, &dropped))
+        enum outcome r = send_message(s, t->packets[pos], t->lengths[pos]);
+        if (r == FAILED) {
+            s->error = errno;
+            s->error_after = sent;
+        }
+        if (r == FAILED || r == STOPPED)
             break;
+        if (r == SENT) {
+            s->bytes += t->lengths[pos];
+            atomic_store_explicit(&s->sent, ++sent, memory_order_relaxed);
+        } else {
+            s->dropped_count++;   /* uint32_t: wraps at 2^32 as the wire field does */
+            atomic_store_explicit(&s->dropped, ++dropped, memory_order_relaxed);
+        }
         if (++pos == t->count)
             pos = 0;
     }
