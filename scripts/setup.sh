@@ -13,6 +13,7 @@ packages=(
     libcmocka-dev                          # unit tests
     runsc                                  # real gVisor for the end-to-end test
     python3                                # baseline listener in bench/
+    systemd                                # systemd-analyze, to verify the unit file
 )
 
 missing=()
