@@ -21,6 +21,11 @@ int ingest_packet(struct ingest *in, struct conn_record *rec, const uint8_t *pkt
     rec->bytes += len;
     struct batch *b = pipeline_current(in->pipeline);
     if (!batch_has_room(b, len)) {
+        if (in->drop_when_full && pipeline_saturated(in->pipeline)) {
+            b->counts.received++;
+            reject(b, rec, REJECT_QUEUE_FULL);
+            return 0;
+        }
         if (pipeline_seal(in->pipeline) != 0) {
             b->counts.received++;
             reject(b, rec, REJECT_NO_MEMORY);

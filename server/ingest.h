@@ -22,6 +22,9 @@ struct ingest {
     /* Check and count headers only; discard packets without keeping or
      * decoding them (seccheck-dummy). */
     bool count_only;
+    /* --on-full drop: when every batch is in flight, count and drop new
+     * packets instead of growing the queue (reading never pauses). */
+    bool drop_when_full;
 };
 
 /* truncated: the kernel cut the packet (MSG_TRUNC), it was larger than the

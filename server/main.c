@@ -34,7 +34,10 @@ static void usage(FILE *out)
             "  --record-dir DIR         where --sink record writes client-NNNN files [./traces]\n"
             "  --batch-size N           events per transaction, at most [4096]\n"
             "  --flush-ms N             longest an event waits before its batch is written [100]\n"
-            "  --queue-max N            batches queued for the writer before reading pauses [8]\n"
+            "  --queue-max N            batches queued for the writer before --on-full applies [8]\n"
+            "  --on-full block|drop     when the queue is full: stop reading (the kernel buffer\n"
+            "                           fills, then the sandbox drops and counts), or keep\n"
+            "                           reading and drop here, counted as rejected queue_full [block]\n"
             "  --max-message BYTES      largest packet accepted; larger ones are rejected [262144]\n"
             "  --max-connections N      connections beyond this are refused [1024]\n"
             "  --handshake-timeout-ms N close clients that do not handshake in time [5000]\n"
@@ -51,7 +54,7 @@ static void usage(FILE *out)
 }
 
 enum {
-    OPT_SOCKET = 256, OPT_SOCKET_MODE, OPT_SINK, OPT_DB, OPT_RECORD_DIR, OPT_BATCH_SIZE, OPT_FLUSH_MS, OPT_QUEUE_MAX,
+    OPT_SOCKET = 256, OPT_SOCKET_MODE, OPT_SINK, OPT_DB, OPT_RECORD_DIR, OPT_BATCH_SIZE, OPT_FLUSH_MS, OPT_QUEUE_MAX, OPT_ON_FULL,
     OPT_MAX_MESSAGE, OPT_MAX_CONNECTIONS, OPT_HANDSHAKE_TIMEOUT, OPT_READ_BUDGET, OPT_DRAIN_TIMEOUT,
     OPT_BUSY_TIMEOUT, OPT_LOG_LEVEL, OPT_HELP, OPT_VERSION,
 };
@@ -65,6 +68,7 @@ static const struct option long_options[] = {
     {"batch-size", required_argument, NULL, OPT_BATCH_SIZE},
     {"flush-ms", required_argument, NULL, OPT_FLUSH_MS},
     {"queue-max", required_argument, NULL, OPT_QUEUE_MAX},
+    {"on-full", required_argument, NULL, OPT_ON_FULL},
     {"max-message", required_argument, NULL, OPT_MAX_MESSAGE},
     {"max-connections", required_argument, NULL, OPT_MAX_CONNECTIONS},
     {"handshake-timeout-ms", required_argument, NULL, OPT_HANDSHAKE_TIMEOUT},
@@ -108,6 +112,13 @@ static int parse_option(int ch, struct options *o)
     case OPT_QUEUE_MAX:
         if (number("queue-max", 1, 4096, &v)) return -1;
         c->pipeline.queue_max = v;
+        return 0;
+    case OPT_ON_FULL:
+        if (strcmp(optarg, "block") != 0 && strcmp(optarg, "drop") != 0) {
+            fprintf(stderr, "seccheckd: --on-full: expected block or drop, got '%s'\n", optarg);
+            return -1;
+        }
+        c->drop_when_full = strcmp(optarg, "drop") == 0;
         return 0;
     case OPT_MAX_MESSAGE:
         if (number("max-message", 10240, 16u << 20, &v)) return -1;

@@ -45,7 +45,7 @@ static void set_paused(struct server *s, bool paused)
 static bool can_read(void *data)
 {
     struct server *s = data;
-    return !pipeline_saturated(&s->pipeline);
+    return s->cfg.drop_when_full || !pipeline_saturated(&s->pipeline);
 }
 
 static void drain_step(struct server *s);
@@ -150,9 +150,13 @@ static void on_listener_readable(uv_poll_t *h, int status, int events)
 
 static void seal_current(struct server *s)
 {
+    /* --on-full drop: a full queue keeps the open batch open (ingest drops
+     * what does not fit) rather than growing past --queue-max. */
+    if (s->cfg.drop_when_full && pipeline_saturated(&s->pipeline))
+        return;
     if (pipeline_seal(&s->pipeline) != 0)
         log_error("out of memory sealing a batch; it stays open");
-    if (pipeline_saturated(&s->pipeline))
+    if (!can_read(s))
         set_paused(s, true);
 }
 
@@ -341,7 +345,8 @@ int server_start(struct server *s, uv_loop_t *loop, struct sink *sink, char *err
         return -1;
     }
     s->started = true;
-    s->ingest = (struct ingest){.decoder = &s->decoder, .pipeline = &s->pipeline, .count_only = cfg->count_only};
+    s->ingest = (struct ingest){.decoder = &s->decoder, .pipeline = &s->pipeline, .count_only = cfg->count_only,
+                               .drop_when_full = cfg->drop_when_full};
     s->conn_env = (struct conn_env){
         .loop = loop,
         .ring = &s->ring,

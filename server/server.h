@@ -30,6 +30,7 @@ struct server_config {
     unsigned flush_ms;              /* longest an event waits in an open batch */
     unsigned drain_timeout_ms;      /* how long shutdown keeps reading */
     bool count_only;                /* count headers, keep nothing (dummy) */
+    bool drop_when_full;            /* --on-full drop (else block: pause reading) */
     struct pipeline_config pipeline;
     /* Optional: told about every connection when it closes (seccheck-dummy). */
     void (*on_conn_closed)(const struct conn_record *rec, void *data);

@@ -14,6 +14,7 @@ const char *reject_reason_name(enum reject_reason r)
         [REJECT_BAD_HEADER] = "bad_header",
         [REJECT_OVERSIZE] = "oversize",
         [REJECT_NO_MEMORY] = "no_memory",
+        [REJECT_QUEUE_FULL] = "queue_full",
     };
     return (unsigned)r < REJECT_REASON_COUNT ? names[r] : "unknown";
 }

@@ -22,6 +22,7 @@ enum reject_reason {
     REJECT_BAD_HEADER,         /* header_size < 8 or past the packet */
     REJECT_OVERSIZE,           /* larger than --max-message (MSG_TRUNC) */
     REJECT_NO_MEMORY,          /* no memory left to hold it */
+    REJECT_QUEUE_FULL,         /* writer queue full and --on-full drop */
     REJECT_REASON_COUNT
 };
 

@@ -170,6 +170,7 @@ void pipeline_finish(struct pipeline *p)
         p->current = NULL;
     }
     if (p->writer_running) {
+        atomic_store(&p->sink->giving_up, true);
         uv_mutex_lock(&p->lock);
         p->stopping = true;
         uv_cond_signal(&p->wake);

@@ -22,6 +22,7 @@ static const char schema_sql[] =
     "  rejected_bad_header INTEGER NOT NULL DEFAULT 0,"
     "  rejected_oversize INTEGER NOT NULL DEFAULT 0,"
     "  rejected_no_memory INTEGER NOT NULL DEFAULT 0,"
+    "  rejected_queue_full INTEGER NOT NULL DEFAULT 0,"
     "  unknown_type INTEGER NOT NULL DEFAULT 0,"
     "  bad_payload INTEGER NOT NULL DEFAULT 0);"
 
@@ -90,5 +91,6 @@ static const char update_run_sql[] =
     "UPDATE runs SET received=received+?1, stored=stored+?2, discarded=discarded+?3,"
     " rejected=rejected+?4, store_failed=store_failed+?5, rejected_short_packet=rejected_short_packet+?6,"
     " rejected_bad_header=rejected_bad_header+?7, rejected_oversize=rejected_oversize+?8,"
-    " unknown_type=unknown_type+?9, bad_payload=bad_payload+?10, rejected_no_memory=rejected_no_memory+?12"
+    " unknown_type=unknown_type+?9, bad_payload=bad_payload+?10, rejected_no_memory=rejected_no_memory+?12,"
+    " rejected_queue_full=rejected_queue_full+?13"
     " WHERE id=?11";

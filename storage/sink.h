@@ -8,6 +8,7 @@
 #ifndef SECCHECKD_SINK_H
 #define SECCHECKD_SINK_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -28,6 +29,7 @@ struct sink_ops {
 
 struct sink {
     const struct sink_ops *ops;
+    atomic_bool giving_up;    /* shutdown: stop retrying transient failures */
     uint64_t first_conn_id;   /* ids below this were used by earlier runs */
     char error[256];          /* last error, for the log */
 };

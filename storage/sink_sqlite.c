@@ -29,16 +29,20 @@ struct sqlite_sink {
      * transaction that succeeds so the runs row still adds up. */
     struct batch_counts pending;
     uint64_t pending_failed;
+    uint64_t failed_batches;      /* in a row, for the recovery log line */
+    bool warned_busy;
 };
 
+/* Returns SQLITE_OK (0) or the failure's result code, message in err. */
 static int exec_sql(sqlite3 *db, const char *sql, char *err, size_t errlen)
 {
     char *msg = NULL;
-    if (sqlite3_exec(db, sql, NULL, NULL, &msg) == SQLITE_OK)
+    int rc = sqlite3_exec(db, sql, NULL, NULL, &msg);
+    if (rc == SQLITE_OK)
         return 0;
     snprintf(err, errlen, "%s", msg ? msg : sqlite3_errmsg(db));
     sqlite3_free(msg);
-    return -1;
+    return rc;
 }
 
 static void bind_text_or_null(sqlite3_stmt *st, int col, const char *s)
@@ -155,6 +159,7 @@ static int update_run(struct sqlite_sink *s, const struct batch_counts *c, const
     sqlite3_bind_int64(st, 10, (sqlite3_int64)c->decode[DECODE_BAD_PAYLOAD]);
     sqlite3_bind_int64(st, 11, s->run_id);
     sqlite3_bind_int64(st, 12, (sqlite3_int64)c->rejected[REJECT_NO_MEMORY]);
+    sqlite3_bind_int64(st, 13, (sqlite3_int64)c->rejected[REJECT_QUEUE_FULL]);
     int rc = sqlite3_step(st);
     sqlite3_reset(st);
     return rc == SQLITE_DONE ? 0 : -1;
@@ -174,25 +179,80 @@ static int write_rows(struct sqlite_sink *s, struct batch *b)
     return update_run(s, &counts, &result);
 }
 
+/* One transaction for the whole batch: SQLITE_OK, or why it failed. */
+static int try_write(struct sqlite_sink *s, struct batch *b, char *err, size_t errlen)
+{
+    int rc = exec_sql(s->db, "BEGIN", err, errlen);
+    if (rc != SQLITE_OK)
+        return rc;
+    if (write_rows(s, b) != 0) {
+        rc = sqlite3_extended_errcode(s->db);
+        snprintf(err, errlen, "%s", sqlite3_errmsg(s->db));
+    } else {
+        rc = exec_sql(s->db, "COMMIT", err, errlen);
+    }
+    if (rc != SQLITE_OK) {
+        char ignored[64];
+        exec_sql(s->db, "ROLLBACK", ignored, sizeof(ignored));
+    }
+    return rc;
+}
+
+static bool is_busy(int rc)
+{
+    return (rc & 0xff) == SQLITE_BUSY || (rc & 0xff) == SQLITE_LOCKED;
+}
+
+static void note_success(struct sqlite_sink *s)
+{
+    if (s->failed_batches)
+        log_info("sqlite: storing again after %llu failed batches", (unsigned long long)s->failed_batches);
+    s->failed_batches = 0;
+    s->warned_busy = false;
+    memset(&s->pending, 0, sizeof(s->pending));
+    s->pending_failed = 0;
+}
+
+/* The batch cannot be stored (disk full, I/O error, ...): count it, so the
+ * next transaction that works records it in the runs row, and move on so
+ * the loop keeps draining sockets. */
+static void note_failure(struct sqlite_sink *s, struct batch *b, const char *err)
+{
+    snprintf(s->base.error, sizeof(s->base.error), "%s", err);
+    if (s->failed_batches++ == 0 || s->failed_batches % 100 == 0)
+        log_error("sqlite: could not store a batch of %zu events (%llu batches failed so far): %s; the events are "
+                  "counted as store_failed, and storing resumes when the database can be written again",
+                  b->count, (unsigned long long)s->failed_batches, err);
+    b->result.failed = b->count;
+    batch_counts_add(&s->pending, &b->counts);
+    s->pending_failed += b->count;
+}
+
 static void sqlite_write_batch(struct sink *base, struct batch *b)
 {
     struct sqlite_sink *s = (struct sqlite_sink *)base;
     char err[256];
-    if (exec_sql(s->db, "BEGIN", err, sizeof(err)) == 0) {
-        if (write_rows(s, b) == 0 && exec_sql(s->db, "COMMIT", err, sizeof(err)) == 0) {
+    for (;;) {
+        int rc = try_write(s, b, err, sizeof(err));
+        if (rc == SQLITE_OK) {
             b->result.stored = b->count;
-            memset(&s->pending, 0, sizeof(s->pending));
-            s->pending_failed = 0;
+            note_success(s);
             return;
         }
-        snprintf(err, sizeof(err), "%s", sqlite3_errmsg(s->db));
-        exec_sql(s->db, "ROLLBACK", base->error, sizeof(base->error));
+        /* Another process holds the database: each attempt already waited
+         * --busy-timeout-ms. Keep the batch and wait again, so the queue
+         * fills and --on-full decides; only shutdown gives up on it. */
+        if (!is_busy(rc))
+            break;
+        if (atomic_load(&base->giving_up)) {
+            sqlite3_busy_timeout(s->db, 0);   /* the rest of the queue fails fast */
+            break;
+        }
+        if (!s->warned_busy)
+            log_warn("sqlite: the database is locked by another process (%s); retrying", err);
+        s->warned_busy = true;
     }
-    snprintf(base->error, sizeof(base->error), "%s", err);
-    log_error("sqlite: could not store a batch of %zu events: %s", b->count, err);
-    b->result.failed = b->count;
-    batch_counts_add(&s->pending, &b->counts);
-    s->pending_failed += b->count;
+    note_failure(s, b, err);
 }
 
 static void sqlite_finish(struct sink *base, int64_t stopped_ns)

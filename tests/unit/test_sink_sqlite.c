@@ -1,6 +1,9 @@
 /* test_sink_sqlite.c - the storage side: the SQLite and discard sinks
  * (storage/sink.h), batches (storage/batch.h), and ingest_packet
  * (server/ingest.h) driving a pipeline (storage/pipeline.h). */
+#include <pthread.h>
+#include <stdatomic.h>
+
 #include "unit_util.h"
 
 #include <sqlite3.h>
@@ -493,6 +496,53 @@ static struct sink *open_sqlite_busy(const char *path, int busy_ms)
     return s;
 }
 
+struct delayed_unlock {
+    sqlite3 *locker;
+    int delay_ms;
+};
+
+static void *unlock_later(void *arg)
+{
+    struct delayed_unlock *u = arg;
+    usleep((useconds_t)u->delay_ms * 1000);
+    sqlite3_exec(u->locker, "COMMIT", NULL, NULL, NULL);
+    sqlite3_close(u->locker);
+    return NULL;
+}
+
+/* While running, a lock held by another process is waited out (each attempt
+ * waits the busy timeout, 20 ms here, and the batch is retried): the batch
+ * is stored once the lock goes, nothing is lost. */
+static void test_sqlite_lock_is_waited_out(void **state)
+{
+    (void)state;
+    char dir[64], path[128];
+    scratch_dir(dir);
+    snprintf(path, sizeof(path), "%s/wait.db", dir);
+    struct sink *s = open_sqlite_busy(path, 20);
+    struct trace_pkts t;
+    trace_load("exec_loop.trace", &t);
+    struct batch_limits lim = {.max_events = 64, .max_bytes = 8u << 20};
+    struct batch *b = batch_new(&lim);
+    fill_batch(b, &t, 0, 10, 0);
+    struct delayed_unlock u = {.locker = lock_db(path), .delay_ms = 300};
+    pthread_t th;
+    pthread_create(&th, NULL, unlock_later, &u);
+    sink_write_batch(s, b);
+    pthread_join(th, NULL);
+    assert_int_equal(b->result.stored, 10);
+    assert_int_equal(b->result.failed, 0);
+    sink_finish(s, 10);
+    sink_close(s);
+    sqlite3 *db = db_open_ro(path);
+    assert_int_equal(db_int(db, "SELECT count(*) FROM events"), 10);
+    assert_int_equal(db_int(db, "SELECT store_failed FROM runs"), 0);
+    sqlite3_close(db);
+    batch_free(b);
+    trace_free(&t);
+    scratch_dir_remove(dir);
+}
+
 static void test_sqlite_failed_batch_counted_later(void **state)
 {
     (void)state;
@@ -505,9 +555,11 @@ static void test_sqlite_failed_batch_counted_later(void **state)
     struct batch_limits lim = {.max_events = 64, .max_bytes = 8u << 20};
     struct batch *b = batch_new(&lim);
 
-    /* the database is locked by someone else: the batch fails as a whole */
+    /* the database is locked by someone else at shutdown (the sink gives up
+     * instead of waiting): the batch fails as a whole */
     fill_batch(b, &t, 0, 10, 1);
     sqlite3 *locker = lock_db(path);
+    atomic_store(&s->giving_up, true);
     sink_write_batch(s, b);
     unlock_db(locker);
     assert_int_equal(b->result.failed, 10);
@@ -557,8 +609,9 @@ static void test_sqlite_failed_last_batch_counted(void **state)
     sink_write_batch(s, b);
     assert_int_equal(b->result.stored, 5);
 
-    fill_batch(b, &t, 5, 10, 2);   /* the last batch fails */
+    fill_batch(b, &t, 5, 10, 2);   /* the last batch fails: locked at shutdown */
     sqlite3 *locker = lock_db(path);
+    atomic_store(&s->giving_up, true);
     sink_write_batch(s, b);
     unlock_db(locker);
     assert_int_equal(b->result.failed, 10);
@@ -923,6 +976,7 @@ int main(void)
         cmocka_unit_test(test_sqlite_batch),
         cmocka_unit_test(test_sqlite_schema_version_refused),
         cmocka_unit_test(test_sqlite_bad_path),
+        cmocka_unit_test(test_sqlite_lock_is_waited_out),
         cmocka_unit_test(test_sqlite_failed_batch_counted_later),
         cmocka_unit_test(test_sqlite_failed_last_batch_counted),
         cmocka_unit_test(test_discard_sink),
