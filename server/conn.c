@@ -15,7 +15,8 @@ static void on_handle_closed(uv_handle_t *h)
 {
     struct conn *c = h->data;
     if (--c->open_handles == 0) {
-        close(c->fd);
+        if (!c->detached)
+            close(c->fd);
         free(c);
     }
 }
@@ -168,7 +169,8 @@ static void read_peer_credentials(struct conn *c)
     }
 }
 
-struct conn *conn_new(const struct conn_env *env, int fd, uint64_t id)
+/* The parts of a new and an adopted connection that are the same. */
+static struct conn *conn_create(const struct conn_env *env, int fd)
 {
     struct conn *c = calloc(1, sizeof(*c));
     if (!c) {
@@ -177,10 +179,6 @@ struct conn *conn_new(const struct conn_env *env, int fd, uint64_t id)
     }
     c->env = env;
     c->fd = fd;
-    c->state = CONN_HANDSHAKE;
-    c->rec.id = id;
-    c->rec.connect_ns = realtime_ns();
-    read_peer_credentials(c);
     if (uv_poll_init(env->loop, &c->poll, fd) != 0) {
         close(fd);
         free(c);
@@ -190,7 +188,48 @@ struct conn *conn_new(const struct conn_env *env, int fd, uint64_t id)
     uv_timer_init(env->loop, &c->handshake_timer);
     c->handshake_timer.data = c;
     c->open_handles = 2;
-    uv_poll_start(&c->poll, UV_READABLE | UV_DISCONNECT, on_readable);
-    uv_timer_start(&c->handshake_timer, on_handshake_timeout, env->handshake_timeout_ms, 0);
     return c;
+}
+
+static void conn_watch(struct conn *c)
+{
+    uv_poll_start(&c->poll, UV_READABLE | UV_DISCONNECT, on_readable);
+    if (c->state == CONN_HANDSHAKE)
+        uv_timer_start(&c->handshake_timer, on_handshake_timeout, c->env->handshake_timeout_ms, 0);
+}
+
+struct conn *conn_new(const struct conn_env *env, int fd, uint64_t id)
+{
+    struct conn *c = conn_create(env, fd);
+    if (!c)
+        return NULL;
+    c->state = CONN_HANDSHAKE;
+    c->rec.id = id;
+    c->rec.connect_ns = realtime_ns();
+    read_peer_credentials(c);
+    conn_watch(c);
+    return c;
+}
+
+struct conn *conn_adopt(const struct conn_env *env, int fd, const struct conn_record *rec, enum conn_state state)
+{
+    struct conn *c = conn_create(env, fd);
+    if (!c)
+        return NULL;
+    c->rec = *rec;
+    c->state = state;
+    c->dirty = true;
+    conn_watch(c);
+    return c;
+}
+
+void conn_detach(struct conn *c)
+{
+    if (c->state == CONN_CLOSED)
+        return;
+    c->state = CONN_CLOSED;
+    c->detached = true;
+    uv_poll_stop(&c->poll);
+    uv_close((uv_handle_t *)&c->poll, on_handle_closed);
+    uv_close((uv_handle_t *)&c->handshake_timer, on_handle_closed);
 }

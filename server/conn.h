@@ -50,6 +50,7 @@ struct conn {
     enum conn_state state;
     bool dirty;                 /* record changed since the last snapshot */
     bool paused;
+    bool detached;              /* handed to a new image: keep the fd open */
     uv_poll_t poll;
     uv_timer_t handshake_timer;
     int open_handles;
@@ -59,6 +60,14 @@ struct conn {
 
 /* Takes ownership of an accepted non-blocking fd; NULL (fd closed) on failure. */
 struct conn *conn_new(const struct conn_env *env, int fd, uint64_t id);
+
+/* Takes over a connection inherited across a restart (handoff.h): its fd,
+ * record and state as they were. NULL (fd closed) on failure. */
+struct conn *conn_adopt(const struct conn_env *env, int fd, const struct conn_record *rec, enum conn_state state);
+
+/* Lets go of the connection for a restart: handles close and the conn is
+ * freed, the socket stays open for the next image. No on_close. */
+void conn_detach(struct conn *c);
 
 /* Reads up to budget packets (streaming connections only). */
 enum conn_read_result conn_read(struct conn *c, unsigned budget);

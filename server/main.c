@@ -1,4 +1,5 @@
 /* main.c - the seccheckd command line. */
+#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -50,7 +51,8 @@ static void usage(FILE *out)
             "\n"
             "Point runsc at it with a pod-init config whose sink is\n"
             "  {\"name\": \"remote\", \"config\": {\"endpoint\": \"/tmp/seccheck.sock\"}}\n"
-            "SIGINT/SIGTERM: stop accepting, drain, commit, print a summary.\n");
+            "SIGINT/SIGTERM: stop accepting, drain, commit, print a summary.\n"
+            "SIGUSR2: restart in place (new binary, same PID) keeping every connection.\n");
 }
 
 enum {
@@ -231,8 +233,14 @@ int main(int argc, char **argv)
     log_socket_buffer_hint();
     uv_run(loop, UV_RUN_DEFAULT);
     server_print_summary(&srv, stderr);
+    int handoff_fd = srv.handoff_fd;
     server_free(&srv);
     sink_close(sink);
     uv_loop_close(loop);
+    if (handoff_fd >= 0) {
+        handoff_exec(argv, handoff_fd);
+        log_error("restart: cannot re-execute %s: %s; the connections are lost", argv[0], strerror(errno));
+        return 1;
+    }
     return 0;
 }

@@ -100,6 +100,15 @@ static void on_conn_close(struct conn *c, void *data)
         s->cfg.on_conn_closed(&c->rec, s->cfg.hook_data);
 }
 
+static void link_conn(struct server *s, struct conn *c)
+{
+    s->nconns++;
+    c->next = s->conns;
+    if (s->conns)
+        s->conns->prev = c;
+    s->conns = c;
+}
+
 static void accept_one(struct server *s, int fd)
 {
     if (s->nconns >= s->cfg.max_connections) {
@@ -115,11 +124,7 @@ static void accept_one(struct server *s, int fd)
     }
     s->next_conn_id++;
     s->stats.connections_total++;
-    s->nconns++;
-    c->next = s->conns;
-    if (s->conns)
-        s->conns->prev = c;
-    s->conns = c;
+    link_conn(s, c);
     log_info("connection %" PRIu64 " opened: peer pid %" PRId64 " uid %" PRId64, c->rec.id, c->rec.peer_pid,
              c->rec.peer_uid);
 }
@@ -207,6 +212,7 @@ static void finish(struct server *s)
     close_handle((uv_handle_t *)&s->drain_timer);
     close_handle((uv_handle_t *)&s->sigint);
     close_handle((uv_handle_t *)&s->sigterm);
+    close_handle((uv_handle_t *)&s->sigusr2);
     close_handle((uv_handle_t *)&s->turn_end);
 }
 
@@ -259,11 +265,67 @@ void server_stop(struct server *s)
     drain_step(s);
 }
 
+/* ---- restart: hand every connection to a new image of ourselves ---- */
+
+static int save_handoff(struct server *s, char *err, size_t errlen)
+{
+    struct handoff h = {.listener = s->listener};
+    h.conns = calloc(s->nconns ? s->nconns : 1, sizeof(*h.conns));
+    if (!h.conns) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    for (struct conn *c = s->conns; c; c = c->next)
+        h.conns[h.nconns++] = (struct handoff_conn){.fd = c->fd, .state = c->state, .rec = c->rec};
+    int fd = handoff_save(&h, err, errlen);
+    free(h.conns);
+    return fd;
+}
+
+void server_restart(struct server *s)
+{
+    if (s->stopping)
+        return;
+    char err[256];
+    int fd = save_handoff(s, err, sizeof(err));
+    if (fd < 0) {
+        log_error("restart: %s; carrying on without restarting", err);
+        return;
+    }
+    /* From here nothing is read: packets wait in the kernel buffers, and
+     * the records just saved stay exact (this all runs in one callback). */
+    log_info("restarting: handing %u connections and the socket to a new seccheckd", s->nconns);
+    s->stopping = s->finished = true;
+    uv_poll_stop(&s->listen_poll);
+    for (struct conn *c = s->conns; c; c = c->next)
+        c->dirty = true;   /* their rows show the counts at the handoff */
+    pipeline_finish(&s->pipeline);
+    sink_finish(s->sink, realtime_ns());
+    while (s->conns) {
+        struct conn *c = s->conns;
+        s->conns = c->next;
+        conn_detach(c);
+    }
+    s->nconns = 0;
+    close_handle((uv_handle_t *)&s->listen_poll);
+    s->listener.fd = -1;   /* the new image owns it: do not close or unlink */
+    s->handoff_fd = fd;
+    close_handle((uv_handle_t *)&s->flush_timer);
+    close_handle((uv_handle_t *)&s->drain_timer);
+    close_handle((uv_handle_t *)&s->sigint);
+    close_handle((uv_handle_t *)&s->sigterm);
+    close_handle((uv_handle_t *)&s->sigusr2);
+    close_handle((uv_handle_t *)&s->turn_end);
+}
+
 static void on_signal(uv_signal_t *h, int signum)
 {
     struct server *s = h->data;
     log_info("received %s", strsignal(signum));
-    server_stop(s);
+    if (signum == SIGUSR2)
+        server_restart(s);
+    else
+        server_stop(s);
 }
 
 /* ---- setup ---- */
@@ -280,6 +342,16 @@ static int start_handles(struct server *s, char *err, size_t errlen)
     s->sigint.data = s->sigterm.data = s;
     uv_signal_start(&s->sigint, on_signal, SIGINT);
     uv_signal_start(&s->sigterm, on_signal, SIGTERM);
+    uv_signal_init(loop, &s->sigusr2);
+    s->sigusr2.data = s;
+    uv_signal_start(&s->sigusr2, on_signal, SIGUSR2);
+    /* Blocked across a restart's exec (handoff.c); handled from here on. */
+    sigset_t handled;
+    sigemptyset(&handled);
+    sigaddset(&handled, SIGTERM);
+    sigaddset(&handled, SIGINT);
+    sigaddset(&handled, SIGUSR2);
+    sigprocmask(SIG_UNBLOCK, &handled, NULL);
     uv_loop_configure(loop, UV_METRICS_IDLE_TIME);   /* for the stall measure */
     uv_prepare_init(loop, &s->turn_end);
     s->turn_end.data = s;
@@ -316,12 +388,43 @@ static void raise_fd_limit(unsigned max_connections)
                  max_connections);
 }
 
+/* Connections handed over by the image we replaced carry on here. */
+static void adopt_inherited(struct server *s)
+{
+    struct handoff *h = &s->inherited;
+    if (h->listener.fd < 0)
+        return;   /* a fresh start, not a restart */
+    for (size_t i = 0; i < h->nconns; i++) {
+        struct conn *c = conn_adopt(&s->conn_env, h->conns[i].fd, &h->conns[i].rec, h->conns[i].state);
+        if (!c) {
+            log_error("restart: could not adopt connection %" PRIu64, h->conns[i].rec.id);
+            continue;
+        }
+        link_conn(s, c);
+        if (c->rec.id >= s->next_conn_id)
+            s->next_conn_id = c->rec.id + 1;
+    }
+    log_info("restart: adopted %u connections", s->nconns);
+    handoff_free(h);
+}
+
 int server_listen(struct server *s, const struct server_config *cfg, char *err, size_t errlen)
 {
     memset(s, 0, sizeof(*s));
     s->cfg = *cfg;
     s->listener.fd = -1;
+    s->handoff_fd = -1;
     raise_fd_limit(cfg->max_connections);
+    int inherited = handoff_load_from_env(&s->inherited, err, errlen);
+    if (inherited < 0)
+        return -1;
+    if (inherited) {
+        s->listener = s->inherited.listener;
+        if (strcmp(s->listener.path, cfg->socket_path) != 0)
+            log_warn("restart: keeping the inherited socket %s (--socket %s applies after a full stop)",
+                     s->listener.path, cfg->socket_path);
+        return 0;
+    }
     return listener_open(&s->listener, cfg->socket_path, SOMAXCONN, cfg->socket_mode, err, errlen);
 }
 
@@ -359,7 +462,10 @@ int server_start(struct server *s, uv_loop_t *loop, struct sink *sink, char *err
         .read_ns = &s->stalls.read_ns,
         .data = s,
     };
-    return start_handles(s, err, errlen);
+    if (start_handles(s, err, errlen) != 0)
+        return -1;
+    adopt_inherited(s);
+    return 0;
 }
 
 void server_free(struct server *s)

@@ -12,6 +12,7 @@
 
 #include "conn.h"
 #include "decode.h"
+#include "handoff.h"
 #include "ingest.h"
 #include "listener.h"
 #include "pipeline.h"
@@ -64,7 +65,7 @@ struct server {
     struct sink *sink;
     struct listener listener;
     uv_poll_t listen_poll;
-    uv_signal_t sigint, sigterm;
+    uv_signal_t sigint, sigterm, sigusr2;
     uv_timer_t flush_timer, drain_timer;
     uv_prepare_t turn_end;          /* runs right before epoll blocks again */
     struct loop_stall_stats stalls;
@@ -80,6 +81,8 @@ struct server {
     bool paused;
     bool stopping;
     bool finished;
+    struct handoff inherited;       /* state adopted from the previous image */
+    int handoff_fd;                 /* >= 0: re-exec with this state after uv_run */
     int64_t drain_deadline_ns;      /* monotonic */
     struct server_stats stats;
 };
@@ -96,6 +99,11 @@ int server_start(struct server *s, uv_loop_t *loop, struct sink *sink, char *err
 
 /* Begins a clean stop (as SIGTERM does): stop accepting, drain, flush. */
 void server_stop(struct server *s);
+
+/* Begins a restart (as SIGUSR2 does): stop reading, commit, save the state
+ * of every connection; once uv_run returns, s->handoff_fd >= 0 and the
+ * caller closes the sink and calls handoff_exec. */
+void server_restart(struct server *s);
 
 /* After uv_run returned, or after a failed listen/start: releases what they
  * took (not the sink). */

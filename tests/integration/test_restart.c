@@ -1,0 +1,121 @@
+/* Integration: SIGUSR2 restarts seccheckd in place (same PID, new image)
+ * while sandboxes stream, and no connection is lost: every message the
+ * clients sent without a client-side drop is stored, each connection keeps
+ * its id and counters, and every run's accounting adds up. */
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "daemon.h"
+
+/* Runs seccheck-loadgen in the background; its --json goes to out. */
+static pid_t start_loadgen(const char *socket, const char *mode, const char *out)
+{
+    pid_t pid = fork();
+    if (pid == 0) {
+        freopen(out, "w", stdout);
+        execl(LOADGEN_BIN, LOADGEN_BIN, "--socket", socket, "--trace", TRACES_DIR "/redis_rw.trace", "--trace",
+              TRACES_DIR "/mixed_syscalls.trace", "--connections", "4", "--mode", mode, "--messages", "120000",
+              "--rate", "40000", "--json", (char *)NULL);
+        _exit(127);
+    }
+    return pid;
+}
+
+static long long json_field(const char *path, const char *key)
+{
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    char buf[4096];
+    size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    char pattern[64];
+    snprintf(pattern, sizeof(pattern), "\"%s\":", key);
+    const char *p = strstr(buf, pattern);
+    assert_non_null(p);
+    return atoll(p + strlen(pattern));
+}
+
+/* Waits until the log shows n completed restarts. */
+static void wait_for_adoptions(const struct daemon *d, int n)
+{
+    for (int i = 0; i < 1000; i++) {
+        char *log = daemon_read_log(d);
+        int seen = 0;
+        for (const char *p = log; (p = strstr(p, "restart: adopted")) != NULL; p++)
+            seen++;
+        free(log);
+        if (seen >= n)
+            return;
+        usleep(10000);
+    }
+    fail_msg("restart %d did not complete", n);
+}
+
+static void restart_while_streaming(const char *mode)
+{
+    struct daemon d;
+    daemon_prepare(&d);
+    assert_true(daemon_start(&d, SECCHECKD_BIN, NULL));
+    pid_t pid = d.pid;
+    char out[400];
+    snprintf(out, sizeof(out), "%s/loadgen.json", d.dir);
+    pid_t lg = start_loadgen(d.socket, mode, out);
+    for (int i = 0; i < 3; i++) {   /* three restarts while 4 connections stream */
+        usleep(300000);
+        kill(pid, SIGUSR2);
+        wait_for_adoptions(&d, i + 1);
+    }
+    int status;
+    assert_int_equal(waitpid(lg, &status, 0), lg);
+    assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    usleep(200000);
+    assert_int_equal(d.pid, pid);
+    assert_int_equal(daemon_stop(&d), 0);   /* the same PID took SIGTERM */
+
+    long long sent = json_field(out, "sent"), dropped = json_field(out, "dropped");
+    long long rows = db_query_int(d.db, "SELECT count(*) FROM events");
+    printf("%s: loadgen sent %lld, dropped %lld at the client; stored %lld over %lld runs\n", mode, sent, dropped,
+           rows, db_query_int(d.db, "SELECT count(*) FROM runs"));
+    char *log = daemon_read_log(&d);
+    assert_non_null(strstr(log, "restart: adopted 4 connections"));
+    free(log);
+    assert_int_equal(rows, sent);
+    assert_int_equal(db_query_int(d.db, "SELECT count(*) FROM runs"), 4);
+    assert_int_equal(db_query_int(d.db, "SELECT count(*) FROM runs WHERE received = stored"), 4);
+    assert_int_equal(db_query_int(d.db, "SELECT count(*) FROM connections"), 4);   /* no new ids */
+    assert_int_equal(db_query_int(d.db, "SELECT count(*) FROM connections WHERE close_reason='eof'"), 4);
+    assert_int_equal(db_query_int(d.db, "SELECT sum(messages) FROM connections"), sent);
+    assert_int_equal(db_query_int(d.db, "SELECT count(DISTINCT conn_id) FROM events"), 4);
+    daemon_cleanup(&d);
+}
+
+static void test_restart_block_mode(void **state)
+{
+    (void)state;
+    restart_while_streaming("block");
+}
+
+static void test_restart_sentry_mode(void **state)
+{
+    (void)state;
+    restart_while_streaming("sentry");
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_restart_block_mode),
+        cmocka_unit_test(test_restart_sentry_mode),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
