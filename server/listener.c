@@ -1,6 +1,7 @@
 #include "listener.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -120,12 +121,38 @@ fail:
     return -1;
 }
 
+int listener_adopt(struct listener *l, int fd, char *err, size_t errlen)
+{
+    int type = 0, listening = 0;
+    socklen_t len = sizeof(type);
+    struct sockaddr_un addr;
+    socklen_t alen = sizeof(addr);
+    memset(&addr, 0, sizeof(addr));
+    if (getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &len) != 0 || type != SOCK_SEQPACKET ||
+        getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &listening, &len) != 0 || !listening ||
+        getsockname(fd, (struct sockaddr *)&addr, &alen) != 0 || addr.sun_family != AF_UNIX) {
+        snprintf(err, errlen, "the socket systemd passed is not a listening Unix SOCK_SEQPACKET socket "
+                 "(use ListenSequentialPacket= in the .socket unit)");
+        return -1;
+    }
+    int flags = fcntl(fd, F_GETFL);
+    if (flags < 0 || fcntl(fd, F_SETFL, flags | O_NONBLOCK) != 0 || fcntl(fd, F_SETFD, FD_CLOEXEC) != 0) {
+        snprintf(err, errlen, "cannot set up the socket systemd passed: %s", strerror(errno));
+        return -1;
+    }
+    l->fd = fd;
+    snprintf(l->path, sizeof(l->path), "%s", addr.sun_path);
+    l->dev = 0;   /* not ours: listener_close never unlinks it */
+    l->ino = 0;
+    return 0;
+}
+
 void listener_close(struct listener *l)
 {
     if (l->fd < 0)
         return;
     struct stat st;
-    if (lstat(l->path, &st) == 0 && st.st_dev == l->dev && st.st_ino == l->ino)
+    if (l->ino != 0 && lstat(l->path, &st) == 0 && st.st_dev == l->dev && st.st_ino == l->ino)
         unlink(l->path);
     close(l->fd);
     l->fd = -1;

@@ -18,6 +18,11 @@ struct listener {
  * Returns 0, or -1 with a message naming the problem and the fix. */
 int listener_open(struct listener *l, const char *path, int backlog, mode_t mode, char *err, size_t errlen);
 
+/* Takes a listening socket someone else bound (systemd socket activation):
+ * checks it is a listening SOCK_SEQPACKET socket and makes it non-blocking.
+ * Its file is never removed by us. -1 with a message on a wrong socket. */
+int listener_adopt(struct listener *l, int fd, char *err, size_t errlen);
+
 /* Closes the socket and removes its file if it is still the one we bound. */
 void listener_close(struct listener *l);
 

@@ -1,12 +1,15 @@
 /* main.c - the seccheckd command line. */
 #include <errno.h>
 #include <getopt.h>
+#include <grp.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
 #include "log.h"
+#include "notify.h"
 #include "server.h"
 #include "sink.h"
 
@@ -17,6 +20,7 @@ struct options {
     const char *sink;
     const char *db_path;
     const char *record_dir;
+    const char *key_file;
     int busy_timeout_ms;
 };
 
@@ -28,6 +32,9 @@ static void usage(FILE *out)
             "\n"
             "  --socket PATH            SOCK_SEQPACKET socket to listen on [/tmp/seccheck.sock]\n"
             "  --socket-mode OCTAL      permissions of the socket file [0660]\n"
+            "  --socket-group GROUP     group owning the socket file [the daemon's]\n"
+            "  --allow-uid UID[,UID...] accept only peers with these user ids (names or\n"
+            "                           numbers); others are refused and counted [anyone]\n"
             "  --sink sqlite|discard|record\n"
             "                           store events in SQLite, decode and drop them, or record\n"
             "                           each connection as a gVisor tracereplay file [sqlite]\n"
@@ -44,7 +51,8 @@ static void usage(FILE *out)
             "  --handshake-timeout-ms N close clients that do not handshake in time [5000]\n"
             "  --read-budget N          packets read per connection per loop turn [256]\n"
             "  --drain-timeout-ms N     on SIGTERM, keep reading open connections this long [2000]\n"
-            "  --busy-timeout-ms N      wait this long for a locked database [5000]\n"
+            "  --busy-timeout-ms N      wait this long for a locked database, then retry [5000]\n"
+            "  --key-file PATH          HMAC key for the tamper-evident batch chain [plain SHA-256]\n"
             "  --log-level LEVEL        error, warn, info or debug [info]\n"
             "  --help                   this text\n"
             "  --version                print the version\n"
@@ -58,7 +66,7 @@ static void usage(FILE *out)
 enum {
     OPT_SOCKET = 256, OPT_SOCKET_MODE, OPT_SINK, OPT_DB, OPT_RECORD_DIR, OPT_BATCH_SIZE, OPT_FLUSH_MS, OPT_QUEUE_MAX, OPT_ON_FULL,
     OPT_MAX_MESSAGE, OPT_MAX_CONNECTIONS, OPT_HANDSHAKE_TIMEOUT, OPT_READ_BUDGET, OPT_DRAIN_TIMEOUT,
-    OPT_BUSY_TIMEOUT, OPT_LOG_LEVEL, OPT_HELP, OPT_VERSION,
+    OPT_BUSY_TIMEOUT, OPT_LOG_LEVEL, OPT_SOCKET_GROUP, OPT_ALLOW_UID, OPT_KEY_FILE, OPT_HELP, OPT_VERSION,
 };
 
 static const struct option long_options[] = {
@@ -78,10 +86,38 @@ static const struct option long_options[] = {
     {"drain-timeout-ms", required_argument, NULL, OPT_DRAIN_TIMEOUT},
     {"busy-timeout-ms", required_argument, NULL, OPT_BUSY_TIMEOUT},
     {"log-level", required_argument, NULL, OPT_LOG_LEVEL},
+    {"socket-group", required_argument, NULL, OPT_SOCKET_GROUP},
+    {"allow-uid", required_argument, NULL, OPT_ALLOW_UID},
+    {"key-file", required_argument, NULL, OPT_KEY_FILE},
     {"help", no_argument, NULL, OPT_HELP},
     {"version", no_argument, NULL, OPT_VERSION},
     {NULL, 0, NULL, 0},
 };
+
+/* "0,1000,alice": each a user name or a number. */
+static int parse_allowed_uids(const char *list, struct server_config *c)
+{
+    char *copy = strdup(list), *save = NULL;
+    for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        struct passwd *pw = getpwnam(tok);
+        uint64_t uid;
+        if (pw) {
+            uid = pw->pw_uid;
+        } else if (cli_parse_uint("seccheckd", "allow-uid", tok, 0, UINT32_MAX - 1, &uid) != 0) {
+            fprintf(stderr, "seccheckd: --allow-uid: '%s' is neither a user name nor a uid\n", tok);
+            free(copy);
+            return -1;
+        }
+        if (c->allowed_uids_count == SERVER_MAX_ALLOWED_UIDS) {
+            fprintf(stderr, "seccheckd: --allow-uid: at most %d uids\n", SERVER_MAX_ALLOWED_UIDS);
+            free(copy);
+            return -1;
+        }
+        c->allowed_uids[c->allowed_uids_count++] = (uid_t)uid;
+    }
+    free(copy);
+    return 0;
+}
 
 /* Parses one numeric option into *out, within [min, max]. */
 static int number(const char *opt, uint64_t min, uint64_t max, uint64_t *out)
@@ -98,6 +134,18 @@ static int parse_option(int ch, struct options *o)
     case OPT_SINK: o->sink = optarg; return 0;
     case OPT_DB: o->db_path = optarg; return 0;
     case OPT_RECORD_DIR: o->record_dir = optarg; return 0;
+    case OPT_KEY_FILE: o->key_file = optarg; return 0;
+    case OPT_SOCKET_GROUP: {
+        struct group *g = getgrnam(optarg);
+        if (!g && cli_parse_uint("seccheckd", "socket-group", optarg, 0, UINT32_MAX - 1, &v) != 0) {
+            fprintf(stderr, "seccheckd: --socket-group: no group named '%s'\n", optarg);
+            return -1;
+        }
+        c->socket_gid = g ? (long long)g->gr_gid : (long long)v;
+        return 0;
+    }
+    case OPT_ALLOW_UID:
+        return parse_allowed_uids(optarg, c);
     case OPT_SOCKET_MODE:
         if (cli_parse_uint("seccheckd", "socket-mode", optarg, 0, 0777, &v) != 0)
             return -1;
@@ -172,7 +220,8 @@ static struct sink *open_sink(const struct options *o)
     if (strcmp(o->sink, "record") == 0) {
         s = sink_record_open(o->record_dir, err, sizeof(err));
     } else if (strcmp(o->sink, "sqlite") == 0) {
-        struct sink_sqlite_options so = {.path = o->db_path, .busy_timeout_ms = o->busy_timeout_ms};
+        struct sink_sqlite_options so = {
+            .path = o->db_path, .busy_timeout_ms = o->busy_timeout_ms, .key_file = o->key_file};
         s = sink_sqlite_open(&so, err, sizeof(err));
     } else {
         fprintf(stderr, "seccheckd: --sink: expected sqlite, discard or record, got '%s'\n", o->sink);
@@ -231,6 +280,7 @@ int main(int argc, char **argv)
     const char *target = strcmp(o.sink, "sqlite") == 0 ? o.db_path : strcmp(o.sink, "record") == 0 ? o.record_dir : NULL;
     log_info("listening on %s, sink %s%s%s", o.server.socket_path, o.sink, target ? " -> " : "", target ? target : "");
     log_socket_buffer_hint();
+    notify_send("READY=1");
     uv_run(loop, UV_RUN_DEFAULT);
     server_print_summary(&srv, stderr);
     int handoff_fd = srv.handoff_fd;

@@ -10,6 +10,7 @@
 
 #include "clock.h"
 #include "log.h"
+#include "notify.h"
 
 #define ACCEPTS_PER_TURN 64
 
@@ -18,6 +19,7 @@ void server_config_defaults(struct server_config *cfg)
     *cfg = (struct server_config){
         .socket_path = "/tmp/seccheck.sock",
         .socket_mode = 0660,
+        .socket_gid = -1,
         .max_message = 256 * 1024,   /* above the kernel's default SEQPACKET limit */
         .max_connections = 1024,
         .handshake_timeout_ms = 5000,
@@ -109,8 +111,30 @@ static void link_conn(struct server *s, struct conn *c)
     s->conns = c;
 }
 
+static bool peer_allowed(const struct server *s, int fd, struct ucred *cred)
+{
+    socklen_t len = sizeof(*cred);
+    if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, cred, &len) != 0)
+        return s->cfg.allowed_uids_count == 0;
+    if (s->cfg.allowed_uids_count == 0)
+        return true;
+    for (unsigned i = 0; i < s->cfg.allowed_uids_count; i++)
+        if (s->cfg.allowed_uids[i] == cred->uid)
+            return true;
+    return false;
+}
+
 static void accept_one(struct server *s, int fd)
 {
+    struct ucred cred = {0};
+    if (!peer_allowed(s, fd, &cred)) {
+        close(fd);
+        /* Log the first and then every 1000th: a hostile peer may retry fast. */
+        if (s->stats.connections_denied++ % 1000 == 0)
+            log_warn("denied a connection from pid %d uid %d: not in --allow-uid (%" PRIu64 " denied so far)",
+                     (int)cred.pid, (int)cred.uid, s->stats.connections_denied);
+        return;
+    }
     if (s->nconns >= s->cfg.max_connections) {
         close(fd);
         s->stats.connections_refused++;
@@ -199,6 +223,18 @@ static void close_handle(uv_handle_t *h)
         uv_close(h, NULL);
 }
 
+/* The handles the server itself owns (not connections, not the listener). */
+static void close_loop_handles(struct server *s)
+{
+    close_handle((uv_handle_t *)&s->flush_timer);
+    close_handle((uv_handle_t *)&s->drain_timer);
+    close_handle((uv_handle_t *)&s->watchdog_timer);
+    close_handle((uv_handle_t *)&s->sigint);
+    close_handle((uv_handle_t *)&s->sigterm);
+    close_handle((uv_handle_t *)&s->sigusr2);
+    close_handle((uv_handle_t *)&s->turn_end);
+}
+
 static void finish(struct server *s)
 {
     if (s->finished)
@@ -208,12 +244,7 @@ static void finish(struct server *s)
         conn_close(s->conns, "shutdown");
     pipeline_finish(&s->pipeline);
     sink_finish(s->sink, realtime_ns());
-    close_handle((uv_handle_t *)&s->flush_timer);
-    close_handle((uv_handle_t *)&s->drain_timer);
-    close_handle((uv_handle_t *)&s->sigint);
-    close_handle((uv_handle_t *)&s->sigterm);
-    close_handle((uv_handle_t *)&s->sigusr2);
-    close_handle((uv_handle_t *)&s->turn_end);
+    close_loop_handles(s);
 }
 
 static void on_drain_timeout(uv_timer_t *t)
@@ -249,6 +280,7 @@ void server_stop(struct server *s)
     if (s->stopping)
         return;
     s->stopping = true;
+    notify_send("STOPPING=1");
     log_info("stopping: no new connections; draining %u open", s->nconns);
     uv_poll_stop(&s->listen_poll);
     close_handle((uv_handle_t *)&s->listen_poll);
@@ -295,6 +327,7 @@ void server_restart(struct server *s)
     /* From here nothing is read: packets wait in the kernel buffers, and
      * the records just saved stay exact (this all runs in one callback). */
     log_info("restarting: handing %u connections and the socket to a new seccheckd", s->nconns);
+    notify_send("RELOADING=1");
     s->stopping = s->finished = true;
     uv_poll_stop(&s->listen_poll);
     for (struct conn *c = s->conns; c; c = c->next)
@@ -310,12 +343,7 @@ void server_restart(struct server *s)
     close_handle((uv_handle_t *)&s->listen_poll);
     s->listener.fd = -1;   /* the new image owns it: do not close or unlink */
     s->handoff_fd = fd;
-    close_handle((uv_handle_t *)&s->flush_timer);
-    close_handle((uv_handle_t *)&s->drain_timer);
-    close_handle((uv_handle_t *)&s->sigint);
-    close_handle((uv_handle_t *)&s->sigterm);
-    close_handle((uv_handle_t *)&s->sigusr2);
-    close_handle((uv_handle_t *)&s->turn_end);
+    close_loop_handles(s);
 }
 
 static void on_signal(uv_signal_t *h, int signum)
@@ -330,9 +358,30 @@ static void on_signal(uv_signal_t *h, int signum)
 
 /* ---- setup ---- */
 
+/* Pinged from the loop thread, so a stuck loop stops the pings and systemd
+ * restarts the service. */
+static void on_watchdog(uv_timer_t *t)
+{
+    (void)t;
+    notify_send("WATCHDOG=1");
+}
+
+static void start_watchdog(struct server *s)
+{
+    uint64_t usec = notify_watchdog_usec();
+    uv_timer_init(s->loop, &s->watchdog_timer);
+    if (usec == 0)
+        return;
+    uint64_t every_ms = usec / 2000 ? usec / 2000 : 1;
+    uv_timer_start(&s->watchdog_timer, on_watchdog, every_ms, every_ms);
+    uv_unref((uv_handle_t *)&s->watchdog_timer);
+    log_info("systemd watchdog: pinging every %llu ms", (unsigned long long)every_ms);
+}
+
 static int start_handles(struct server *s, char *err, size_t errlen)
 {
     uv_loop_t *loop = s->loop;
+    start_watchdog(s);
     uv_timer_init(loop, &s->flush_timer);
     uv_timer_init(loop, &s->drain_timer);
     s->flush_timer.data = s->drain_timer.data = s;
@@ -425,7 +474,21 @@ int server_listen(struct server *s, const struct server_config *cfg, char *err, 
                      s->listener.path, cfg->socket_path);
         return 0;
     }
-    return listener_open(&s->listener, cfg->socket_path, SOMAXCONN, cfg->socket_mode, err, errlen);
+    int activated = notify_listen_fd();
+    if (activated >= 0) {
+        if (listener_adopt(&s->listener, activated, err, errlen) != 0)
+            return -1;
+        log_info("using the socket systemd passed: %s", s->listener.path);
+        return 0;
+    }
+    if (listener_open(&s->listener, cfg->socket_path, SOMAXCONN, cfg->socket_mode, err, errlen) != 0)
+        return -1;
+    if (cfg->socket_gid >= 0 && chown(cfg->socket_path, (uid_t)-1, (gid_t)cfg->socket_gid) != 0) {
+        snprintf(err, errlen, "cannot give %s to group %lld: %s", cfg->socket_path, cfg->socket_gid,
+                 strerror(errno));
+        return -1;
+    }
+    return 0;
 }
 
 int server_start(struct server *s, uv_loop_t *loop, struct sink *sink, char *err, size_t errlen)
@@ -498,9 +561,10 @@ void server_print_summary(const struct server *s, FILE *out)
     fprintf(out, "; kept raw, not decoded: unknown_type %" PRIu64 " bad_payload %" PRIu64 "\n",
             c->decode[DECODE_UNKNOWN_TYPE], c->decode[DECODE_BAD_PAYLOAD]);
     fprintf(out,
-            "seccheckd: summary: connections %" PRIu64 " (refused %" PRIu64 ", failed handshakes %" PRIu64
-            "), sandbox-reported drops %" PRIu64 ", batches %" PRIu64 "\n",
-            s->stats.connections_total, s->stats.connections_refused, s->stats.handshake_failures,
+            "seccheckd: summary: connections %" PRIu64 " (refused %" PRIu64 ", denied %" PRIu64
+            ", failed handshakes %" PRIu64 "), sandbox-reported drops %" PRIu64 ", batches %" PRIu64 "\n",
+            s->stats.connections_total, s->stats.connections_refused, s->stats.connections_denied,
+            s->stats.handshake_failures,
             s->stats.sandbox_dropped, s->pipeline.batches_written);
     fprintf(out,
             "seccheckd: summary: loop turns %" PRIu64 ", longest %.3f ms, longest stall (not reading) %.3f ms, "

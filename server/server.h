@@ -19,10 +19,15 @@
 #include "recv_ring.h"
 #include "sink.h"
 
+#define SERVER_MAX_ALLOWED_UIDS 64
+
 /* Every limit in one place; defaults in server_config_defaults(). */
 struct server_config {
     const char *socket_path;
     mode_t socket_mode;
+    long long socket_gid;           /* -1: leave the group as created */
+    uid_t allowed_uids[SERVER_MAX_ALLOWED_UIDS];
+    unsigned allowed_uids_count;    /* 0: any peer may connect */
     size_t max_message;             /* largest packet accepted whole */
     unsigned max_connections;
     unsigned handshake_timeout_ms;
@@ -55,6 +60,7 @@ struct loop_stall_stats {
 struct server_stats {
     uint64_t connections_total;     /* accepted and kept */
     uint64_t connections_refused;   /* over --max-connections */
+    uint64_t connections_denied;    /* peer uid not in --allow-uid */
     uint64_t handshake_failures;
     uint64_t sandbox_dropped;       /* of closed connections */
 };
@@ -66,7 +72,7 @@ struct server {
     struct listener listener;
     uv_poll_t listen_poll;
     uv_signal_t sigint, sigterm, sigusr2;
-    uv_timer_t flush_timer, drain_timer;
+    uv_timer_t flush_timer, drain_timer, watchdog_timer;
     uv_prepare_t turn_end;          /* runs right before epoll blocks again */
     struct loop_stall_stats stalls;
     struct recv_ring ring;

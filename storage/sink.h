@@ -37,6 +37,7 @@ struct sink {
 struct sink_sqlite_options {
     const char *path;
     int busy_timeout_ms;
+    const char *key_file;     /* HMAC key for the batch chain; NULL: plain SHA-256 */
 };
 
 /* Opening failures write a message naming the problem into err. */

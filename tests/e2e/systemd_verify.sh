@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# The shipped unit file passes `systemd-analyze verify` (with ExecStart
-# pointed at the binary just built, since it is not installed here).
+# The shipped units pass `systemd-analyze verify`, and the service's
+# `systemd-analyze security` exposure is 2.0 or lower (with ExecStart pointed
+# at the binary just built, since it is not installed here).
 # Usage: systemd_verify.sh SOURCE_DIR SECCHECKD_BINARY
 set -euo pipefail
 src=${1:?usage: systemd_verify.sh SOURCE_DIR SECCHECKD_BINARY}
@@ -9,11 +10,28 @@ command -v systemd-analyze >/dev/null || { echo "FAIL: systemd-analyze missing (
 dir=$(mktemp -d /tmp/seccheckd-systemd-XXXXXX)
 trap 'rm -rf "$dir"' EXIT
 sed "s#/usr/local/bin/seccheckd#$bin#" "$src/systemd/seccheckd.service" >"$dir/seccheckd.service"
-out=$(SYSTEMD_LOG_LEVEL=warning systemd-analyze verify "$dir/seccheckd.service" 2>&1 | grep -v -e 'containerd.service' -e 'docker.service' || true)
+cp "$src/systemd/seccheckd.socket" "$dir/"
+grep -q "^ExecStart=$bin " "$dir/seccheckd.service"
+
+out=$(cd "$dir" && SYSTEMD_LOG_LEVEL=warning systemd-analyze verify seccheckd.socket seccheckd.service 2>&1 |
+      grep -v -e 'containerd.service' -e 'docker.service' || true)
 if [ -n "$out" ]; then
     echo "FAIL: systemd-analyze verify:"
     echo "$out"
     exit 1
 fi
-grep -q "^ExecStart=$bin --socket /run/seccheckd/seccheck.sock --db /var/lib/seccheckd/seccheck.db" "$dir/seccheckd.service"
-echo "systemd: seccheckd.service verifies"
+echo "ok   - seccheckd.socket and seccheckd.service verify"
+
+score=$(systemd-analyze security --offline=yes "$dir/seccheckd.service" 2>&1 |
+        sed -n 's/.*Overall exposure level for seccheckd.service: \([0-9.]*\).*/\1/p')
+[ -n "$score" ] || { echo "FAIL: no exposure score"; exit 1; }
+if awk -v s="$score" 'BEGIN { exit !(s <= 2.0) }'; then
+    echo "ok   - systemd-analyze security: exposure $score (<= 2.0)"
+else
+    echo "FAIL - systemd-analyze security: exposure $score, above 2.0"
+    exit 1
+fi
+grep -q '^ListenSequentialPacket=' "$src/systemd/seccheckd.socket"
+grep -q '^Type=notify' "$src/systemd/seccheckd.service"
+grep -q '^WatchdogSec=' "$src/systemd/seccheckd.service"
+echo "systemd: all checks passed"
