@@ -13,7 +13,8 @@ packages=(
     libcmocka-dev                          # unit tests
     runsc                                  # real gVisor for the end-to-end test
     python3                                # baseline listener in bench/
-    systemd                                # systemd-analyze, to verify the unit file
+    systemd                                # systemd-analyze, to verify the unit files
+    clang libclang-rt-14-dev               # libFuzzer for scripts/fuzz.sh
 )
 
 missing=()

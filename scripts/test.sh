@@ -15,3 +15,8 @@ for variant in build build-asan; do
     (cd "$variant" && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
         ctest --output-on-failure)
 done
+
+# Fuzzing (clang + libFuzzer), bounded; new finds merge into tests/fuzz/corpus,
+# which fuzz.regression replays in both builds above.
+echo "== fuzz (60 s)"
+scripts/fuzz.sh "${SECCHECKD_FUZZ_SECONDS:-60}"

@@ -153,6 +153,7 @@ int handoff_exec(char *const *argv, int state_fd)
     sigaddset(&block, SIGTERM);
     sigaddset(&block, SIGINT);
     sigaddset(&block, SIGUSR2);
+    sigaddset(&block, SIGHUP);
     sigprocmask(SIG_BLOCK, &block, &old);
     execv("/proc/self/exe", argv);
     int saved = errno;

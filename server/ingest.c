@@ -51,7 +51,9 @@ int ingest_packet(struct ingest *in, struct conn_record *rec, const uint8_t *pkt
         return 0;
     }
     track_drops(rec, header.dropped_count);
-    if (in->count_only) {
+    if (in->by_type)
+        in->by_type[header.message_type <= DECODE_TYPE_MAX ? header.message_type : DECODE_TYPE_MAX + 1]++;
+    if (in->count_only || (in->filter && !filter_type_passes(in->filter, header.message_type))) {
         b->counts.discarded++;
         return 0;
     }
@@ -64,6 +66,12 @@ int ingest_packet(struct ingest *in, struct conn_record *rec, const uint8_t *pkt
     ev->conn_id = rec->id;
     ev->recv_ns = recv_ns;
     decode_event(in->decoder, &b->arena, &header, ev->raw, len, ev);
+    if (in->filter && filter_on_containers(in->filter) &&
+        !filter_container_passes(in->filter, ev->context ? ev->context->container_id : NULL)) {
+        b->count--;   /* the event slot goes back; its arena bytes wait for the reset */
+        b->counts.discarded++;
+        return 0;
+    }
     b->counts.decode[ev->status]++;
     if (ev->status != DECODE_OK)
         rec->decode_errors++;

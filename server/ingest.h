@@ -14,6 +14,7 @@
 
 #include "batch.h"
 #include "decode.h"
+#include "filter.h"
 #include "pipeline.h"
 
 struct ingest {
@@ -25,7 +26,15 @@ struct ingest {
     /* --on-full drop: when every batch is in flight, count and drop new
      * packets instead of growing the queue (reading never pauses). */
     bool drop_when_full;
+    const struct filter *filter;    /* NULL: keep everything */
+    /* NULL, or INGEST_TYPE_SLOTS counters: packets whose header parsed, by
+     * message_type, filtered or not (metrics). Loop thread only. */
+    uint64_t *by_type;
 };
+
+/* by_type slots: message_type 0..DECODE_TYPE_MAX, then one for every
+ * larger (unknown) type. */
+#define INGEST_TYPE_SLOTS (DECODE_TYPE_MAX + 2)
 
 /* truncated: the kernel cut the packet (MSG_TRUNC), it was larger than the
  * receive slot. Returns 0, or -1 when no memory was left for it (counted). */

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "clock.h"
+#include "exposition.h"
 #include "log.h"
 #include "notify.h"
 
@@ -232,7 +233,9 @@ static void close_loop_handles(struct server *s)
     close_handle((uv_handle_t *)&s->sigint);
     close_handle((uv_handle_t *)&s->sigterm);
     close_handle((uv_handle_t *)&s->sigusr2);
+    close_handle((uv_handle_t *)&s->sighup);
     close_handle((uv_handle_t *)&s->turn_end);
+    metrics_stop(&s->metrics);   /* a restarted image listens again */
 }
 
 static void finish(struct server *s)
@@ -352,6 +355,8 @@ static void on_signal(uv_signal_t *h, int signum)
     log_info("received %s", strsignal(signum));
     if (signum == SIGUSR2)
         server_restart(s);
+    else if (signum == SIGHUP)
+        s->cfg.on_reload ? s->cfg.on_reload(s, s->cfg.reload_data) : log_info("nothing to reload");
     else
         server_stop(s);
 }
@@ -394,12 +399,16 @@ static int start_handles(struct server *s, char *err, size_t errlen)
     uv_signal_init(loop, &s->sigusr2);
     s->sigusr2.data = s;
     uv_signal_start(&s->sigusr2, on_signal, SIGUSR2);
+    uv_signal_init(loop, &s->sighup);
+    s->sighup.data = s;
+    uv_signal_start(&s->sighup, on_signal, SIGHUP);
     /* Blocked across a restart's exec (handoff.c); handled from here on. */
     sigset_t handled;
     sigemptyset(&handled);
     sigaddset(&handled, SIGTERM);
     sigaddset(&handled, SIGINT);
     sigaddset(&handled, SIGUSR2);
+    sigaddset(&handled, SIGHUP);
     sigprocmask(SIG_UNBLOCK, &handled, NULL);
     uv_loop_configure(loop, UV_METRICS_IDLE_TIME);   /* for the stall measure */
     uv_prepare_init(loop, &s->turn_end);
@@ -415,6 +424,25 @@ static int start_handles(struct server *s, char *err, size_t errlen)
         snprintf(err, errlen, "cannot watch the listening socket: %s", uv_strerror(rc));
         return -1;
     }
+    return 0;
+}
+
+static void render_metrics(struct strbuf *out, void *data)
+{
+    exposition_render(out, data);
+}
+
+/* A fresh start fails without its endpoint; a restart carries on without it
+ * rather than lose the connections it inherits. */
+static int start_metrics(struct server *s, char *err, size_t errlen)
+{
+    if (!s->cfg.metrics_listen)
+        return 0;
+    if (metrics_start(&s->metrics, s->loop, s->cfg.metrics_listen, render_metrics, s, err, errlen) == 0)
+        return 0;
+    if (s->inherited.listener.fd < 0)
+        return -1;
+    log_error("restart: %s; carrying on without metrics", err);
     return 0;
 }
 
@@ -512,7 +540,8 @@ int server_start(struct server *s, uv_loop_t *loop, struct sink *sink, char *err
     }
     s->started = true;
     s->ingest = (struct ingest){.decoder = &s->decoder, .pipeline = &s->pipeline, .count_only = cfg->count_only,
-                               .drop_when_full = cfg->drop_when_full};
+                               .drop_when_full = cfg->drop_when_full, .filter = &s->filter,
+                               .by_type = s->stats.received_by_type};
     s->conn_env = (struct conn_env){
         .loop = loop,
         .ring = &s->ring,
@@ -525,14 +554,22 @@ int server_start(struct server *s, uv_loop_t *loop, struct sink *sink, char *err
         .read_ns = &s->stalls.read_ns,
         .data = s,
     };
-    if (start_handles(s, err, errlen) != 0)
+    if (start_handles(s, err, errlen) != 0 || start_metrics(s, err, errlen) != 0)
         return -1;
     adopt_inherited(s);
     return 0;
 }
 
+void server_set_filter(struct server *s, struct filter *f)
+{
+    filter_free(&s->filter);
+    s->filter = *f;
+    memset(f, 0, sizeof(*f));
+}
+
 void server_free(struct server *s)
 {
+    filter_free(&s->filter);
     listener_close(&s->listener);
     if (s->started && !s->finished) {
         /* Start failed half-way: stop the writer and close our handles. */

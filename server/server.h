@@ -15,11 +15,14 @@
 #include "handoff.h"
 #include "ingest.h"
 #include "listener.h"
+#include "metrics.h"
 #include "pipeline.h"
 #include "recv_ring.h"
 #include "sink.h"
 
 #define SERVER_MAX_ALLOWED_UIDS 64
+
+struct server;
 
 /* Every limit in one place; defaults in server_config_defaults(). */
 struct server_config {
@@ -41,6 +44,11 @@ struct server_config {
     /* Optional: told about every connection when it closes (seccheck-dummy). */
     void (*on_conn_closed)(const struct conn_record *rec, void *data);
     void *hook_data;
+    /* Optional: SIGHUP asks the owner to reload its settings. */
+    void (*on_reload)(struct server *s, void *data);
+    void *reload_data;
+    const char *metrics_listen;     /* NULL: no metrics endpoint (metrics.h) */
+    const char *db_path;            /* the SQLite file, for the size gauges; NULL: none */
 };
 
 /* Work per loop turn, measured outside epoll_wait (libuv's idle-time
@@ -63,6 +71,7 @@ struct server_stats {
     uint64_t connections_denied;    /* peer uid not in --allow-uid */
     uint64_t handshake_failures;
     uint64_t sandbox_dropped;       /* of closed connections */
+    uint64_t received_by_type[INGEST_TYPE_SLOTS];   /* ingest counts them (metrics) */
 };
 
 struct server {
@@ -71,7 +80,8 @@ struct server {
     struct sink *sink;
     struct listener listener;
     uv_poll_t listen_poll;
-    uv_signal_t sigint, sigterm, sigusr2;
+    uv_signal_t sigint, sigterm, sigusr2, sighup;
+    struct filter filter;
     uv_timer_t flush_timer, drain_timer, watchdog_timer;
     uv_prepare_t turn_end;          /* runs right before epoll blocks again */
     struct loop_stall_stats stalls;
@@ -91,6 +101,7 @@ struct server {
     int handoff_fd;                 /* >= 0: re-exec with this state after uv_run */
     int64_t drain_deadline_ns;      /* monotonic */
     struct server_stats stats;
+    struct metrics metrics;         /* the endpoint, when metrics_listen is set */
 };
 
 void server_config_defaults(struct server_config *cfg);
@@ -110,6 +121,9 @@ void server_stop(struct server *s);
  * of every connection; once uv_run returns, s->handoff_fd >= 0 and the
  * caller closes the sink and calls handoff_exec. */
 void server_restart(struct server *s);
+
+/* Replaces the event filter (takes ownership of f's contents). */
+void server_set_filter(struct server *s, struct filter *f);
 
 /* After uv_run returned, or after a failed listen/start: releases what they
  * took (not the sink). */

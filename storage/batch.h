@@ -59,6 +59,7 @@ struct batch_result {
     uint64_t stored;
     uint64_t discarded;
     uint64_t failed;               /* could not be stored (disk, DB error) */
+    int64_t write_ns;              /* sink_write_batch took this long; 0: not written */
 };
 
 struct batch_limits {

@@ -2,6 +2,7 @@
 
 #include <stdlib.h>
 
+#include "clock.h"
 #include "log.h"
 
 static void collect(struct pipeline *p, struct batch *b)
@@ -10,6 +11,8 @@ static void collect(struct pipeline *p, struct batch *b)
     p->result.stored += b->result.stored;
     p->result.discarded += b->result.discarded;
     p->result.failed += b->result.failed;
+    if (b->result.write_ns > 0)
+        histogram_observe(&p->write_latency, b->result.write_ns);
     p->batches_written++;
     if (p->batches > p->cfg.queue_max + 1) {
         /* An extra batch sealed past the limit: give its memory back. */
@@ -46,6 +49,16 @@ static void on_done_async(uv_async_t *h)
         p->on_space(p->cb_data);
 }
 
+/* The time is kept in the batch, not in shared totals: the loop thread adds
+ * it to the histogram when the batch comes back, so no lock is needed. */
+static void timed_write(struct sink *sink, struct batch *b)
+{
+    int64_t start = monotonic_ns();
+    sink_write_batch(sink, b);
+    int64_t took = monotonic_ns() - start;
+    b->result.write_ns = took > 0 ? took : 1;
+}
+
 static void writer_main(void *arg)
 {
     struct pipeline *p = arg;
@@ -61,7 +74,7 @@ static void writer_main(void *arg)
             p->todo_tail = NULL;
         uv_mutex_unlock(&p->lock);
 
-        sink_write_batch(p->sink, b);
+        timed_write(p->sink, b);
 
         uv_mutex_lock(&p->lock);
         b->next = p->done;
@@ -117,8 +130,9 @@ bool pipeline_current_empty(const struct pipeline *p)
 
 static void submit(struct pipeline *p, struct batch *b)
 {
+    batch_counts_add(&p->submitted, &b->counts);
     if (!p->writer_running) {
-        sink_write_batch(p->sink, b);
+        timed_write(p->sink, b);
         collect(p, b);
         return;
     }

@@ -16,6 +16,7 @@
 #include <uv.h>
 
 #include "batch.h"
+#include "histogram.h"
 #include "sink.h"
 
 struct pipeline_config {
@@ -42,6 +43,11 @@ struct pipeline {
     struct batch_counts counts;
     struct batch_result result;
     uint64_t batches_written;
+    /* Counts of every batch handed to the sink, added at submit (loop
+     * thread): with the current batch's, what was received up to now,
+     * before the writer is done with it (metrics). */
+    struct batch_counts submitted;
+    struct histogram write_latency;   /* sink_write_batch time per batch */
 
     /* Shared with the writer thread, under lock. */
     uv_thread_t writer;

@@ -68,7 +68,20 @@ static const char schema_sql[] =
     "CREATE INDEX IF NOT EXISTS events_by_time ON events(time_ns);"
     "CREATE INDEX IF NOT EXISTS events_by_container ON events(container_id, time_ns);"
     "CREATE INDEX IF NOT EXISTS events_by_type ON events(msg_type, time_ns);"
-    "CREATE INDEX IF NOT EXISTS events_by_conn ON events(conn_id);";
+    "CREATE INDEX IF NOT EXISTS events_by_conn ON events(conn_id);"
+
+    /* Tamper evidence (chain.h): one row per committed batch of events, in
+     * the batch's transaction; hash chains on from the previous row. */
+    "CREATE TABLE IF NOT EXISTS batches("
+    "  id INTEGER PRIMARY KEY,"
+    "  run_id INTEGER NOT NULL,"
+    "  first_event_id INTEGER,"
+    "  last_event_id INTEGER,"
+    "  events INTEGER NOT NULL,"
+    "  committed_ns INTEGER NOT NULL,"
+    "  prev_hash BLOB NOT NULL,"
+    "  hash BLOB NOT NULL,"
+    "  keyed INTEGER NOT NULL);";
 
 static const char insert_event_sql[] =
     "INSERT INTO events(conn_id, recv_ns, msg_type, type_name, dropped_count, decode_error,"
@@ -94,3 +107,9 @@ static const char update_run_sql[] =
     " unknown_type=unknown_type+?9, bad_payload=bad_payload+?10, rejected_no_memory=rejected_no_memory+?12,"
     " rejected_queue_full=rejected_queue_full+?13"
     " WHERE id=?11";
+
+static const char chain_last_sql[] = "SELECT id, hash FROM batches ORDER BY id DESC LIMIT 1";
+
+static const char chain_insert_sql[] =
+    "INSERT INTO batches(id, run_id, first_event_id, last_event_id, events, committed_ns, prev_hash, hash, keyed)"
+    " VALUES(?,?,?,?,?,?,?,?,?)";

@@ -47,6 +47,21 @@ struct sink *sink_discard_open(void);
  * on from the files already there). */
 struct sink *sink_record_open(const char *dir, char *err, size_t errlen);
 
+struct sink_ndjson_options {
+    const char *path;         /* "-": standard output */
+    uint64_t max_bytes;       /* rotate past this size; 0: never */
+    unsigned keep;            /* rotated files kept: PATH.1 .. PATH.keep */
+};
+/* One JSON object per event, for log shippers (Fluent Bit, Vector, OTel). */
+struct sink *sink_ndjson_open(const struct sink_ndjson_options *opts, char *err, size_t errlen);
+/* One human-readable line per event, for debugging ("-": stdout). */
+struct sink *sink_text_open(const char *path, char *err, size_t errlen);
+
+/* Every batch to each sink in turn (takes ownership of them). The first
+ * sink's result is the batch's result (what the counts report); a later
+ * sink that fails logs it and counts it in its own way. */
+struct sink *sink_tee_open(struct sink **sinks, size_t n, char *err, size_t errlen);
+
 static inline void sink_write_batch(struct sink *s, struct batch *b) { s->ops->write_batch(s, b); }
 static inline void sink_finish(struct sink *s, int64_t stopped_ns)
 {

@@ -10,6 +10,7 @@
 #include <unistd.h>
 #include <sqlite3.h>
 
+#include "chain.h"
 #include "clock.h"
 #include "decode.h"
 #include "json.h"
@@ -31,6 +32,15 @@ struct sqlite_sink {
     uint64_t pending_failed;
     uint64_t failed_batches;      /* in a row, for the recovery log line */
     bool warned_busy;
+    /* Tamper evidence: the chain_* helpers below. */
+    struct chain *chain;
+    sqlite3_stmt *chain_last;
+    sqlite3_stmt *chain_insert;
+    struct chain_batch chain_cur; /* the batch being written */
+    uint8_t chain_prev[CHAIN_HASH_LEN];
+    char chain_key_id[CHAIN_KEY_ID_HEX]; /* keyed: names the key in meta */
+    bool chain_refused;           /* open failed on the key, not on the database */
+    bool chain_warned;
 };
 
 /* Returns SQLITE_OK (0) or the failure's result code, message in err. */
@@ -90,6 +100,106 @@ static void bind_context(sqlite3_stmt *st, const Gvisor__Common__ContextData *c)
     }
 }
 
+/* ---- tamper evidence (chain.h): a batches row per batch of events ---- */
+
+/* Before sqlite3_open: the key file (if any) and the hashing context. */
+static int chain_open(struct sqlite_sink *s, const char *key_file, char *err, size_t errlen)
+{
+    struct chain_key key = {.bytes = NULL};
+    if (key_file) {
+        if (chain_key_load(key_file, &key, err, errlen) != 0)
+            return -1;
+        if (key.mode & 077)
+            log_warn("sqlite: key file %s can be read by other users (mode %04o); chmod 600 it", key_file,
+                     (unsigned)key.mode);
+    }
+    s->chain = chain_new(key_file ? &key : NULL, err, errlen);
+    int id_rc = key_file && s->chain ? chain_key_id(&key, s->chain_key_id) : 0;
+    if (key_file)
+        chain_key_free(&key);
+    if (id_rc != 0)
+        snprintf(err, errlen, "key file %s: OpenSSL cannot compute its key id", key_file);
+    return s->chain && id_rc == 0 ? 0 : -1;
+}
+
+/* In the batch's transaction, before its events: the chain goes on from
+ * the last committed batches row, so a rolled-back attempt leaves nothing
+ * to undo. */
+static int chain_start(struct sqlite_sink *s, const struct batch *b)
+{
+    memset(&s->chain_cur, 0, sizeof(s->chain_cur));
+    if (b->count == 0)
+        return 0;   /* connection and run updates only: nothing to seal */
+    memset(s->chain_prev, 0, sizeof(s->chain_prev));
+    sqlite3_stmt *st = s->chain_last;
+    int rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW) {
+        s->chain_cur.id = sqlite3_column_int64(st, 0);
+        const void *h = sqlite3_column_blob(st, 1);
+        if (h && sqlite3_column_bytes(st, 1) == CHAIN_HASH_LEN) {
+            memcpy(s->chain_prev, h, CHAIN_HASH_LEN);
+        } else if (!s->chain_warned) {
+            /* Only tampering does this; `seccheckd verify` names that batch. */
+            log_error("sqlite: batch %lld has a malformed hash; chaining on from zeros",
+                      (long long)s->chain_cur.id);
+            s->chain_warned = true;
+        }
+    }
+    sqlite3_reset(st);
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+        return -1;
+    s->chain_cur.id = (int64_t)((uint64_t)s->chain_cur.id + 1);
+    s->chain_cur.run_id = s->run_id;
+    chain_begin(s->chain, s->chain_prev);   /* a failure makes chain_seal fail */
+    return 0;
+}
+
+/* After each events row is inserted. */
+static void chain_add_event(struct sqlite_sink *s, const struct event *ev)
+{
+    int64_t id = sqlite3_last_insert_rowid(s->db);
+    struct chain_row r = {.id = id, .conn_id = (int64_t)ev->conn_id, .recv_ns = ev->recv_ns,
+                          .msg_type = ev->header.message_type, .raw = ev->raw, .raw_len = ev->raw_len};
+    chain_add_row(s->chain, &r);
+    if (s->chain_cur.events++ == 0)
+        s->chain_cur.first_event_id = id;
+    s->chain_cur.last_event_id = id;
+}
+
+/* After the batch's events, in its transaction: the batches row. */
+static int chain_seal(struct sqlite_sink *s)
+{
+    struct chain_batch *c = &s->chain_cur;
+    if (c->events == 0)
+        return 0;
+    c->committed_ns = realtime_ns();
+    uint8_t hash[CHAIN_HASH_LEN];
+    bool hashed = chain_finish(s->chain, c, hash) == 0;
+    if (!hashed) {
+        char why[256];
+        log_error("sqlite: cannot hash batch %lld: %s", (long long)c->id, chain_openssl_error(why, sizeof(why)));
+    }
+    sqlite3_stmt *st = s->chain_insert;
+    sqlite3_bind_int64(st, 1, c->id);
+    sqlite3_bind_int64(st, 2, c->run_id);
+    sqlite3_bind_int64(st, 3, c->first_event_id);
+    sqlite3_bind_int64(st, 4, c->last_event_id);
+    sqlite3_bind_int64(st, 5, c->events);
+    sqlite3_bind_int64(st, 6, c->committed_ns);
+    sqlite3_bind_blob(st, 7, s->chain_prev, CHAIN_HASH_LEN, SQLITE_STATIC);
+    /* Unhashed: NULL fails the NOT NULL constraint, so the transaction
+     * fails with a SQLite error and the batch is counted store_failed. */
+    if (hashed)
+        sqlite3_bind_blob(st, 8, hash, CHAIN_HASH_LEN, SQLITE_STATIC);
+    else
+        sqlite3_bind_null(st, 8);
+    sqlite3_bind_int(st, 9, chain_keyed(s->chain));
+    int rc = sqlite3_step(st);
+    sqlite3_reset(st);
+    sqlite3_clear_bindings(st);
+    return rc == SQLITE_DONE ? 0 : -1;
+}
+
 static int insert_event(struct sqlite_sink *s, const struct event *ev)
 {
     sqlite3_stmt *st = s->insert_event;
@@ -118,7 +228,10 @@ static int insert_event(struct sqlite_sink *s, const struct event *ev)
     sqlite3_bind_blob(st, 24, ev->raw, (int)ev->raw_len, SQLITE_STATIC);
     int rc = sqlite3_step(st);
     sqlite3_reset(st);
-    return rc == SQLITE_DONE ? 0 : -1;
+    if (rc != SQLITE_DONE)
+        return -1;
+    chain_add_event(s, ev);
+    return 0;
 }
 
 static int upsert_conn(struct sqlite_sink *s, const struct conn_record *c)
@@ -167,9 +280,13 @@ static int update_run(struct sqlite_sink *s, const struct batch_counts *c, const
 
 static int write_rows(struct sqlite_sink *s, struct batch *b)
 {
+    if (chain_start(s, b) != 0)
+        return -1;
     for (size_t i = 0; i < b->count; i++)
         if (insert_event(s, &b->events[i]) != 0)
             return -1;
+    if (chain_seal(s) != 0)
+        return -1;
     for (size_t i = 0; i < b->nconns; i++)
         if (upsert_conn(s, &b->conns[i]) != 0)
             return -1;
@@ -282,6 +399,9 @@ static void sqlite_close(struct sink *base)
     sqlite3_finalize(s->insert_event);
     sqlite3_finalize(s->upsert_conn);
     sqlite3_finalize(s->update_run);
+    sqlite3_finalize(s->chain_last);
+    sqlite3_finalize(s->chain_insert);
+    chain_free(s->chain);
     if (s->db && sqlite3_close(s->db) != SQLITE_OK)
         log_error("sqlite: close: %s", sqlite3_errmsg(s->db));
     strbuf_free(&s->json);
@@ -327,6 +447,51 @@ static int64_t query_int(sqlite3 *db, const char *sql)
     return v;
 }
 
+/* ---- tamper evidence, continued ---- */
+
+/* Inside setup_schema's transaction: a chain is keyed from its first batch
+ * to its last, with one key (meta chain_key_id). Refuses to mix, so a
+ * restart without --key-file cannot extend a keyed chain with plain hashes. */
+static int chain_check_db(struct sqlite_sink *s, const struct sink_sqlite_options *o, char *err, size_t errlen)
+{
+    /* 0: no batches yet, 1: plain, more: keyed. */
+    int64_t last = query_int(s->db, "SELECT coalesce((SELECT keyed + 1 FROM batches ORDER BY id DESC LIMIT 1), 0)");
+    char stored[CHAIN_KEY_ID_HEX] = "";
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(s->db, "SELECT value FROM meta WHERE key='chain_key_id'", -1, &st, NULL) == SQLITE_OK &&
+        sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 0))
+        snprintf(stored, sizeof(stored), "%s", (const char *)sqlite3_column_text(st, 0));
+    sqlite3_finalize(st);
+    s->chain_refused = true;
+    if (!chain_keyed(s->chain)) {
+        if (last >= 2 || stored[0]) {
+            snprintf(err, errlen, "its batch chain is keyed: pass the --key-file it was written with");
+            return -1;
+        }
+        s->chain_refused = false;
+        return 0;
+    }
+    if (stored[0]) {
+        if (strcmp(stored, s->chain_key_id) != 0) {
+            snprintf(err, errlen, "key file %s is not the key its batch chain was written with", o->key_file);
+            return -1;
+        }
+        s->chain_refused = false;
+        return 0;
+    }
+    if (last == 1) {
+        snprintf(err, errlen, "its batch chain is plain SHA-256, not keyed: drop --key-file %s, or use a new --db",
+                 o->key_file);
+        return -1;
+    }
+    s->chain_refused = false;
+    if (last >= 2)
+        log_warn("sqlite: the keyed batch chain has no key id in meta; recording the one of %s", o->key_file);
+    char sql[160];
+    snprintf(sql, sizeof(sql), "INSERT INTO meta VALUES('chain_key_id','%s')", s->chain_key_id);
+    return exec_sql(s->db, sql, err, errlen) == 0 ? 0 : -1;
+}
+
 static int setup_schema(struct sqlite_sink *s, const struct sink_sqlite_options *o, char *err, size_t errlen)
 {
     char sql[256];
@@ -337,7 +502,7 @@ static int setup_schema(struct sqlite_sink *s, const struct sink_sqlite_options 
         return -1;
     snprintf(sql, sizeof(sql), "INSERT OR IGNORE INTO meta VALUES('schema_version','%d')", SQLITE_SCHEMA_VERSION);
     if (exec_sql(s->db, schema_sql, err, errlen) != 0 || check_schema_version(s->db, err, errlen) != 0 ||
-        exec_sql(s->db, sql, err, errlen) != 0) {
+        exec_sql(s->db, sql, err, errlen) != 0 || chain_check_db(s, o, err, errlen) != 0) {
         exec_sql(s->db, "ROLLBACK", sql, sizeof(sql));
         return -1;
     }
@@ -354,7 +519,9 @@ static int prepare_statements(struct sqlite_sink *s, char *err, size_t errlen)
 {
     if (sqlite3_prepare_v3(s->db, insert_event_sql, -1, SQLITE_PREPARE_PERSISTENT, &s->insert_event, NULL) ||
         sqlite3_prepare_v3(s->db, upsert_conn_sql, -1, SQLITE_PREPARE_PERSISTENT, &s->upsert_conn, NULL) ||
-        sqlite3_prepare_v3(s->db, update_run_sql, -1, SQLITE_PREPARE_PERSISTENT, &s->update_run, NULL)) {
+        sqlite3_prepare_v3(s->db, update_run_sql, -1, SQLITE_PREPARE_PERSISTENT, &s->update_run, NULL) ||
+        sqlite3_prepare_v3(s->db, chain_last_sql, -1, SQLITE_PREPARE_PERSISTENT, &s->chain_last, NULL) ||
+        sqlite3_prepare_v3(s->db, chain_insert_sql, -1, SQLITE_PREPARE_PERSISTENT, &s->chain_insert, NULL)) {
         snprintf(err, errlen, "%s", sqlite3_errmsg(s->db));
         return -1;
     }
@@ -369,6 +536,10 @@ struct sink *sink_sqlite_open(const struct sink_sqlite_options *o, char *err, si
         return NULL;
     }
     s->base.ops = &sqlite_ops;
+    if (chain_open(s, o->key_file, err, errlen) != 0) {
+        sqlite_close(&s->base);
+        return NULL;
+    }
     char why[256] = "";
     int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX;
     if (sqlite3_open_v2(o->path, &s->db, flags, NULL) != SQLITE_OK) {
@@ -380,8 +551,11 @@ struct sink *sink_sqlite_open(const struct sink_sqlite_options *o, char *err, si
         goto fail;
     return &s->base;
 fail:
-    snprintf(err, errlen, "cannot use database %s: %s (check that its directory exists and is writable, or pick "
-             "another path with --db)", o->path, why);
+    if (s->chain_refused)
+        snprintf(err, errlen, "cannot use database %s: %s", o->path, why);
+    else
+        snprintf(err, errlen, "cannot use database %s: %s (check that its directory exists and is writable, or pick "
+                 "another path with --db)", o->path, why);
     sqlite_close(&s->base);
     return NULL;
 }

@@ -289,11 +289,42 @@ static uint32_t le32(const uint8_t *p)
 }
 static uint64_t le64(const uint8_t *p) { return (uint64_t)le32(p) | (uint64_t)le32(p + 4) << 32; }
 
+/* Unknown fields anywhere in the message tree? */
+static bool has_unknown_fields(const ProtobufCMessage *msg)
+{
+    if (msg->n_unknown_fields)
+        return true;
+    const ProtobufCMessageDescriptor *desc = msg->descriptor;
+    for (unsigned i = 0; i < desc->n_fields; i++) {
+        const ProtobufCFieldDescriptor *f = &desc->fields[i];
+        if (f->type != PROTOBUF_C_TYPE_MESSAGE)
+            continue;
+        const char *at = (const char *)msg + f->offset;
+        if (f->label == PROTOBUF_C_LABEL_REPEATED) {
+            size_t n = *(const size_t *)((const char *)msg + f->quantifier_offset);
+            ProtobufCMessage *const *items = *(ProtobufCMessage *const *const *)at;
+            for (size_t k = 0; k < n; k++)
+                if (has_unknown_fields(items[k]))
+                    return true;
+        } else {
+            const ProtobufCMessage *sub = *(const ProtobufCMessage *const *)at;
+            if (sub && has_unknown_fields(sub))
+                return true;
+        }
+    }
+    return false;
+}
+
 /* The decoded message packed again and unpacked by plain protobuf-c must
  * render the very same JSON: nothing the renderer shows depends on how the
- * sender encoded it. */
+ * sender encoded it. Only without unknown fields: protobuf-c keeps those as
+ * received, and accepts some it would refuse once re-encoded canonically
+ * (an overlong varint tag `80 80 00` is field number 0, kept as unknown;
+ * packed again it is the byte 00, which unpack rejects). */
 static void check_round_trip(const ProtobufCMessage *msg)
 {
+    if (has_unknown_fields(msg))
+        return;
     size_t packed = protobuf_c_message_get_packed_size(msg);
     uint8_t *buf = malloc(packed ? packed : 1);
     CHECK(buf != NULL);

@@ -35,7 +35,7 @@
 
 /* Runs seccheck-loadgen with the NULL-terminated args; its stdout (and
  * stderr too when merge_stderr) lands in out. Returns the exit code. */
-static int run_loadgen(char *out, size_t outlen, bool merge_stderr, ...)
+static int run_loadgen(char *out, size_t outlen, int merge_stderr, ...)
 {
     const char *argv[64] = {LOADGEN_BIN};
     int argc = 1;

@@ -1,0 +1,191 @@
+# shellcheck shell=bash
+# shellcheck disable=SC2034  # variables used by the scripts that source this file
+# Shared helpers of the bench scripts (bench/ipc.sh, bench/zero_drop.sh,
+# bench/macro.sh). Sourced, not run. Every receiver started through
+# recv_start is killed on exit by the trap that bench_init installs, and every
+# socket lives in a private temporary directory (BENCH_TMP).
+
+BENCH_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+REPO_DIR=$(dirname "$BENCH_DIR")
+SUMMARIZE=("python3" "$BENCH_DIR/summarize.py")
+
+# Defaults the scripts' options override.
+BIN_DIR=${SECCHECKD_BIN_DIR:-$REPO_DIR/build/bin}
+TRACES_DIR=${SECCHECKD_TRACES:-$(cd "$REPO_DIR/.." && pwd)/shared/traces}
+
+BENCH_TMP=
+RECV_PID=
+RECV_KIND=
+RECV_LOG=
+RECV_DB=
+declare -a BENCH_PIDS=()
+
+die() { echo "${0##*/}: $*" >&2; exit 1; }
+say() { echo "[$(date +%H:%M:%S)] $*" >&2; }
+
+# The positive-number checks of option values.
+need_uint() { [[ $2 =~ ^[0-9]+$ && $2 -gt 0 ]] || die "$1 wants a positive integer, got '$2'"; }
+need_num() { [[ $2 =~ ^[0-9]*\.?[0-9]+$ ]] || die "$1 wants a positive number, got '$2'"; }
+
+bench_cleanup() {
+    local pid
+    for pid in "${BENCH_PIDS[@]}"; do
+        kill -0 "$pid" 2>/dev/null || continue
+        kill -TERM "$pid" 2>/dev/null || true
+    done
+    for pid in "${BENCH_PIDS[@]}"; do
+        for _ in $(seq 20); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+        if kill -0 "$pid" 2>/dev/null; then kill -KILL "$pid" 2>/dev/null || true; fi
+    done
+    [ -n "$BENCH_TMP" ] && rm -rf "$BENCH_TMP"
+    return 0
+}
+
+# bench_init OUT_DIR: checks the tools, makes OUT_DIR and the private temp dir,
+# installs the cleanup trap.
+bench_init() {
+    local out=$1
+    command -v python3 >/dev/null || die "python3 is needed"
+    mkdir -p "$out/logs" || die "cannot create $out"
+    BENCH_TMP=$(mktemp -d "${TMPDIR:-/tmp}/seccheck-bench-XXXXXX")
+    chmod 700 "$BENCH_TMP"
+    trap bench_cleanup EXIT
+    trap 'exit 130' INT
+    trap 'exit 143' TERM
+}
+
+default_out() { echo "$REPO_DIR/bench/results/$(date +%Y%m%d-%H%M%S)-$1"; }
+
+need_bins() {
+    local b
+    for b in "$@"; do
+        [ -x "$BIN_DIR/$b" ] || die "$BIN_DIR/$b missing: build first (cmake -S $REPO_DIR -B $REPO_DIR/build -DCMAKE_BUILD_TYPE=RelWithDebInfo && cmake --build $REPO_DIR/build -j2), or pass --bin DIR"
+    done
+}
+
+# Which binaries a receiver needs (for need_bins).
+recv_bins() {
+    case $1 in
+        ref) echo ref-recvmmsg ;;
+        dummy) echo seccheck-dummy ;;
+        discard | sqlite) echo seccheckd ;;
+        python) ;;
+        *) die "unknown receiver '$1' (ref, dummy, discard, sqlite, python)" ;;
+    esac
+}
+
+check_receivers() {   # check_receivers LIST(comma separated) -> validates, needs binaries
+    local r
+    IFS=, read -r -a _rs <<<"$1"
+    [ ${#_rs[@]} -gt 0 ] || die "no receivers given"
+    for r in "${_rs[@]}"; do
+        # shellcheck disable=SC2046
+        need_bins $(recv_bins "$r")
+    done
+    [ -f "$REPO_DIR/dummy/dummy_uds_server.py" ] || die "$REPO_DIR/dummy/dummy_uds_server.py missing"
+}
+
+# utime + stime of a process (all its threads), in clock ticks.
+cpu_ticks() {
+    local s
+    s=$(cat "/proc/$1/stat" 2>/dev/null) || { echo 0; return 0; }
+    local -a f
+    read -r -a f <<<"${s##*) }"
+    echo $((f[11] + f[12]))
+}
+CLK_TCK=$(getconf CLK_TCK)
+
+# recv_start KIND SOCKET LOG: starts a fresh receiver and waits until it
+# says "listening on". Sets RECV_PID, RECV_KIND, RECV_LOG (and RECV_DB for sqlite).
+recv_start() {
+    local kind=$1 sock=$2 log=$3
+    RECV_KIND=$kind RECV_LOG=$log RECV_DB=
+    rm -f "$sock"
+    case $kind in
+        ref) "$BIN_DIR/ref-recvmmsg" "$sock" </dev/null >"$log" 2>&1 & ;;
+        dummy) "$BIN_DIR/seccheck-dummy" "$sock" </dev/null >"$log" 2>&1 & ;;
+        discard) "$BIN_DIR/seccheckd" --socket "$sock" --sink discard </dev/null >"$log" 2>&1 & ;;
+        sqlite)
+            RECV_DB=$BENCH_TMP/events.db
+            rm -f "$RECV_DB" "$RECV_DB-wal" "$RECV_DB-shm"
+            "$BIN_DIR/seccheckd" --socket "$sock" --sink sqlite --db "$RECV_DB" </dev/null >"$log" 2>&1 &
+            ;;
+        python) python3 -u "$REPO_DIR/dummy/dummy_uds_server.py" "$sock" </dev/null >"$log" 2>&1 & ;;
+        *) die "unknown receiver $kind" ;;
+    esac
+    RECV_PID=$!
+    BENCH_PIDS+=("$RECV_PID")
+    local deadline=$((SECONDS + 15))
+    while [ $SECONDS -lt $deadline ]; do
+        grep -q "listening on" "$log" 2>/dev/null && [ -S "$sock" ] && return 0
+        kill -0 "$RECV_PID" 2>/dev/null || break
+        sleep 0.01
+    done
+    cat "$log" >&2
+    die "receiver $kind did not start (log above)"
+}
+
+# recv_wait_drained CONNECTIONS: after the senders closed, waits until the
+# receiver has read everything: every connection reported closed (receivers
+# that log it) and the receiver's CPU time no longer moves.
+recv_wait_drained() {
+    local conns=$1 closed prev cur deadline=$((SECONDS + 30))
+    if [ "$RECV_KIND" != ref ]; then
+        while [ $SECONDS -lt $deadline ]; do
+            closed=$(grep -cE 'connection [0-9]+ closed' "$RECV_LOG" || true)
+            [ "$closed" -ge "$conns" ] && break
+            kill -0 "$RECV_PID" 2>/dev/null || break
+            sleep 0.02
+        done
+    fi
+    prev=$(cpu_ticks "$RECV_PID")
+    deadline=$((SECONDS + 10))
+    while [ $SECONDS -lt $deadline ]; do
+        sleep 0.1
+        cur=$(cpu_ticks "$RECV_PID")
+        [ "$cur" = "$prev" ] && break
+        prev=$cur
+    done
+}
+
+# recv_stop: SIGTERM, wait for the summary (KILL after 20 s). Returns the exit code.
+recv_stop() {
+    local pid=$RECV_PID rc=0 i
+    [ -n "$pid" ] || return 0
+    kill -TERM "$pid" 2>/dev/null || true
+    local deadline=$((SECONDS + 20))
+    while [ $SECONDS -lt $deadline ]; do kill -0 "$pid" 2>/dev/null || break; sleep 0.02; done
+    if kill -0 "$pid" 2>/dev/null; then
+        echo "${0##*/}: receiver $RECV_KIND ignored SIGTERM for 20 s, killing it" >&2
+        kill -KILL "$pid" 2>/dev/null || true
+    fi
+    wait "$pid" 2>/dev/null || rc=$?
+    local -a keep=()
+    for i in "${BENCH_PIDS[@]}"; do [ "$i" = "$pid" ] || keep+=("$i"); done
+    BENCH_PIDS=("${keep[@]}")
+    RECV_PID=
+    if [ -n "$RECV_DB" ]; then rm -f "$RECV_DB" "$RECV_DB-wal" "$RECV_DB-shm"; fi
+    return "$rc"
+}
+
+# rotate N ITEMS...: prints the items rotated left by N (one per line), so each
+# repetition starts the round-robin at another configuration.
+rotate() {
+    local n=$1
+    shift
+    local -a a=("$@")
+    local k=${#a[@]} i
+    for ((i = 0; i < k; i++)); do echo "${a[$(((i + n) % k))]}"; done
+}
+
+machine_info() {   # one line per fact, "key: value"
+    echo "host: $(uname -n)"
+    echo "date: $(date -Iseconds)"
+    echo "nproc: $(nproc)"
+    echo "cpu: $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)"
+    echo "kernel: $(uname -sr)"
+    echo "load average at start (1/5/15 min): $(cut -d' ' -f1-3 /proc/loadavg)"
+    echo "net.core.wmem_default: $(cat /proc/sys/net/core/wmem_default 2>/dev/null || echo '?')"
+    echo "source: $REPO_DIR (git $(git -C "$REPO_DIR" describe --always --dirty 2>/dev/null || echo '?'))"
+    echo "binaries: $BIN_DIR ($("$BIN_DIR/seccheckd" --version 2>/dev/null | head -1 || echo 'seccheckd ?'))"
+}

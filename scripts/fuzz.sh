@@ -1,0 +1,116 @@
+#!/usr/bin/env bash
+# fuzz.sh - a bounded libFuzzer session over the decoder (tests/fuzz).
+#
+# usage: scripts/fuzz.sh [SECONDS]        (default 60; CI runs scripts/fuzz.sh 60)
+#
+# 1. Builds tests/fuzz's seccheck_fuzz with clang, libFuzzer, ASan and UBSan
+#    in its own build directory (build-fuzz/).
+# 2. Seeds: splits every ../shared/traces/*.trace into one file per packet
+#    (tests/fuzz/fuzz_seeds.c), plus the head of each trace as a trace file.
+# 3. Fuzzes for SECONDS, starting from a work corpus kept in build-fuzz/ (it
+#    grows from run to run), the committed corpus and the seeds.
+# 4. Merges (-merge=1) whatever adds coverage into tests/fuzz/corpus, the
+#    regression set every normal build replays (ctest fuzz.regression); commit
+#    it when it changed.
+# Exits non-zero on any crash, leak, timeout or out-of-memory (the input is
+# left in build-fuzz/fuzz/artifacts/, and how to minimize it is printed), and
+# prints the number of executions and the coverage reached.
+#
+# Environment: FUZZ_BUILD_DIR (build-fuzz), FUZZ_TRACES (../shared/traces),
+# FUZZ_MAX_LEN (300000), FUZZ_TIMEOUT (per input, seconds: 10), CC (clang).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+usage() { echo "usage: $0 [SECONDS]" >&2; exit 2; }
+[ $# -le 1 ] || usage
+secs=${1:-60}
+[[ "$secs" =~ ^[1-9][0-9]*$ ]] || usage
+
+build=${FUZZ_BUILD_DIR:-build-fuzz}
+traces=${FUZZ_TRACES:-../shared/traces}
+max_len=${FUZZ_MAX_LEN:-300000}
+timeout=${FUZZ_TIMEOUT:-10}
+cc=${CC:-clang}
+corpus=tests/fuzz/corpus
+state=$build/fuzz
+work=$state/work
+seeds=$state/seeds
+artifacts=$state/artifacts
+log=$state/fuzz.log
+
+die() { echo "fuzz.sh: $*" >&2; exit 1; }
+command -v "$cc" >/dev/null || die "$cc not found: apt-get install -y clang libclang-rt-14-dev"
+grep -q '^add_subdirectory(fuzz)' tests/CMakeLists.txt ||
+    die "tests/CMakeLists.txt does not add_subdirectory(fuzz)"
+
+# ---- build ----
+echo "== building seccheck_fuzz ($cc, libFuzzer + ASan + UBSan) in $build/"
+cmake -S . -B "$build" -DCMAKE_C_COMPILER="$cc" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -DSECCHECKD_SANITIZE=ON -DSECCHECKD_FUZZ=ON >/dev/null ||
+    die "configure failed (a $build/ from another compiler? remove it)"
+cmake --build "$build" -j"$(nproc)" --target seccheck_fuzz fuzz_seeds >/dev/null ||
+    die "build failed: cmake --build $build --target seccheck_fuzz"
+fuzzer=$build/bin/seccheck_fuzz
+[ -x "$fuzzer" ] || die "no libFuzzer binary at $fuzzer (libclang-rt-14-dev missing?)"
+
+# ---- seeds ----
+mkdir -p "$work" "$artifacts" "$corpus"
+rm -rf "$seeds"
+mkdir -p "$seeds"
+shopt -s nullglob
+trace_files=("$traces"/*.trace)
+if [ ${#trace_files[@]} -gt 0 ]; then
+    "$build/bin/fuzz_seeds" "$seeds" "${trace_files[@]}"
+else
+    echo "fuzz.sh: warning: no traces in $traces, starting from the committed corpus only" >&2
+fi
+
+count_files() { find "$1" -maxdepth 1 -type f | wc -l; }
+count_bytes() { find "$1" -maxdepth 1 -type f -printf '%s\n' | awk '{s += $1} END {print s + 0}'; }
+corpus_before=$(count_files "$corpus")
+
+# ---- fuzz ----
+export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1}
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+echo "== fuzzing for ${secs}s (max_len $max_len, timeout ${timeout}s per input)"
+started=$(date +%s)
+touch "$state/.started"
+set +e
+"$fuzzer" -max_total_time="$secs" -max_len="$max_len" -timeout="$timeout" -print_final_stats=1 \
+    -artifact_prefix="$artifacts/" "$work" "$corpus" "$seeds" >"$log" 2>&1
+fuzz_rc=$?
+set -e
+grep -E '^#[0-9]+[[:space:]]+(INITED|DONE|NEW|REDUCE|pulse)' "$log" | tail -n 3 || true
+
+# ---- merge what adds coverage into the committed corpus ----
+echo "== merging into $corpus"
+set +e
+"$fuzzer" -merge=1 -max_len="$max_len" -timeout="$timeout" "$corpus" "$work" "$seeds" >"$state/merge.log" 2>&1
+merge_rc=$?
+set -e
+[ $merge_rc -eq 0 ] || echo "fuzz.sh: merge failed (rc $merge_rc), see $state/merge.log" >&2
+
+# ---- report ----
+execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -n 1)
+last=$(grep -E '^#[0-9]+[[:space:]].*cov: [0-9]+ ft: [0-9]+' "$log" | tail -n 1 || true)
+cov=$(sed -n 's/.*cov: \([0-9]*\).*/\1/p' <<<"$last")
+ft=$(sed -n 's/.*ft: \([0-9]*\).*/\1/p' <<<"$last")
+corpus_after=$(count_files "$corpus")
+bytes=$(count_bytes "$corpus")
+echo "fuzz.sh: ${execs:-?} executions in $(( $(date +%s) - started ))s, cov: ${cov:-?} ft: ${ft:-?}"
+echo "fuzz.sh: corpus $corpus: $corpus_after files ($((corpus_after - corpus_before)) new), $bytes bytes"
+[ "$bytes" -le 1000000 ] || echo "fuzz.sh: warning: corpus above 1 MB, re-minimize it (see tests/fuzz/README.md)" >&2
+
+if [ $fuzz_rc -ne 0 ]; then
+    echo "fuzz.sh: FAILED (libFuzzer exit $fuzz_rc): crash, leak, timeout or OOM; log: $log" >&2
+    grep -E '^(==[0-9]+==ERROR|SUMMARY|fuzz invariant|.*runtime error)' "$log" | head -n 5 >&2 || true
+    for a in $(find "$artifacts" -maxdepth 1 -type f -newer "$state/.started"); do
+        echo "fuzz.sh: input: $a" >&2
+        echo "  reproduce: $fuzzer $a" >&2
+        echo "  minimize:  $fuzzer -minimize_crash=1 -max_total_time=60 -exact_artifact_path=$a.min $a" >&2
+        echo "  then keep the minimized input: cp $a.min $corpus/crash-\$(sha1sum <$a.min | cut -c1-40)" >&2
+    done
+    exit 1
+fi
+[ $merge_rc -eq 0 ] || exit 1
+exit 0

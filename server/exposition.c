@@ -1,0 +1,147 @@
+#include "exposition.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <sys/stat.h>
+
+/* ---- the text format ---- */
+
+static void family(struct strbuf *o, const char *name, const char *type, const char *help)
+{
+    strbuf_printf(o, "# HELP seccheckd_%s %s\n# TYPE seccheckd_%s %s\n", name, help, name, type);
+}
+
+static void sample(struct strbuf *o, const char *name, const char *label, const char *value, uint64_t v)
+{
+    if (label)
+        strbuf_printf(o, "seccheckd_%s{%s=\"%s\"} %" PRIu64 "\n", name, label, value, v);
+    else
+        strbuf_printf(o, "seccheckd_%s %" PRIu64 "\n", name, v);
+}
+
+static void counter(struct strbuf *o, const char *name, const char *help, uint64_t v)
+{
+    family(o, name, "counter", help);
+    sample(o, name, NULL, NULL, v);
+}
+
+static void gauge(struct strbuf *o, const char *name, const char *help, uint64_t v)
+{
+    family(o, name, "gauge", help);
+    sample(o, name, NULL, NULL, v);
+}
+
+static void gauge_seconds(struct strbuf *o, const char *name, const char *help, int64_t ns)
+{
+    family(o, name, "gauge", help);
+    strbuf_printf(o, "seccheckd_%s %.9f\n", name, (double)ns / 1e9);
+}
+
+static void histogram_seconds(struct strbuf *o, const char *name, const char *help, const struct histogram *h)
+{
+    family(o, name, "histogram", help);
+    for (int i = 0; i < HISTOGRAM_BUCKETS; i++)
+        strbuf_printf(o, "seccheckd_%s_bucket{le=\"%g\"} %" PRIu64 "\n", name,
+                      (double)histogram_bounds_ns[i] / 1e9, histogram_cumulative(h, i));
+    strbuf_printf(o, "seccheckd_%s_bucket{le=\"+Inf\"} %" PRIu64 "\n", name, h->count);
+    strbuf_printf(o, "seccheckd_%s_sum %.9f\n", name, (double)h->sum_ns / 1e9);
+    strbuf_printf(o, "seccheckd_%s_count %" PRIu64 "\n", name, h->count);
+}
+
+/* ---- the daemon's numbers ---- */
+
+static void render_connections(struct strbuf *o, const struct server *s)
+{
+    gauge(o, "connections_open", "Sandbox connections open now (handshaking or streaming).", s->nconns);
+    counter(o, "connections_total", "Sandbox connections accepted.", s->stats.connections_total);
+    counter(o, "connections_refused_total", "Connections closed at once: --max-connections were open.",
+            s->stats.connections_refused);
+    counter(o, "connections_denied_total", "Connections closed at once: peer uid not in --allow-uid.",
+            s->stats.connections_denied);
+    counter(o, "handshake_failures_total", "Connections closed before a valid handshake.",
+            s->stats.handshake_failures);
+    uint64_t dropped = s->stats.sandbox_dropped;   /* closed connections */
+    for (const struct conn *c = s->conns; c; c = c->next)
+        dropped += c->rec.sandbox_dropped;
+    counter(o, "sandbox_dropped_total", "Events the sandboxes dropped before sending (their dropped_count, "
+            "wrap-safe, summed over open and closed connections).", dropped);
+}
+
+/* A packet counts as received (and as rejected, undecoded or discarded by
+ * policy) the moment it is read: the totals of every batch handed to the
+ * sink plus the open batch's, so these never go backwards as batches move.
+ * Stored, store_failed and the sink's own discards count once the sink is
+ * done with the batch; while batches are in flight (writer_queue_depth)
+ * received runs ahead of their sum, and once idle it equals it, as in the
+ * exit summary. */
+static void render_messages(struct strbuf *o, const struct pipeline *p)
+{
+    struct batch_counts seen = p->submitted;
+    if (p->current)
+        batch_counts_add(&seen, &p->current->counts);
+    counter(o, "messages_received_total", "Packets read from sandbox connections after the handshake.",
+            seen.received);
+    counter(o, "messages_stored_total", "Events the sink committed.", p->result.stored);
+    counter(o, "messages_discarded_total",
+            "Packets dropped by policy (--keep-types and the other filters, --sink discard).",
+            seen.discarded + p->result.discarded);
+    counter(o, "messages_store_failed_total", "Events the sink could not store (database errors).",
+            p->result.failed);
+    family(o, "messages_rejected_total", "counter", "Packets not turned into events, by reason.");
+    for (int r = 0; r < REJECT_REASON_COUNT; r++)
+        sample(o, "messages_rejected_total", "reason", reject_reason_name(r), seen.rejected[r]);
+    family(o, "messages_undecoded_total", "counter", "Events stored raw because they did not decode, by reason.");
+    sample(o, "messages_undecoded_total", "reason", "unknown_type", seen.decode[DECODE_UNKNOWN_TYPE]);
+    sample(o, "messages_undecoded_total", "reason", "bad_payload", seen.decode[DECODE_BAD_PAYLOAD]);
+}
+
+/* Only the types seen; every type this schema has no name for is "unknown". */
+static void render_types(struct strbuf *o, const uint64_t by_type[INGEST_TYPE_SLOTS])
+{
+    const char *name = "messages_received_by_type_total";
+    family(o, name, "counter", "Packets with a valid header, by message_type (before filters).");
+    uint64_t unknown = by_type[DECODE_TYPE_MAX + 1];
+    for (uint16_t t = 0; t <= DECODE_TYPE_MAX; t++) {
+        const char *type = decode_type_name(t);
+        if (!type)
+            unknown += by_type[t];
+        else if (by_type[t])
+            sample(o, name, "type", type, by_type[t]);
+    }
+    if (unknown)
+        sample(o, name, "type", "unknown", unknown);
+}
+
+/* Two stat() calls per scrape, on the loop thread: metadata of a local
+ * file (SQLite's WAL mode does not work on network file systems anyway). */
+static uint64_t file_bytes(const char *path, const char *suffix)
+{
+    char full[4096 + 8];
+    struct stat st;
+    if ((size_t)snprintf(full, sizeof(full), "%s%s", path, suffix) >= sizeof(full) || stat(full, &st) != 0)
+        return 0;
+    return (uint64_t)st.st_size;
+}
+
+static void render_storage(struct strbuf *o, struct server *s)
+{
+    gauge(o, "writer_queue_depth", "Sealed batches waiting for or being written by the writer thread.",
+          pipeline_in_flight(&s->pipeline));
+    histogram_seconds(o, "batch_commit_seconds", "Time the sink took to write one batch (one transaction).",
+                      &s->pipeline.write_latency);
+    if (!s->cfg.db_path)
+        return;
+    gauge(o, "db_bytes", "Size of the SQLite database file.", file_bytes(s->cfg.db_path, ""));
+    gauge(o, "db_wal_bytes", "Size of its write-ahead log (-wal file).", file_bytes(s->cfg.db_path, "-wal"));
+}
+
+void exposition_render(struct strbuf *out, struct server *s)
+{
+    render_connections(out, s);
+    render_messages(out, &s->pipeline);
+    render_types(out, s->stats.received_by_type);
+    render_storage(out, s);
+    gauge_seconds(out, "loop_longest_stall_seconds",
+                  "Longest loop turn spent not reading sockets since start (sealing, timers, closing).",
+                  s->stalls.longest_stall_ns);
+}

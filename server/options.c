@@ -1,0 +1,569 @@
+#include "options.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <getopt.h>
+#include <grp.h>
+#include <pwd.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "log.h"
+
+#define SECCHECKD_VERSION "0.1.0"
+
+enum option_kind { KIND_STRING, KIND_UINT, KIND_SIZE, KIND_U64, KIND_CUSTOM, KIND_FLAG };
+
+struct option_def {
+    const char *name;
+    const char *arg;            /* shown in --help */
+    enum option_kind kind;
+    size_t offset;              /* the field it sets, in struct options */
+    size_t size;                /* and its size, to tell a change on reload */
+    uint64_t min, max;          /* numbers */
+    int (*parse)(struct options *o, const char *value, char *err, size_t errlen);   /* KIND_CUSTOM */
+    bool reloadable;            /* SIGHUP applies it to the running daemon */
+    const char *help;           /* may hold '\n' for more lines */
+    const char *fallback;       /* the default, as shown in --help */
+};
+
+#define FIELD(f) offsetof(struct options, f)
+
+/* ---- the custom parsers ---- */
+
+static int parse_mode(struct options *o, const char *v, char *err, size_t errlen)
+{
+    char *end;
+    errno = 0;
+    unsigned long mode = strtoul(v, &end, 8);
+    if (errno || end == v || *end || mode > 0777) {
+        snprintf(err, errlen, "--socket-mode: expected an octal mode like 0660, got '%s'", v);
+        return -1;
+    }
+    o->server.socket_mode = (mode_t)mode;
+    return 0;
+}
+
+static int parse_on_full(struct options *o, const char *v, char *err, size_t errlen)
+{
+    if (strcmp(v, "block") != 0 && strcmp(v, "drop") != 0) {
+        snprintf(err, errlen, "--on-full: expected block or drop, got '%s'", v);
+        return -1;
+    }
+    o->server.drop_when_full = strcmp(v, "drop") == 0;
+    return 0;
+}
+
+/* One sink or several ("sqlite,ndjson"): every event goes to each. */
+static int parse_sink(struct options *o, const char *v, char *err, size_t errlen)
+{
+    static const char *const known[] = {"sqlite", "discard", "record", "ndjson", "text"};
+    char *copy = strdup(v), *save = NULL;
+    int rc = 0, count = 0;
+    for (char *tok = strtok_r(copy, ",", &save); tok && rc == 0; tok = strtok_r(NULL, ",", &save)) {
+        bool ok = false;
+        for (size_t i = 0; i < sizeof(known) / sizeof(known[0]); i++)
+            ok |= strcmp(tok, known[i]) == 0;
+        if (!ok) {
+            snprintf(err, errlen, "--sink: expected sqlite, discard, record, ndjson or text (or a comma list), "
+                     "got '%s'", tok);
+            rc = -1;
+        }
+        count++;
+    }
+    free(copy);
+    if (rc == 0 && count == 0) {
+        snprintf(err, errlen, "--sink: empty");
+        rc = -1;
+    }
+    if (rc == 0) {
+        free(o->sink);
+        o->sink = strdup(v);
+    }
+    return rc;
+}
+
+/* 90, 90s, 15m, 12h, 7d -> seconds. */
+static int parse_duration_s(const char *v, uint64_t *out)
+{
+    char *end;
+    errno = 0;
+    unsigned long long n = strtoull(v, &end, 10);
+    if (errno || end == v || v[0] == '-')
+        return -1;
+    uint64_t unit = 1;
+    if (*end == 's')
+        end++;
+    else if (*end == 'm')
+        unit = 60, end++;
+    else if (*end == 'h')
+        unit = 3600, end++;
+    else if (*end == 'd')
+        unit = 86400, end++;
+    if (*end || n > UINT64_MAX / unit)
+        return -1;
+    *out = n * unit;
+    return 0;
+}
+
+/* 1048576, 512K, 100M, 2G -> bytes. */
+static int parse_bytes(const char *v, uint64_t *out)
+{
+    char *end;
+    errno = 0;
+    unsigned long long n = strtoull(v, &end, 10);
+    if (errno || end == v || v[0] == '-')
+        return -1;
+    uint64_t unit = 1;
+    switch (*end) {
+    case 'K': case 'k': unit = 1ull << 10; end++; break;
+    case 'M': case 'm': unit = 1ull << 20; end++; break;
+    case 'G': case 'g': unit = 1ull << 30; end++; break;
+    default: break;
+    }
+    if (*end || n > UINT64_MAX / unit)
+        return -1;
+    *out = n * unit;
+    return 0;
+}
+
+static int parse_retain(struct options *o, const char *v, char *err, size_t errlen)
+{
+    if (parse_duration_s(v, &o->retain_s) != 0) {
+        snprintf(err, errlen, "--retain: expected a duration like 3600, 90m, 12h or 7d (0: forever), got '%s'", v);
+        return -1;
+    }
+    return 0;
+}
+
+static int parse_max_db_size(struct options *o, const char *v, char *err, size_t errlen)
+{
+    if (parse_bytes(v, &o->max_db_bytes) != 0 || (o->max_db_bytes && o->max_db_bytes < (1u << 20))) {
+        snprintf(err, errlen, "--max-db-size: expected a size of at least 1M like 512M or 20G (0: no limit), "
+                 "got '%s'", v);
+        return -1;
+    }
+    return 0;
+}
+
+static int parse_ndjson_max(struct options *o, const char *v, char *err, size_t errlen)
+{
+    if (parse_bytes(v, &o->ndjson_max_bytes) != 0) {
+        snprintf(err, errlen, "--ndjson-max-size: expected a size like 100M (0: never rotate), got '%s'", v);
+        return -1;
+    }
+    return 0;
+}
+
+static int parse_log_level(struct options *o, const char *v, char *err, size_t errlen)
+{
+    int level = log_level_parse(v);
+    if (level < 0) {
+        snprintf(err, errlen, "--log-level: expected error, warn, info or debug, got '%s'", v);
+        return -1;
+    }
+    o->log_level = level;
+    return 0;
+}
+
+static int parse_socket_group(struct options *o, const char *v, char *err, size_t errlen)
+{
+    struct group *g = getgrnam(v);
+    char *end;
+    unsigned long gid = g ? g->gr_gid : strtoul(v, &end, 10);
+    if (!g && (end == v || *end)) {
+        snprintf(err, errlen, "--socket-group: no group named '%s'", v);
+        return -1;
+    }
+    o->server.socket_gid = (long long)gid;
+    return 0;
+}
+
+/* "0,1000,alice": each a user name or a number; replaces the list. */
+static int parse_allow_uid(struct options *o, const char *v, char *err, size_t errlen)
+{
+    struct server_config *c = &o->server;
+    c->allowed_uids_count = 0;
+    char *copy = strdup(v), *save = NULL;
+    int rc = 0;
+    for (char *tok = strtok_r(copy, ",", &save); tok && rc == 0; tok = strtok_r(NULL, ",", &save)) {
+        struct passwd *pw = getpwnam(tok);
+        char *end;
+        unsigned long uid = pw ? pw->pw_uid : strtoul(tok, &end, 10);
+        if (!pw && (end == tok || *end)) {
+            snprintf(err, errlen, "--allow-uid: '%s' is neither a user name nor a uid", tok);
+            rc = -1;
+        } else if (c->allowed_uids_count == SERVER_MAX_ALLOWED_UIDS) {
+            snprintf(err, errlen, "--allow-uid: at most %d uids", SERVER_MAX_ALLOWED_UIDS);
+            rc = -1;
+        } else {
+            c->allowed_uids[c->allowed_uids_count++] = (uid_t)uid;
+        }
+    }
+    free(copy);
+    return rc;
+}
+
+/* ---- the table: one row per setting ---- */
+
+#define AT(f) FIELD(f), sizeof(((struct options *)0)->f)
+#define NUM(f, lo, hi) AT(f), lo, hi, NULL
+#define STR(f) AT(f), 0, 0, NULL
+#define CUSTOM(f, fn) AT(f), 0, 0, fn
+#define LIVE true      /* applied on SIGHUP */
+#define RESTART false  /* applied at the next start or restart (SIGUSR2) */
+
+static const struct option_def defs[] = {
+    {"config", "FILE", KIND_STRING, STR(config_path), RESTART,
+     "read settings from FILE (name = value lines, long option names);\ncommand-line options override it; SIGHUP "
+     "re-reads it", "none"},
+    {"socket", "PATH", KIND_STRING, STR(server.socket_path), RESTART,
+     "SOCK_SEQPACKET socket to listen on (unless systemd passes one)", "/tmp/seccheck.sock"},
+    {"socket-mode", "OCTAL", KIND_CUSTOM, CUSTOM(server.socket_mode, parse_mode), RESTART,
+     "permissions of the socket file", "0660"},
+    {"socket-group", "GROUP", KIND_CUSTOM, CUSTOM(server.socket_gid, parse_socket_group), RESTART,
+     "group owning the socket file", "the daemon's"},
+    {"allow-uid", "UID[,UID...]", KIND_CUSTOM, CUSTOM(server.allowed_uids, parse_allow_uid), RESTART,
+     "accept only peers with these user ids (names or numbers);\nothers are refused and counted", "anyone"},
+    {"sink", "sqlite|discard|record", KIND_CUSTOM, CUSTOM(sink, parse_sink), RESTART,
+     "store events in SQLite, decode and drop them, or record each\nconnection as a gVisor tracereplay file",
+     "sqlite"},
+    {"db", "PATH", KIND_STRING, STR(db_path), RESTART, "SQLite database for --sink sqlite", "./seccheck.db"},
+    {"record-dir", "DIR", KIND_STRING, STR(record_dir), RESTART, "where --sink record writes client-NNNN files",
+     "./traces"},
+    {"ndjson-path", "PATH", KIND_STRING, STR(ndjson_path), RESTART,
+     "where --sink ndjson writes one JSON object per event (- : stdout)", "./events.ndjson"},
+    {"ndjson-max-size", "BYTES", KIND_CUSTOM, CUSTOM(ndjson_max_bytes, parse_ndjson_max), RESTART,
+     "rotate the NDJSON file past this size (PATH.1, PATH.2...)", "100M"},
+    {"ndjson-keep", "N", KIND_U64, NUM(ndjson_keep, 1, 1000), RESTART, "rotated NDJSON files kept", "5"},
+    {"text-path", "PATH", KIND_STRING, STR(text_path), RESTART,
+     "where --sink text writes one line per event, for debugging (- : stdout)", "-"},
+    {"metrics-listen", "ADDR", KIND_STRING, STR(metrics_listen), RESTART,
+     "serve Prometheus metrics at HOST:PORT (loopback) or unix:PATH", "off"},
+    {"retain", "DURATION", KIND_CUSTOM, CUSTOM(retain_s, parse_retain), LIVE,
+     "delete events older than this (e.g. 7d, 12h; 0: keep forever)", "0"},
+    {"max-db-size", "BYTES", KIND_CUSTOM, CUSTOM(max_db_bytes, parse_max_db_size), LIVE,
+     "delete the oldest events to keep the database under this (e.g. 20G)", "0"},
+    {"key-file", "PATH", KIND_STRING, STR(key_file), RESTART, "HMAC key for the tamper-evident batch chain",
+     "plain SHA-256"},
+    {"batch-size", "N", KIND_SIZE, NUM(server.pipeline.limits.max_events, 1, 1000000), RESTART,
+     "events per transaction, at most", "4096"},
+    {"flush-ms", "N", KIND_UINT, NUM(server.flush_ms, 1, 60000), RESTART,
+     "longest an event waits before its batch is written", "100"},
+    {"queue-max", "N", KIND_SIZE, NUM(server.pipeline.queue_max, 1, 4096), RESTART,
+     "batches queued for the writer before --on-full applies", "8"},
+    {"on-full", "block|drop", KIND_CUSTOM, CUSTOM(server.drop_when_full, parse_on_full), RESTART,
+     "when the queue is full: stop reading (the kernel buffer fills,\nthen the sandbox drops and counts), or keep "
+     "reading and drop\nhere, counted as rejected queue_full",
+     "block"},
+    {"max-message", "BYTES", KIND_SIZE, NUM(server.max_message, 10240, 16u << 20), RESTART,
+     "largest packet accepted; larger ones are rejected", "262144"},
+    {"max-connections", "N", KIND_UINT, NUM(server.max_connections, 1, 1000000), RESTART,
+     "connections beyond this are refused", "1024"},
+    {"handshake-timeout-ms", "N", KIND_UINT, NUM(server.handshake_timeout_ms, 1, 3600000), RESTART,
+     "close clients that do not handshake in time", "5000"},
+    {"read-budget", "N", KIND_UINT, NUM(server.read_budget, 1, 1000000), RESTART,
+     "packets read per connection per loop turn", "256"},
+    {"drain-timeout-ms", "N", KIND_UINT, NUM(server.drain_timeout_ms, 0, 3600000), RESTART,
+     "on SIGTERM, keep reading open connections this long", "2000"},
+    {"busy-timeout-ms", "N", KIND_U64, NUM(busy_timeout_ms, 0, 3600000), RESTART,
+     "wait this long for a locked database, then retry", "5000"},
+    {"keep-types", "TYPE[,TYPE...]", KIND_STRING, STR(keep_types), LIVE,
+     "store only these message types (SYSCALL_OPEN,... or numbers)", "all"},
+    {"drop-types", "TYPE[,TYPE...]", KIND_STRING, STR(drop_types), LIVE,
+     "discard these message types (counted as discarded)", "none"},
+    {"keep-containers", "ID[,ID...]", KIND_STRING, STR(keep_containers), LIVE,
+     "store only events of these container ids", "all"},
+    {"drop-containers", "ID[,ID...]", KIND_STRING, STR(drop_containers), LIVE,
+     "discard events of these container ids (counted as discarded)", "none"},
+    {"log-level", "LEVEL", KIND_CUSTOM, CUSTOM(log_level, parse_log_level), LIVE, "error, warn, info or debug",
+     "info"},
+    {"help", NULL, KIND_FLAG, 0, 0, 0, 0, NULL, RESTART, "this text", NULL},
+    {"version", NULL, KIND_FLAG, 0, 0, 0, 0, NULL, RESTART, "print the version", NULL},
+};
+#define NDEFS (sizeof(defs) / sizeof(defs[0]))
+
+static const struct option_def *find_def(const char *name)
+{
+    for (size_t i = 0; i < NDEFS; i++)
+        if (strcmp(defs[i].name, name) == 0)
+            return &defs[i];
+    return NULL;
+}
+
+static int apply(struct options *o, const struct option_def *d, const char *value, char *err, size_t errlen)
+{
+    void *field = (char *)o + d->offset;
+    uint64_t v;
+    switch (d->kind) {
+    case KIND_STRING:
+        free(*(char **)field);
+        *(char **)field = strdup(value);
+        return 0;
+    case KIND_CUSTOM:
+        return d->parse(o, value, err, errlen);
+    case KIND_FLAG:
+        return 0;
+    default:
+        break;
+    }
+    char *end;
+    errno = 0;
+    v = strtoull(value, &end, 0);
+    if (errno || end == value || *end || value[0] == '-' || v < d->min || v > d->max) {
+        snprintf(err, errlen, "--%s: expected a whole number from %llu to %llu, got '%s'", d->name,
+                 (unsigned long long)d->min, (unsigned long long)d->max, value);
+        return -1;
+    }
+    if (d->kind == KIND_UINT)
+        *(unsigned *)field = (unsigned)v;
+    else if (d->kind == KIND_SIZE)
+        *(size_t *)field = (size_t)v;
+    else
+        *(uint64_t *)field = v;
+    return 0;
+}
+
+void options_usage(FILE *out)
+{
+    fprintf(out, "Usage: seccheckd [OPTIONS]\n"
+                 "       seccheckd verify --db PATH [--key-file PATH]\n"
+                 "       seccheckd gvisor-config [--points exec|files|net|all] [--socket PATH]\n"
+                 "Collects gVisor seccheck events from sandboxes (runsc remote sink) into SQLite.\n\n");
+    for (size_t i = 0; i < NDEFS; i++) {
+        const struct option_def *d = &defs[i];
+        char left[64];
+        snprintf(left, sizeof(left), "--%s%s%s", d->name, d->arg ? " " : "", d->arg ? d->arg : "");
+        const char *help = d->help;
+        bool first = true;
+        while (*help) {
+            size_t n = strcspn(help, "\n");
+            bool last = help[n] == '\0';
+            if (first && strlen(left) > 24)
+                fprintf(out, "  %s\n  %-24s ", left, "");
+            else
+                fprintf(out, "  %-24s ", first ? left : "");
+            fprintf(out, "%.*s", (int)n, help);
+            if (last && d->fallback)
+                fprintf(out, " [%s]", d->fallback);
+            fputc('\n', out);
+            help += n + (last ? 0 : 1);
+            first = false;
+        }
+    }
+    fprintf(out, "\nPoint runsc at it with a pod-init config whose sink is\n"
+                 "  {\"name\": \"remote\", \"config\": {\"endpoint\": \"/tmp/seccheck.sock\"}}\n"
+                 "SIGINT/SIGTERM: stop accepting, drain, commit, print a summary.\n"
+                 "SIGUSR2: restart in place (new binary, same PID) keeping every connection.\n");
+}
+
+void options_init(struct options *o)
+{
+    memset(o, 0, sizeof(*o));
+    server_config_defaults(&o->server);
+    o->server.socket_path = strdup(o->server.socket_path);
+    o->sink = strdup("sqlite");
+    o->db_path = strdup("./seccheck.db");
+    o->record_dir = strdup("./traces");
+    o->ndjson_path = strdup("./events.ndjson");
+    o->ndjson_max_bytes = 100u << 20;
+    o->ndjson_keep = 5;
+    o->text_path = strdup("-");
+    o->busy_timeout_ms = 5000;
+    o->log_level = LOG_INFO;
+}
+
+void options_free(struct options *o)
+{
+    free((char *)o->server.socket_path);
+    free(o->sink);
+    free(o->db_path);
+    free(o->record_dir);
+    free(o->key_file);
+    free(o->config_path);
+    free(o->ndjson_path);
+    free(o->text_path);
+    free(o->metrics_listen);
+    free(o->keep_types);
+    free(o->drop_types);
+    free(o->keep_containers);
+    free(o->drop_containers);
+    memset(o, 0, sizeof(*o));
+}
+
+static struct option *getopt_table(void)
+{
+    static struct option table[NDEFS + 1];
+    for (size_t i = 0; i < NDEFS; i++)
+        table[i] = (struct option){defs[i].name, defs[i].arg ? required_argument : no_argument, NULL, (int)i};
+    return table;
+}
+
+int options_parse_argv(struct options *o, int argc, char **argv)
+{
+    const struct option *table = getopt_table();
+    int index;
+    optind = 1;
+    while ((index = getopt_long(argc, argv, "", table, NULL)) != -1) {
+        if (index == '?' || index < 0 || (size_t)index >= NDEFS) {
+            fprintf(stderr, "Try 'seccheckd --help'.\n");
+            return 2;
+        }
+        const struct option_def *d = &defs[index];
+        if (strcmp(d->name, "help") == 0) {
+            options_usage(stdout);
+            exit(0);
+        }
+        if (strcmp(d->name, "version") == 0) {
+            printf("seccheckd %s\n", SECCHECKD_VERSION);
+            exit(0);
+        }
+        char err[256];
+        if (apply(o, d, optarg, err, sizeof(err)) != 0) {
+            fprintf(stderr, "seccheckd: %s\n", err);
+            return 2;
+        }
+    }
+    if (optind < argc) {
+        fprintf(stderr, "seccheckd: unexpected argument '%s' (try --help)\n", argv[optind]);
+        return 2;
+    }
+    return 0;
+}
+
+static char *trim(char *s)
+{
+    while (isspace((unsigned char)*s))
+        s++;
+    size_t n = strlen(s);
+    while (n && isspace((unsigned char)s[n - 1]))
+        s[--n] = '\0';
+    return s;
+}
+
+int options_load_file(struct options *o, const char *path, char *err, size_t errlen)
+{
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        snprintf(err, errlen, "cannot read config file %s: %s", path, strerror(errno));
+        return -1;
+    }
+    char line[4096];
+    int lineno = 0, rc = 0;
+    while (rc == 0 && fgets(line, sizeof(line), f)) {
+        lineno++;
+        line[strcspn(line, "#")] = '\0';
+        char *text = trim(line);
+        if (!*text)
+            continue;
+        char *eq = strchr(text, '=');
+        if (!eq) {
+            snprintf(err, errlen, "%s:%d: expected 'name = value'", path, lineno);
+            rc = -1;
+            break;
+        }
+        *eq = '\0';
+        char *name = trim(text), *value = trim(eq + 1);
+        const struct option_def *d = find_def(name);
+        char why[256];
+        if (!d || d->kind == KIND_FLAG || strcmp(name, "config") == 0) {
+            snprintf(err, errlen, "%s:%d: unknown setting '%s' (see seccheckd --help)", path, lineno, name);
+            rc = -1;
+        } else if (apply(o, d, value, why, sizeof(why)) != 0) {
+            snprintf(err, errlen, "%s:%d: %s", path, lineno, why);
+            rc = -1;
+        }
+    }
+    fclose(f);
+    return rc;
+}
+
+int options_load(struct options *o, int argc, char **argv)
+{
+    options_init(o);
+    /* First pass: only to learn --config (and fail early on bad options). */
+    struct options probe;
+    options_init(&probe);
+    int rc = options_parse_argv(&probe, argc, argv);
+    char *config = probe.config_path ? strdup(probe.config_path) : NULL;
+    options_free(&probe);
+    if (rc != 0) {
+        free(config);
+        return rc;
+    }
+    if (config) {
+        char err[512];
+        if (options_load_file(o, config, err, sizeof(err)) != 0) {
+            fprintf(stderr, "seccheckd: %s\n", err);
+            free(config);
+            return 2;
+        }
+        free(config);
+    }
+    rc = options_parse_argv(o, argc, argv);
+    if (rc == 0) {
+        struct filter f = {0};
+        char err[256];
+        if (options_build_filter(o, &f, err, sizeof(err)) != 0) {
+            fprintf(stderr, "seccheckd: %s\n", err);
+            rc = 2;
+        }
+        filter_free(&f);
+    }
+    return rc;
+}
+
+int options_build_filter(const struct options *o, struct filter *f, char *err, size_t errlen)
+{
+    memset(f, 0, sizeof(*f));
+    char why[200];
+    if ((o->keep_types && o->drop_types) || (o->keep_containers && o->drop_containers)) {
+        snprintf(err, errlen, "give either --keep-types or --drop-types (and either --keep-containers or "
+                 "--drop-containers), not both");
+        return -1;
+    }
+    const char *types = o->keep_types ? o->keep_types : o->drop_types;
+    if (types && filter_set_types(f, o->keep_types ? FILTER_KEEP : FILTER_DROP, types, why, sizeof(why)) != 0) {
+        snprintf(err, errlen, "--%s-types: %s", o->keep_types ? "keep" : "drop", why);
+        return -1;
+    }
+    const char *ids = o->keep_containers ? o->keep_containers : o->drop_containers;
+    if (ids && filter_set_containers(f, o->keep_containers ? FILTER_KEEP : FILTER_DROP, ids, why, sizeof(why)) != 0) {
+        snprintf(err, errlen, "--%s-containers: %s", o->keep_containers ? "keep" : "drop", why);
+        filter_free(f);
+        return -1;
+    }
+    return 0;
+}
+
+static bool same_value(const struct options *a, const struct options *b, const struct option_def *d)
+{
+    const char *pa = (const char *)a + d->offset, *pb = (const char *)b + d->offset;
+    if (d->kind == KIND_STRING) {
+        const char *sa = *(char *const *)pa, *sb = *(char *const *)pb;
+        return (!sa && !sb) || (sa && sb && strcmp(sa, sb) == 0);
+    }
+    if (d->kind == KIND_CUSTOM && d->offset == FIELD(sink))
+        return strcmp(a->sink, b->sink) == 0;
+    if (d->offset == FIELD(server.allowed_uids))
+        return a->server.allowed_uids_count == b->server.allowed_uids_count &&
+               memcmp(a->server.allowed_uids, b->server.allowed_uids,
+                      a->server.allowed_uids_count * sizeof(uid_t)) == 0;
+    return memcmp(pa, pb, d->size) == 0;
+}
+
+void options_diff(const struct options *running, const struct options *fresh, bool reloadable, char *out,
+                  size_t outlen)
+{
+    size_t len = 0;
+    out[0] = '\0';
+    for (size_t i = 0; i < NDEFS; i++) {
+        const struct option_def *d = &defs[i];
+        if (d->kind == KIND_FLAG || d->reloadable != reloadable || same_value(running, fresh, d))
+            continue;
+        int n = snprintf(out + len, outlen - len, "%s%s", len ? ", " : "", d->name);
+        if (n < 0 || (size_t)n >= outlen - len)
+            break;
+        len += (size_t)n;
+    }
+}

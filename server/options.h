@@ -1,0 +1,64 @@
+/* options.h - every seccheckd setting, from the command line or a config
+ * file, described once in a table (options.c) that also writes --help.
+ *
+ * A config file holds `name = value` lines with the long option names
+ * (`socket = /run/seccheck.sock`); '#' starts a comment. Command-line
+ * options override the file. SIGHUP re-reads it: the settings marked
+ * reloadable apply at once, the others at the next restart (SIGUSR2).
+ */
+#ifndef SECCHECKD_OPTIONS_H
+#define SECCHECKD_OPTIONS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "filter.h"
+#include "server.h"
+
+struct options {
+    struct server_config server;
+    char *sink;                 /* comma list of sqlite, discard, record, ndjson, text */
+    char *db_path;
+    char *record_dir;
+    char *key_file;
+    uint64_t busy_timeout_ms;
+    char *config_path;
+    char *ndjson_path;          /* "-": standard output */
+    uint64_t ndjson_max_bytes;  /* rotate past this size; 0: never */
+    uint64_t ndjson_keep;       /* rotated files kept */
+    char *text_path;            /* "-": standard output */
+    char *metrics_listen;       /* NULL: no metrics endpoint */
+    uint64_t retain_s;          /* reloadable; 0: keep forever */
+    uint64_t max_db_bytes;      /* reloadable; 0: no limit */
+    char *keep_types, *drop_types;              /* reloadable */
+    char *keep_containers, *drop_containers;    /* reloadable */
+    int log_level;                              /* reloadable */
+};
+
+/* Defaults, with every string owned by o. */
+void options_init(struct options *o);
+void options_free(struct options *o);
+
+/* Applies argv; 0, or 2 for a usage error (message printed). --help and
+ * --version print and exit. */
+int options_parse_argv(struct options *o, int argc, char **argv);
+
+/* Applies a config file; 0, or -1 with "FILE:LINE: problem" in err. */
+int options_load_file(struct options *o, const char *path, char *err, size_t errlen);
+
+/* The whole start-up sequence: defaults, --config file, then argv. */
+int options_load(struct options *o, int argc, char **argv);
+
+void options_usage(FILE *out);
+
+/* The event filter the options describe; -1 with err if they conflict. */
+int options_build_filter(const struct options *o, struct filter *f, char *err, size_t errlen);
+
+/* Names (comma-separated, into out) of the settings that differ between two
+ * option sets, among the reloadable ones or among the others. */
+void options_diff(const struct options *running, const struct options *fresh, bool reloadable, char *out,
+                  size_t outlen);
+
+#endif

@@ -1,0 +1,361 @@
+/* export.c - `seccheckd export --db PATH --format ndjson|trace ...`.
+ *
+ * Reads one snapshot of the database (a read transaction, so a daemon may
+ * keep writing) and steps through the events table with prepared
+ * statements, one row at a time: a database of any size exports in
+ * constant memory. NDJSON decodes each raw packet again with the daemon's
+ * decoder and renders it with event_json.h, so it writes the very lines the
+ * live ndjson sink wrote. Trace writes each connection's raw packets in id
+ * order with tracefile.h, the writer the record sink uses.
+ */
+#include "export.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sqlite3.h>
+
+#include "arena.h"
+#include "cli.h"
+#include "decode.h"
+#include "event_json.h"
+#include "strbuf.h"
+#include "tracefile.h"
+#include "wire.h"
+
+#define PROG "seccheckd export"
+
+enum { EXPORT_OK = 0, EXPORT_FAILED = 1, EXPORT_USAGE = 2 };
+
+struct export_options {
+    const char *db_path;
+    const char *format;
+    const char *out;              /* ndjson: a file (NULL or "-": stdout); trace: a directory */
+    bool has_conn;
+    int64_t conn_id;
+};
+
+struct exporter {
+    const struct export_options *o;
+    sqlite3 *db;
+    struct decoder decoder;
+    struct arena arena;           /* one row's decoded message at a time */
+    struct strbuf line;
+    uint64_t events, conns, skipped;
+    bool warned_header;
+};
+
+static void usage(FILE *out)
+{
+    fprintf(out,
+            "Usage: seccheckd export --db PATH --format ndjson|trace [--out PATH|DIR] [--conn ID]\n"
+            "Writes the events of a seccheckd database out again.\n"
+            "\n"
+            "  --db PATH        the database (opened read-only; the daemon may be running)\n"
+            "  --format ndjson  one JSON object per event, in id order: the objects --sink ndjson\n"
+            "                   writes (common columns, \"detail\", or \"raw\" hex when undecoded)\n"
+            "  --format trace   one gVisor tracereplay file per connection, DIR/client-NNNN\n"
+            "                   (NNNN: connection id), byte-identical to what --sink record writes\n"
+            "  --out PATH|DIR   ndjson: the file to write [standard output]; trace: the directory\n"
+            "                   (created if missing; existing client files are never overwritten)\n"
+            "  --conn ID        only the events of connection ID\n"
+            "  --help           this text\n"
+            "\n"
+            "Exit status: 0 written, 1 a runtime error (printed), 2 usage error.\n");
+}
+
+/* 0, EXPORT_USAGE, or -1 after --help. */
+static int parse_options(int argc, char **argv, struct export_options *o)
+{
+    static const struct option options[] = {
+        {"db", required_argument, NULL, 'd'},   {"format", required_argument, NULL, 'f'},
+        {"out", required_argument, NULL, 'o'},  {"conn", required_argument, NULL, 'c'},
+        {"help", no_argument, NULL, 'h'},       {NULL, 0, NULL, 0},
+    };
+    memset(o, 0, sizeof(*o));
+    uint64_t conn;
+    int ch;
+    optind = 0;   /* a fresh getopt scan, whatever ran before */
+    while ((ch = getopt_long(argc, argv, "", options, NULL)) != -1) {
+        switch (ch) {
+        case 'd': o->db_path = optarg; break;
+        case 'f': o->format = optarg; break;
+        case 'o': o->out = optarg; break;
+        case 'c':
+            if (cli_parse_uint(PROG, "--conn", optarg, 1, INT64_MAX, &conn) != 0)
+                return EXPORT_USAGE;
+            o->has_conn = true;
+            o->conn_id = (int64_t)conn;
+            break;
+        case 'h': usage(stdout); return -1;
+        default: fprintf(stderr, "Try '" PROG " --help'.\n"); return EXPORT_USAGE;
+        }
+    }
+    const char *problem = NULL;
+    if (optind < argc)
+        problem = "unexpected argument";
+    else if (!o->db_path)
+        problem = "--db PATH is required";
+    else if (!o->format)
+        problem = "--format ndjson|trace is required";
+    else if (strcmp(o->format, "ndjson") != 0 && strcmp(o->format, "trace") != 0)
+        problem = "--format: expected ndjson or trace";
+    else if (strcmp(o->format, "trace") == 0 && !o->out)
+        problem = "--format trace needs --out DIR";
+    if (!problem)
+        return 0;
+    fprintf(stderr, PROG ": %s", problem);
+    if (optind < argc)
+        fprintf(stderr, " '%s'", argv[optind]);
+    else if (o->format && strstr(problem, "expected"))
+        fprintf(stderr, ", got '%s'", o->format);
+    fprintf(stderr, " (try --help)\n");
+    return EXPORT_USAGE;
+}
+
+static sqlite3_stmt *prepare(struct exporter *x, const char *sql)
+{
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(x->db, sql, -1, &st, NULL) != SQLITE_OK) {
+        fprintf(stderr, PROG ": %s: %s\n", x->o->db_path, sqlite3_errmsg(x->db));
+        sqlite3_finalize(st);
+        return NULL;
+    }
+    return st;
+}
+
+/* ---- ndjson ---- */
+
+/* The event of one events row (conn_id, recv_ns, msg_type, dropped_count,
+ * raw), decoded again from raw the way the daemon decoded it on arrival. */
+static void decode_row(struct exporter *x, sqlite3_stmt *st, struct event *ev)
+{
+    const uint8_t *raw = sqlite3_column_blob(st, 4);
+    size_t len = (size_t)sqlite3_column_bytes(st, 4);
+    struct wire_header h;
+    arena_reset(&x->arena);
+    if (wire_header_parse(raw, len, &h) == WIRE_OK) {
+        decode_event(&x->decoder, &x->arena, &h, raw, len, ev);
+    } else {
+        /* The daemon never stores such a packet, so the row was edited:
+         * exported anyway, undecoded, with the header from its columns. */
+        if (!x->warned_header)
+            fprintf(stderr, PROG ": warning: an event's raw column has no valid packet header; exported as "
+                    "\"raw\" with decode_error bad_payload\n");
+        x->warned_header = true;
+        memset(ev, 0, sizeof(*ev));
+        ev->raw = raw;
+        ev->raw_len = (uint32_t)len;
+        ev->header.message_type = (uint16_t)sqlite3_column_int(st, 2);
+        ev->header.dropped_count = (uint32_t)sqlite3_column_int64(st, 3);
+        ev->status = DECODE_BAD_PAYLOAD;
+    }
+    ev->conn_id = (uint64_t)sqlite3_column_int64(st, 0);
+    ev->recv_ns = sqlite3_column_int64(st, 1);
+}
+
+/* Every row of the statement as a line on out; 0 or EXPORT_FAILED. */
+static int write_ndjson_rows(struct exporter *x, sqlite3_stmt *st, FILE *out, const char *out_name)
+{
+    int step;
+    while ((step = sqlite3_step(st)) == SQLITE_ROW) {
+        struct event ev;
+        decode_row(x, st, &ev);
+        strbuf_reset(&x->line);
+        if (event_json_render(&x->line, &ev) != 0) {
+            fprintf(stderr, PROG ": out of memory rendering an event\n");
+            return EXPORT_FAILED;
+        }
+        if (fwrite(x->line.data, 1, x->line.len, out) != x->line.len) {
+            fprintf(stderr, PROG ": writing %s: %s\n", out_name, strerror(errno));
+            return EXPORT_FAILED;
+        }
+        x->events++;
+    }
+    if (step != SQLITE_DONE) {
+        fprintf(stderr, PROG ": reading events: %s\n", sqlite3_errmsg(x->db));
+        return EXPORT_FAILED;
+    }
+    return 0;
+}
+
+static int export_ndjson(struct exporter *x)
+{
+    bool to_stdout = !x->o->out || strcmp(x->o->out, "-") == 0;
+    const char *out_name = to_stdout ? "standard output" : x->o->out;
+    sqlite3_stmt *st = prepare(x, x->o->has_conn ? "SELECT conn_id, recv_ns, msg_type, dropped_count, raw FROM events"
+                                                   " WHERE conn_id = ?1 ORDER BY id"
+                                                 : "SELECT conn_id, recv_ns, msg_type, dropped_count, raw FROM events"
+                                                   " ORDER BY id");
+    if (!st)
+        return EXPORT_FAILED;
+    if (x->o->has_conn)
+        sqlite3_bind_int64(st, 1, x->o->conn_id);
+    FILE *out = to_stdout ? stdout : fopen(x->o->out, "w");
+    if (!out) {
+        fprintf(stderr, PROG ": cannot create %s: %s\n", x->o->out, strerror(errno));
+        sqlite3_finalize(st);
+        return EXPORT_FAILED;
+    }
+    setvbuf(out, NULL, _IOFBF, 1 << 20);
+    int rc = write_ndjson_rows(x, st, out, out_name);
+    sqlite3_finalize(st);
+    bool flushed = to_stdout ? fflush(out) == 0 && !ferror(out) : fclose(out) == 0;
+    if (!flushed && rc == 0) {
+        fprintf(stderr, PROG ": writing %s: %s\n", out_name, strerror(errno));
+        rc = EXPORT_FAILED;
+    }
+    return rc;
+}
+
+/* ---- trace ---- */
+
+/* The packets of one connection, in id order, as DIR/client-NNNN. */
+static int write_trace_file(struct exporter *x, sqlite3_stmt *rows, int64_t conn_id, uint32_t version)
+{
+    char path[4200];
+    snprintf(path, sizeof(path), "%s/client-%04" PRId64, x->o->out, conn_id);
+    struct tracefile tf;
+    if (tracefile_create(&tf, path, version) != TRACEFILE_OK) {
+        fprintf(stderr, PROG ": cannot create %s: %s%s\n", path, strerror(errno),
+                errno == EEXIST ? " (export into an empty directory)" : "");
+        return EXPORT_FAILED;
+    }
+    sqlite3_bind_int64(rows, 1, conn_id);
+    int rc = 0, step;
+    while ((step = sqlite3_step(rows)) == SQLITE_ROW) {
+        const uint8_t *raw = sqlite3_column_blob(rows, 0);
+        size_t len = (size_t)sqlite3_column_bytes(rows, 0);
+        enum tracefile_status ts = tracefile_append(&tf, raw ? raw : (const uint8_t *)"", len);
+        if (ts == TRACEFILE_RECORD_TOO_LARGE) {
+            fprintf(stderr, PROG ": %s: skipped a %zu-byte packet: tracereplay records are at most %u bytes\n",
+                    path, len, TRACEFILE_RECORD_MAX);
+            x->skipped++;
+        } else if (ts != TRACEFILE_OK) {
+            fprintf(stderr, PROG ": writing %s: %s\n", path, strerror(errno));
+            rc = EXPORT_FAILED;
+            break;
+        } else {
+            x->events++;
+        }
+    }
+    if (rc == 0 && step != SQLITE_DONE) {
+        fprintf(stderr, PROG ": reading events: %s\n", sqlite3_errmsg(x->db));
+        rc = EXPORT_FAILED;
+    }
+    sqlite3_reset(rows);
+    if (tracefile_close(&tf) != TRACEFILE_OK && rc == 0) {
+        fprintf(stderr, PROG ": writing %s: %s\n", path, strerror(errno));
+        rc = EXPORT_FAILED;
+    }
+    x->conns++;
+    return rc;
+}
+
+/* Connections that handshook (the record sink starts their file then, even
+ * before any event) and any connection with events; the handshake version. */
+static const char conns_sql[] =
+    "SELECT ids.conn_id, c.client_version FROM"
+    " (SELECT id AS conn_id FROM connections WHERE client_version IS NOT NULL"
+    "  UNION SELECT conn_id FROM events) AS ids"
+    " LEFT JOIN connections c ON c.id = ids.conn_id"
+    " WHERE ?1 IS NULL OR ids.conn_id = ?1 ORDER BY ids.conn_id";
+
+static int export_trace(struct exporter *x)
+{
+    if (mkdir(x->o->out, 0750) != 0 && errno != EEXIST) {
+        fprintf(stderr, PROG ": cannot create %s: %s\n", x->o->out, strerror(errno));
+        return EXPORT_FAILED;
+    }
+    sqlite3_stmt *conns = prepare(x, conns_sql);
+    sqlite3_stmt *rows = conns ? prepare(x, "SELECT raw FROM events WHERE conn_id = ?1 ORDER BY id") : NULL;
+    int rc = conns && rows ? 0 : EXPORT_FAILED, step = SQLITE_DONE;
+    if (rc == 0 && x->o->has_conn)
+        sqlite3_bind_int64(conns, 1, x->o->conn_id);
+    while (rc == 0 && (step = sqlite3_step(conns)) == SQLITE_ROW) {
+        int64_t version = sqlite3_column_int64(conns, 1);
+        /* No recorded handshake: the record sink's default, wire version 1. */
+        if (version < 1 || version > UINT32_MAX)
+            version = WIRE_VERSION;
+        rc = write_trace_file(x, rows, sqlite3_column_int64(conns, 0), (uint32_t)version);
+    }
+    if (rc == 0 && step != SQLITE_DONE) {
+        fprintf(stderr, PROG ": reading connections: %s\n", sqlite3_errmsg(x->db));
+        rc = EXPORT_FAILED;
+    }
+    sqlite3_finalize(rows);
+    sqlite3_finalize(conns);
+    return rc;
+}
+
+/* ---- the command ---- */
+
+static bool table_exists(sqlite3 *db, const char *name)
+{
+    sqlite3_stmt *st;
+    bool found = false;
+    if (sqlite3_prepare_v2(db, "SELECT 1 FROM sqlite_master WHERE type='table' AND name=?", -1, &st, NULL) ==
+        SQLITE_OK) {
+        sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
+        found = sqlite3_step(st) == SQLITE_ROW;
+    }
+    sqlite3_finalize(st);
+    return found;
+}
+
+static int open_db(struct exporter *x)
+{
+    const char *path = x->o->db_path;
+    if (sqlite3_open_v2(path, &x->db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
+        fprintf(stderr, PROG ": cannot open %s: %s\n", path, x->db ? sqlite3_errmsg(x->db) : "out of memory");
+        return EXPORT_FAILED;
+    }
+    sqlite3_busy_timeout(x->db, 5000);
+    /* One snapshot for the whole export, even while a daemon appends. */
+    if (sqlite3_exec(x->db, "BEGIN", NULL, NULL, NULL) != SQLITE_OK) {
+        fprintf(stderr, PROG ": %s: %s\n", path, sqlite3_errmsg(x->db));
+        return EXPORT_FAILED;
+    }
+    if (!table_exists(x->db, "events") || !table_exists(x->db, "connections")) {
+        fprintf(stderr, PROG ": %s is not a seccheckd database (no events or connections table)\n", path);
+        return EXPORT_FAILED;
+    }
+    return 0;
+}
+
+int export_main(int argc, char **argv)
+{
+    struct export_options o;
+    int rc = parse_options(argc, argv, &o);
+    if (rc != 0)
+        return rc < 0 ? EXPORT_OK : rc;
+    struct exporter x = {.o = &o};
+    decoder_init(&x.decoder);
+    /* No limit of its own: decode_event caps each unpack by the packet's
+     * size, exactly as it did in the daemon. */
+    arena_init(&x.arena, 64 * 1024, SIZE_MAX);
+    rc = open_db(&x);
+    if (rc == 0)
+        rc = strcmp(o.format, "ndjson") == 0 ? export_ndjson(&x) : export_trace(&x);
+    if (x.db) {
+        sqlite3_exec(x.db, "COMMIT", NULL, NULL, NULL);
+        sqlite3_close(x.db);
+    }
+    arena_free(&x.arena);
+    strbuf_free(&x.line);
+    if (rc == 0 && x.skipped) {
+        fprintf(stderr, PROG ": %" PRIu64 " packets could not be exported (above)\n", x.skipped);
+        rc = EXPORT_FAILED;
+    }
+    if (rc == 0 && strcmp(o.format, "trace") == 0)
+        fprintf(stderr, PROG ": %" PRIu64 " events of %" PRIu64 " connections written to %s\n", x.events, x.conns,
+                o.out);
+    else if (rc == 0)
+        fprintf(stderr, PROG ": %" PRIu64 " events written\n", x.events);
+    return rc;
+}

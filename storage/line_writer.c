@@ -1,0 +1,206 @@
+/* line_writer.c - batched, rotated, failure-counted line output. */
+#include "line_writer.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "clock.h"
+#include "log.h"
+
+/* A full disk fails every batch: one log line per this many seconds says
+ * how many events were lost meanwhile, instead of one per batch. */
+#define LOSS_LOG_INTERVAL_NS (10 * 1000000000LL)
+
+static const char *shown_path(const struct line_writer *w)
+{
+    return w->is_stdout ? "standard output" : w->path;
+}
+
+static void note_loss(struct line_writer *w, uint64_t lines, const char *why)
+{
+    w->lost_total += lines;
+    w->lost_unlogged += lines;
+    int64_t now = monotonic_ns();
+    if (w->failing && now - w->last_log_ns < LOSS_LOG_INTERVAL_NS)
+        return;
+    log_error("%s: %llu events not written to %s: %s (%llu lost in all; logged at most every %lld s)", w->who,
+              (unsigned long long)w->lost_unlogged, shown_path(w), why, (unsigned long long)w->lost_total,
+              LOSS_LOG_INTERVAL_NS / 1000000000LL);
+    w->failing = true;
+    w->last_log_ns = now;
+    w->lost_unlogged = 0;
+}
+
+static void note_success(struct line_writer *w)
+{
+    if (!w->failing)
+        return;
+    log_info("%s: writing to %s again (%llu events lost in all)", w->who, shown_path(w),
+             (unsigned long long)w->lost_total);
+    w->failing = false;
+}
+
+/* 0, or -1 with errno. */
+static int open_file(struct line_writer *w)
+{
+    int fd = open(w->path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOCTTY, 0640);
+    if (fd < 0)
+        return -1;
+    struct stat st;
+    if (fstat(fd, &st) != 0) {
+        int saved = errno;
+        close(fd);
+        errno = saved;
+        return -1;
+    }
+    w->fd = fd;
+    w->size = (uint64_t)st.st_size;
+    /* A FIFO or a device has no size to limit and cannot be renamed away. */
+    w->is_regular = S_ISREG(st.st_mode);
+    w->can_rotate = w->is_regular && w->max_bytes > 0;
+    return 0;
+}
+
+static int write_all(int fd, const char *p, size_t len)
+{
+    while (len > 0) {
+        ssize_t n = write(fd, p, len);
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            return -1;
+        }
+        p += n;
+        len -= (size_t)n;
+    }
+    return 0;
+}
+
+/* PATH.(keep-1) -> PATH.keep (replacing the oldest) ... PATH -> PATH.1.
+ * 0, or the errno of the rename that failed. */
+static int shift_files(const struct line_writer *w)
+{
+    char from[LINE_WRITER_PATH_MAX + 16], to[LINE_WRITER_PATH_MAX + 16];
+    if (w->keep == 0)
+        return unlink(w->path) == 0 || errno == ENOENT ? 0 : errno;
+    for (unsigned i = w->keep; i > 1; i--) {
+        snprintf(from, sizeof(from), "%s.%u", w->path, i - 1);
+        snprintf(to, sizeof(to), "%s.%u", w->path, i);
+        if (rename(from, to) != 0 && errno != ENOENT)
+            return errno;
+    }
+    snprintf(to, sizeof(to), "%s.1", w->path);
+    return rename(w->path, to) == 0 || errno == ENOENT ? 0 : errno;
+}
+
+static void rotate(struct line_writer *w)
+{
+    if (w->fd >= 0)
+        close(w->fd);
+    w->fd = -1;
+    int failed = shift_files(w);
+    if (open_file(w) != 0)
+        return;   /* the next flush retries the open and counts the loss */
+    if (failed) {
+        /* Counted as a fresh file, so the next attempt comes only after
+         * another max_bytes instead of at every line. */
+        log_error("%s: cannot rotate %s: %s; appending to it past the size limit", w->who, w->path,
+                  strerror(failed));
+        w->size = 0;
+    }
+}
+
+int line_writer_open(struct line_writer *w, const char *who, const char *path, uint64_t max_bytes, unsigned keep,
+                     char *err, size_t errlen)
+{
+    memset(w, 0, sizeof(*w));
+    w->who = who;
+    w->fd = -1;
+    w->max_bytes = max_bytes;
+    w->keep = keep;
+    if (strlen(path) >= sizeof(w->path)) {
+        snprintf(err, errlen, "path is too long");
+        return -1;
+    }
+    snprintf(w->path, sizeof(w->path), "%s", path);
+    signal(SIGPIPE, SIG_IGN);
+    if (strcmp(path, "-") == 0) {
+        w->is_stdout = true;
+        w->fd = STDOUT_FILENO;
+        return 0;
+    }
+    if (open_file(w) != 0) {
+        snprintf(err, errlen, "cannot open %s: %s (check that its directory exists and is writable)", path,
+                 strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+void line_writer_lost(struct line_writer *w, struct batch_result *r, const char *why)
+{
+    r->failed++;
+    note_loss(w, 1, why);
+}
+
+void line_writer_add(struct line_writer *w, const char *line, size_t len, struct batch_result *r)
+{
+    uint64_t queued = w->size + w->pending.len;
+    if (w->can_rotate && queued > 0 && queued + len > w->max_bytes) {
+        line_writer_flush(w, r);
+        rotate(w);
+    }
+    strbuf_append(&w->pending, line, len);
+    if (w->pending.failed) {
+        /* strbuf left the queued lines untouched; only this one is lost. */
+        w->pending.failed = false;
+        line_writer_lost(w, r, "out of memory");
+        return;
+    }
+    w->pending_lines++;
+}
+
+/* After a failed write: cut a partly written line back out of the file. */
+static void cut_back(struct line_writer *w)
+{
+    if (w->is_regular && w->fd >= 0 && ftruncate(w->fd, (off_t)w->size) != 0)
+        log_error("%s: cannot cut a partial line from %s: %s", w->who, w->path, strerror(errno));
+}
+
+void line_writer_flush(struct line_writer *w, struct batch_result *r)
+{
+    uint64_t lines = w->pending_lines;
+    if (lines == 0)
+        return;
+    int failed_errno = 0;
+    if (w->fd < 0 && open_file(w) != 0) {
+        failed_errno = errno;
+    } else if (write_all(w->fd, w->pending.data, w->pending.len) != 0) {
+        failed_errno = errno;
+        cut_back(w);
+    } else {
+        w->size += w->pending.len;
+    }
+    strbuf_reset(&w->pending);
+    w->pending_lines = 0;
+    if (failed_errno) {
+        r->failed += lines;
+        note_loss(w, lines, strerror(failed_errno));
+        return;
+    }
+    r->stored += lines;
+    note_success(w);
+}
+
+void line_writer_close(struct line_writer *w)
+{
+    if (w->fd >= 0 && !w->is_stdout)
+        close(w->fd);
+    w->fd = -1;
+    strbuf_free(&w->pending);
+}

@@ -1,0 +1,208 @@
+/* Integration: settings from a config file, the command line overriding
+ * it, ingest filters, and SIGHUP applying a changed filter live. */
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <cmocka.h>
+#include <sqlite3.h>
+
+#include "daemon.h"
+#include "replay.h"
+
+static void write_file(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+static void replay(const char *socket, const char *trace)
+{
+    struct replay_trace t;
+    char err[512];
+    assert_int_equal(replay_trace_load(&t, trace, err, sizeof(err)), 0);
+    int fd = replay_connect(socket, 1, 5000, err, sizeof(err));
+    assert_true(fd >= 0);
+    for (size_t i = 0; i < t.count; i++)
+        assert_int_equal(replay_send(fd, t.packets[i], t.lengths[i]), 0);
+    close(fd);
+    replay_trace_free(&t);
+}
+
+/* Waits for n "closed (eof)" lines: the daemon read every packet sent. */
+static void wait_closed(const struct daemon *d, int n)
+{
+    for (int i = 0; i < 500; i++) {
+        char *log = daemon_read_log(d);
+        int seen = 0;
+        for (const char *p = log; (p = strstr(p, "closed (eof)")) != NULL; p++)
+            seen++;
+        free(log);
+        if (seen >= n)
+            return;
+        usleep(10000);
+    }
+    fail_msg("connections did not close");
+}
+
+static void test_file_settings_and_sighup_reload(void **state)
+{
+    (void)state;
+    struct daemon d;
+    daemon_prepare(&d);
+    char conf[400], text[1024];
+    snprintf(conf, sizeof(conf), "%s/seccheckd.conf", d.dir);
+    snprintf(text, sizeof(text), "# a comment\nsocket = %s\n  db=%s   # trailing comment\ndrop-types = SYSCALL_READ\n"
+             "batch-size = 100\n", d.socket, d.db);
+    write_file(conf, text);
+    const char *argv[] = {SECCHECKD_BIN, "--config", conf, NULL};
+    assert_true(daemon_spawn(&d, argv, "info: listening on"));
+    replay(d.socket, TRACES_DIR "/redis_rw.trace");   /* 19804 reads, 19584 writes */
+    wait_closed(&d, 1);
+    snprintf(text, sizeof(text), "socket = %s\ndb = %s\ndrop-types = SYSCALL_WRITE\nbatch-size = 200\n", d.socket,
+             d.db);
+    write_file(conf, text);
+    kill(d.pid, SIGHUP);
+    for (int i = 0; i < 200; i++) {
+        char *log = daemon_read_log(&d);
+        bool done = strstr(log, "reload: applied") != NULL;
+        free(log);
+        if (done)
+            break;
+        usleep(10000);
+    }
+    replay(d.socket, TRACES_DIR "/redis_rw.trace");
+    wait_closed(&d, 2);
+    assert_int_equal(daemon_stop(&d), 0);
+    char *log = daemon_read_log(&d);
+    assert_non_null(strstr(log, "reload: applied drop-types"));
+    assert_non_null(strstr(log, "not applied until a restart (SIGUSR2 or systemctl reload): batch-size"));
+    free(log);
+    assert_int_equal(db_query_int(d.db, "SELECT count(*) FROM events WHERE conn_id=1 AND msg_type=9"), 0);
+    assert_int_equal(db_query_int(d.db, "SELECT count(*) FROM events WHERE conn_id=1 AND msg_type=34"), 19584);
+    assert_int_equal(db_query_int(d.db, "SELECT count(*) FROM events WHERE conn_id=2 AND msg_type=9"), 19804);
+    assert_int_equal(db_query_int(d.db, "SELECT count(*) FROM events WHERE conn_id=2 AND msg_type=34"), 0);
+    assert_int_equal(db_query_int(d.db, "SELECT discarded FROM runs"), 19804 + 19584);
+    assert_int_equal(db_query_int(d.db, "SELECT received - stored - discarded FROM runs"), 0);
+    daemon_cleanup(&d);
+}
+
+static void test_command_line_overrides_file(void **state)
+{
+    (void)state;
+    struct daemon d;
+    daemon_prepare(&d);
+    char conf[400];
+    snprintf(conf, sizeof(conf), "%s/seccheckd.conf", d.dir);
+    write_file(conf, "socket = /nonexistent-dir/never.sock\nsink = discard\n");
+    const char *args[] = {"--config", conf, "--sink", "sqlite", NULL};   /* --socket from daemon_start wins */
+    assert_true(daemon_start(&d, SECCHECKD_BIN, args));
+    replay(d.socket, TRACES_DIR "/exec_loop.trace");
+    wait_closed(&d, 1);
+    assert_int_equal(daemon_stop(&d), 0);
+    assert_int_equal(db_query_int(d.db, "SELECT count(*) FROM events"), 1219);
+    daemon_cleanup(&d);
+}
+
+static void test_bad_config_files(void **state)
+{
+    (void)state;
+    struct daemon d;
+    daemon_prepare(&d);
+    char conf[400];
+    snprintf(conf, sizeof(conf), "%s/bad.conf", d.dir);
+    const char *cases[][2] = {
+        {"\n# ok\nno-such-setting = 1\n", "bad.conf:3: unknown setting 'no-such-setting'"},
+        {"batch-size = 0\n", "bad.conf:1: --batch-size: expected a whole number from 1"},
+        {"just words\n", "bad.conf:1: expected 'name = value'"},
+        {"keep-types = SYSCALL_NOPE\n", "--keep-types: unknown message type 'SYSCALL_NOPE'"},
+        {"keep-types = 7\ndrop-types = 8\n", "not both"},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        write_file(conf, cases[i][0]);
+        const char *args[] = {"--config", conf, NULL};
+        assert_false(daemon_start(&d, SECCHECKD_BIN, args));
+        assert_int_equal(d.exit_status, 2);
+        char *log = daemon_read_log(&d);
+        if (!strstr(log, cases[i][1]))
+            fail_msg("case %zu: expected '%s' in: %s", i, cases[i][1], log);
+        free(log);
+    }
+    const char *missing[] = {"--config", "/nonexistent/seccheckd.conf", NULL};
+    assert_false(daemon_start(&d, SECCHECKD_BIN, missing));
+    char *log = daemon_read_log(&d);
+    assert_non_null(strstr(log, "cannot read config file /nonexistent/seccheckd.conf"));
+    free(log);
+    daemon_cleanup(&d);
+}
+
+static void container_of_first_event(const char *db, char *out, size_t outlen)
+{
+    sqlite3 *h;
+    sqlite3_stmt *st;
+    assert_int_equal(sqlite3_open_v2(db, &h, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+    assert_int_equal(sqlite3_prepare_v2(h, "SELECT container_id FROM events WHERE container_id IS NOT NULL LIMIT 1",
+                                        -1, &st, NULL), SQLITE_OK);
+    assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+    snprintf(out, outlen, "%s", (const char *)sqlite3_column_text(st, 0));
+    sqlite3_finalize(st);
+    sqlite3_close(h);
+}
+
+/* One run: start with args, replay exec_loop (one container) and redis_rw
+ * (no container ids collected), stop. */
+static void run_with(struct daemon *d, const char *const *args)
+{
+    assert_true(daemon_start(d, SECCHECKD_BIN, args));
+    replay(d->socket, TRACES_DIR "/exec_loop.trace");
+    replay(d->socket, TRACES_DIR "/redis_rw.trace");
+    wait_closed(d, 2);
+    assert_int_equal(daemon_stop(d), 0);
+}
+
+static void test_container_filters(void **state)
+{
+    (void)state;
+    struct daemon d;
+    daemon_prepare(&d);
+    const char *none[] = {"--drop-containers", "runsc-nonexistent", NULL};
+    run_with(&d, none);
+    assert_int_equal(db_query_int(d.db, "SELECT stored FROM runs WHERE id=1"), 1219 + 39388);
+    char id[128];
+    container_of_first_event(d.db, id, sizeof(id));
+    assert_non_null(strstr(id, "runsc-"));
+
+    const char *keep[] = {"--keep-containers", id, NULL};
+    run_with(&d, keep);   /* only exec_loop's events: redis_rw's have no container */
+    assert_int_equal(db_query_int(d.db, "SELECT stored FROM runs WHERE id=2"), 1219);
+    assert_int_equal(db_query_int(d.db, "SELECT discarded FROM runs WHERE id=2"), 39388);
+
+    const char *drop[] = {"--drop-containers", id, NULL};
+    run_with(&d, drop);
+    assert_int_equal(db_query_int(d.db, "SELECT stored FROM runs WHERE id=3"), 39388);
+    assert_int_equal(db_query_int(d.db, "SELECT discarded FROM runs WHERE id=3"), 1219);
+
+    const char *types[] = {"--keep-types", "CONTAINER_START,sentry_exec,11", NULL};
+    run_with(&d, types);
+    assert_int_equal(db_query_int(d.db, "SELECT stored FROM runs WHERE id=4"), 1 + 202 + 406);
+    assert_int_equal(db_query_int(d.db, "SELECT count(*) FROM runs WHERE received = stored + discarded"), 4);
+    daemon_cleanup(&d);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_file_settings_and_sighup_reload),
+        cmocka_unit_test(test_command_line_overrides_file),
+        cmocka_unit_test(test_bad_config_files),
+        cmocka_unit_test(test_container_filters),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,458 @@
+/* Integration: the tamper-evident batch chain end to end. The real daemon
+ * stores replayed traces in small batches (--batch-size 256), then
+ * `seccheckd verify` checks the database: it verifies as written, and on
+ * copies where one row was altered, one deleted, two batches swapped, it
+ * names the first bad batch. Keyed chains (--key-file) need the right key;
+ * chains span daemon restarts. */
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <cmocka.h>
+#include <fcntl.h>
+#include <sqlite3.h>
+
+#include "daemon.h"
+#include "replay.h"
+
+#define BATCH_ARGS "--batch-size", "256", "--flush-ms", "20"
+
+static const char *const trace_names[] = {"redis_rw", "exec_loop", "mixed_syscalls"};
+#define NTRACES 3
+
+struct fixture {
+    struct replay_trace traces[NTRACES];
+};
+
+static int setup(void **state)
+{
+    struct fixture *f = calloc(1, sizeof(*f));
+    for (int i = 0; i < NTRACES; i++) {
+        char path[512], err[512];
+        snprintf(path, sizeof(path), "%s/%s.trace", TRACES_DIR, trace_names[i]);
+        if (replay_trace_load(&f->traces[i], path, err, sizeof(err)) != 0) {
+            fprintf(stderr, "%s\n", err);
+            return -1;
+        }
+    }
+    *state = f;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    struct fixture *f = *state;
+    if (!f)
+        return 0;
+    for (int i = 0; i < NTRACES; i++)
+        replay_trace_free(&f->traces[i]);
+    free(f);
+    return 0;
+}
+
+/* Sends a whole trace over one new connection. */
+static void replay(const char *socket, const struct replay_trace *t)
+{
+    char err[512];
+    int fd = replay_connect(socket, t->version, 5000, err, sizeof(err));
+    if (fd < 0)
+        fail_msg("%s", err);
+    for (size_t i = 0; i < t->count; i++)
+        if (replay_send(fd, t->packets[i], t->lengths[i]) != 0)
+            fail_msg("send packet %zu of %s failed", i, t->path);
+    close(fd);
+}
+
+/* ---- running `seccheckd verify` ---- */
+
+struct verdict {
+    int status;          /* exit code */
+    char out[8192];      /* stdout and stderr */
+};
+
+static void run_verify(const char *db, const char *key_file, struct verdict *v)
+{
+    char cmd[1200];
+    snprintf(cmd, sizeof(cmd), "'%s' verify --db '%s'%s%s%s 2>&1", SECCHECKD_BIN, db,
+             key_file ? " --key-file '" : "", key_file ? key_file : "", key_file ? "'" : "");
+    FILE *p = popen(cmd, "r");
+    assert_non_null(p);
+    size_t n = fread(v->out, 1, sizeof(v->out) - 1, p);
+    v->out[n] = '\0';
+    int st = pclose(p);
+    v->status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+    print_message("$ seccheckd verify --db %s%s\n%s", db, key_file ? " --key-file ..." : "", v->out);
+}
+
+/* Exit 0 and "ok: N batches, M events verified" with the database's counts. */
+static void assert_verifies(const char *db, const char *key_file)
+{
+    struct verdict v;
+    run_verify(db, key_file, &v);
+    char want[128];
+    snprintf(want, sizeof(want), "ok: %lld batches, %lld events verified\n",
+             db_query_int(db, "SELECT count(*) FROM batches"), db_query_int(db, "SELECT count(*) FROM events"));
+    if (v.status != 0 || !strstr(v.out, want))
+        fail_msg("expected exit 0 and '%s', got exit %d: %s", want, v.status, v.out);
+}
+
+/* Exit 1, and the first line names batch `batch` and says `why`. */
+static void assert_names_batch(const char *db, const char *key_file, long long batch, const char *why)
+{
+    struct verdict v;
+    run_verify(db, key_file, &v);
+    char want[64];
+    snprintf(want, sizeof(want), "batch %lld", batch);
+    size_t wl = strlen(want);
+    bool named = strncmp(v.out, want, wl) == 0 && (v.out[wl] == ' ' || v.out[wl] == ':');
+    if (v.status != 1 || !named || !strstr(v.out, why))
+        fail_msg("expected exit 1 naming '%s' with '%s', got exit %d: %s", want, why, v.status, v.out);
+}
+
+/* ---- copies of a database to tamper with ---- */
+
+static void db_copy(const char *from, const char *to)
+{
+    sqlite3 *src, *dst;
+    unlink(to);
+    assert_int_equal(sqlite3_open_v2(from, &src, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+    assert_int_equal(sqlite3_open(to, &dst), SQLITE_OK);
+    sqlite3_backup *b = sqlite3_backup_init(dst, "main", src, "main");
+    assert_non_null(b);
+    assert_int_equal(sqlite3_backup_step(b, -1), SQLITE_DONE);
+    assert_int_equal(sqlite3_backup_finish(b), SQLITE_OK);
+    sqlite3_close(src);
+    assert_int_equal(sqlite3_close(dst), SQLITE_OK);
+}
+
+static void db_exec(const char *db, const char *sql)
+{
+    sqlite3 *h;
+    assert_int_equal(sqlite3_open(db, &h), SQLITE_OK);
+    char *msg = NULL;
+    if (sqlite3_exec(h, sql, NULL, NULL, &msg) != SQLITE_OK)
+        fail_msg("%s: %s", sql, msg);
+    int changed = sqlite3_total_changes(h);
+    sqlite3_close(h);
+    if (changed == 0)
+        fail_msg("changed nothing: %s", sql);
+}
+
+static long long batch_of(const char *db, long long event_id)
+{
+    char sql[200];
+    snprintf(sql, sizeof(sql), "SELECT id FROM batches WHERE %lld BETWEEN first_event_id AND last_event_id",
+             event_id);
+    long long b = db_query_int(db, sql);
+    assert_true(b > 0);
+    return b;
+}
+
+static long long batch_field(const char *db, long long batch, const char *field)
+{
+    char sql[200];
+    snprintf(sql, sizeof(sql), "SELECT %s FROM batches WHERE id=%lld", field, batch);
+    return db_query_int(db, sql);
+}
+
+/* Runs a daemon with args on d's database, replays the traces, stops it. */
+static void daemon_run(struct daemon *d, const char *const *args, const struct replay_trace *const *traces, int n)
+{
+    if (!daemon_start(d, SECCHECKD_BIN, args)) {
+        char *log = daemon_read_log(d);
+        fail_msg("daemon did not start: %s", log);
+    }
+    for (int i = 0; i < n; i++)
+        replay(d->socket, traces[i]);
+    assert_int_equal(daemon_stop(d), 0);
+}
+
+static void test_plain_chain_names_the_tampered_batch(void **state)
+{
+    struct fixture *f = *state;
+    struct daemon d;
+    daemon_prepare(&d);
+    const char *args[] = {BATCH_ARGS, NULL};
+    assert_true(daemon_start(&d, SECCHECKD_BIN, args));
+    size_t total = 0;
+    for (int i = 0; i < NTRACES; i++) {
+        replay(d.socket, &f->traces[i]);
+        total += f->traces[i].count;
+    }
+    /* while the daemon runs: a consistent snapshot verifies */
+    struct verdict v;
+    run_verify(d.db, NULL, &v);
+    assert_int_equal(v.status, 0);
+    assert_non_null(strstr(v.out, "ok: "));
+    assert_int_equal(daemon_stop(&d), 0);
+
+    assert_int_equal(db_query_int(d.db, "SELECT count(*) FROM events"), (long long)total);
+    long long nbatches = db_query_int(d.db, "SELECT count(*) FROM batches");
+    assert_true(nbatches >= (long long)(total / 256));
+    assert_int_equal(db_query_int(d.db, "SELECT sum(events) FROM batches"), (long long)total);
+    assert_int_equal(db_query_int(d.db, "SELECT count(*) FROM batches WHERE keyed=0"), nbatches);
+    assert_verifies(d.db, NULL);
+
+    char copy[400];
+    snprintf(copy, sizeof(copy), "%s/copy.db", d.dir);
+    long long mid = (long long)total / 2, late = (long long)total - 300;
+
+    /* one row's raw altered (same length) */
+    db_copy(d.db, copy);
+    assert_verifies(copy, NULL);   /* the copy itself is fine */
+    char sql[600];
+    snprintf(sql, sizeof(sql), "UPDATE events SET raw=zeroblob(length(raw)) WHERE id=%lld", mid);
+    db_exec(copy, sql);
+    assert_names_batch(copy, NULL, batch_of(copy, mid), "altered: hash mismatch");
+
+    /* one row's connection altered; and a later alteration does not hide it */
+    db_copy(d.db, copy);
+    snprintf(sql, sizeof(sql), "UPDATE events SET conn_id=conn_id+1 WHERE id=%lld;"
+             "UPDATE events SET msg_type=msg_type+1 WHERE id=%lld", mid, late);
+    db_exec(copy, sql);
+    assert_names_batch(copy, NULL, batch_of(copy, mid), "altered: hash mismatch");
+
+    /* one row deleted */
+    db_copy(d.db, copy);
+    long long b = batch_of(copy, late);
+    long long n = batch_field(copy, b, "events");
+    snprintf(sql, sizeof(sql), "DELETE FROM events WHERE id=%lld", late);
+    db_exec(copy, sql);
+    char why[128];
+    snprintf(why, sizeof(why), "deleted rows: %lld of %lld events present", n - 1, n);
+    assert_names_batch(copy, NULL, b, why);
+
+    /* two batches of equal size swap their rows' contents */
+    db_copy(d.db, copy);
+    long long p = db_query_int(copy, "SELECT a.id FROM batches a JOIN batches b ON b.events=a.events "
+                                     "AND b.id > a.id + 1 AND a.id > 1 ORDER BY a.id LIMIT 1");
+    assert_true(p > 1);
+    snprintf(sql, sizeof(sql), "SELECT b.id FROM batches a JOIN batches b ON b.events=a.events AND b.id > a.id + 1 "
+             "WHERE a.id=%lld ORDER BY b.id LIMIT 1", p);
+    long long q = db_query_int(copy, sql);
+    long long pf = batch_field(copy, p, "first_event_id"), pl = batch_field(copy, p, "last_event_id");
+    long long qf = batch_field(copy, q, "first_event_id"), ql = batch_field(copy, q, "last_event_id");
+    snprintf(sql, sizeof(sql),
+             "CREATE TEMP TABLE a AS SELECT id-%lld AS k, conn_id, recv_ns, msg_type, raw FROM events WHERE id BETWEEN %lld AND %lld;"
+             "CREATE TEMP TABLE b AS SELECT id-%lld AS k, conn_id, recv_ns, msg_type, raw FROM events WHERE id BETWEEN %lld AND %lld;"
+             "UPDATE events SET (conn_id, recv_ns, msg_type, raw) = (SELECT conn_id, recv_ns, msg_type, raw FROM b "
+             "WHERE k=events.id-%lld) WHERE id BETWEEN %lld AND %lld;"
+             "UPDATE events SET (conn_id, recv_ns, msg_type, raw) = (SELECT conn_id, recv_ns, msg_type, raw FROM a "
+             "WHERE k=events.id-%lld) WHERE id BETWEEN %lld AND %lld;",
+             pf, pf, pl, qf, qf, ql, pf, pf, pl, qf, qf, ql);
+    db_exec(copy, sql);
+    assert_true(db_query_int(copy, "SELECT count(*) FROM events") == (long long)total);
+    assert_names_batch(copy, NULL, p, "altered: hash mismatch");
+
+    /* two batches rows swap their hashes (the chain reordered) */
+    db_copy(d.db, copy);
+    snprintf(sql, sizeof(sql),
+             "CREATE TEMP TABLE s AS SELECT id, prev_hash, hash FROM batches WHERE id IN (%lld, %lld);"
+             "UPDATE batches SET (prev_hash, hash) = (SELECT prev_hash, hash FROM s WHERE s.id != batches.id) "
+             "WHERE id IN (%lld, %lld);", p, q, p, q);
+    db_exec(copy, sql);
+    snprintf(why, sizeof(why), "out of order: prev_hash does not match batch %lld", p - 1);
+    assert_names_batch(copy, NULL, p, why);
+
+    /* two whole batches rows swapped, events and all */
+    db_copy(d.db, copy);
+    snprintf(sql, sizeof(sql),
+             "CREATE TEMP TABLE s AS SELECT * FROM batches WHERE id IN (%lld, %lld);"
+             "UPDATE batches SET (run_id, first_event_id, last_event_id, events, committed_ns, prev_hash, hash, keyed)"
+             " = (SELECT run_id, first_event_id, last_event_id, events, committed_ns, prev_hash, hash, keyed FROM s"
+             " WHERE s.id != batches.id) WHERE id IN (%lld, %lld);", p, q, p, q);
+    db_exec(copy, sql);
+    assert_names_batch(copy, NULL, p, "out of order");
+
+    /* a batches row deleted */
+    db_copy(d.db, copy);
+    snprintf(sql, sizeof(sql), "DELETE FROM batches WHERE id=%lld", p);
+    db_exec(copy, sql);
+    assert_names_batch(copy, NULL, p, "missing");
+
+    /* a row appended after the last batch: reported, not a failure */
+    db_copy(d.db, copy);
+    db_exec(copy, "INSERT INTO events(conn_id, recv_ns, msg_type, dropped_count, raw)"
+                  " SELECT conn_id, recv_ns, msg_type, dropped_count, raw FROM events ORDER BY id DESC LIMIT 1");
+    run_verify(copy, NULL, &v);
+    assert_int_equal(v.status, 0);
+    snprintf(why, sizeof(why), "note: 1 events after id %lld are not yet sealed", (long long)total);
+    assert_non_null(strstr(v.out, why));
+    /* ... and moved into a batch in place of a deleted row, an alteration */
+    db_exec(copy, "UPDATE events SET id=-1 WHERE id=(SELECT max(id) FROM events)");
+    snprintf(sql, sizeof(sql), "DELETE FROM events WHERE id=%lld; UPDATE events SET id=%lld WHERE id=-1", mid, mid);
+    db_exec(copy, sql);
+    assert_names_batch(copy, NULL, batch_of(copy, mid), "altered: hash mismatch");
+
+    daemon_cleanup(&d);
+}
+
+static void write_key(const char *path, const char *bytes)
+{
+    FILE *k = fopen(path, "wb");
+    assert_non_null(k);
+    assert_int_equal(fwrite(bytes, 1, strlen(bytes), k), strlen(bytes));
+    fclose(k);
+    chmod(path, 0600);
+}
+
+static void test_keyed_chain_needs_the_key(void **state)
+{
+    struct fixture *f = *state;
+    struct daemon d;
+    daemon_prepare(&d);
+    char key[400], wrong[400], shortk[400], copy[400];
+    snprintf(key, sizeof(key), "%s/chain.key", d.dir);
+    snprintf(wrong, sizeof(wrong), "%s/wrong.key", d.dir);
+    snprintf(shortk, sizeof(shortk), "%s/short.key", d.dir);
+    snprintf(copy, sizeof(copy), "%s/copy.db", d.dir);
+    write_key(key, "k3y-of-the-seccheckd-chain-test!");
+    write_key(wrong, "k3y-of-the-seccheckd-chain-test?");
+    write_key(shortk, "short key");
+
+    /* a short key file stops the daemon before it opens anything */
+    const char *short_args[] = {BATCH_ARGS, "--key-file", shortk, NULL};
+    assert_false(daemon_start(&d, SECCHECKD_BIN, short_args));
+    assert_int_equal(d.exit_status, 1);
+    char *log = daemon_read_log(&d);
+    if (!strstr(log, shortk))
+        fail_msg("the error should name the key file: %s", log);
+    free(log);
+
+    const char *args[] = {BATCH_ARGS, "--key-file", key, NULL};
+    const struct replay_trace *set[] = {&f->traces[0]};
+    daemon_run(&d, args, set, 1);
+    long long nbatches = db_query_int(d.db, "SELECT count(*) FROM batches");
+    assert_true(nbatches > 4);
+    assert_int_equal(db_query_int(d.db, "SELECT count(*) FROM batches WHERE keyed=1"), nbatches);
+    assert_verifies(d.db, key);
+
+    struct verdict v;
+    run_verify(d.db, wrong, &v);
+    assert_int_equal(v.status, 1);
+    assert_non_null(strstr(v.out, "wrong key"));
+    run_verify(d.db, NULL, &v);
+    assert_int_equal(v.status, 2);
+    assert_non_null(strstr(v.out, "chain is keyed: pass --key-file"));
+
+    /* without the key id in meta, a wrong key still fails, at the first batch */
+    db_copy(d.db, copy);
+    db_exec(copy, "DELETE FROM meta WHERE key='chain_key_id'");
+    assert_verifies(copy, key);
+    assert_names_batch(copy, wrong, 1, "altered: hash mismatch");
+
+    /* tampering under a key */
+    db_copy(d.db, copy);
+    long long mid = db_query_int(d.db, "SELECT max(id) / 2 FROM events");
+    char sql[200];
+    snprintf(sql, sizeof(sql), "UPDATE events SET recv_ns=recv_ns+1 WHERE id=%lld", mid);
+    db_exec(copy, sql);
+    assert_names_batch(copy, key, batch_of(copy, mid), "altered: hash mismatch");
+
+    /* the daemon refuses to extend the keyed chain without its key, or with another */
+    const char *nokey_args[] = {BATCH_ARGS, NULL};
+    assert_false(daemon_start(&d, SECCHECKD_BIN, nokey_args));
+    log = daemon_read_log(&d);
+    assert_non_null(strstr(log, "keyed: pass the --key-file"));
+    free(log);
+    const char *wrong_args[] = {BATCH_ARGS, "--key-file", wrong, NULL};
+    assert_false(daemon_start(&d, SECCHECKD_BIN, wrong_args));
+    log = daemon_read_log(&d);
+    assert_non_null(strstr(log, "is not the key"));
+    free(log);
+
+    /* with it, a second run goes on and the whole chain verifies */
+    const struct replay_trace *set2[] = {&f->traces[1]};
+    daemon_run(&d, args, set2, 1);
+    assert_true(db_query_int(d.db, "SELECT count(*) FROM batches") > nbatches);
+    assert_verifies(d.db, key);
+    daemon_cleanup(&d);
+}
+
+static void test_chain_spans_restarts(void **state)
+{
+    struct fixture *f = *state;
+    struct daemon d;
+    daemon_prepare(&d);
+    const char *args[] = {BATCH_ARGS, NULL};
+    const struct replay_trace *first[] = {&f->traces[1]};
+    const struct replay_trace *second[] = {&f->traces[2], &f->traces[1]};
+    daemon_run(&d, args, first, 1);
+    long long after_first = db_query_int(d.db, "SELECT max(id) FROM batches");
+    assert_true(after_first > 1);
+    assert_verifies(d.db, NULL);
+    daemon_run(&d, args, second, 2);
+    assert_verifies(d.db, NULL);
+    assert_int_equal(db_query_int(d.db, "SELECT count(DISTINCT run_id) FROM batches"), 2);
+    char sql[300];
+    snprintf(sql, sizeof(sql), "SELECT b.prev_hash = p.hash AND b.run_id = p.run_id + 1 FROM batches b, batches p "
+             "WHERE b.id=%lld AND p.id=%lld", after_first + 1, after_first);
+    assert_int_equal(db_query_int(d.db, sql), 1);
+
+    /* in place (SIGUSR2: a new image, the same connections) while streaming */
+    assert_true(daemon_start(&d, SECCHECKD_BIN, args));
+    pid_t lg = fork();
+    if (lg == 0) {
+        int null = open("/dev/null", O_WRONLY);
+        dup2(null, 1);
+        dup2(null, 2);
+        execl(LOADGEN_BIN, LOADGEN_BIN, "--socket", d.socket, "--trace", TRACES_DIR "/redis_rw.trace",
+              "--connections", "2", "--mode", "block", "--messages", "60000", "--rate", "40000", (char *)NULL);
+        _exit(127);
+    }
+    usleep(400000);
+    kill(d.pid, SIGUSR2);
+    for (int i = 0; i < 1000; i++) {
+        char *log = daemon_read_log(&d);
+        bool adopted = strstr(log, "restart: adopted") != NULL;
+        free(log);
+        if (adopted)
+            break;
+        usleep(10000);
+    }
+    int status;
+    assert_int_equal(waitpid(lg, &status, 0), lg);
+    assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    assert_int_equal(daemon_stop(&d), 0);
+    assert_int_equal(db_query_int(d.db, "SELECT count(DISTINCT run_id) FROM batches"), 4);
+    assert_verifies(d.db, NULL);
+    daemon_cleanup(&d);
+}
+
+static void test_usage(void **state)
+{
+    (void)state;
+    struct verdict v;
+    FILE *p = popen("'" SECCHECKD_BIN "' verify --help", "r");
+    assert_non_null(p);
+    size_t n = fread(v.out, 1, sizeof(v.out) - 1, p);
+    v.out[n] = '\0';
+    assert_int_equal(pclose(p), 0);
+    assert_non_null(strstr(v.out, "Usage: seccheckd verify --db PATH"));
+    p = popen("'" SECCHECKD_BIN "' verify 2>&1", "r");
+    n = fread(v.out, 1, sizeof(v.out) - 1, p);
+    v.out[n] = '\0';
+    int st = pclose(p);
+    assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 2);
+    assert_non_null(strstr(v.out, "--db PATH is required"));
+    run_verify("/nonexistent/seccheck.db", NULL, &v);
+    assert_int_equal(v.status, 2);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_usage),
+        cmocka_unit_test(test_plain_chain_names_the_tampered_batch),
+        cmocka_unit_test(test_keyed_chain_needs_the_key),
+        cmocka_unit_test(test_chain_spans_restarts),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
