@@ -255,16 +255,11 @@ def write_summary(out, title, md_parts):
         f.write(machine_md(out))
 
 
-def paired_ratio(runs_a, runs_b, key):
-    """Median over repetitions of a[rep][key] / b[rep][key]: the two were measured
-    in the same repetition of the round-robin, so slow drift cancels."""
-    by_rep_b = {r["rep"]: r.get(key) for r in runs_b}
-    ratios = []
-    for r in runs_a:
-        b = by_rep_b.get(r["rep"])
-        if r.get(key) is not None and b:
-            ratios.append(r[key] / b)
-    return med(ratios)
+def ratio(runs_a, runs_b, key):
+    """Median of a's runs over median of b's runs: both measured in the same
+    invocation, interleaved, so slow drift of the machine hits both alike."""
+    a, b = med([r.get(key) for r in runs_a]), med([r.get(key) for r in runs_b])
+    return a / b if a is not None and b else None
 
 
 def ordered(present, order):
@@ -306,7 +301,7 @@ def cmd_ipc(out):
                     rs_note = "%+d" % (-lost)
                 rows.append([mode, conns, rc, fmt_num(med(rates)),
                              "%s-%s" % (fmt_num(min(rates)), fmt_num(max(rates))),
-                             fmt_ratio(paired_ratio(rs, sel.get("ref", []), "msgs_per_s")) if sel.get("ref") else "-",
+                             fmt_ratio(ratio(rs, sel.get("ref", []), "msgs_per_s")) if sel.get("ref") else "-",
                              fmt_num(med([r["sent"] for r in rs])),
                              fmt_num(med([r.get("received") for r in rs])), rs_note,
                              fmt_num(med([r["drop_pct"] for r in rs]), 2) if mode == "sentry" else "-",
@@ -314,12 +309,12 @@ def cmd_ipc(out):
                              len(rs)])
             d, p = sel.get("dummy"), sel.get("python")
             hr = [mode, conns]
-            hr.append(fmt_x(paired_ratio(d, p, "msgs_per_s")) if d and p else "-")
+            hr.append(fmt_x(ratio(d, p, "msgs_per_s")) if d and p else "-")
             hr.append(fmt_num(med([r["drop_pct"] for r in d]), 2) if d and mode == "sentry" else "-")
             hr.append(fmt_num(med([r["drop_pct"] for r in p]), 2) if p and mode == "sentry" else "-")
             for rc in ("discard", "sqlite"):
                 s = sel.get(rc)
-                hr.append(fmt_ratio(paired_ratio(s, sel["ref"], "msgs_per_s")) if s and sel.get("ref") else "-")
+                hr.append(fmt_ratio(ratio(s, sel["ref"], "msgs_per_s")) if s and sel.get("ref") else "-")
             head_rows.append(hr)
         headers = ["mode", "conns", "receiver", "msgs/s (median)", "min-max", "vs ref", "sent (median)",
                    "received (median)", "received=sent", "drop %", "recv CPU s/M msgs", "runs"]
@@ -330,12 +325,12 @@ def cmd_ipc(out):
         h_headers = ["mode", "conns", "dummy/python msgs/s", "dummy drop %", "python drop %",
                      "discard/ref", "sqlite/ref"]
         t, m = table(h_headers, head_rows, ["l", "r"] + ["r"] * 5)
-        title = "Headline ratios, trace %s (per-run paired ratios, median)" % trace
+        title = "Headline ratios, trace %s (ratios of medians)" % trace
         texts.append(title + "\n\n" + t)
         mds.append("## " + title + "\n\n" + m)
     notes = ("msgs/s: messages delivered per second of loadgen wall time (block: the receiver's drain rate; "
-             "sentry: what got through unpaced, the rest was dropped at the sender). vs ref, ratios: median "
-             "over repetitions of the ratio within one repetition. received=sent: 'all' when every run's "
+             "sentry: what got through unpaced, the rest was dropped at the sender). vs ref, ratios: ratio of "
+             "the medians above, measured in this same interleaved invocation. received=sent: 'all' when every run's "
              "receiver counted exactly what loadgen sent, else the total difference. recv CPU s/M msgs: "
              "receiver utime+stime during the run per million messages received.")
     legend = "\n".join("- %s: %s" % (k, RECEIVER_DESC[k]) for k in receivers if k in RECEIVER_DESC)
@@ -430,7 +425,7 @@ def cmd_macro(out):
                            and r["sandbox_dropped"] + r["received"] > 0]) if remote else None
             rows.append([ps, PASS_DESC.get(ps, ""), fmt_num(med(vals)) if vals else "-",
                          "%s-%s" % (fmt_num(min(vals)), fmt_num(max(vals))) if vals else "-",
-                         fmt_ratio(paired_ratio(rs, base, "value")) if base and rs else "-",
+                         fmt_ratio(ratio(rs, base, "value")) if base and rs else "-",
                          fmt_num(recv) if remote else "-",
                          "%s / %s" % (fmt_num(drops), fmt_num(drops_max)) if remote else "-",
                          fmt_num(droppct, 2) if remote and droppct is not None else "-",
@@ -445,7 +440,7 @@ def cmd_macro(out):
         title = "%s, median over interleaved runs" % what
         texts.append(title + "\n\n" + t)
         mds.append("## " + title + "\n\n" + m)
-    notes = ("vs baseline: median over repetitions of pass / baseline within the same repetition. events "
+    notes = ("vs baseline: median of the pass / median of the baseline, interleaved in this invocation. events "
              "received / sandbox drops: the receiver's own totals (sandbox drops = the dropped_count the sandbox "
              "reported in its headers), medians per run; drop % = drops / (received + drops).")
     if errors:

@@ -32,7 +32,12 @@ static struct sink *open_one_sink(const struct options *o, const char *name, cha
     if (strcmp(name, "text") == 0)
         return sink_text_open(o->text_path, err, errlen);
     struct sink_sqlite_options so = {
-        .path = o->db_path, .busy_timeout_ms = (int)o->busy_timeout_ms, .key_file = o->key_file};
+        .path = o->db_path,
+        .busy_timeout_ms = (int)o->busy_timeout_ms,
+        .key_file = o->key_file,
+        .retain_s = o->retain_s,
+        .max_db_bytes = o->max_db_bytes,
+    };
     return sink_sqlite_open(&so, err, errlen);
 }
 
@@ -113,6 +118,7 @@ struct reload_context {
     int argc;
     char **argv;
     struct options *running;
+    struct sink *sink;
 };
 
 static void swap_strings(char **a, char **b)
@@ -131,6 +137,8 @@ static void take_live_settings(struct options *running, struct options *fresh)
     swap_strings(&running->keep_containers, &fresh->keep_containers);
     swap_strings(&running->drop_containers, &fresh->drop_containers);
     running->log_level = fresh->log_level;
+    running->retain_s = fresh->retain_s;
+    running->max_db_bytes = fresh->max_db_bytes;
 }
 
 /* SIGHUP: re-read the config file and command line; apply what can change
@@ -152,6 +160,7 @@ static void reload(struct server *srv, void *data)
     options_diff(rc->running, &fresh, false, later, sizeof(later));
     server_set_filter(srv, &filter);
     log_set_level(fresh.log_level);
+    sink_set_retention(rc->sink, fresh.retain_s, fresh.max_db_bytes);
     log_info("reload: applied %s", live[0] ? live : "no changes");
     if (later[0])
         log_warn("reload: not applied until a restart (SIGUSR2 or systemctl reload): %s", later);
@@ -218,6 +227,7 @@ int main(int argc, char **argv)
         options_free(&o);
         return 1;
     }
+    reload_ctx.sink = sink;
     struct filter filter;
     options_build_filter(&o, &filter, err, sizeof(err));   /* validated by options_load */
     server_set_filter(&srv, &filter);

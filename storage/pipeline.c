@@ -5,6 +5,8 @@
 #include "clock.h"
 #include "log.h"
 
+#define PIPELINE_IDLE_NS 1000000000ull   /* sink upkeep after a second without batches */
+
 static void collect(struct pipeline *p, struct batch *b)
 {
     batch_counts_add(&p->counts, &b->counts);
@@ -64,8 +66,13 @@ static void writer_main(void *arg)
     struct pipeline *p = arg;
     uv_mutex_lock(&p->lock);
     for (;;) {
-        while (!p->todo_head && !p->stopping)
-            uv_cond_wait(&p->wake, &p->lock);
+        while (!p->todo_head && !p->stopping) {
+            if (uv_cond_timedwait(&p->wake, &p->lock, PIPELINE_IDLE_NS) == UV_ETIMEDOUT) {
+                uv_mutex_unlock(&p->lock);
+                sink_idle(p->sink);
+                uv_mutex_lock(&p->lock);
+            }
+        }
         struct batch *b = p->todo_head;
         if (!b)
             break;   /* stopping and nothing left */

@@ -22,6 +22,11 @@ struct sink_ops {
     bool needs_writer_thread;
     /* Writes (or discards) every event and connection snapshot of b. */
     void (*write_batch)(struct sink *s, struct batch *b);
+    /* Optional: called on the writer thread when no batch came for a while,
+     * for upkeep (retention) that must not wait for the next event. */
+    void (*idle)(struct sink *s);
+    /* Optional: new retention bounds (SIGHUP); any thread. */
+    void (*set_retention)(struct sink *s, uint64_t retain_s, uint64_t max_db_bytes);
     /* Marks the end of this daemon run; last call before close. */
     void (*finish)(struct sink *s, int64_t stopped_ns);
     void (*close)(struct sink *s);
@@ -38,6 +43,8 @@ struct sink_sqlite_options {
     const char *path;
     int busy_timeout_ms;
     const char *key_file;     /* HMAC key for the batch chain; NULL: plain SHA-256 */
+    uint64_t retain_s;        /* delete events older than this; 0: never */
+    uint64_t max_db_bytes;    /* delete the oldest past this size; 0: no limit */
 };
 
 /* Opening failures write a message naming the problem into err. */
@@ -69,5 +76,15 @@ static inline void sink_finish(struct sink *s, int64_t stopped_ns)
         s->ops->finish(s, stopped_ns);
 }
 static inline void sink_close(struct sink *s) { s->ops->close(s); }
+static inline void sink_idle(struct sink *s)
+{
+    if (s->ops->idle)
+        s->ops->idle(s);
+}
+static inline void sink_set_retention(struct sink *s, uint64_t retain_s, uint64_t max_db_bytes)
+{
+    if (s->ops->set_retention)
+        s->ops->set_retention(s, retain_s, max_db_bytes);
+}
 
 #endif

@@ -16,11 +16,13 @@
 #include "json.h"
 #include "log.h"
 #include "schema.sql.h"
+#include "retention.h"
 #include "sink.h"
 
 struct sqlite_sink {
     struct sink base;
     sqlite3 *db;
+    struct retention retention;
     sqlite3_stmt *insert_event;
     sqlite3_stmt *upsert_conn;
     sqlite3_stmt *update_run;
@@ -354,6 +356,7 @@ static void sqlite_write_batch(struct sink *base, struct batch *b)
         if (rc == SQLITE_OK) {
             b->result.stored = b->count;
             note_success(s);
+            retention_step(&s->retention, s->db, realtime_ns());
             return;
         }
         /* Another process holds the database: each attempt already waited
@@ -408,10 +411,25 @@ static void sqlite_close(struct sink *base)
     free(s);
 }
 
+static void sqlite_idle(struct sink *base)
+{
+    struct sqlite_sink *s = (struct sqlite_sink *)base;
+    retention_step(&s->retention, s->db, realtime_ns());
+}
+
+static void sqlite_set_retention(struct sink *base, uint64_t retain_s, uint64_t max_db_bytes)
+{
+    struct sqlite_sink *s = (struct sqlite_sink *)base;
+    atomic_store(&s->retention.retain_s, retain_s);
+    atomic_store(&s->retention.max_db_bytes, max_db_bytes);
+}
+
 static const struct sink_ops sqlite_ops = {
     .name = "sqlite",
     .needs_writer_thread = true,
     .write_batch = sqlite_write_batch,
+    .set_retention = sqlite_set_retention,
+    .idle = sqlite_idle,
     .finish = sqlite_finish,
     .close = sqlite_close,
 };
@@ -498,6 +516,7 @@ static int setup_schema(struct sqlite_sink *s, const struct sink_sqlite_options 
     snprintf(sql, sizeof(sql), "PRAGMA busy_timeout=%d", o->busy_timeout_ms);
     if (exec_sql(s->db, sql, err, errlen) != 0 ||
         exec_sql(s->db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL", err, errlen) != 0 ||
+        retention_setup(s->db, err, errlen) != 0 ||
         exec_sql(s->db, "BEGIN IMMEDIATE", err, errlen) != 0)
         return -1;
     snprintf(sql, sizeof(sql), "INSERT OR IGNORE INTO meta VALUES('schema_version','%d')", SQLITE_SCHEMA_VERSION);
@@ -547,6 +566,7 @@ struct sink *sink_sqlite_open(const struct sink_sqlite_options *o, char *err, si
         goto fail;
     }
     sqlite3_extended_result_codes(s->db, 1);
+    retention_init(&s->retention, o->path, o->retain_s, o->max_db_bytes, o->busy_timeout_ms);
     if (setup_schema(s, o, why, sizeof(why)) != 0 || prepare_statements(s, why, sizeof(why)) != 0)
         goto fail;
     return &s->base;

@@ -39,6 +39,20 @@ static void tee_finish(struct sink *base, int64_t stopped_ns)
         sink_finish(t->sinks[i], stopped_ns);
 }
 
+static void tee_set_retention(struct sink *base, uint64_t retain_s, uint64_t max_db_bytes)
+{
+    struct tee_sink *t = (struct tee_sink *)base;
+    for (size_t i = 0; i < t->n; i++)
+        sink_set_retention(t->sinks[i], retain_s, max_db_bytes);
+}
+
+static void tee_idle(struct sink *base)
+{
+    struct tee_sink *t = (struct tee_sink *)base;
+    for (size_t i = 0; i < t->n; i++)
+        sink_idle(t->sinks[i]);
+}
+
 static void tee_close(struct sink *base)
 {
     struct tee_sink *t = (struct tee_sink *)base;
@@ -50,10 +64,10 @@ static void tee_close(struct sink *base)
 /* The writer thread's flag must reach every sink it drives. */
 static const struct sink_ops tee_ops_threaded = {
     .name = "tee", .needs_writer_thread = true, .write_batch = tee_write_batch, .finish = tee_finish,
-    .close = tee_close};
+    .set_retention = tee_set_retention, .idle = tee_idle, .close = tee_close};
 static const struct sink_ops tee_ops_inline = {
     .name = "tee", .needs_writer_thread = false, .write_batch = tee_write_batch, .finish = tee_finish,
-    .close = tee_close};
+    .set_retention = tee_set_retention, .idle = tee_idle, .close = tee_close};
 
 struct sink *sink_tee_open(struct sink **sinks, size_t n, char *err, size_t errlen)
 {

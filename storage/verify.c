@@ -300,6 +300,33 @@ static int64_t query_int(sqlite3 *db, const char *sql, int64_t dflt)
     return v;
 }
 
+/* Retention (retention.h) deletes the oldest batches and leaves the last
+ * deleted one's id, last event id and hash in meta: the chain continues from
+ * it. False when nothing was ever pruned. */
+static bool load_anchor(sqlite3 *db, struct batch_row *anchor)
+{
+    memset(anchor, 0, sizeof(*anchor));
+    sqlite3_stmt *st;
+    bool found = false;
+    if (sqlite3_prepare_v2(db,
+                           "SELECT (SELECT value FROM meta WHERE key='chain_anchor_batch'),"
+                           " (SELECT value FROM meta WHERE key='chain_anchor_last_event'),"
+                           " (SELECT value FROM meta WHERE key='chain_anchor_hash')",
+                           -1, &st, NULL) != SQLITE_OK)
+        return false;
+    if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL) {
+        anchor->id = sqlite3_column_int64(st, 0);
+        anchor->last = sqlite3_column_int64(st, 1);
+        const char *hex = (const char *)sqlite3_column_text(st, 2);
+        for (int i = 0; hex && i < CHAIN_HASH_LEN && sscanf(hex + 2 * i, "%2hhx", &anchor->hash[i]) == 1; i++)
+            anchor->hash_len = i + 1;
+        anchor->has_range = true;
+        found = anchor->hash_len == CHAIN_HASH_LEN;
+    }
+    sqlite3_finalize(st);
+    return found;
+}
+
 /* The walk, inside the read transaction. */
 static int verify_db(struct verifier *v, const char *key_file, const struct chain_key *key)
 {
@@ -342,8 +369,13 @@ static int verify_db(struct verifier *v, const char *key_file, const struct chai
         fprintf(stderr, PROG ": %s\n", sqlite3_errmsg(v->db));
         return VERIFY_USAGE;
     }
-    struct batch_row rows[2];
+    struct batch_row rows[2], anchor;
     struct batch_row *prev = NULL;
+    if (load_anchor(v->db, &anchor)) {
+        prev = &anchor;
+        printf("note: batches up to %" PRId64 " were deleted by retention; checking the chain from there\n",
+               anchor.id);
+    }
     int64_t nbatches = 0, nevents = 0;
     int rc = 0, step;
     while ((step = sqlite3_step(st)) == SQLITE_ROW) {

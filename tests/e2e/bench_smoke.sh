@@ -59,10 +59,10 @@ receivers=(ref dummy discard sqlite python)
 
 # ---------------------------------------------------------------- usage
 for s in ipc zero_drop macro; do
-    check "$s.sh --help" bash -c "bash '$src/bench/$s.sh' --help | grep -q '^Usage: bench/$s.sh'"
+    check "$s.sh --help" bash -c "bash '$src/bench/$s.sh' --help | grep '^Usage: bench/$s.sh' >/dev/null"
     check "$s.sh rejects an unknown option" bash -c "! bash '$src/bench/$s.sh' --bogus >/dev/null 2>&1"
 done
-check "summarize.py --help" bash -c "python3 '$src/bench/summarize.py' --help | grep -q 'summarize.py ipc OUT'"
+check "summarize.py --help" bash -c "python3 '$src/bench/summarize.py' --help | grep 'summarize.py ipc OUT' >/dev/null"
 
 # ---------------------------------------------------------------- ipc.sh
 run_script ipc --runs 1 --duration 0.2 --conns 1,2 --out "$dir/ipc" --bin "$bin" --traces "$traces"

@@ -248,7 +248,7 @@ static void test_text_lines(void **state)
     static char long_path[5000];
     memset(long_path, 'a', sizeof(long_path) - 1);
     Gvisor__Common__ContextData ctx = GVISOR__COMMON__CONTEXT_DATA__INIT;
-    ctx.container_id = "evil\x1b[2J\r";
+    ctx.container_id = "evil\x1b[2J\r\xff";
     ctx.process_name = "sh";
     ctx.thread_id = 12;
     ctx.thread_group_id = 11;
@@ -279,7 +279,7 @@ static void test_text_lines(void **state)
     assert_non_null(strstr(text, " SYSCALL_OPEN exit "));
     assert_non_null(strstr(text, " SYSCALL_OPEN enter "));
     assert_non_null(strstr(text, " runsc-"));
-    char *hostile = strstr(text, "[conn 3] 2025-11-30T02:33:11.123456Z evil\\x1b[2J\\r sh[12/11] SYSCALL_OPEN exit sysno=2 ");
+    char *hostile = strstr(text, "[conn 3] 2025-11-30T02:33:11.123456Z evil\\x1b[2J\\r\\xff sh[12/11] SYSCALL_OPEN exit sysno=2 ");
     if (!hostile)
         fail_msg("hostile line not found in the expected form");
     char *end = strchr(hostile, '\n');

@@ -1,0 +1,176 @@
+#include "retention.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "clock.h"
+#include "log.h"
+
+#define NS_PER_S 1000000000LL
+
+void retention_init(struct retention *r, const char *db_path, uint64_t retain_s, uint64_t max_db_bytes,
+                    int busy_timeout_ms)
+{
+    memset(r, 0, sizeof(*r));
+    r->busy_timeout_ms = busy_timeout_ms;
+    atomic_store(&r->retain_s, retain_s);
+    atomic_store(&r->max_db_bytes, max_db_bytes);
+    snprintf(r->wal_path, sizeof(r->wal_path), "%s-wal", db_path);
+}
+
+int retention_setup(sqlite3 *db, char *err, size_t errlen)
+{
+    char sql[96];
+    snprintf(sql, sizeof(sql), "PRAGMA journal_size_limit=%u", RETENTION_WAL_LIMIT);
+    char *msg = NULL;
+    if (sqlite3_exec(db, sql, NULL, NULL, &msg) != SQLITE_OK) {
+        snprintf(err, errlen, "%s", msg ? msg : sqlite3_errmsg(db));
+        sqlite3_free(msg);
+        return -1;
+    }
+    return 0;
+}
+
+static int64_t pragma_int(sqlite3 *db, const char *sql)
+{
+    sqlite3_stmt *st;
+    int64_t v = 0;
+    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
+        v = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    return v;
+}
+
+uint64_t retention_db_bytes(sqlite3 *db)
+{
+    int64_t pages = pragma_int(db, "PRAGMA page_count") - pragma_int(db, "PRAGMA freelist_count");
+    return pages > 0 ? (uint64_t)(pages * pragma_int(db, "PRAGMA page_size")) : 0;
+}
+
+struct oldest_batch {
+    int64_t id, first, last, committed_ns;
+    const void *hash;
+    int hash_len;
+};
+
+/* Deletes one batch (its events and its row) and makes it the anchor. */
+static int delete_batch(sqlite3 *db, const struct oldest_batch *b, uint64_t *events)
+{
+    sqlite3_stmt *st;
+    int rc = sqlite3_prepare_v2(db, "DELETE FROM events WHERE id BETWEEN ?1 AND ?2", -1, &st, NULL);
+    if (rc == SQLITE_OK) {
+        sqlite3_bind_int64(st, 1, b->first);
+        sqlite3_bind_int64(st, 2, b->last);
+        rc = sqlite3_step(st) == SQLITE_DONE ? SQLITE_OK : SQLITE_ERROR;
+        *events += (uint64_t)sqlite3_changes(db);
+    }
+    sqlite3_finalize(st);
+    if (rc != SQLITE_OK)
+        return rc;
+    rc = sqlite3_prepare_v2(db,
+                            "INSERT OR REPLACE INTO meta(key, value) VALUES ('chain_anchor_batch', ?1),"
+                            " ('chain_anchor_last_event', ?2), ('chain_anchor_hash', hex(?3))",
+                            -1, &st, NULL);
+    if (rc == SQLITE_OK) {
+        sqlite3_bind_int64(st, 1, b->id);
+        sqlite3_bind_int64(st, 2, b->last);
+        sqlite3_bind_blob(st, 3, b->hash, b->hash_len, SQLITE_TRANSIENT);
+        rc = sqlite3_step(st) == SQLITE_DONE ? SQLITE_OK : SQLITE_ERROR;
+    }
+    sqlite3_finalize(st);
+    if (rc != SQLITE_OK)
+        return rc;
+    char sql[64];
+    snprintf(sql, sizeof(sql), "DELETE FROM batches WHERE id=%" PRId64, b->id);
+    return sqlite3_exec(db, sql, NULL, NULL, NULL);
+}
+
+/* Is the oldest batch due for deletion? */
+static bool due(struct retention *r, sqlite3 *db, const struct oldest_batch *b, int64_t now_ns)
+{
+    uint64_t retain = atomic_load(&r->retain_s), max = atomic_load(&r->max_db_bytes);
+    if (retain && b->committed_ns < now_ns - (int64_t)retain * NS_PER_S)
+        return true;
+    return max && retention_db_bytes(db) > max;
+}
+
+static void prune(struct retention *r, sqlite3 *db, int64_t now_ns)
+{
+    if (!atomic_load(&r->retain_s) && !atomic_load(&r->max_db_bytes))
+        return;
+    if (sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK)
+        return;   /* busy: the next step tries again */
+    sqlite3_stmt *st;
+    /* The newest batch always stays: the chain continues from it, and an
+     * emptied events table would hand out its ids from 1 again. */
+    int rc = sqlite3_prepare_v2(db, "SELECT id, first_event_id, last_event_id, committed_ns, hash FROM batches"
+                                    " WHERE id < (SELECT max(id) FROM batches) ORDER BY id LIMIT 1", -1, &st, NULL);
+    uint64_t batches = 0, events = 0;
+    int64_t deadline = now_ns + RETENTION_STEP_NS;
+    while (rc == SQLITE_OK && realtime_ns() < deadline) {
+        sqlite3_reset(st);
+        if (sqlite3_step(st) != SQLITE_ROW)
+            break;
+        struct oldest_batch b = {
+            .id = sqlite3_column_int64(st, 0),
+            .first = sqlite3_column_int64(st, 1),
+            .last = sqlite3_column_int64(st, 2),
+            .committed_ns = sqlite3_column_int64(st, 3),
+            .hash = sqlite3_column_blob(st, 4),
+            .hash_len = sqlite3_column_bytes(st, 4),
+        };
+        if (!due(r, db, &b, now_ns))
+            break;
+        rc = delete_batch(db, &b, &events);
+        batches++;
+    }
+    sqlite3_finalize(st);
+    if (rc != SQLITE_OK || sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK) {
+        log_error("retention: could not delete old events: %s", sqlite3_errmsg(db));
+        sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+        return;
+    }
+    r->batches_deleted += batches;
+    r->events_deleted += events;
+    if (batches)
+        log_debug("retention: deleted %" PRIu64 " batches (%" PRIu64 " events)", batches, events);
+}
+
+static uint64_t file_size(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 ? (uint64_t)st.st_size : 0;
+}
+
+/* TRUNCATE resets the WAL when no reader needs its frames; a reader holding
+ * an old snapshot blocks that, and the WAL keeps growing until it ends. */
+static void checkpoint(struct retention *r, sqlite3 *db, int64_t now_ns)
+{
+    bool large = file_size(r->wal_path) > RETENTION_WAL_LIMIT;
+    if (!large && now_ns - r->last_checkpoint_ns < 2 * NS_PER_S)
+        return;
+    r->last_checkpoint_ns = now_ns;
+    int log_frames = 0, done = 0;
+    /* Waiting for readers here would hold up the writer: try briefly. */
+    sqlite3_busy_timeout(db, 50);
+    int rc = sqlite3_wal_checkpoint_v2(db, NULL, SQLITE_CHECKPOINT_TRUNCATE, &log_frames, &done);
+    sqlite3_busy_timeout(db, r->busy_timeout_ms);
+    if ((rc == SQLITE_BUSY || done < log_frames) && now_ns - r->last_blocked_log_ns > 60 * NS_PER_S) {
+        r->last_blocked_log_ns = now_ns;
+        log_warn("WAL checkpoint held back by a reader's open snapshot: the WAL is %" PRIu64 " MiB; it shrinks "
+                 "once that reader ends its transaction", file_size(r->wal_path) >> 20);
+    }
+}
+
+void retention_step(struct retention *r, sqlite3 *db, int64_t now_ns)
+{
+    uint64_t max = atomic_load(&r->max_db_bytes);
+    bool over_size = max && retention_db_bytes(db) > max;
+    if (over_size || now_ns - r->last_step_ns >= NS_PER_S) {
+        r->last_step_ns = now_ns;
+        prune(r, db, now_ns);
+    }
+    checkpoint(r, db, now_ns);
+}

@@ -1,0 +1,50 @@
+/* retention.h - keep the database within age and size bounds, and its WAL
+ * short, without stalling ingestion.
+ *
+ * Runs on the writer thread after each committed batch (and when idle),
+ * doing a bounded amount of work per step (RETENTION_STEP_NS; age checks at
+ * most once a second, size checks whenever over the limit): deletes the oldest whole batches
+ * (their events and their chain row, recording the last deleted batch as the
+ * chain's anchor so `seccheckd verify` checks from there; the newest batch
+ * always stays, so the chain and the event ids continue) while they are
+ * older than --retain or the database is larger than --max-db-size, and
+ * checkpoints the WAL (TRUNCATE) so it does not grow past its limit. A
+ * reader holding a snapshot can hold the WAL back; that is logged.
+ */
+#ifndef SECCHECKD_RETENTION_H
+#define SECCHECKD_RETENTION_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sqlite3.h>
+
+#define RETENTION_STEP_NS 20000000         /* one step deletes for at most 20 ms */
+#define RETENTION_WAL_LIMIT (64u << 20)    /* journal_size_limit and checkpoint trigger */
+
+struct retention {
+    atomic_uint_fast64_t retain_s;         /* 0: keep forever; set live on SIGHUP */
+    atomic_uint_fast64_t max_db_bytes;     /* 0: no limit */
+    char wal_path[4200];
+    int64_t last_step_ns;
+    int64_t last_checkpoint_ns;
+    int64_t last_blocked_log_ns;
+    uint64_t batches_deleted;
+    uint64_t events_deleted;
+    int busy_timeout_ms;                   /* restored after a checkpoint */
+};
+
+void retention_init(struct retention *r, const char *db_path, uint64_t retain_s, uint64_t max_db_bytes,
+                    int busy_timeout_ms);
+
+/* Pragmas to apply once on a newly opened database. */
+int retention_setup(sqlite3 *db, char *err, size_t errlen);
+
+/* One bounded step, if one is due; its own transaction. */
+void retention_step(struct retention *r, sqlite3 *db, int64_t now_ns);
+
+/* Bytes of the database in use (pages minus the free list). */
+uint64_t retention_db_bytes(sqlite3 *db);
+
+#endif
