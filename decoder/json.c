@@ -42,6 +42,33 @@ static size_t utf8_sequence_len(const unsigned char *s, size_t avail)
     return n;
 }
 
+bool utf8_valid(const char *str, size_t len)
+{
+    const unsigned char *s = (const unsigned char *)str;
+    for (size_t i = 0; i < len;) {
+        size_t n = utf8_sequence_len(s + i, len - i);
+        if (!n)
+            return false;
+        i += n;
+    }
+    return true;
+}
+
+void utf8_sanitize(struct strbuf *out, const char *str, size_t len)
+{
+    const unsigned char *s = (const unsigned char *)str;
+    for (size_t i = 0; i < len;) {
+        size_t n = utf8_sequence_len(s + i, len - i);
+        if (n) {
+            strbuf_append(out, s + i, n);
+            i += n;
+        } else {
+            strbuf_puts(out, "\xef\xbf\xbd");   /* U+FFFD */
+            i++;
+        }
+    }
+}
+
 void json_render_string(struct strbuf *out, const char *str, size_t len)
 {
     const unsigned char *s = (const unsigned char *)str;

@@ -9,6 +9,7 @@
 #ifndef SECCHECKD_JSON_H
 #define SECCHECKD_JSON_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <protobuf-c/protobuf-c.h>
 
@@ -16,6 +17,14 @@
 
 /* Appends msg as a JSON object. Returns 0, or -1 if the buffer could not grow. */
 int json_render_message(struct strbuf *out, const ProtobufCMessage *msg);
+
+/* True when s[0..len) is valid UTF-8 (no overlongs, surrogates or code
+ * points past U+10FFFF). */
+bool utf8_valid(const char *s, size_t len);
+
+/* Appends s with every byte that is not part of valid UTF-8 replaced by
+ * U+FFFD, so text from a sandbox can go where valid text is required. */
+void utf8_sanitize(struct strbuf *out, const char *s, size_t len);
 
 /* Appends s (len bytes, any content) as a JSON string literal. */
 void json_render_string(struct strbuf *out, const char *s, size_t len);

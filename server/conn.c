@@ -96,6 +96,7 @@ static bool conn_ingest(struct conn *c, unsigned n)
 enum conn_read_result conn_read(struct conn *c, unsigned budget)
 {
     const struct conn_env *env = c->env;
+    bool reset_seen = false;
     while (budget > 0) {
         if (!env->can_read(env->data))
             return CONN_READ_BLOCKED;
@@ -104,6 +105,10 @@ enum conn_read_result conn_read(struct conn *c, unsigned budget)
         if (n < 0) {
             if (errno == EAGAIN || errno == EWOULDBLOCK)
                 return CONN_READ_DRAINED;
+            if (errno == ECONNRESET && !reset_seen) {
+                reset_seen = true;   /* the peer left our data unread; what it queued follows */
+                continue;
+            }
             log_warn("connection %llu: recv: %s", (unsigned long long)c->rec.id, strerror(errno));
             conn_close(c, "recv_error");
             return CONN_READ_CLOSED;
@@ -125,8 +130,13 @@ static void on_readable(uv_poll_t *h, int status, int events)
     struct conn *c = h->data;
     (void)events;
     if (status < 0) {
-        conn_close(c, "poll_error");
-        return;
+        /* POLLERR: on a unix socket, the peer closed with data of ours
+         * unread. What it sent first is still queued: read on to EOF. */
+        if (c->state != CONN_STREAMING) {
+            conn_close(c, "poll_error");
+            return;
+        }
+        uv_poll_start(&c->poll, UV_READABLE | UV_DISCONNECT, on_readable);   /* libuv stopped it */
     }
     if (c->state == CONN_HANDSHAKE) {
         conn_handshake(c);
@@ -138,7 +148,7 @@ static void on_readable(uv_poll_t *h, int status, int events)
     enum conn_read_result r = conn_read(c, c->env->read_budget);
     *c->env->read_ns += monotonic_ns() - started;
     if (r == CONN_READ_BLOCKED)
-        c->env->on_blocked(c->env->data);
+        c->env->on_blocked(c, c->env->data);
 }
 
 void conn_pause(struct conn *c)

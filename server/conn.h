@@ -29,7 +29,7 @@ struct conn_env {
     /* The connection is closing: its record is final. */
     void (*on_close)(struct conn *c, void *data);
     /* A connection stopped reading because can_read said no. */
-    void (*on_blocked)(void *data);
+    void (*on_blocked)(struct conn *c, void *data);
     int64_t *read_ns;               /* time spent reading is added here */
     void *data;
 };

@@ -8,9 +8,17 @@ static void reject(struct batch *b, struct conn_record *rec, enum reject_reason 
     rec->rejected++;
 }
 
+/* dropped_count is cumulative and wraps at 2^32. A count that goes back by
+ * less than half the range is not a wrap but a sandbox misreporting (only a
+ * compromised one can): it is not added, or one packet could claim ~2^32
+ * drops; it is counted as an anomaly instead. */
 static void track_drops(struct conn_record *rec, uint32_t dropped_count)
 {
-    rec->sandbox_dropped += wire_dropped_delta(rec->last_dropped_count, dropped_count);
+    uint32_t last = rec->last_dropped_count;
+    if (dropped_count < last && last - dropped_count < (1u << 31))
+        rec->dropped_count_regressions++;
+    else
+        rec->sandbox_dropped += wire_dropped_delta(last, dropped_count);
     rec->last_dropped_count = dropped_count;
 }
 

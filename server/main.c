@@ -67,10 +67,12 @@ static struct sink *open_sink(const struct options *o)
                 snprintf(err, sizeof(err), "--sink: %s is listed twice", name);
         if (!err[0] && n == sizeof(sinks) / sizeof(sinks[0]))
             snprintf(err, sizeof(err), "--sink: too many sinks");
-        if (!err[0] && !(sinks[n++] = open_one_sink(o, name, why, sizeof(why)))) {
-            n--;
+        if (err[0])
+            break;
+        if ((sinks[n] = open_one_sink(o, name, why, sizeof(why))) != NULL)
+            n++;
+        else
             snprintf(err, sizeof(err), "%s sink: %s", name, why);
-        }
     }
     struct sink *s = NULL;
     if (err[0])

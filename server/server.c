@@ -53,9 +53,25 @@ static bool can_read(void *data)
 
 static void drain_step(struct server *s);
 
-static void on_blocked(void *data)
+/* c filled the pipeline: it goes to the tail of the list, so after the
+ * pause the others are re-armed, and read, before it. */
+static void on_blocked(struct conn *c, void *data)
 {
-    set_paused(data, true);
+    struct server *s = data;
+    if (c->next) {
+        if (c->prev)
+            c->prev->next = c->next;
+        else
+            s->conns = c->next;
+        c->next->prev = c->prev;
+        struct conn *tail = c->next;
+        while (tail->next)
+            tail = tail->next;
+        tail->next = c;
+        c->prev = tail;
+        c->next = NULL;
+    }
+    set_paused(s, true);
 }
 
 static void on_space(void *data)

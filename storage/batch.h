@@ -41,6 +41,7 @@ struct conn_record {
     uint64_t bytes;
     uint32_t last_dropped_count;   /* as last reported in a header */
     uint64_t sandbox_dropped;      /* wrap-safe total of the sandbox's drops */
+    uint64_t dropped_count_regressions;   /* headers whose count went backwards */
     uint64_t rejected;
     uint64_t decode_errors;        /* unknown types + bad payloads (stored raw) */
     char close_reason[32];         /* "" while open */

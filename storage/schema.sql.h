@@ -39,6 +39,7 @@ static const char schema_sql[] =
     "  bytes INTEGER NOT NULL,"
     "  last_dropped_count INTEGER NOT NULL,"
     "  sandbox_dropped INTEGER NOT NULL,"
+    "  dropped_count_regressions INTEGER NOT NULL DEFAULT 0,"
     "  rejected INTEGER NOT NULL,"
     "  decode_errors INTEGER NOT NULL,"
     "  close_reason TEXT);"
@@ -93,12 +94,13 @@ static const char insert_event_sql[] =
 static const char upsert_conn_sql[] =
     "INSERT INTO connections(id, run_id, peer_pid, peer_uid, peer_gid, connect_ns, close_ns,"
     " client_version, messages, bytes, last_dropped_count, sandbox_dropped, rejected,"
-    " decode_errors, close_reason) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
+    " decode_errors, close_reason, dropped_count_regressions) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
     " ON CONFLICT(id) DO UPDATE SET close_ns=excluded.close_ns,"
     " client_version=excluded.client_version, messages=excluded.messages,"
     " bytes=excluded.bytes, last_dropped_count=excluded.last_dropped_count,"
     " sandbox_dropped=excluded.sandbox_dropped, rejected=excluded.rejected,"
-    " decode_errors=excluded.decode_errors, close_reason=excluded.close_reason";
+    " decode_errors=excluded.decode_errors, close_reason=excluded.close_reason,"
+    " dropped_count_regressions=excluded.dropped_count_regressions";
 
 static const char update_run_sql[] =
     "UPDATE runs SET received=received+?1, stored=stored+?2, discarded=discarded+?3,"

@@ -57,12 +57,24 @@ static int exec_sql(sqlite3 *db, const char *sql, char *err, size_t errlen)
     return rc;
 }
 
+/* Text columns must hold valid UTF-8 (readers such as Python's sqlite3
+ * refuse anything else); a sandbox may send any bytes. The rare invalid
+ * string is sanitized into a copy; the raw column keeps the original. */
 static void bind_text_or_null(sqlite3_stmt *st, int col, const char *s)
 {
-    if (s && *s)
-        sqlite3_bind_text(st, col, s, -1, SQLITE_STATIC);
-    else
+    if (!s || !*s) {
         sqlite3_bind_null(st, col);
+        return;
+    }
+    size_t len = strlen(s);
+    if (utf8_valid(s, len)) {
+        sqlite3_bind_text(st, col, s, (int)len, SQLITE_STATIC);
+        return;
+    }
+    struct strbuf clean = {0};
+    utf8_sanitize(&clean, s, len);
+    sqlite3_bind_text(st, col, clean.failed ? "" : clean.data, clean.failed ? 0 : (int)clean.len, SQLITE_TRANSIENT);
+    strbuf_free(&clean);
 }
 
 static void bind_nonzero(sqlite3_stmt *st, int col, int64_t v)
@@ -254,6 +266,7 @@ static int upsert_conn(struct sqlite_sink *s, const struct conn_record *c)
     sqlite3_bind_int64(st, 13, (sqlite3_int64)c->rejected);
     sqlite3_bind_int64(st, 14, (sqlite3_int64)c->decode_errors);
     bind_text_or_null(st, 15, c->close_reason);
+    sqlite3_bind_int64(st, 16, (sqlite3_int64)c->dropped_count_regressions);
     int rc = sqlite3_step(st);
     sqlite3_reset(st);
     return rc == SQLITE_DONE ? 0 : -1;

@@ -100,7 +100,7 @@ static void fuzz_init(void)
 
 /* Strict UTF-8 (RFC 3629): no overlongs, surrogates or code points past
  * U+10FFFF. Independent of json.c's own validator on purpose. */
-static bool utf8_valid(const uint8_t *s, size_t len)
+static bool strict_utf8_valid(const uint8_t *s, size_t len)
 {
     size_t i = 0;
     while (i < len) {
@@ -153,7 +153,7 @@ static void check_json(const struct strbuf *sb, char open)
     CHECK(sb->len >= 2 && sb->len < (size_t)0x7fffffff);
     CHECK(sb->data[0] == open && sb->data[sb->len - 1] == close);
     CHECK(strlen(sb->data) == sb->len);
-    CHECK(utf8_valid((const uint8_t *)sb->data, sb->len));
+    CHECK(strict_utf8_valid((const uint8_t *)sb->data, sb->len));
     if (!sqlite_json_valid(sb->data, sb->len)) {
         fprintf(stderr, "invalid JSON (%zu bytes): %.*s\n", sb->len, (int)(sb->len < 2000 ? sb->len : 2000),
                 sb->data);
@@ -169,7 +169,7 @@ static void fuzz_string(const uint8_t *data, size_t size)
     strbuf_reset(&g.json);
     json_render_string(&g.json, (const char *)data, n);
     check_json(&g.json, '"');
-    if (!utf8_valid(data, n) || memchr(data, 0, n))
+    if (!strict_utf8_valid(data, n) || memchr(data, 0, n))
         return;
     sqlite3_reset(g.extract);
     CHECK(sqlite3_bind_text(g.extract, 1, g.json.data, (int)g.json.len, SQLITE_STATIC) == SQLITE_OK);
@@ -251,7 +251,15 @@ static void fuzz_ingest(const uint8_t *data, size_t size, enum wire_status ws, c
         return;
     }
     CHECK(g.rec.last_dropped_count == h->dropped_count);
-    CHECK(g.rec.sandbox_dropped == rec.sandbox_dropped + (uint32_t)(h->dropped_count - rec.last_dropped_count));
+    /* A count that went back by less than 2^31 is a regression (not added,
+     * counted); anything else is growth, wrap-safe. */
+    uint32_t back = rec.last_dropped_count - h->dropped_count;
+    if (h->dropped_count < rec.last_dropped_count && back < (1u << 31))
+        CHECK(g.rec.sandbox_dropped == rec.sandbox_dropped &&
+              g.rec.dropped_count_regressions == rec.dropped_count_regressions + 1);
+    else
+        CHECK(g.rec.sandbox_dropped ==
+              rec.sandbox_dropped + (uint32_t)(h->dropped_count - rec.last_dropped_count));
     if (decode_arena_need(size) > FUZZ_BATCH_BYTES) {
         /* No batch can ever hold it: rejected for memory, and said so. */
         CHECK(rc == -1);

@@ -63,7 +63,7 @@ static void test_max_db_size_bounds_the_database(void **state)
     long long db = file_bytes(d.db);
     long long rows = db_query_int(d.db, "SELECT count(*) FROM events");
     printf("database file %lld bytes, %lld of %zu events kept\n", db, rows, 60 * mixed.count);
-    assert_true(db <= 6 * 1024 * 1024);     /* 4M + one step's worth of batches */
+    assert_true(db <= 8 * 1024 * 1024);     /* 4M + what a step is behind under load */
     assert_true(rows > 1000 && rows < (long long)(60 * mixed.count));
     assert_int_equal(db_query_int(d.db, "SELECT stored FROM runs"), (long long)(60 * mixed.count));
     assert_true(verify_ok(d.db));
