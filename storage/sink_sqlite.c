@@ -16,6 +16,7 @@
 #include "json.h"
 #include "log.h"
 #include "schema.sql.h"
+#include "views.sql.h"
 #include "retention.h"
 #include "sink.h"
 
@@ -533,7 +534,8 @@ static int setup_schema(struct sqlite_sink *s, const struct sink_sqlite_options 
         exec_sql(s->db, "BEGIN IMMEDIATE", err, errlen) != 0)
         return -1;
     snprintf(sql, sizeof(sql), "INSERT OR IGNORE INTO meta VALUES('schema_version','%d')", SQLITE_SCHEMA_VERSION);
-    if (exec_sql(s->db, schema_sql, err, errlen) != 0 || check_schema_version(s->db, err, errlen) != 0 ||
+    if (exec_sql(s->db, schema_sql, err, errlen) != 0 || exec_sql(s->db, views_sql, err, errlen) != 0 ||
+        check_schema_version(s->db, err, errlen) != 0 ||
         exec_sql(s->db, sql, err, errlen) != 0 || chain_check_db(s, o, err, errlen) != 0) {
         exec_sql(s->db, "ROLLBACK", sql, sizeof(sql));
         return -1;
