@@ -77,20 +77,34 @@ static void conn_handshake(struct conn *c)
     log_debug("connection %llu: handshake done, client version %u", (unsigned long long)c->rec.id, version);
 }
 
+/* A hostile sandbox can send bad packets flat out: the first rejection of a
+ * connection is logged, then at most one line per 10 s with the count. */
+static void log_rejections(struct conn *c, int64_t now)
+{
+    if (c->rec.rejected == c->rejections_logged || now - c->rejections_logged_ns < 10000000000LL)
+        return;
+    log_warn("connection %llu: %llu packets rejected so far (bad header, too large...; see the runs table)",
+             (unsigned long long)c->rec.id, (unsigned long long)c->rec.rejected);
+    c->rejections_logged = c->rec.rejected;
+    c->rejections_logged_ns = now;
+}
+
 /* Hands n received packets to ingest; true if one of them was EOF. */
 static bool conn_ingest(struct conn *c, unsigned n)
 {
     struct recv_ring *ring = c->env->ring;
     int64_t now = realtime_ns();
-    for (unsigned i = 0; i < n; i++) {
+    bool eof = false;
+    for (unsigned i = 0; i < n && !eof; i++) {
         size_t len;
         bool truncated;
         const uint8_t *pkt = recv_ring_packet(ring, i, &len, &truncated);
-        if (len == 0 && !truncated)
-            return true;
-        ingest_packet(c->env->ingest, &c->rec, pkt, len, truncated, now);
+        eof = len == 0 && !truncated;
+        if (!eof)
+            ingest_packet(c->env->ingest, &c->rec, pkt, len, truncated, now);
     }
-    return false;
+    log_rejections(c, now);
+    return eof;
 }
 
 enum conn_read_result conn_read(struct conn *c, unsigned budget)

@@ -54,6 +54,8 @@ struct conn {
     uv_poll_t poll;
     uv_timer_t handshake_timer;
     int open_handles;
+    int64_t rejections_logged_ns;   /* last rejection log line (rate limit) */
+    uint64_t rejections_logged;     /* rec.rejected at that line */
     struct conn *prev, *next;   /* owner's list */
     void *owner_data;
 };

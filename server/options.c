@@ -225,8 +225,9 @@ static const struct option_def defs[] = {
      "group owning the socket file", "the daemon's"},
     {"allow-uid", "UID[,UID...]", KIND_CUSTOM, CUSTOM(server.allowed_uids, parse_allow_uid), RESTART,
      "accept only peers with these user ids (names or numbers);\nothers are refused and counted", "anyone"},
-    {"sink", "sqlite|discard|record", KIND_CUSTOM, CUSTOM(sink, parse_sink), RESTART,
-     "store events in SQLite, decode and drop them, or record each\nconnection as a gVisor tracereplay file",
+    {"sink", "sqlite|discard|record|ndjson|text[,...]", KIND_CUSTOM, CUSTOM(sink, parse_sink), RESTART,
+     "where events go, one or several: SQLite; nowhere (decoded, then\ndiscarded); gVisor tracereplay files per "
+     "connection; NDJSON\nfor log shippers; readable lines",
      "sqlite"},
     {"db", "PATH", KIND_STRING, STR(db_path), RESTART, "SQLite database for --sink sqlite", "./seccheck.db"},
     {"record-dir", "DIR", KIND_STRING, STR(record_dir), RESTART, "where --sink record writes client-NNNN files",

@@ -78,9 +78,10 @@ static void finish_recording(struct record_sink *s, struct recording *r)
 
 static void append(struct recording *r, const struct event *ev, struct batch_result *result)
 {
-    if (!r->failed && tracefile_append(&r->file, ev->raw, ev->raw_len) != TRACEFILE_OK) {
+    enum tracefile_status st;
+    if (!r->failed && (st = tracefile_append(&r->file, ev->raw, ev->raw_len)) != TRACEFILE_OK) {
         log_error("record: writing %s failed: %s; further events of this connection are not recorded", r->path,
-                  strerror(errno));
+                  st == TRACEFILE_IO_ERROR ? strerror(errno) : tracefile_strerror(st));
         r->failed = true;
     }
     if (r->failed) {

@@ -13,6 +13,7 @@
 #include "chain.h"
 #include "clock.h"
 #include "decode.h"
+#include "event_json.h"
 #include "json.h"
 #include "log.h"
 #include "schema.sql.h"
@@ -84,15 +85,6 @@ static void bind_nonzero(sqlite3_stmt *st, int col, int64_t v)
         sqlite3_bind_int64(st, col, v);
     else
         sqlite3_bind_null(st, col);
-}
-
-static const char *decode_error_name(enum decode_status s)
-{
-    switch (s) {
-    case DECODE_UNKNOWN_TYPE: return "unknown_type";
-    case DECODE_BAD_PAYLOAD: return "bad_payload";
-    default: return NULL;
-    }
 }
 
 static void bind_context(sqlite3_stmt *st, const Gvisor__Common__ContextData *c)
@@ -224,7 +216,7 @@ static int insert_event(struct sqlite_sink *s, const struct event *ev)
     sqlite3_bind_int(st, 3, ev->header.message_type);
     bind_text_or_null(st, 4, decode_type_name(ev->header.message_type));
     sqlite3_bind_int64(st, 5, ev->header.dropped_count);
-    bind_text_or_null(st, 6, decode_error_name(ev->status));
+    bind_text_or_null(st, 6, event_decode_error_name(ev->status));
     if (ev->context)
         bind_context(st, ev->context);
     if (ev->has_sysno) {

@@ -71,10 +71,14 @@ static const struct sink_ops tee_ops_inline = {
 
 struct sink *sink_tee_open(struct sink **sinks, size_t n, char *err, size_t errlen)
 {
+    if (n == 0) {
+        snprintf(err, errlen, "no sink given");
+        return NULL;
+    }
     if (n == 1)
         return sinks[0];
     struct tee_sink *t = calloc(1, sizeof(*t));
-    if (!t || n == 0 || n > TEE_MAX) {
+    if (!t || n > TEE_MAX) {
         snprintf(err, errlen, n > TEE_MAX ? "at most %d sinks at once" : "out of memory", TEE_MAX);
         free(t);
         for (size_t i = 0; i < n; i++)
