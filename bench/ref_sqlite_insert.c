@@ -68,8 +68,12 @@ static void bind_row(sqlite3_stmt *st, const struct row *r)
     sqlite3_bind_blob(st, 24, ev->raw, (int)ev->raw_len, SQLITE_STATIC);
 }
 
-/* Decodes and renders every packet of the traces once, up front. */
-static struct row *prepare_rows(struct replay_trace *traces, int ntraces, size_t *nrows, struct arena *arena)
+/* Decodes and renders every packet of the traces once, up front. Rows are
+ * kept per trace: row i of the run is taken from trace i % ntraces, as
+ * seccheck-loadgen's connection i replays trace i % ntraces, so both write
+ * the same mix. */
+static struct row *prepare_rows(struct replay_trace *traces, int ntraces, size_t *nrows, size_t *start,
+                                struct arena *arena)
 {
     size_t total = 0;
     for (int t = 0; t < ntraces; t++)
@@ -79,7 +83,8 @@ static struct row *prepare_rows(struct replay_trace *traces, int ntraces, size_t
     decoder_init(&dec);
     struct strbuf json = {0};
     size_t n = 0;
-    for (int t = 0; t < ntraces; t++)
+    for (int t = 0; t < ntraces; t++) {
+        start[t] = n;
         for (size_t i = 0; i < traces[t].count; i++) {
             struct wire_header h;
             if (wire_header_parse(traces[t].packets[i], traces[t].lengths[i], &h) != WIRE_OK)
@@ -93,8 +98,9 @@ static struct row *prepare_rows(struct replay_trace *traces, int ntraces, size_t
                 r->detail = strdup(json.data);
             }
         }
+        nrows[t] = n - start[t];
+    }
     strbuf_free(&json);
-    *nrows = n;
     return rows;
 }
 
@@ -126,8 +132,8 @@ int main(int argc, char **argv)
         }
     struct arena arena;
     arena_init(&arena, 1u << 20, (size_t)1 << 34);
-    size_t nrows;
-    struct row *rows = prepare_rows(traces, ntraces, &nrows, &arena);
+    size_t *nrows = calloc((size_t)ntraces, sizeof(*nrows)), *first = calloc((size_t)ntraces, sizeof(*first));
+    struct row *rows = prepare_rows(traces, ntraces, nrows, first, &arena);
 
     sqlite3 *db;
     sqlite3_stmt *st;
@@ -140,7 +146,8 @@ int main(int argc, char **argv)
     int64_t start = monotonic_ns();
     exec(db, "BEGIN");
     for (size_t i = 0; i < want; i++) {
-        bind_row(st, &rows[i % nrows]);
+        size_t t = i % (size_t)ntraces;
+        bind_row(st, &rows[first[t] + (i / (size_t)ntraces) % nrows[t]]);
         if (sqlite3_step(st) != SQLITE_DONE) {
             fprintf(stderr, "ref-sqlite-insert: insert: %s\n", sqlite3_errmsg(db));
             return 1;
@@ -156,9 +163,12 @@ int main(int argc, char **argv)
     printf("ref-sqlite-insert: %zu rows in %.3f s: %.0f rows/s (batch %zu)\n", want, seconds, want / seconds, batch);
     sqlite3_finalize(st);
     sqlite3_close(db);
-    for (size_t i = 0; i < nrows; i++)
-        free(rows[i].detail);
+    for (int t = 0; t < ntraces; t++)
+        for (size_t i = 0; i < nrows[t]; i++)
+            free(rows[first[t] + i].detail);
     free(rows);
+    free(nrows);
+    free(first);
     arena_free(&arena);
     for (int t = 0; t < ntraces; t++)
         replay_trace_free(&traces[t]);

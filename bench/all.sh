@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# bench/all.sh - every figure of the performance targets from one command:
+# IPC drain rates and CPU per million events (ipc.sh), highest zero-drop
+# paced rates and the longest loop stall (zero_drop.sh), the SQLite sink
+# against a bare INSERT loop (sqlite_ref.sh), memory under a 60 s overload
+# (overload_rss.sh), and with --macro the real-runsc passes (macro.sh).
+#   bench/all.sh [--bin DIR] [--out DIR] [--macro]     (also: cmake --build build --target bench)
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+bin=$here/../build/bin out=$here/results/$(date +%Y%m%d-%H%M%S)-all macro=0
+while [ $# -gt 0 ]; do
+    case $1 in
+        --bin) bin=$2; shift 2 ;;
+        --out) out=$2; shift 2 ;;
+        --macro) macro=1; shift ;;
+        -h | --help) sed -n '2,7p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        *) echo "bench/all.sh: unknown option $1 (try --help)" >&2; exit 2 ;;
+    esac
+done
+mkdir -p "$out"
+run() {   # run NAME SCRIPT ARGS...: one benchmark into its own directory
+    local name=$1 script=$2
+    shift 2
+    echo "== $name"
+    "$here/$script" --bin "$bin" --out "$out/$name" "$@"
+}
+run ipc ipc.sh
+run zero-drop zero_drop.sh
+run sqlite-ref sqlite_ref.sh
+run overload-rss overload_rss.sh
+[ $macro = 1 ] && run macro macro.sh
+echo "== summaries in $out/*/summary.md"
+cat "$out"/*/summary.md
