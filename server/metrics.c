@@ -2,7 +2,6 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <netinet/in.h>
 #include <stdio.h>
@@ -290,7 +289,7 @@ static int loopback_address(const char *addr, struct sockaddr_storage *ss, char 
         snprintf(host, sizeof(host), "%.*s", (int)(hl - 2), addr + 1);
     errno = 0;
     unsigned long port = strtoul(colon + 1, &end, 10);
-    if (errno || end == colon + 1 || *end || port > 65535 || colon[1] == '-' || colon[1] == '+')
+    if (colon[1] < '0' || colon[1] > '9' || errno || *end || port > 65535)
         return usage_error(addr, err, errlen);
     if (strcmp(host, "localhost") == 0)
         snprintf(host, sizeof(host), "127.0.0.1");
@@ -412,6 +411,33 @@ int metrics_check_address(const char *addr, char *err, size_t errlen)
     return is_unix_address(addr) ? check_unix_path(addr, err, errlen) : loopback_address(addr, &ss, err, errlen);
 }
 
+/* Bound here rather than by uv_pipe_bind, whose close unlinks the path
+ * whoever it belongs to by then: we remove the file only while it is still
+ * the one we bound (remove_socket_file). The fd, or a libuv error. */
+static int bind_unix(struct metrics *m, const char *path)
+{
+    struct sockaddr_un sa = {.sun_family = AF_UNIX};
+    memcpy(sa.sun_path, path, strlen(path) + 1);   /* length checked */
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return uv_translate_sys_error(errno);
+    struct stat st;
+    if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0 || stat(path, &st) != 0) {
+        int rc = uv_translate_sys_error(errno);
+        close(fd);
+        return rc;
+    }
+    snprintf(m->path, sizeof(m->path), "%s", path);
+    m->dev = st.st_dev;
+    m->ino = st.st_ino;
+    if (chmod(path, METRICS_SOCKET_MODE) != 0) {   /* before listen: nobody connects meanwhile */
+        int rc = uv_translate_sys_error(errno);
+        close(fd);
+        return rc;
+    }
+    return fd;
+}
+
 static int listen_unix(struct metrics *m, const char *addr, char *err, size_t errlen)
 {
     const char *path = addr + strlen("unix:");
@@ -420,20 +446,17 @@ static int listen_unix(struct metrics *m, const char *addr, char *err, size_t er
     if (clear_stale_socket(path, err, errlen) != 0)
         return -1;
     m->unix_socket = true;
-    snprintf(m->path, sizeof(m->path), "%s", path);
-    int rc = uv_pipe_init(m->loop, &m->listener.pipe, 0);
+    int fd = bind_unix(m, path);
+    int rc = fd < 0 ? fd : uv_pipe_init(m->loop, &m->listener.pipe, 0);
     if (rc == 0) {
         m->listening = true;
         m->listener.handle.data = m;
-        rc = uv_pipe_bind(&m->listener.pipe, path);
+        rc = uv_pipe_open(&m->listener.pipe, fd);
+        if (rc != 0)
+            close(fd);   /* not taken by the handle */
+    } else if (fd >= 0) {
+        close(fd);
     }
-    struct stat st;
-    if (rc == 0 && stat(path, &st) == 0) {
-        m->dev = st.st_dev;
-        m->ino = st.st_ino;
-    }
-    if (rc == 0 && chmod(path, METRICS_SOCKET_MODE) != 0)
-        rc = uv_translate_sys_error(errno);
     if (rc == 0)
         rc = uv_listen(&m->listener.stream, METRICS_BACKLOG, on_connection);
     if (rc != 0) {

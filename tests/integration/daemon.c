@@ -105,7 +105,17 @@ int daemon_stop(struct daemon *d)
         return d->exit_status;
     kill(d->pid, SIGTERM);
     int status;
-    waitpid(d->pid, &status, 0);
+    /* A daemon that hangs on SIGTERM is a failure, not a ctest timeout. */
+    for (int i = 0; i < 2000 && waitpid(d->pid, &status, WNOHANG) == 0; i++)
+        sleep_ms(10);
+    if (waitpid(d->pid, &status, WNOHANG) == 0) {
+        fprintf(stderr, "daemon %d ignored SIGTERM for 20 s: killing it\n", (int)d->pid);
+        kill(d->pid, SIGKILL);
+        waitpid(d->pid, &status, 0);
+        d->pid = 0;
+        d->exit_status = 124;
+        return d->exit_status;
+    }
     d->pid = 0;
     d->exit_status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
     return d->exit_status;
