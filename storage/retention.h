@@ -22,6 +22,7 @@
 
 #define RETENTION_STEP_NS 20000000         /* one step deletes for at most 20 ms */
 #define RETENTION_WAL_LIMIT (64u << 20)    /* journal_size_limit and checkpoint trigger */
+#define RETENTION_WAL_HELD (4u << 20)      /* WAL still this large after TRUNCATE: a reader holds it */
 
 struct retention {
     atomic_uint_fast64_t retain_s;         /* 0: keep forever; set live on SIGHUP */
