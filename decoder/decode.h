@@ -43,6 +43,10 @@ static inline size_t decode_arena_need(size_t len)
     return len + 8 + len * DECODE_INFLATION + DECODE_OVERHEAD;
 }
 
+/* Bytes one element of a field of this type takes in a protobuf-c message
+ * (the stride of a repeated field's array). */
+size_t decode_value_size(ProtobufCType type);
+
 /* Decodes a packet whose header already parsed as `header` (wire.h). raw must
  * already be in the arena (the event keeps the pointer). Never fails: an
  * unknown type or bad payload is reported in ev->status. */

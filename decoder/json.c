@@ -6,6 +6,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "decode.h"
+
 static const char hexdigits[] = "0123456789abcdef";
 
 /* Length of the valid UTF-8 sequence at s (1-4), or 0 if invalid. */
@@ -181,33 +183,11 @@ static void render_value(struct strbuf *out, const ProtobufCFieldDescriptor *f, 
     }
 }
 
-static size_t value_size(ProtobufCType type)
-{
-    switch (type) {
-    case PROTOBUF_C_TYPE_INT64:
-    case PROTOBUF_C_TYPE_SINT64:
-    case PROTOBUF_C_TYPE_SFIXED64:
-    case PROTOBUF_C_TYPE_UINT64:
-    case PROTOBUF_C_TYPE_FIXED64:
-    case PROTOBUF_C_TYPE_DOUBLE:
-        return 8;
-    case PROTOBUF_C_TYPE_BOOL:
-        return sizeof(protobuf_c_boolean);
-    case PROTOBUF_C_TYPE_STRING:
-    case PROTOBUF_C_TYPE_MESSAGE:
-        return sizeof(void *);
-    case PROTOBUF_C_TYPE_BYTES:
-        return sizeof(ProtobufCBinaryData);
-    default:
-        return 4;
-    }
-}
-
 static void render_repeated(struct strbuf *out, const ProtobufCMessage *msg, const ProtobufCFieldDescriptor *f)
 {
     size_t count = *(const size_t *)((const char *)msg + f->quantifier_offset);
     const char *items = *(const char *const *)((const char *)msg + f->offset);
-    size_t step = value_size(f->type);
+    size_t step = decode_value_size(f->type);
     strbuf_putc(out, '[');
     for (size_t i = 0; i < count; i++) {
         if (i)

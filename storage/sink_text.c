@@ -101,28 +101,6 @@ static void put_time(struct strbuf *out, int64_t ns)
     strbuf_printf(out, "%s.%06dZ", when, (int)(sub / 1000));
 }
 
-static size_t value_size(ProtobufCType type)
-{
-    switch (type) {
-    case PROTOBUF_C_TYPE_INT64:
-    case PROTOBUF_C_TYPE_SINT64:
-    case PROTOBUF_C_TYPE_SFIXED64:
-    case PROTOBUF_C_TYPE_UINT64:
-    case PROTOBUF_C_TYPE_FIXED64:
-    case PROTOBUF_C_TYPE_DOUBLE:
-        return 8;
-    case PROTOBUF_C_TYPE_BOOL:
-        return sizeof(protobuf_c_boolean);
-    case PROTOBUF_C_TYPE_STRING:
-    case PROTOBUF_C_TYPE_MESSAGE:
-        return sizeof(void *);
-    case PROTOBUF_C_TYPE_BYTES:
-        return sizeof(ProtobufCBinaryData);
-    default:
-        return 4;
-    }
-}
-
 static void put_fields(struct strbuf *out, const ProtobufCMessage *msg, int depth);
 
 /* One element of a field; p points at its storage in the message. */
@@ -172,7 +150,7 @@ static void put_repeated(struct strbuf *out, const ProtobufCMessage *msg, const 
     for (size_t i = 0; i < shown; i++) {
         if (i)
             strbuf_puts(out, ", ");
-        put_value(out, f, items + i * value_size(f->type), depth);
+        put_value(out, f, items + i * decode_value_size(f->type), depth);
     }
     if (shown < count)
         strbuf_printf(out, ", ...(%zu in all)", count);
