@@ -521,7 +521,7 @@ static int setup_schema(struct sqlite_sink *s, const struct sink_sqlite_options 
     char sql[256];
     snprintf(sql, sizeof(sql), "PRAGMA busy_timeout=%d", o->busy_timeout_ms);
     if (exec_sql(s->db, sql, err, errlen) != 0 ||
-        exec_sql(s->db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL", err, errlen) != 0 ||
+        exec_sql(s->db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA cache_size=-32768", err, errlen) != 0 ||
         retention_setup(s->db, err, errlen) != 0 ||
         exec_sql(s->db, "BEGIN IMMEDIATE", err, errlen) != 0)
         return -1;
