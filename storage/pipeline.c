@@ -201,7 +201,9 @@ void pipeline_finish(struct pipeline *p)
     }
     collect_done(p);
     if (p->current) {
-        collect(p, p->current);
+        /* Never sealed (nothing in it): back to the free list, not counted. */
+        p->current->next = p->free_list;
+        p->free_list = p->current;
         p->current = NULL;
     }
     uv_close((uv_handle_t *)&p->done_async, NULL);

@@ -11,6 +11,8 @@
 #include <unistd.h>
 #include <sqlite3.h>
 
+#include "replay.h"
+
 void daemon_prepare(struct daemon *d)
 {
     memset(d, 0, sizeof(*d));
@@ -119,6 +121,49 @@ int daemon_stop(struct daemon *d)
     d->pid = 0;
     d->exit_status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
     return d->exit_status;
+}
+
+int daemon_log_count(const struct daemon *d, const char *needle)
+{
+    char *log = daemon_read_log(d);
+    int seen = 0;
+    for (const char *p = log; (p = strstr(p, needle)) != NULL; p++)
+        seen++;
+    free(log);
+    return seen;
+}
+
+bool daemon_wait_log(const struct daemon *d, const char *needle, int n, int timeout_ms)
+{
+    for (int waited = 0; waited <= timeout_ms; waited += 10) {
+        if (daemon_log_count(d, needle) >= n)
+            return true;
+        sleep_ms(10);
+    }
+    return false;
+}
+
+int replay_file(const char *socket, const char *trace_path)
+{
+    struct replay_trace t;
+    char err[512];
+    if (replay_trace_load(&t, trace_path, err, sizeof(err)) != 0) {
+        fprintf(stderr, "%s\n", err);
+        return -1;
+    }
+    int fd = replay_connect(socket, t.version, 5000, err, sizeof(err));
+    int rc = fd < 0 ? -1 : 0;
+    if (fd < 0)
+        fprintf(stderr, "%s\n", err);
+    for (size_t i = 0; rc == 0 && i < t.count; i++)
+        if (replay_send(fd, t.packets[i], t.lengths[i]) != 0) {
+            perror("send");
+            rc = -1;
+        }
+    if (fd >= 0)
+        close(fd);
+    replay_trace_free(&t);
+    return rc;
 }
 
 void daemon_cleanup(struct daemon *d)

@@ -32,6 +32,16 @@ int daemon_stop(struct daemon *d);
 /* Whole captured stderr, malloc'd. */
 char *daemon_read_log(const struct daemon *d);
 
+/* Times needle occurs in the daemon's log. */
+int daemon_log_count(const struct daemon *d, const char *needle);
+
+/* Waits (up to timeout_ms) until needle occurs n times in the log. */
+bool daemon_wait_log(const struct daemon *d, const char *needle, int n, int timeout_ms);
+
+/* Replays a whole trace file over one new connection (handshake with its
+ * version), then closes it. 0, or -1 with the reason on stderr. */
+int replay_file(const char *socket, const char *trace_path);
+
 /* Removes the directory and what is in it. */
 void daemon_cleanup(struct daemon *d);
 

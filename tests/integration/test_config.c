@@ -25,31 +25,14 @@ static void write_file(const char *path, const char *text)
 
 static void replay(const char *socket, const char *trace)
 {
-    struct replay_trace t;
-    char err[512];
-    assert_int_equal(replay_trace_load(&t, trace, err, sizeof(err)), 0);
-    int fd = replay_connect(socket, 1, 5000, err, sizeof(err));
-    assert_true(fd >= 0);
-    for (size_t i = 0; i < t.count; i++)
-        assert_int_equal(replay_send(fd, t.packets[i], t.lengths[i]), 0);
-    close(fd);
-    replay_trace_free(&t);
+    assert_int_equal(replay_file(socket, trace), 0);
 }
 
 /* Waits for n "closed (eof)" lines: the daemon read every packet sent. */
 static void wait_closed(const struct daemon *d, int n)
 {
-    for (int i = 0; i < 500; i++) {
-        char *log = daemon_read_log(d);
-        int seen = 0;
-        for (const char *p = log; (p = strstr(p, "closed (eof)")) != NULL; p++)
-            seen++;
-        free(log);
-        if (seen >= n)
-            return;
-        usleep(10000);
-    }
-    fail_msg("connections did not close");
+    if (!daemon_wait_log(d, "closed (eof)", n, 5000))
+        fail_msg("connections did not close");
 }
 
 static void test_file_settings_and_sighup_reload(void **state)

@@ -48,17 +48,8 @@ static long long json_field(const char *path, const char *key)
 /* Waits until the log shows n completed restarts. */
 static void wait_for_adoptions(const struct daemon *d, int n)
 {
-    for (int i = 0; i < 1000; i++) {
-        char *log = daemon_read_log(d);
-        int seen = 0;
-        for (const char *p = log; (p = strstr(p, "restart: adopted")) != NULL; p++)
-            seen++;
-        free(log);
-        if (seen >= n)
-            return;
-        usleep(10000);
-    }
-    fail_msg("restart %d did not complete", n);
+    if (!daemon_wait_log(d, "restart: adopted", n, 10000))
+        fail_msg("restart %d did not complete", n);
 }
 
 static void restart_while_streaming(const char *mode)

@@ -16,15 +16,7 @@
 
 static void replay(const char *socket, const char *trace)
 {
-    struct replay_trace t;
-    char err[512];
-    assert_int_equal(replay_trace_load(&t, trace, err, sizeof(err)), 0);
-    int fd = replay_connect(socket, 1, 5000, err, sizeof(err));
-    assert_true(fd >= 0);
-    for (size_t i = 0; i < t.count; i++)
-        assert_int_equal(replay_send(fd, t.packets[i], t.lengths[i]), 0);
-    close(fd);
-    replay_trace_free(&t);
+    assert_int_equal(replay_file(socket, trace), 0);
 }
 
 static void test_views_on_recorded_traces(void **state)
