@@ -19,7 +19,7 @@ SIGTERM after loadgen exits and the receiver has drained.
   --duration SECS    length of each loadgen run [1.5]
   --messages N       messages per connection instead of --duration (a run then
                      lasts as long as the slowest receiver needs)
-  --receivers LIST   comma separated, from ref,dummy,discard,sqlite,python
+  --receivers LIST   comma separated, from ref,dummy,discard,sqlite,sqlite-all,python
                      [ref,dummy,discard,sqlite,python]
   --modes LIST       block,sentry [block,sentry] (sentry unpaced)
   --conns LIST       connection counts [1,8]

@@ -68,9 +68,9 @@ recv_bins() {
     case $1 in
         ref) echo ref-recvmmsg ;;
         dummy) echo seccheck-dummy ;;
-        discard | sqlite) echo seccheckd ;;
+        discard | sqlite | sqlite-all) echo seccheckd ;;
         python) ;;
-        *) die "unknown receiver '$1' (ref, dummy, discard, sqlite, python)" ;;
+        *) die "unknown receiver '$1' (ref, dummy, discard, sqlite, sqlite-all, python)" ;;
     esac
 }
 
@@ -105,10 +105,13 @@ recv_start() {
         ref) "$BIN_DIR/ref-recvmmsg" "$sock" </dev/null >"$log" 2>&1 & ;;
         dummy) "$BIN_DIR/seccheck-dummy" "$sock" </dev/null >"$log" 2>&1 & ;;
         discard) "$BIN_DIR/seccheckd" --socket "$sock" --sink discard </dev/null >"$log" 2>&1 & ;;
-        sqlite)
+        sqlite | sqlite-all)
             RECV_DB=$BENCH_TMP/events.db
             rm -f "$RECV_DB" "$RECV_DB-wal" "$RECV_DB-shm"
-            "$BIN_DIR/seccheckd" --socket "$sock" --sink sqlite --db "$RECV_DB" </dev/null >"$log" 2>&1 &
+            local indexes=type,container
+            [ "$kind" = sqlite ] || indexes=all
+            "$BIN_DIR/seccheckd" --socket "$sock" --sink sqlite --db "$RECV_DB" --indexes "$indexes" \
+                </dev/null >"$log" 2>&1 &
             ;;
         python) python3 -u "$REPO_DIR/dummy/dummy_uds_server.py" "$sock" </dev/null >"$log" 2>&1 & ;;
         *) die "unknown receiver $kind" ;;

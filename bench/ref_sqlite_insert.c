@@ -3,7 +3,7 @@
  * as seccheckd's SQLite sink. Rows are decoded and rendered before the clock
  * starts, so this measures SQLite alone; bench/ compares seccheckd's
  * sustained rate with it.
- * Usage: ref-sqlite-insert DB ROWS BATCH TRACE...   (prints rows/s) */
+ * Usage: ref-sqlite-insert [--indexes LIST] DB ROWS BATCH TRACE...   (prints rows/s) */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +12,7 @@
 #include "arena.h"
 #include "clock.h"
 #include "decode.h"
+#include "event_indexes.h"
 #include "json.h"
 #include "replay.h"
 #include "schema.sql.h"
@@ -117,14 +118,23 @@ static int exec(sqlite3 *db, const char *sql)
 
 int main(int argc, char **argv)
 {
+    unsigned indexes = EVENT_INDEXES_DEFAULT;
+    char err[512];
+    if (argc > 2 && strcmp(argv[1], "--indexes") == 0) {
+        if (event_indexes_parse(argv[2], &indexes, err, sizeof(err)) != 0) {
+            fprintf(stderr, "ref-sqlite-insert: %s\n", err);
+            return 2;
+        }
+        argv += 2;
+        argc -= 2;
+    }
     if (argc < 5) {
-        fprintf(stderr, "usage: ref-sqlite-insert DB ROWS BATCH TRACE...\n");
+        fprintf(stderr, "usage: ref-sqlite-insert [--indexes LIST] DB ROWS BATCH TRACE...\n");
         return 2;
     }
     size_t want = strtoull(argv[2], NULL, 10), batch = strtoull(argv[3], NULL, 10);
     int ntraces = argc - 4;
     struct replay_trace *traces = calloc((size_t)ntraces, sizeof(*traces));
-    char err[512];
     for (int t = 0; t < ntraces; t++)
         if (replay_trace_load(&traces[t], argv[4 + t], err, sizeof(err)) != 0) {
             fprintf(stderr, "ref-sqlite-insert: %s\n", err);
@@ -138,7 +148,8 @@ int main(int argc, char **argv)
     sqlite3 *db;
     sqlite3_stmt *st;
     if (sqlite3_open(argv[1], &db) != SQLITE_OK || exec(db, "PRAGMA journal_mode=WAL") ||
-        exec(db, "PRAGMA synchronous=NORMAL") || exec(db, schema_sql) ||
+        exec(db, "PRAGMA synchronous=NORMAL") || exec(db, "PRAGMA cache_size=-32768") || exec(db, schema_sql) ||
+        event_indexes_apply(db, indexes, err, sizeof(err)) ||
         sqlite3_prepare_v3(db, insert_event_sql, -1, SQLITE_PREPARE_PERSISTENT, &st, NULL) != SQLITE_OK) {
         fprintf(stderr, "ref-sqlite-insert: %s\n", sqlite3_errmsg(db));
         return 1;

@@ -22,12 +22,13 @@ import re
 import statistics
 import sys
 
-RECEIVERS = ["ref", "dummy", "discard", "sqlite", "python"]
+RECEIVERS = ["ref", "dummy", "discard", "sqlite", "sqlite-all", "python"]
 RECEIVER_DESC = {
     "ref": "ref-recvmmsg: epoll + recvmmsg discard loop (the physical limit)",
     "dummy": "seccheck-dummy: seccheckd's receive path, count and discard",
     "discard": "seccheckd --sink discard: receive + full decode, nothing stored",
     "sqlite": "seccheckd --sink sqlite: receive + decode + store (fresh DB per run)",
+    "sqlite-all": "seccheckd --sink sqlite --indexes all: as sqlite, with all four indexes",
     "python": "dummy/dummy_uds_server.py: gVisor's Python baseline, thread per connection",
 }
 
@@ -48,7 +49,7 @@ def parse_log(kind, text):
             r["received"] = int(m.group(2))
             if m.group(4) is not None:
                 r["sandbox_dropped"] = int(m.group(4))
-    else:   # seccheckd (discard, sqlite)
+    else:   # seccheckd (discard, sqlite, sqlite-all)
         m = re.search(r"summary: (\d+) received", text)
         if m:
             r["received"] = int(m.group(1))
@@ -367,7 +368,7 @@ def cmd_zero_drop(out):
                          default=None)
         stall_all = max([p["longest_stall_ms"] for p in ps if p.get("longest_stall_ms") is not None], default=None)
         over1 = max([p["stalls_over_1ms"] for p in at_best if p.get("stalls_over_1ms") is not None], default=None)
-        is_d = rc in ("discard", "sqlite")
+        is_d = rc in ("discard", "sqlite", "sqlite-all")
         rows.append([rc, fmt_num(best) if best else "none", fmt_num(s.get("best_rate")) if best else "-",
                      fmt_ratio(best / ref_best) if best and ref_best else "-",
                      fmt_num(s.get("fail_total")) if s.get("fail_total") else "not reached",

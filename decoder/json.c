@@ -138,20 +138,20 @@ static void render_value(struct strbuf *out, const ProtobufCFieldDescriptor *f, 
     case PROTOBUF_C_TYPE_SINT32:
     case PROTOBUF_C_TYPE_SFIXED32:
     case PROTOBUF_C_TYPE_ENUM:
-        strbuf_printf(out, "%" PRId32, *(const int32_t *)p);
+        strbuf_put_i64(out, *(const int32_t *)p);
         break;
     case PROTOBUF_C_TYPE_UINT32:
     case PROTOBUF_C_TYPE_FIXED32:
-        strbuf_printf(out, "%" PRIu32, *(const uint32_t *)p);
+        strbuf_put_u64(out, *(const uint32_t *)p);
         break;
     case PROTOBUF_C_TYPE_INT64:
     case PROTOBUF_C_TYPE_SINT64:
     case PROTOBUF_C_TYPE_SFIXED64:
-        strbuf_printf(out, "%" PRId64, *(const int64_t *)p);
+        strbuf_put_i64(out, *(const int64_t *)p);
         break;
     case PROTOBUF_C_TYPE_UINT64:
     case PROTOBUF_C_TYPE_FIXED64:
-        strbuf_printf(out, "%" PRIu64, *(const uint64_t *)p);
+        strbuf_put_u64(out, *(const uint64_t *)p);
         break;
     case PROTOBUF_C_TYPE_FLOAT:
         render_double(out, *(const float *)p);

@@ -74,3 +74,24 @@ void strbuf_printf(struct strbuf *sb, const char *fmt, ...)
     va_end(ap);
     sb->len += (size_t)n;
 }
+
+void strbuf_put_u64(struct strbuf *sb, uint64_t v)
+{
+    char digits[20];   /* UINT64_MAX has 20 */
+    size_t n = sizeof(digits);
+    do {
+        digits[--n] = (char)('0' + v % 10);
+        v /= 10;
+    } while (v);
+    strbuf_append(sb, digits + n, sizeof(digits) - n);
+}
+
+void strbuf_put_i64(struct strbuf *sb, int64_t v)
+{
+    if (v < 0) {
+        strbuf_putc(sb, '-');
+        strbuf_put_u64(sb, (uint64_t)0 - (uint64_t)v);   /* INT64_MIN too */
+        return;
+    }
+    strbuf_put_u64(sb, (uint64_t)v);
+}

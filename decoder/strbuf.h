@@ -9,6 +9,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 struct strbuf {
     char *data;      /* NUL-terminated when len > 0 */
@@ -24,5 +25,9 @@ void strbuf_append(struct strbuf *sb, const void *data, size_t len);
 void strbuf_putc(struct strbuf *sb, char c);
 void strbuf_puts(struct strbuf *sb, const char *s);
 void strbuf_printf(struct strbuf *sb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Decimal integers, without printf's format parsing: JSON rendering writes
+ * several per event on the writer thread. */
+void strbuf_put_u64(struct strbuf *sb, uint64_t v);
+void strbuf_put_i64(struct strbuf *sb, int64_t v);
 
 #endif

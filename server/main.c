@@ -37,6 +37,7 @@ static struct sink *open_one_sink(const struct options *o, const char *name, cha
         .key_file = o->key_file,
         .retain_s = o->retain_s,
         .max_db_bytes = o->max_db_bytes,
+        .indexes = o->indexes,
     };
     return sink_sqlite_open(&so, err, errlen);
 }

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "event_indexes.h"
 #include "log.h"
 
 #define SECCHECKD_VERSION "0.1.0"
@@ -146,6 +147,11 @@ static int parse_max_db_size(struct options *o, const char *v, char *err, size_t
     return 0;
 }
 
+static int parse_indexes(struct options *o, const char *v, char *err, size_t errlen)
+{
+    return event_indexes_parse(v, &o->indexes, err, errlen);
+}
+
 static int parse_ndjson_max(struct options *o, const char *v, char *err, size_t errlen)
 {
     if (parse_bytes(v, &o->ndjson_max_bytes) != 0) {
@@ -245,6 +251,9 @@ static const struct option_def defs[] = {
      "delete events older than this (e.g. 7d, 12h; 0: keep forever)", "0"},
     {"max-db-size", "BYTES", KIND_CUSTOM, CUSTOM(max_db_bytes, parse_max_db_size), LIVE,
      "delete the oldest events to keep the database under this (e.g. 20G)", "0"},
+    {"indexes", "LIST", KIND_CUSTOM, CUSTOM(indexes, parse_indexes), RESTART,
+     "indexes on the events table: type, container, time, conn, all\nor none; each one costs the writer time per "
+     "event", "type,container"},
     {"key-file", "PATH", KIND_STRING, STR(key_file), RESTART, "HMAC key for the tamper-evident batch chain",
      "plain SHA-256"},
     {"batch-size", "N", KIND_SIZE, NUM(server.pipeline.limits.max_events, 1, 1000000), RESTART,
@@ -372,6 +381,7 @@ void options_init(struct options *o)
     o->text_path = strdup("-");
     o->busy_timeout_ms = 5000;
     o->log_level = LOG_INFO;
+    o->indexes = EVENT_INDEXES_DEFAULT;
 }
 
 void options_free(struct options *o)

@@ -32,6 +32,7 @@ struct options {
     char *metrics_listen;       /* NULL: no metrics endpoint */
     uint64_t retain_s;          /* reloadable; 0: keep forever */
     uint64_t max_db_bytes;      /* reloadable; 0: no limit */
+    unsigned indexes;           /* enum event_index bits (event_indexes.h) */
     char *keep_types, *drop_types;              /* reloadable */
     char *keep_containers, *drop_containers;    /* reloadable */
     int log_level;                              /* reloadable */

@@ -21,13 +21,15 @@ const char *event_decode_error_name(enum decode_status status)
  * through here so the separators cannot go wrong. */
 static void key(struct strbuf *out, const char *name)
 {
-    strbuf_printf(out, ",\"%s\":", name);
+    strbuf_puts(out, ",\"");
+    strbuf_puts(out, name);
+    strbuf_puts(out, "\":");
 }
 
 static void put_int(struct strbuf *out, const char *name, int64_t v)
 {
     key(out, name);
-    strbuf_printf(out, "%" PRId64, v);
+    strbuf_put_i64(out, v);
 }
 
 /* The table stores 0 as NULL for these: gVisor never sends a zero time or id. */
@@ -84,7 +86,7 @@ static void put_syscall(struct strbuf *out, const struct event *ev)
     if (!ev->has_sysno)
         return;
     key(out, "sysno");
-    strbuf_printf(out, "%" PRIu64, ev->sysno);
+    strbuf_put_u64(out, ev->sysno);
     key(out, "is_exit");
     strbuf_puts(out, ev->is_exit ? "true" : "false");
     if (ev->is_exit) {
@@ -95,7 +97,8 @@ static void put_syscall(struct strbuf *out, const struct event *ev)
 
 int event_json_render(struct strbuf *out, const struct event *ev)
 {
-    strbuf_printf(out, "{\"conn_id\":%" PRIu64, ev->conn_id);
+    strbuf_puts(out, "{\"conn_id\":");
+    strbuf_put_u64(out, ev->conn_id);
     put_int(out, "recv_ns", ev->recv_ns);
     put_int(out, "msg_type", ev->header.message_type);
     put_text(out, "type_name", decode_type_name(ev->header.message_type));

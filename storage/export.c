@@ -215,8 +215,21 @@ static int export_ndjson(struct exporter *x)
 
 /* ---- trace ---- */
 
+/* Every event of the exported connections, grouped by connection and in id
+ * order within one: a single pass over the table (an index walk with
+ * events_by_conn, one sort without it), not a scan per connection. */
+struct trace_rows {
+    sqlite3_stmt *st;
+    int step;                     /* of the row st is on */
+};
+
+static bool trace_rows_at(const struct trace_rows *r, int64_t conn_id)
+{
+    return r->step == SQLITE_ROW && sqlite3_column_int64(r->st, 0) == conn_id;
+}
+
 /* The packets of one connection, in id order, as DIR/client-NNNN. */
-static int write_trace_file(struct exporter *x, sqlite3_stmt *rows, int64_t conn_id, uint32_t version)
+static int write_trace_file(struct exporter *x, struct trace_rows *rows, int64_t conn_id, uint32_t version)
 {
     char path[4200];
     snprintf(path, sizeof(path), "%s/client-%04" PRId64, x->o->out, conn_id);
@@ -226,11 +239,10 @@ static int write_trace_file(struct exporter *x, sqlite3_stmt *rows, int64_t conn
                 errno == EEXIST ? " (export into an empty directory)" : "");
         return EXPORT_FAILED;
     }
-    sqlite3_bind_int64(rows, 1, conn_id);
-    int rc = 0, step;
-    while ((step = sqlite3_step(rows)) == SQLITE_ROW) {
-        const uint8_t *raw = sqlite3_column_blob(rows, 0);
-        size_t len = (size_t)sqlite3_column_bytes(rows, 0);
+    int rc = 0;
+    for (; trace_rows_at(rows, conn_id); rows->step = sqlite3_step(rows->st)) {
+        const uint8_t *raw = sqlite3_column_blob(rows->st, 1);
+        size_t len = (size_t)sqlite3_column_bytes(rows->st, 1);
         enum tracefile_status ts = tracefile_append(&tf, raw ? raw : (const uint8_t *)"", len);
         if (ts == TRACEFILE_RECORD_TOO_LARGE) {
             fprintf(stderr, PROG ": %s: skipped a %zu-byte packet: tracereplay records are at most %u bytes\n",
@@ -244,11 +256,10 @@ static int write_trace_file(struct exporter *x, sqlite3_stmt *rows, int64_t conn
             x->events++;
         }
     }
-    if (rc == 0 && step != SQLITE_DONE) {
+    if (rc == 0 && rows->step != SQLITE_ROW && rows->step != SQLITE_DONE) {
         fprintf(stderr, PROG ": reading events: %s\n", sqlite3_errmsg(x->db));
         rc = EXPORT_FAILED;
     }
-    sqlite3_reset(rows);
     if (tracefile_close(&tf) != TRACEFILE_OK && rc == 0) {
         fprintf(stderr, PROG ": writing %s: %s\n", path, strerror(errno));
         rc = EXPORT_FAILED;
@@ -273,22 +284,30 @@ static int export_trace(struct exporter *x)
         return EXPORT_FAILED;
     }
     sqlite3_stmt *conns = prepare(x, conns_sql);
-    sqlite3_stmt *rows = conns ? prepare(x, "SELECT raw FROM events WHERE conn_id = ?1 ORDER BY id") : NULL;
-    int rc = conns && rows ? 0 : EXPORT_FAILED, step = SQLITE_DONE;
-    if (rc == 0 && x->o->has_conn)
+    struct trace_rows rows = {
+        .st = conns ? prepare(x, x->o->has_conn ? "SELECT conn_id, raw FROM events WHERE conn_id = ?1 ORDER BY id"
+                                                : "SELECT conn_id, raw FROM events ORDER BY conn_id, id")
+                    : NULL};
+    int rc = conns && rows.st ? 0 : EXPORT_FAILED, step = SQLITE_DONE;
+    if (rc == 0 && x->o->has_conn) {
         sqlite3_bind_int64(conns, 1, x->o->conn_id);
+        sqlite3_bind_int64(rows.st, 1, x->o->conn_id);
+    }
+    if (rc == 0)
+        rows.step = sqlite3_step(rows.st);
+    /* Both ordered by connection, and conns holds every conn_id of events. */
     while (rc == 0 && (step = sqlite3_step(conns)) == SQLITE_ROW) {
         int64_t version = sqlite3_column_int64(conns, 1);
         /* No recorded handshake: the record sink's default, wire version 1. */
         if (version < 1 || version > UINT32_MAX)
             version = WIRE_VERSION;
-        rc = write_trace_file(x, rows, sqlite3_column_int64(conns, 0), (uint32_t)version);
+        rc = write_trace_file(x, &rows, sqlite3_column_int64(conns, 0), (uint32_t)version);
     }
     if (rc == 0 && step != SQLITE_DONE) {
         fprintf(stderr, PROG ": reading connections: %s\n", sqlite3_errmsg(x->db));
         rc = EXPORT_FAILED;
     }
-    sqlite3_finalize(rows);
+    sqlite3_finalize(rows.st);
     sqlite3_finalize(conns);
     return rc;
 }

@@ -66,10 +66,7 @@ static const char schema_sql[] =
     "  errno INTEGER,"
     "  detail TEXT,"
     "  raw BLOB NOT NULL);"
-    "CREATE INDEX IF NOT EXISTS events_by_time ON events(time_ns);"
-    "CREATE INDEX IF NOT EXISTS events_by_container ON events(container_id, time_ns);"
-    "CREATE INDEX IF NOT EXISTS events_by_type ON events(msg_type, time_ns);"
-    "CREATE INDEX IF NOT EXISTS events_by_conn ON events(conn_id);"
+    /* Its secondary indexes are chosen at start (--indexes): event_indexes.c. */
 
     /* Tamper evidence (chain.h): one row per committed batch of events, in
      * the batch's transaction; hash chains on from the previous row. */

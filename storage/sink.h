@@ -45,6 +45,7 @@ struct sink_sqlite_options {
     const char *key_file;     /* HMAC key for the batch chain; NULL: plain SHA-256 */
     uint64_t retain_s;        /* delete events older than this; 0: never */
     uint64_t max_db_bytes;    /* delete the oldest past this size; 0: no limit */
+    unsigned indexes;         /* enum event_index bits: the events indexes kept */
 };
 
 /* Opening failures write a message naming the problem into err. */

@@ -13,6 +13,7 @@
 #include "chain.h"
 #include "clock.h"
 #include "decode.h"
+#include "event_indexes.h"
 #include "event_json.h"
 #include "json.h"
 #include "log.h"
@@ -36,6 +37,9 @@ struct sqlite_sink {
     uint64_t pending_failed;
     uint64_t failed_batches;      /* in a row, for the recovery log line */
     bool warned_busy;
+    /* The planner's statistics, refreshed each time the table doubles. */
+    int64_t rows_estimate;
+    int64_t rows_analyzed;
     /* Tamper evidence: the chain_* helpers below. */
     struct chain *chain;
     sqlite3_stmt *chain_last;
@@ -46,6 +50,8 @@ struct sqlite_sink {
     bool chain_refused;           /* open failed on the key, not on the database */
     bool chain_warned;
 };
+
+static void maybe_analyze(struct sqlite_sink *s, bool final);
 
 /* Returns SQLITE_OK (0) or the failure's result code, message in err. */
 static int exec_sql(sqlite3 *db, const char *sql, char *err, size_t errlen)
@@ -362,6 +368,8 @@ static void sqlite_write_batch(struct sink *base, struct batch *b)
         if (rc == SQLITE_OK) {
             b->result.stored = b->count;
             note_success(s);
+            s->rows_estimate += (int64_t)b->count;
+            maybe_analyze(s, false);
             retention_step(&s->retention, s->db, realtime_ns());
             return;
         }
@@ -395,6 +403,7 @@ static void sqlite_finish(struct sink *base, int64_t stopped_ns)
                       (unsigned long long)s->pending_failed, sqlite3_errmsg(s->db));
         }
     }
+    maybe_analyze(s, true);
     char sql[128];
     snprintf(sql, sizeof(sql), "UPDATE runs SET stopped_ns=%lld WHERE id=%lld", (long long)stopped_ns,
              (long long)s->run_id);
@@ -471,6 +480,31 @@ static int64_t query_int(sqlite3 *db, const char *sql)
     return v;
 }
 
+/* ---- query statistics ---- */
+
+#define ANALYZE_MIN_ROWS 10000
+
+/* Until the first ANALYZE a time-range query reads the whole table; after,
+ * it skip-scans events_by_type (event_indexes.h). */
+static void maybe_analyze(struct sqlite_sink *s, bool final)
+{
+    if (s->rows_estimate < ANALYZE_MIN_ROWS || s->rows_estimate == s->rows_analyzed)
+        return;
+    if (!final && s->rows_estimate < 2 * s->rows_analyzed)
+        return;
+    event_indexes_analyze(s->db);
+    s->rows_analyzed = s->rows_estimate;
+}
+
+static void start_statistics(struct sqlite_sink *s)
+{
+    s->rows_estimate = query_int(s->db, "SELECT coalesce(max(id) - min(id) + 1, 0) FROM events");
+    if (query_int(s->db, "SELECT count(*) FROM sqlite_master WHERE name='sqlite_stat1'") &&
+        query_int(s->db, "SELECT count(*) FROM sqlite_stat1 WHERE tbl='events'"))
+        s->rows_analyzed = s->rows_estimate;
+    maybe_analyze(s, false);
+}
+
 /* ---- tamper evidence, continued ---- */
 
 /* Inside setup_schema's transaction: a chain is keyed from its first batch
@@ -527,7 +561,7 @@ static int setup_schema(struct sqlite_sink *s, const struct sink_sqlite_options 
         return -1;
     snprintf(sql, sizeof(sql), "INSERT OR IGNORE INTO meta VALUES('schema_version','%d')", SQLITE_SCHEMA_VERSION);
     if (exec_sql(s->db, schema_sql, err, errlen) != 0 || exec_sql(s->db, views_sql, err, errlen) != 0 ||
-        check_schema_version(s->db, err, errlen) != 0 ||
+        check_schema_version(s->db, err, errlen) != 0 || event_indexes_apply(s->db, o->indexes, err, errlen) != 0 ||
         exec_sql(s->db, sql, err, errlen) != 0 || chain_check_db(s, o, err, errlen) != 0) {
         exec_sql(s->db, "ROLLBACK", sql, sizeof(sql));
         return -1;
@@ -576,6 +610,7 @@ struct sink *sink_sqlite_open(const struct sink_sqlite_options *o, char *err, si
     retention_init(&s->retention, o->path, o->retain_s, o->max_db_bytes, o->busy_timeout_ms);
     if (setup_schema(s, o, why, sizeof(why)) != 0 || prepare_statements(s, why, sizeof(why)) != 0)
         goto fail;
+    start_statistics(s);
     return &s->base;
 fail:
     if (s->chain_refused)

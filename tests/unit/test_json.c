@@ -2,6 +2,7 @@
  * SQLite's own JSON functions (json_valid is strict RFC 8259). */
 #include "unit_util.h"
 
+#include <inttypes.h>
 #include <sqlite3.h>
 
 #include "decode.h"
@@ -724,9 +725,35 @@ static void test_all_types_round_trip(void **state)
     arena_free(&decoded);
 }
 
+/* strbuf_put_u64/i64 write what printf would, at the edges too. */
+static void test_strbuf_integers(void **state)
+{
+    (void)state;
+    static const int64_t signed_cases[] = {0, 1, -1, 9, 10, -10, 4294967295LL, INT64_MAX, INT64_MIN, INT64_MIN + 1};
+    static const uint64_t unsigned_cases[] = {0, 7, 10, 99, 100, 18446744073709551615ULL, 10000000000000000000ULL};
+    struct strbuf sb = {0};
+    char want[32];
+    for (size_t i = 0; i < sizeof(signed_cases) / sizeof(signed_cases[0]); i++) {
+        strbuf_reset(&sb);
+        strbuf_put_i64(&sb, signed_cases[i]);
+        snprintf(want, sizeof(want), "%" PRId64, signed_cases[i]);
+        assert_string_equal(sb.data, want);
+        assert_int_equal(sb.len, strlen(want));
+    }
+    for (size_t i = 0; i < sizeof(unsigned_cases) / sizeof(unsigned_cases[0]); i++) {
+        strbuf_reset(&sb);
+        strbuf_puts(&sb, "x=");
+        strbuf_put_u64(&sb, unsigned_cases[i]);
+        snprintf(want, sizeof(want), "x=%" PRIu64, unsigned_cases[i]);
+        assert_string_equal(sb.data, want);
+    }
+    strbuf_free(&sb);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_strbuf_integers),
         cmocka_unit_test(test_mixed_syscalls_valid),
         cmocka_unit_test(test_exec_loop_valid),
         cmocka_unit_test(test_64bit_exact),

@@ -1,0 +1,153 @@
+#include "event_indexes.h"
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "log.h"
+
+struct index_def {
+    enum event_index bit;
+    const char *word;       /* as --indexes spells it */
+    const char *name;
+    const char *columns;
+};
+
+static const struct index_def known[] = {
+    {EVENT_INDEX_TYPE, "type", "events_by_type", "msg_type, time_ns"},
+    {EVENT_INDEX_CONTAINER, "container", "events_by_container", "container_id, time_ns"},
+    {EVENT_INDEX_TIME, "time", "events_by_time", "time_ns"},
+    {EVENT_INDEX_CONN, "conn", "events_by_conn", "conn_id"},
+};
+#define NKNOWN (sizeof(known) / sizeof(known[0]))
+
+static int parse_word(const char *word, unsigned *mask)
+{
+    if (strcmp(word, "all") == 0) {
+        *mask |= EVENT_INDEXES_ALL;
+        return 0;
+    }
+    if (strcmp(word, "none") == 0) {
+        *mask |= EVENT_INDEXES_NONE;
+        return 0;
+    }
+    for (size_t i = 0; i < NKNOWN; i++)
+        if (strcmp(word, known[i].word) == 0) {
+            *mask |= known[i].bit;
+            return 0;
+        }
+    return -1;
+}
+
+int event_indexes_parse(const char *list, unsigned *mask, char *err, size_t errlen)
+{
+    char *copy = strdup(list), *save = NULL;
+    if (!copy) {
+        snprintf(err, errlen, "--indexes: out of memory");
+        return -1;
+    }
+    unsigned m = 0;
+    int rc = 0, words = 0;
+    for (char *w = strtok_r(copy, ", \t", &save); w && rc == 0; w = strtok_r(NULL, ", \t", &save), words++)
+        if (parse_word(w, &m) != 0) {
+            snprintf(err, errlen, "--indexes: expected type, container, time, conn, all or none (or a comma "
+                     "list), got '%s'", w);
+            rc = -1;
+        }
+    free(copy);
+    if (rc == 0 && words == 0) {
+        snprintf(err, errlen, "--indexes: empty (say none for no indexes)");
+        rc = -1;
+    }
+    if (rc == 0)
+        *mask = (m & EVENT_INDEXES_ALL) ? m & EVENT_INDEXES_ALL : EVENT_INDEXES_NONE;
+    return rc;
+}
+
+void event_indexes_format(unsigned mask, char *out, size_t outlen)
+{
+    size_t used = 0;
+    out[0] = '\0';
+    for (size_t i = 0; i < NKNOWN; i++)
+        if (mask & known[i].bit) {
+            int n = snprintf(out + used, outlen - used, "%s%s", used ? "," : "", known[i].word);
+            if (n < 0 || (size_t)n >= outlen - used)
+                return;
+            used += (size_t)n;
+        }
+    if (used == 0)
+        snprintf(out, outlen, "none");
+}
+
+static int index_exists(sqlite3 *db, const char *name)
+{
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(db, "SELECT 1 FROM sqlite_master WHERE type='index' AND name=?1", -1, &st, NULL) !=
+        SQLITE_OK)
+        return -1;
+    sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
+    int rc = sqlite3_step(st);
+    sqlite3_finalize(st);
+    return rc == SQLITE_ROW ? 1 : rc == SQLITE_DONE ? 0 : -1;
+}
+
+static int exec(sqlite3 *db, const char *sql, char *err, size_t errlen)
+{
+    char *msg = NULL;
+    if (sqlite3_exec(db, sql, NULL, NULL, &msg) == SQLITE_OK)
+        return 0;
+    snprintf(err, errlen, "%s: %s", sql, msg ? msg : sqlite3_errmsg(db));
+    sqlite3_free(msg);
+    return -1;
+}
+
+static bool table_empty(sqlite3 *db)
+{
+    sqlite3_stmt *st;
+    bool empty = false;
+    if (sqlite3_prepare_v2(db, "SELECT NOT EXISTS(SELECT 1 FROM events)", -1, &st, NULL) == SQLITE_OK &&
+        sqlite3_step(st) == SQLITE_ROW)
+        empty = sqlite3_column_int(st, 0) != 0;
+    sqlite3_finalize(st);
+    return empty;
+}
+
+int event_indexes_apply(sqlite3 *db, unsigned mask, char *err, size_t errlen)
+{
+    /* A new database gets its indexes without a word; an existing one
+     * changing its set is news to the operator. */
+    enum log_level level = table_empty(db) ? LOG_DEBUG : LOG_INFO;
+    if (mask == 0)
+        mask = EVENT_INDEXES_DEFAULT;
+    for (size_t i = 0; i < NKNOWN; i++) {
+        const struct index_def *d = &known[i];
+        bool want = (mask & d->bit) != 0;
+        int exists = index_exists(db, d->name);
+        if (exists < 0) {
+            snprintf(err, errlen, "%s", sqlite3_errmsg(db));
+            return -1;
+        }
+        if (want == (exists == 1))
+            continue;
+        char sql[160];
+        if (want) {
+            log_msg(level, "sqlite: creating index %s (--indexes has %s); on a large database this takes a while",
+                    d->name, d->word);
+            snprintf(sql, sizeof(sql), "CREATE INDEX %s ON events(%s)", d->name, d->columns);
+        } else {
+            log_msg(level, "sqlite: dropping index %s: not in --indexes (add %s to keep it)", d->name, d->word);
+            snprintf(sql, sizeof(sql), "DROP INDEX %s", d->name);
+        }
+        if (exec(db, sql, err, errlen) != 0)
+            return -1;
+    }
+    return 0;
+}
+
+void event_indexes_analyze(sqlite3 *db)
+{
+    char err[256];
+    if (exec(db, "PRAGMA analysis_limit=1000; ANALYZE events", err, sizeof(err)) != 0)
+        log_warn("sqlite: could not refresh query statistics (%s); queries still work, some more slowly", err);
+}
