@@ -1,17 +1,30 @@
 #include "daemon.h"
 
+#include <dirent.h>
+#include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <setjmp.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/time.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include <cmocka.h>
 #include <sqlite3.h>
 
+#include "listener.h"
 #include "replay.h"
+
+#ifndef TRACES_DIR
+#error "TRACES_DIR must be defined (the shared fixtures directory)"
+#endif
 
 void daemon_prepare(struct daemon *d)
 {
@@ -49,10 +62,17 @@ char *daemon_read_log(const struct daemon *d)
     return buf;
 }
 
-static void sleep_ms(int ms)
+void sleep_ms(int ms)
 {
     struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (long)(ms % 1000) * 1000000};
-    nanosleep(&ts, NULL);
+    while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+        ;
+}
+
+/* A waitpid status as one number: the exit code, or 128 + the signal. */
+static int exit_code(int status)
+{
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
 bool daemon_spawn(struct daemon *d, const char *const *argv, const char *ready)
@@ -77,7 +97,7 @@ bool daemon_spawn(struct daemon *d, const char *const *argv, const char *ready)
             return true;
         int status;
         if (waitpid(d->pid, &status, WNOHANG) == d->pid) {
-            d->exit_status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+            d->exit_status = exit_code(status);
             d->pid = 0;
             return false;
         }
@@ -101,26 +121,32 @@ bool daemon_start(struct daemon *d, const char *binary, const char *const *extra
     return daemon_spawn(d, argv, "info: listening on");
 }
 
-int daemon_stop(struct daemon *d)
+int daemon_stop_within(struct daemon *d, int timeout_ms)
 {
     if (d->pid <= 0)
         return d->exit_status;
     kill(d->pid, SIGTERM);
-    int status;
+    int status = 0;
     /* A daemon that hangs on SIGTERM is a failure, not a ctest timeout. */
-    for (int i = 0; i < 2000 && waitpid(d->pid, &status, WNOHANG) == 0; i++)
+    for (int waited = 0; waitpid(d->pid, &status, WNOHANG) == 0; waited += 10) {
+        if (waited >= timeout_ms) {
+            fprintf(stderr, "daemon %d ignored SIGTERM for %d ms: killing it\n", (int)d->pid, timeout_ms);
+            kill(d->pid, SIGKILL);
+            waitpid(d->pid, &status, 0);
+            d->pid = 0;
+            d->exit_status = 124;
+            return d->exit_status;
+        }
         sleep_ms(10);
-    if (waitpid(d->pid, &status, WNOHANG) == 0) {
-        fprintf(stderr, "daemon %d ignored SIGTERM for 20 s: killing it\n", (int)d->pid);
-        kill(d->pid, SIGKILL);
-        waitpid(d->pid, &status, 0);
-        d->pid = 0;
-        d->exit_status = 124;
-        return d->exit_status;
     }
     d->pid = 0;
-    d->exit_status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    d->exit_status = exit_code(status);
     return d->exit_status;
+}
+
+int daemon_stop(struct daemon *d)
+{
+    return daemon_stop_within(d, 20000);
 }
 
 int daemon_log_count(const struct daemon *d, const char *needle)
@@ -143,27 +169,177 @@ bool daemon_wait_log(const struct daemon *d, const char *needle, int n, int time
     return false;
 }
 
-int replay_file(const char *socket, const char *trace_path)
+static int trace_load_path(struct replay_trace *t, const char *path)
 {
-    struct replay_trace t;
     char err[512];
-    if (replay_trace_load(&t, trace_path, err, sizeof(err)) != 0) {
+    if (replay_trace_load(t, path, err, sizeof(err)) != 0) {
         fprintf(stderr, "%s\n", err);
         return -1;
     }
-    int fd = replay_connect(socket, t.version, 5000, err, sizeof(err));
-    int rc = fd < 0 ? -1 : 0;
+    return 0;
+}
+
+int trace_load_named(struct replay_trace *t, const char *name)
+{
+    char path[512];
+    snprintf(path, sizeof(path), "%s/%s.trace", TRACES_DIR, name);
+    return trace_load_path(t, path);
+}
+
+int traces_load(struct replay_trace *traces, const char *const *names, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (trace_load_named(&traces[i], names[i]) != 0) {
+            traces_free(traces, i);
+            return -1;
+        }
+    return 0;
+}
+
+void traces_free(struct replay_trace *traces, int n)
+{
+    for (int i = 0; i < n; i++)
+        replay_trace_free(&traces[i]);
+}
+
+bool traces_equal(const struct replay_trace *a, const struct replay_trace *b)
+{
+    bool same = a->count == b->count;
+    for (size_t i = 0; same && i < a->count; i++)
+        same = a->lengths[i] == b->lengths[i] && memcmp(a->packets[i], b->packets[i], a->lengths[i]) == 0;
+    return same;
+}
+
+int trace_fixture_setup(void **state, const char *const *names, int n)
+{
+    struct trace_fixture *f = calloc(1, sizeof(*f));
+    struct replay_trace *traces = calloc((size_t)n, sizeof(*traces));
+    if (!f || !traces || traces_load(traces, names, n) != 0) {
+        free(traces);
+        free(f);
+        return -1;
+    }
+    *f = (struct trace_fixture){.traces = traces, .n = n};
+    for (int i = 0; i < n; i++)
+        f->packets += traces[i].count;
+    *state = f;
+    return 0;
+}
+
+int trace_fixture_teardown(void **state)
+{
+    struct trace_fixture *f = *state;
+    if (f) {
+        traces_free(f->traces, f->n);
+        free(f->traces);
+        free(f);
+    }
+    return 0;
+}
+
+int replay_open(const char *socket, uint32_t version)
+{
+    char err[512];
+    int fd = replay_connect(socket, version, 5000, err, sizeof(err));
     if (fd < 0)
         fprintf(stderr, "%s\n", err);
-    for (size_t i = 0; rc == 0 && i < t.count; i++)
-        if (replay_send(fd, t.packets[i], t.lengths[i]) != 0) {
-            perror("send");
-            rc = -1;
+    return fd;
+}
+
+int replay_packets(int fd, const struct replay_trace *t)
+{
+    for (size_t i = 0; i < t->count; i++)
+        if (replay_send(fd, t->packets[i], t->lengths[i]) != 0) {
+            fprintf(stderr, "send packet %zu of %s: %s\n", i, t->path, strerror(errno));
+            return -1;
         }
-    if (fd >= 0)
-        close(fd);
+    return 0;
+}
+
+int replay_connection(const char *socket, const struct replay_trace *t, uint32_t version)
+{
+    int fd = replay_open(socket, version);
+    if (fd < 0)
+        return -1;
+    int rc = replay_packets(fd, t);
+    close(fd);
+    return rc;
+}
+
+struct sender {
+    const char *socket;
+    const struct replay_trace *trace;
+    uint32_t version;
+    int rc;
+};
+
+static void *sender_main(void *arg)
+{
+    struct sender *s = arg;
+    s->rc = replay_connection(s->socket, s->trace, s->version);
+    return NULL;
+}
+
+int replay_concurrently(const char *socket, const struct replay_trace *const *traces, const uint32_t *versions,
+                        int n)
+{
+    pthread_t *threads = calloc((size_t)n, sizeof(*threads));
+    struct sender *senders = calloc((size_t)n, sizeof(*senders));
+    int rc = threads && senders ? 0 : -1;
+    int started = 0;
+    while (rc == 0 && started < n) {
+        struct sender *s = &senders[started];
+        *s = (struct sender){.socket = socket, .trace = traces[started],
+                             .version = versions ? versions[started] : traces[started]->version};
+        if (pthread_create(&threads[started], NULL, sender_main, s) != 0) {
+            fprintf(stderr, "pthread_create failed for connection %d\n", started);
+            rc = -1;
+        } else {
+            started++;
+        }
+    }
+    for (int i = 0; i < started; i++) {
+        pthread_join(threads[i], NULL);
+        if (senders[i].rc != 0)
+            rc = -1;
+    }
+    free(threads);
+    free(senders);
+    return rc;
+}
+
+int replay_file(const char *socket, const char *trace_path)
+{
+    struct replay_trace t;
+    if (trace_load_path(&t, trace_path) != 0)
+        return -1;
+    int rc = replay_connection(socket, &t, t.version);
     replay_trace_free(&t);
     return rc;
+}
+
+void send_bytes(int fd, const void *buf, size_t len)
+{
+    ssize_t n = send(fd, buf, len, MSG_NOSIGNAL);
+    if (n != (ssize_t)len)
+        fail_msg("send of %zu bytes: %zd (%s)", len, n, strerror(errno));
+}
+
+int connect_raw(const char *socket, const void *bytes, size_t len)
+{
+    int fd = listener_connect(socket);
+    assert_true(fd >= 0);
+    if (bytes)
+        send_bytes(fd, bytes, len);
+    return fd;
+}
+
+bool closed_by_peer(int fd, int timeout_ms)
+{
+    struct timeval tv = {.tv_sec = timeout_ms / 1000, .tv_usec = (timeout_ms % 1000) * 1000};
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+    char buf[64];
+    return recv(fd, buf, sizeof(buf), 0) == 0;
 }
 
 void daemon_cleanup(struct daemon *d)
@@ -190,4 +366,31 @@ long long db_query_int(const char *db, const char *sql)
     }
     sqlite3_close(h);
     return v;
+}
+
+long rss_kib(pid_t pid)
+{
+    char path[64], line[256];
+    snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    long kib = -1;
+    while (fgets(line, sizeof(line), f))
+        if (sscanf(line, "VmRSS: %ld kB", &kib) == 1)
+            break;
+    fclose(f);
+    return kib;
+}
+
+int open_fd_count(pid_t pid)
+{
+    char path[64];
+    snprintf(path, sizeof(path), "/proc/%d/fd", (int)pid);
+    DIR *dir = opendir(path);
+    assert_non_null(dir);
+    int n = 0;
+    for (struct dirent *e; (e = readdir(dir));)
+        n += e->d_name[0] != '.';
+    closedir(dir);
+    return n;
 }

@@ -1,10 +1,17 @@
 /* daemon.h - run a seccheckd binary for a test: a private directory, its
- * socket and database there, stderr captured to a file. */
+ * socket and database there, stderr captured to a file. Also the helpers the
+ * integration tests share: replaying traces, raw connections, /proc readings.
+ * Helpers that return a status can run in any thread; those that "fail the
+ * test" use cmocka and belong to the test's own thread. */
 #ifndef SECCHECKD_TEST_DAEMON_H
 #define SECCHECKD_TEST_DAEMON_H
 
 #include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
+
+struct replay_trace;
 
 struct daemon {
     pid_t pid;
@@ -26,7 +33,11 @@ bool daemon_start(struct daemon *d, const char *binary, const char *const *extra
  * log, and waits until the log contains ready. */
 bool daemon_spawn(struct daemon *d, const char *const *argv, const char *ready);
 
-/* SIGTERM and wait; returns the exit status. */
+/* SIGTERM and wait up to timeout_ms; returns the exit status, or 124 when
+ * it had to be killed (SIGKILL) at the deadline. */
+int daemon_stop_within(struct daemon *d, int timeout_ms);
+
+/* daemon_stop_within with a 20 s deadline. */
 int daemon_stop(struct daemon *d);
 
 /* Whole captured stderr, malloc'd. */
@@ -38,14 +49,78 @@ int daemon_log_count(const struct daemon *d, const char *needle);
 /* Waits (up to timeout_ms) until needle occurs n times in the log. */
 bool daemon_wait_log(const struct daemon *d, const char *needle, int n, int timeout_ms);
 
+/* Loads TRACES_DIR/<name>.trace into t. 0, or -1 with the reason on stderr. */
+int trace_load_named(struct replay_trace *t, const char *name);
+
+/* trace_load_named for names[0..n) into traces[0..n); on failure frees what
+ * it loaded. 0, or -1 with the reason on stderr. */
+int traces_load(struct replay_trace *traces, const char *const *names, int n);
+
+/* Frees traces[0..n). */
+void traces_free(struct replay_trace *traces, int n);
+
+/* True when a and b hold the same packets in the same order. */
+bool traces_equal(const struct replay_trace *a, const struct replay_trace *b);
+
+/* A test group's recorded traces, loaded once: its cmocka state. */
+struct trace_fixture {
+    struct replay_trace *traces;   /* in the order of the names */
+    int n;
+    size_t packets;                /* in all traces */
+};
+
+/* cmocka group setup: *state = a trace_fixture of names[0..n) (see
+ * trace_load_named). 0, or -1 with the reason on stderr. */
+int trace_fixture_setup(void **state, const char *const *names, int n);
+
+/* cmocka group teardown for trace_fixture_setup. */
+int trace_fixture_teardown(void **state);
+
+/* Connects to the collector at socket and handshakes with version: the
+ * fd, or -1 with the reason on stderr. */
+int replay_open(const char *socket, uint32_t version);
+
+/* Sends every packet of t on fd. 0, or -1 with the reason on stderr. */
+int replay_packets(int fd, const struct replay_trace *t);
+
+/* Sends all of t over one new connection (handshake with version), then
+ * closes it. 0, or -1 with the reason on stderr. */
+int replay_connection(const char *socket, const struct replay_trace *t, uint32_t version);
+
+/* replay_connection for traces[0..n), each on its own thread, all at once;
+ * versions NULL: each trace's own. 0 when every trace went out whole. */
+int replay_concurrently(const char *socket, const struct replay_trace *const *traces, const uint32_t *versions,
+                        int n);
+
 /* Replays a whole trace file over one new connection (handshake with its
  * version), then closes it. 0, or -1 with the reason on stderr. */
 int replay_file(const char *socket, const char *trace_path);
+
+/* Sends buf as one packet; fails the test unless all len bytes went. */
+void send_bytes(int fd, const void *buf, size_t len);
+
+/* Connects without handshaking and sends len raw bytes (none when len 0 and
+ * bytes NULL; a zero-length packet when len 0 and bytes not NULL); fails the
+ * test if it cannot connect. */
+int connect_raw(const char *socket, const void *bytes, size_t len);
+
+/* True when the peer closed fd (EOF) within timeout_ms without sending
+ * anything (a handshake answer would make this false). */
+bool closed_by_peer(int fd, int timeout_ms);
 
 /* Removes the directory and what is in it. */
 void daemon_cleanup(struct daemon *d);
 
 /* Runs SQL returning one integer against path; -1 on error. */
 long long db_query_int(const char *db, const char *sql);
+
+/* Sleeps ms milliseconds, resuming after signals. */
+void sleep_ms(int ms);
+
+/* Resident set of pid in KiB, from /proc; fails the test if unreadable. */
+long rss_kib(pid_t pid);
+
+/* Open file descriptors of pid, from /proc; fails the test if unreadable. */
+int open_fd_count(pid_t pid);
 
 #endif

@@ -14,41 +14,23 @@
 #include "daemon.h"
 #include "replay.h"
 
-static void replay_whole(const char *socket, const struct replay_trace *t)
-{
-    char err[512];
-    int fd = replay_connect(socket, t->version, 5000, err, sizeof(err));
-    if (fd < 0)
-        fail_msg("%s", err);
-    for (size_t i = 0; i < t->count; i++)
-        assert_int_equal(replay_send(fd, t->packets[i], t->lengths[i]), 0);
-    close(fd);
-}
-
 /* Runs a discard listener, replays two traces, checks what it printed. */
 static void check_listener(const char *const *argv_tail, bool is_python)
 {
     struct replay_trace exec_loop, drops;
-    char err[512];
-    assert_int_equal(replay_trace_load(&exec_loop, TRACES_DIR "/exec_loop.trace", err, sizeof(err)), 0);
-    assert_int_equal(replay_trace_load(&drops, TRACES_DIR "/drops.trace", err, sizeof(err)), 0);
+    assert_int_equal(trace_load_named(&exec_loop, "exec_loop"), 0);
+    assert_int_equal(trace_load_named(&drops, "drops"), 0);
     struct daemon d;
     daemon_prepare(&d);
     const char *argv[4] = {argv_tail[0], argv_tail[1], argv_tail[1] ? d.socket : NULL, NULL};
     if (!argv_tail[1])
         argv[1] = d.socket;
     assert_true(daemon_spawn(&d, argv, "listening on"));
-    replay_whole(d.socket, &exec_loop);
-    replay_whole(d.socket, &drops);
-    /* Both connections reported before we stop it. */
-    for (int i = 0; i < 500; i++) {
-        char *log = daemon_read_log(&d);
-        bool both = strstr(log, "1219 messages") && strstr(log, "1692 messages");
-        free(log);
-        if (both)
-            break;
-        usleep(10000);
-    }
+    assert_int_equal(replay_connection(d.socket, &exec_loop, exec_loop.version), 0);
+    assert_int_equal(replay_connection(d.socket, &drops, drops.version), 0);
+    /* Both connections reported before we stop it (the log is checked below). */
+    daemon_wait_log(&d, "1219 messages", 1, 5000);
+    daemon_wait_log(&d, "1692 messages", 1, 5000);
     assert_int_equal(daemon_stop(&d), 0);
     char *log = daemon_read_log(&d);
     char line[200];

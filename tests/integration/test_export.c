@@ -3,7 +3,6 @@
  * table), its rotation, the text sink, and `seccheckd export` back to
  * tracereplay files (byte-identical to what --sink record wrote) and to
  * NDJSON (identical to the live stream); bad usage. */
-#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -25,82 +24,27 @@ static const char *const trace_names[] = {"exec_loop", "mixed_syscalls", "redis_
 #define NTRACES 4
 #define COPIES 2   /* each trace over this many connections at once */
 
-struct fixture {
-    struct replay_trace traces[NTRACES];
-    size_t packets;   /* in all traces */
-};
-
 static int setup(void **state)
 {
-    struct fixture *f = calloc(1, sizeof(*f));
-    for (int i = 0; i < NTRACES; i++) {
-        char path[512], err[512];
-        snprintf(path, sizeof(path), "%s/%s.trace", TRACES_DIR, trace_names[i]);
-        if (replay_trace_load(&f->traces[i], path, err, sizeof(err)) != 0) {
-            fprintf(stderr, "%s\n", err);
-            return -1;
-        }
-        f->packets += f->traces[i].count;
-    }
-    *state = f;
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    struct fixture *f = *state;
-    for (int i = 0; i < NTRACES; i++)
-        replay_trace_free(&f->traces[i]);
-    free(f);
-    return 0;
+    return trace_fixture_setup(state, trace_names, NTRACES);
 }
 
 /* ---- replaying ---- */
 
-struct sender {
-    const char *socket;
-    const struct replay_trace *trace;
-    uint32_t version;
-    int ok;
-};
-
-static void *send_trace(void *arg)
-{
-    struct sender *s = arg;
-    char err[512];
-    int fd = replay_connect(s->socket, s->version, 5000, err, sizeof(err));
-    if (fd < 0) {
-        fprintf(stderr, "%s\n", err);
-        return NULL;
-    }
-    for (size_t i = 0; i < s->trace->count; i++)
-        if (replay_send(fd, s->trace->packets[i], s->trace->lengths[i]) != 0) {
-            close(fd);
-            return NULL;
-        }
-    close(fd);
-    s->ok = 1;
-    return NULL;
-}
-
 /* Every trace over `copies` concurrent connections (handshake version 1,
  * but 2 for one of them); returns packets sent. */
-static size_t replay_all(const struct daemon *d, const struct fixture *f, int copies)
+static size_t replay_all(const struct daemon *d, const struct trace_fixture *f, int copies)
 {
-    pthread_t threads[NTRACES * COPIES];
-    struct sender senders[NTRACES * COPIES];
+    const struct replay_trace *traces[NTRACES * COPIES];
+    uint32_t versions[NTRACES * COPIES];
     size_t sent = 0;
     int n = NTRACES * copies;
     for (int i = 0; i < n; i++) {
-        senders[i] = (struct sender){.socket = d->socket, .trace = &f->traces[i % NTRACES],
-                                     .version = i == NTRACES - 1 ? 2 : 1};
-        pthread_create(&threads[i], NULL, send_trace, &senders[i]);
-        sent += f->traces[i % NTRACES].count;
+        traces[i] = &f->traces[i % NTRACES];
+        versions[i] = i == NTRACES - 1 ? 2 : 1;
+        sent += traces[i]->count;
     }
-    for (int i = 0; i < n; i++) {
-        pthread_join(threads[i], NULL);
-        assert_true(senders[i].ok);
-    }
+    assert_int_equal(replay_concurrently(d->socket, traces, versions, n), 0);
     return sent;
 }
 
@@ -212,7 +156,7 @@ static void attach(sqlite3 *db, const char *path)
  * `export --format ndjson` writes exactly the live stream. */
 static void test_ndjson_next_to_sqlite(void **state)
 {
-    struct fixture *f = *state;
+    struct trace_fixture *f = *state;
     struct daemon d;
     daemon_prepare(&d);
     char nd_path[400];
@@ -281,7 +225,7 @@ static void test_ndjson_next_to_sqlite(void **state)
  * within the limit (plus at most one line); every line valid JSON. */
 static void test_ndjson_rotation(void **state)
 {
-    struct fixture *f = *state;
+    struct trace_fixture *f = *state;
     struct daemon d;
     daemon_prepare(&d);
     char nd_path[400], name[420];
@@ -330,7 +274,7 @@ static void test_ndjson_rotation(void **state)
 /* (c) The text sink: one line per event, with type names and containers. */
 static void test_text_sink(void **state)
 {
-    struct fixture *f = *state;
+    struct trace_fixture *f = *state;
     struct daemon d;
     daemon_prepare(&d);
     char path[400];
@@ -361,21 +305,16 @@ static void test_text_sink(void **state)
 }
 
 /* Which trace a tracereplay file replays to, or -1. */
-static int replays_to(const char *path, const struct fixture *f)
+static int replays_to(const char *path, const struct trace_fixture *f)
 {
     struct replay_trace got;
     char err[512];
     if (replay_trace_load(&got, path, err, sizeof(err)) != 0)
         fail_msg("%s", err);
     int which = -1;
-    for (int i = 0; i < NTRACES && which < 0; i++) {
-        const struct replay_trace *t = &f->traces[i];
-        bool same = got.count == t->count;
-        for (size_t k = 0; same && k < t->count; k++)
-            same = got.lengths[k] == t->lengths[k] && memcmp(got.packets[k], t->packets[k], t->lengths[k]) == 0;
-        if (same)
+    for (int i = 0; i < NTRACES && which < 0; i++)
+        if (traces_equal(&got, &f->traces[i]))
             which = i;
-    }
     replay_trace_free(&got);
     return which;
 }
@@ -384,7 +323,7 @@ static int replays_to(const char *path, const struct fixture *f)
  * replay to the original traces. */
 static void test_export_trace_round_trip(void **state)
 {
-    struct fixture *f = *state;
+    struct trace_fixture *f = *state;
     struct daemon d;
     daemon_prepare(&d);
     char rec[400], out[400], a[500], b[500], msg[400];
@@ -511,5 +450,5 @@ int main(void)
         cmocka_unit_test(test_export_trace_round_trip),
         cmocka_unit_test(test_export_bad_usage),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return cmocka_run_group_tests(tests, setup, trace_fixture_teardown);
 }

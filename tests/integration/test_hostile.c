@@ -28,13 +28,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <dirent.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/socket.h>
 #include <sys/types.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 #include <cmocka.h>
@@ -61,13 +59,6 @@ static int64_t clock_ns(clockid_t clk)
     return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
-static void sleep_ms(int ms)
-{
-    struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (long)(ms % 1000) * 1000000};
-    while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
-        ;
-}
-
 /* Starts the daemon with the test's args, then HOSTILE_EXTRA_ARGS. */
 static void start_daemon(struct daemon *d, const char *const *args)
 {
@@ -88,33 +79,12 @@ static void start_daemon(struct daemon *d, const char *const *args)
     assert_true(daemon_start(d, bin ? bin : SECCHECKD_BIN, argv));
 }
 
-/* SIGTERM, then waits up to 15 s (a daemon that does not stop is killed
- * and fails the test instead of hanging it); returns the exit status. */
-static int stop_within_deadline(struct daemon *d)
-{
-    if (d->pid <= 0)
-        return d->exit_status;
-    kill(d->pid, SIGTERM);
-    int status = 0;
-    for (int i = 0; waitpid(d->pid, &status, WNOHANG) == 0; i++) {
-        if (i == 1500) {
-            kill(d->pid, SIGKILL);
-            waitpid(d->pid, &status, 0);
-            d->pid = 0;
-            fail_msg("the daemon did not stop within 15 s of SIGTERM");
-        }
-        sleep_ms(10);
-    }
-    d->pid = 0;
-    d->exit_status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-    return d->exit_status;
-}
-
-/* Stops the daemon (SIGTERM), asserts a clean exit and the accounting
- * identity; returns the log (free it). */
+/* Stops the daemon (SIGTERM; one that does not stop within 15 s is killed
+ * and fails the test instead of hanging it), asserts a clean exit and the
+ * accounting identity; returns the log (free it). */
 static char *stop_daemon(struct daemon *d)
 {
-    int status = stop_within_deadline(d);
+    int status = daemon_stop_within(d, 15000);
     char *log = daemon_read_log(d);
     if (status != 0)
         fprintf(stderr, "daemon exited %d; log:\n%s\n", status, log);
@@ -192,34 +162,6 @@ static void assert_rejected(const struct daemon *d, const char *log, const char 
 static long long failed_handshakes(const char *log)
 {
     return summary_number(log, "summary: connections", "failed handshakes ");
-}
-
-/* Resident set of pid in KiB. */
-static long rss_kib(pid_t pid)
-{
-    char path[64], line[256];
-    snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-    FILE *f = fopen(path, "r");
-    assert_non_null(f);
-    long kib = -1;
-    while (fgets(line, sizeof(line), f))
-        if (sscanf(line, "VmRSS: %ld kB", &kib) == 1)
-            break;
-    fclose(f);
-    return kib;
-}
-
-static int open_fd_count(pid_t pid)
-{
-    char path[64];
-    snprintf(path, sizeof(path), "/proc/%d/fd", (int)pid);
-    DIR *dir = opendir(path);
-    assert_non_null(dir);
-    int n = 0;
-    for (struct dirent *e; (e = readdir(dir));)
-        n += e->d_name[0] != '.';
-    closedir(dir);
-    return n;
 }
 
 /* Strict UTF-8 (RFC 3629: no overlong forms, no surrogates, <= U+10FFFF).
@@ -321,13 +263,6 @@ static struct pkt pkt_open(const char *pathname, uint32_t dropped)
     return pkt_msg(7, dropped, &o.base);
 }
 
-static void send_bytes(int fd, const void *buf, size_t len)
-{
-    ssize_t n = send(fd, buf, len, MSG_NOSIGNAL);
-    if (n != (ssize_t)len)
-        fail_msg("send of %zu bytes: %zd (%s)", len, n, strerror(errno));
-}
-
 static void send_pkt(int fd, struct pkt p)
 {
     send_bytes(fd, p.data, p.len);
@@ -393,27 +328,6 @@ static int connect_handshaken(const char *socket)
     if (fd < 0)
         fail_msg("%s", err);
     return fd;
-}
-
-/* Connects without handshaking and sends len raw bytes (none when len 0 and
- * bytes NULL; a zero-length packet when len 0 and bytes not NULL). */
-static int connect_raw(const char *socket, const void *bytes, size_t len)
-{
-    int fd = listener_connect(socket);
-    assert_true(fd >= 0);
-    if (bytes)
-        send_bytes(fd, bytes, len);
-    return fd;
-}
-
-/* True when the daemon closed fd (EOF) within timeout_ms without sending
- * anything (a handshake answer would make this false). */
-static bool closed_by_peer(int fd, int timeout_ms)
-{
-    struct timeval tv = {.tv_sec = timeout_ms / 1000, .tv_usec = (timeout_ms % 1000) * 1000};
-    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-    char buf[64];
-    return recv(fd, buf, sizeof(buf), 0) == 0;
 }
 
 /* Nothing arrives on fd (no answer, no EOF) within ms. */
@@ -530,19 +444,11 @@ struct fixture {
     struct replay_trace busy;    /* the flood's trace */
 };
 
-static void load_trace(struct replay_trace *t, const char *name)
-{
-    char path[512], err[512];
-    snprintf(path, sizeof(path), "%s/%s.trace", TRACES_DIR, name);
-    if (replay_trace_load(t, path, err, sizeof(err)) != 0)
-        fail_msg("%s", err);
-}
-
 static int setup(void **state)
 {
     struct fixture *f = calloc(1, sizeof(*f));
-    load_trace(&f->calm, "exec_loop");
-    load_trace(&f->busy, "mixed_syscalls");
+    if (trace_load_named(&f->calm, "exec_loop") != 0 || trace_load_named(&f->busy, "mixed_syscalls") != 0)
+        return -1;
     *state = f;
     return 0;
 }

@@ -185,12 +185,6 @@ struct fake_collector {
     bool headers_valid;
 };
 
-static void sleep_ms(int ms)
-{
-    struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (long)(ms % 1000) * 1000000};
-    nanosleep(&ts, NULL);
-}
-
 /* Reads packets until EOF (or `limit`), checking each header. */
 static void read_packets(struct fake_collector *f, int fd, uint64_t limit)
 {

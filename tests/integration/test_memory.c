@@ -16,21 +16,6 @@
 #include "daemon.h"
 #include "replay.h"
 
-/* Resident set of pid in KiB, from /proc. */
-static long rss_kib(pid_t pid)
-{
-    char path[64], line[256];
-    snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-    FILE *f = fopen(path, "r");
-    assert_non_null(f);
-    long kib = -1;
-    while (fgets(line, sizeof(line), f))
-        if (sscanf(line, "VmRSS: %ld kB", &kib) == 1)
-            break;
-    fclose(f);
-    return kib;
-}
-
 static void test_thousand_idle_connections(void **state)
 {
     (void)state;

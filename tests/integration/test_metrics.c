@@ -6,7 +6,6 @@
  * endpoint must stay bounded against idle, oversized and wrong requests,
  * refuse non-loopback addresses, serve on a unix socket, and come back
  * after a SIGUSR2 restart. */
-#include <errno.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <pthread.h>
@@ -19,11 +18,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <dirent.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 #include <cmocka.h>
@@ -41,10 +38,6 @@
 static const char *const trace_names[] = {"exec_loop", "mixed_syscalls", "drops"};
 #define NTRACES 3
 
-struct fixture {
-    struct replay_trace traces[NTRACES];
-};
-
 /* ---- small helpers ---- */
 
 static int64_t now_ms(void)
@@ -52,13 +45,6 @@ static int64_t now_ms(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static void sleep_ms(int ms)
-{
-    struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (long)(ms % 1000) * 1000000};
-    while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
-        ;
 }
 
 /* A port nobody listens on now: bind port 0 and let it go. */
@@ -206,48 +192,6 @@ static char *scrape_when_idle(int port)
     return NULL;
 }
 
-static bool log_contains(const struct daemon *d, const char *what)
-{
-    char *log = daemon_read_log(d);
-    bool found = strstr(log, what) != NULL;
-    free(log);
-    return found;
-}
-
-static int open_fd_count(pid_t pid)
-{
-    char path[64];
-    snprintf(path, sizeof(path), "/proc/%d/fd", (int)pid);
-    DIR *dir = opendir(path);
-    assert_non_null(dir);
-    int n = 0;
-    for (struct dirent *e; (e = readdir(dir));)
-        n += e->d_name[0] != '.';
-    closedir(dir);
-    return n;
-}
-
-/* SIGTERM and the exit status. A daemon that does not exit (a handle left
- * open keeps its loop running) fails the test instead of hanging it. */
-static int stop_daemon(struct daemon *d)
-{
-    kill(d->pid, SIGTERM);
-    for (int i = 0; i < 2000; i++) {
-        int status;
-        if (waitpid(d->pid, &status, WNOHANG) == d->pid) {
-            d->pid = 0;
-            d->exit_status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-            return d->exit_status;
-        }
-        sleep_ms(10);
-    }
-    kill(d->pid, SIGKILL);
-    waitpid(d->pid, NULL, 0);
-    d->pid = 0;
-    fail_msg("the daemon did not exit within 20 s of SIGTERM");
-    return -1;
-}
-
 static void start_with_metrics(struct daemon *d, const char *addr)
 {
     const char *args[] = {"--metrics-listen", addr, "--flush-ms", "20", NULL};
@@ -261,7 +205,7 @@ static void start_on_port(struct daemon *d, int *port)
     *port = free_tcp_port();
     snprintf(addr, sizeof(addr), "127.0.0.1:%d", *port);
     start_with_metrics(d, addr);
-    assert_true(log_contains(d, "metrics: serving http://127.0.0.1:"));
+    assert_true(daemon_log_count(d, "metrics: serving http://127.0.0.1:") > 0);
 }
 
 /* ---- sending ---- */
@@ -292,15 +236,10 @@ static bool send_malformed(int fd)
 static void *send_trace(void *arg)
 {
     struct sender *s = arg;
-    char err[512];
-    int fd = replay_connect(s->socket, s->trace->version, 5000, err, sizeof(err));
-    if (fd < 0) {
-        fprintf(stderr, "%s\n", err);
+    int fd = replay_open(s->socket, s->trace->version);
+    if (fd < 0)
         return NULL;
-    }
-    bool ok = true;
-    for (size_t i = 0; ok && i < s->trace->count; i++)
-        ok = replay_send(fd, s->trace->packets[i], s->trace->lengths[i]) == 0;
+    bool ok = replay_packets(fd, s->trace) == 0;
     if (ok && s->malformed)
         ok = send_malformed(fd);
     close(fd);
@@ -310,7 +249,7 @@ static void *send_trace(void *arg)
 
 /* Each trace over its own connection, all at once; the last one is
  * followed by the malformed packets. */
-static void replay_all(const char *socket, const struct fixture *f)
+static void replay_all(const char *socket, const struct trace_fixture *f)
 {
     pthread_t threads[NTRACES];
     struct sender senders[NTRACES];
@@ -347,7 +286,7 @@ static void expect_trace(struct expected *e, const struct replay_trace *t)
     e->events += (long long)t->count;
 }
 
-static void expect_all(struct expected *e, const struct fixture *f)
+static void expect_all(struct expected *e, const struct trace_fixture *f)
 {
     memset(e, 0, sizeof(*e));
     for (int i = 0; i < NTRACES; i++)
@@ -413,33 +352,14 @@ static void assert_type_lines(const char *text)
 
 static int setup(void **state)
 {
-    struct fixture *f = calloc(1, sizeof(*f));
-    for (int i = 0; i < NTRACES; i++) {
-        char path[512], err[512];
-        snprintf(path, sizeof(path), "%s/%s.trace", TRACES_DIR, trace_names[i]);
-        if (replay_trace_load(&f->traces[i], path, err, sizeof(err)) != 0) {
-            fprintf(stderr, "%s\n", err);
-            return -1;
-        }
-    }
-    *state = f;
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    struct fixture *f = *state;
-    for (int i = 0; i < NTRACES; i++)
-        replay_trace_free(&f->traces[i]);
-    free(f);
-    return 0;
+    return trace_fixture_setup(state, trace_names, NTRACES);
 }
 
 /* The counts after a replay, against the traces, the database and the
  * exit summary. */
 static void test_counts_match_replay(void **state)
 {
-    const struct fixture *f = *state;
+    const struct trace_fixture *f = *state;
     struct daemon d;
     int port;
     start_on_port(&d, &port);
@@ -474,7 +394,7 @@ static void test_counts_match_replay(void **state)
     assert_type_lines(text);
     free(text);
 
-    assert_int_equal(stop_daemon(&d), 0);
+    assert_int_equal(daemon_stop(&d), 0);
     char *log = daemon_read_log(&d), want[128];
     snprintf(want, sizeof(want), "summary: %lld received = %lld stored", e.packets, rows);
     assert_non_null(strstr(log, want));
@@ -487,7 +407,7 @@ static void test_counts_match_replay(void **state)
  * in the open batch, and received says so while stored is still 0. */
 static void test_received_before_commit(void **state)
 {
-    const struct fixture *f = *state;
+    const struct trace_fixture *f = *state;
     struct replay_trace part = f->traces[0];
     part.count = 50;   /* far from filling a batch */
     int port = free_tcp_port();
@@ -497,9 +417,7 @@ static void test_received_before_commit(void **state)
     struct daemon d;
     daemon_prepare(&d);
     assert_true(daemon_start(&d, SECCHECKD_BIN, args));
-    struct sender s = {.socket = d.socket, .trace = &part};
-    send_trace(&s);
-    assert_true(s.ok);
+    assert_int_equal(replay_connection(d.socket, &part, part.version), 0);
     char *text = NULL;
     for (int64_t deadline = now_ms() + 10000; now_ms() < deadline; sleep_ms(50)) {
         free(text);
@@ -511,7 +429,7 @@ static void test_received_before_commit(void **state)
     assert_true(metric(text, "seccheckd_messages_stored_total") == 0);
     assert_true(metric(text, "seccheckd_batch_commit_seconds_count") == 0);
     free(text);
-    assert_int_equal(stop_daemon(&d), 0);   /* and at exit everything is committed */
+    assert_int_equal(daemon_stop(&d), 0);   /* and at exit everything is committed */
     char *log = daemon_read_log(&d);
     assert_non_null(strstr(log, "summary: 50 received = 50 stored"));
     free(log);
@@ -552,7 +470,7 @@ static void test_http(void **state)
     char *bad = exchange(connect_tcp(port), "hello\r\n\r\n", strlen("hello\r\n\r\n"), 10000);
     assert_int_equal(http_status(bad), 400);
     free(bad);
-    assert_int_equal(stop_daemon(&d), 0);
+    assert_int_equal(daemon_stop(&d), 0);
     daemon_cleanup(&d);
 }
 
@@ -614,7 +532,7 @@ static void test_oversized_request(void **state)
     char *ok = exchange(fd, "", 0, 10000);
     assert_int_equal(http_status(ok), 200);
     free(ok);
-    assert_int_equal(stop_daemon(&d), 0);
+    assert_int_equal(daemon_stop(&d), 0);
     daemon_cleanup(&d);
 }
 
@@ -652,14 +570,14 @@ static void test_idle_connections_bounded(void **state)
     }
     sleep_ms(100);
     assert_true(open_fd_count(d.pid) <= before);
-    assert_int_equal(stop_daemon(&d), 0);
+    assert_int_equal(daemon_stop(&d), 0);
     daemon_cleanup(&d);
 }
 
 /* unix:PATH: served, a stale socket replaced, a regular file never. */
 static void test_unix_socket(void **state)
 {
-    const struct fixture *f = *state;
+    const struct trace_fixture *f = *state;
     struct daemon d;
     daemon_prepare(&d);
     char path[320], addr[330];
@@ -671,7 +589,7 @@ static void test_unix_socket(void **state)
     fclose(file);
     assert_false(daemon_start(&d, SECCHECKD_BIN, args));
     assert_int_equal(d.exit_status, 1);
-    assert_true(log_contains(&d, "is not a socket; refusing to replace it"));
+    assert_true(daemon_log_count(&d, "is not a socket; refusing to replace it") > 0);
     struct stat st;
     assert_int_equal(stat(path, &st), 0);
     assert_true(S_ISREG(st.st_mode));
@@ -683,12 +601,7 @@ static void test_unix_socket(void **state)
     close(stale);
     assert_true(daemon_start(&d, SECCHECKD_BIN, args));
 
-    char err[512];
-    int fd = replay_connect(d.socket, f->traces[0].version, 5000, err, sizeof(err));
-    assert_true(fd >= 0);
-    for (size_t i = 0; i < f->traces[0].count; i++)
-        assert_int_equal(replay_send(fd, f->traces[0].packets[i], f->traces[0].lengths[i]), 0);
-    close(fd);
+    assert_int_equal(replay_connection(d.socket, &f->traces[0], f->traces[0].version), 0);
     char *text = NULL;
     for (int64_t deadline = now_ms() + 10000; now_ms() < deadline; sleep_ms(50)) {
         free(text);
@@ -703,7 +616,7 @@ static void test_unix_socket(void **state)
     assert_int_equal(stat(path, &st), 0);
     assert_true(S_ISSOCK(st.st_mode));
     assert_int_equal(st.st_mode & 0777, 0660);
-    assert_int_equal(stop_daemon(&d), 0);
+    assert_int_equal(daemon_stop(&d), 0);
     assert_int_not_equal(access(path, F_OK), 0);   /* removed at exit */
     daemon_cleanup(&d);
 }
@@ -721,18 +634,13 @@ static void test_restart_reopens(void **state)
     free(before);
     kill(d.pid, SIGUSR2);
     char *text = NULL;
-    for (int64_t deadline = now_ms() + 10000; now_ms() < deadline && !text; sleep_ms(50)) {
-        char *log = daemon_read_log(&d);
-        const char *first = strstr(log, "metrics: serving");
-        bool again = first && strstr(first + 1, "metrics: serving");
-        free(log);
-        if (again)
+    for (int64_t deadline = now_ms() + 10000; now_ms() < deadline && !text; sleep_ms(50))
+        if (daemon_log_count(&d, "metrics: serving") >= 2)
             text = scrape_tcp(port);
-    }
     assert_int_equal(http_status(text), 200);
     assert_true(metric(text, "seccheckd_messages_received_total") == 0);
     free(text);
-    assert_int_equal(stop_daemon(&d), 0);
+    assert_int_equal(daemon_stop(&d), 0);
     daemon_cleanup(&d);
 }
 
@@ -748,5 +656,5 @@ int main(void)
         cmocka_unit_test(test_unix_socket),
         cmocka_unit_test(test_restart_reopens),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return cmocka_run_group_tests(tests, setup, trace_fixture_teardown);
 }

@@ -1,6 +1,5 @@
 /* Integration: `seccheckd --sink record` writes gVisor tracereplay files
  * whose packets are exactly what was sent, one file per connection. */
-#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -17,32 +16,6 @@
 
 static const char *const trace_names[] = {"exec_loop", "mixed_syscalls", "redis_rw", "drops"};
 #define NTRACES 4
-
-struct sender {
-    const char *socket;
-    const struct replay_trace *trace;
-    uint32_t version;
-    int ok;
-};
-
-static void *send_trace(void *arg)
-{
-    struct sender *s = arg;
-    char err[512];
-    int fd = replay_connect(s->socket, s->version, 5000, err, sizeof(err));
-    if (fd < 0) {
-        fprintf(stderr, "%s\n", err);
-        return NULL;
-    }
-    for (size_t i = 0; i < s->trace->count; i++)
-        if (replay_send(fd, s->trace->packets[i], s->trace->lengths[i]) != 0) {
-            close(fd);
-            return NULL;
-        }
-    close(fd);
-    s->ok = 1;
-    return NULL;
-}
 
 static char *read_file(const char *path, size_t *len)
 {
@@ -64,9 +37,7 @@ static bool same_packets(const char *path, const struct replay_trace *t)
     char err[512];
     if (replay_trace_load(&got, path, err, sizeof(err)) != 0)
         return false;
-    bool same = got.count == t->count;
-    for (size_t i = 0; same && i < t->count; i++)
-        same = got.lengths[i] == t->lengths[i] && memcmp(got.packets[i], t->packets[i], t->lengths[i]) == 0;
+    bool same = traces_equal(&got, t);
     replay_trace_free(&got);
     return same;
 }
@@ -75,27 +46,20 @@ static void test_record_round_trip(void **state)
 {
     (void)state;
     struct replay_trace traces[NTRACES];
-    for (int i = 0; i < NTRACES; i++) {
-        char path[512], err[512];
-        snprintf(path, sizeof(path), "%s/%s.trace", TRACES_DIR, trace_names[i]);
-        assert_int_equal(replay_trace_load(&traces[i], path, err, sizeof(err)), 0);
-    }
+    assert_int_equal(traces_load(traces, trace_names, NTRACES), 0);
     struct daemon d;
     daemon_prepare(&d);
     char dir[400];
     snprintf(dir, sizeof(dir), "%s/rec", d.dir);
     const char *args[] = {"--sink", "record", "--record-dir", dir, NULL};
     assert_true(daemon_start(&d, SECCHECKD_BIN, args));
-    pthread_t threads[NTRACES];
-    struct sender senders[NTRACES];
+    const struct replay_trace *set[NTRACES];
+    uint32_t versions[NTRACES];
     for (int i = 0; i < NTRACES; i++) {
-        senders[i] = (struct sender){.socket = d.socket, .trace = &traces[i], .version = 1};
-        pthread_create(&threads[i], NULL, send_trace, &senders[i]);
+        set[i] = &traces[i];
+        versions[i] = 1;
     }
-    for (int i = 0; i < NTRACES; i++) {
-        pthread_join(threads[i], NULL);
-        assert_true(senders[i].ok);
-    }
+    assert_int_equal(replay_concurrently(d.socket, set, versions, NTRACES), 0);
     assert_int_equal(daemon_stop(&d), 0);
 
     /* Each of client-0001..0004 is one trace, packet for packet. */
@@ -120,9 +84,7 @@ static void test_record_round_trip(void **state)
 
     /* A second run numbers on and records the client's own version. */
     assert_true(daemon_start(&d, SECCHECKD_BIN, args));
-    struct sender v5 = {.socket = d.socket, .trace = &traces[0], .version = 5};
-    send_trace(&v5);
-    assert_true(v5.ok);
+    assert_int_equal(replay_connection(d.socket, &traces[0], 5), 0);
     assert_int_equal(daemon_stop(&d), 0);
     size_t len;
     char *bytes = read_file(fifth, &len);
@@ -135,8 +97,7 @@ static void test_record_round_trip(void **state)
                 same_packets(first, &traces[2]) || same_packets(first, &traces[3]));   /* not overwritten */
 
     daemon_cleanup(&d);
-    for (int i = 0; i < NTRACES; i++)
-        replay_trace_free(&traces[i]);
+    traces_free(traces, NTRACES);
 }
 
 int main(void)

@@ -2,7 +2,6 @@
  * recorded gVisor traces replayed several at once, then the database checked
  * against the trace files packet by packet. */
 #include <errno.h>
-#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -24,78 +23,13 @@
 static const char *const trace_names[] = {"exec_loop", "mixed_syscalls", "redis_rw", "drops"};
 #define NTRACES 4
 
-struct fixture {
-    struct replay_trace traces[NTRACES];
-};
-
 static int setup(void **state)
 {
-    struct fixture *f = calloc(1, sizeof(*f));
-    for (int i = 0; i < NTRACES; i++) {
-        char path[512], err[512];
-        snprintf(path, sizeof(path), "%s/%s.trace", TRACES_DIR, trace_names[i]);
-        if (replay_trace_load(&f->traces[i], path, err, sizeof(err)) != 0) {
-            fprintf(stderr, "%s\n", err);
-            return -1;
-        }
-    }
-    *state = f;
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    struct fixture *f = *state;
-    for (int i = 0; i < NTRACES; i++)
-        replay_trace_free(&f->traces[i]);
-    free(f);
-    return 0;
-}
-
-struct sender {
-    const char *socket;
-    const struct replay_trace *trace;
-    int ok;
-};
-
-static void *send_trace(void *arg)
-{
-    struct sender *s = arg;
-    char err[512];
-    int fd = replay_connect(s->socket, s->trace->version, 5000, err, sizeof(err));
-    if (fd < 0) {
-        fprintf(stderr, "%s\n", err);
-        return NULL;
-    }
-    for (size_t i = 0; i < s->trace->count; i++)
-        if (replay_send(fd, s->trace->packets[i], s->trace->lengths[i]) != 0) {
-            perror("send");
-            close(fd);
-            return NULL;
-        }
-    close(fd);
-    s->ok = 1;
-    return NULL;
-}
-
-/* Sends each trace in traces[] over its own connection, all at once. */
-static void replay_concurrently(const char *socket, const struct replay_trace *const *traces, int n)
-{
-    pthread_t threads[16];
-    struct sender senders[16];
-    assert_true(n <= 16);
-    for (int i = 0; i < n; i++) {
-        senders[i] = (struct sender){.socket = socket, .trace = traces[i]};
-        assert_int_equal(pthread_create(&threads[i], NULL, send_trace, &senders[i]), 0);
-    }
-    for (int i = 0; i < n; i++) {
-        pthread_join(threads[i], NULL);
-        assert_true(senders[i].ok);
-    }
+    return trace_fixture_setup(state, trace_names, NTRACES);
 }
 
 /* Which trace a connection replayed: the one whose packets its rows are. */
-static const struct replay_trace *match_connection(sqlite3 *db, long long conn_id, const struct fixture *f)
+static const struct replay_trace *match_connection(sqlite3 *db, long long conn_id, const struct trace_fixture *f)
 {
     sqlite3_stmt *st;
     assert_int_equal(sqlite3_prepare_v2(db, "SELECT raw FROM events WHERE conn_id=? ORDER BY id LIMIT 1", -1, &st,
@@ -164,7 +98,7 @@ static void assert_type_counts(sqlite3 *db, long long conn_id, const struct repl
 
 static void test_all_traces_twice_at_once(void **state)
 {
-    struct fixture *f = *state;
+    struct trace_fixture *f = *state;
     struct daemon d;
     daemon_prepare(&d);
     assert_true(daemon_start(&d, SECCHECKD_BIN, NULL));
@@ -174,7 +108,7 @@ static void test_all_traces_twice_at_once(void **state)
         set[i] = &f->traces[i % NTRACES];
         total += set[i]->count;
     }
-    replay_concurrently(d.socket, set, 2 * NTRACES);
+    assert_int_equal(replay_concurrently(d.socket, set, NULL, 2 * NTRACES), 0);
     assert_int_equal(daemon_stop(&d), 0);
 
     sqlite3 *db;
@@ -214,7 +148,7 @@ static void test_all_traces_twice_at_once(void **state)
 
 static void test_backpressure_loses_nothing(void **state)
 {
-    struct fixture *f = *state;
+    struct trace_fixture *f = *state;
     struct daemon d;
     daemon_prepare(&d);
     /* Tiny batches and a one-batch queue: reading pauses and resumes often. */
@@ -222,7 +156,7 @@ static void test_backpressure_loses_nothing(void **state)
     assert_true(daemon_start(&d, SECCHECKD_BIN, args));
     const struct replay_trace *redis = &f->traces[2];
     const struct replay_trace *set[] = {redis, redis, redis, redis};
-    replay_concurrently(d.socket, set, 4);
+    assert_int_equal(replay_concurrently(d.socket, set, NULL, 4), 0);
     assert_int_equal(daemon_stop(&d), 0);
     assert_int_equal(db_query_int(d.db, "SELECT count(*) FROM events"), (long long)(4 * redis->count));
     assert_int_equal(db_query_int(d.db, "SELECT received - stored FROM runs"), 0);
@@ -231,13 +165,13 @@ static void test_backpressure_loses_nothing(void **state)
 
 static void test_discard_sink_counts_everything(void **state)
 {
-    struct fixture *f = *state;
+    struct trace_fixture *f = *state;
     struct daemon d;
     daemon_prepare(&d);
     const char *args[] = {"--sink", "discard", NULL};
     assert_true(daemon_start(&d, SECCHECKD_BIN, args));
     const struct replay_trace *set[] = {&f->traces[0], &f->traces[1]};
-    replay_concurrently(d.socket, set, 2);
+    assert_int_equal(replay_concurrently(d.socket, set, NULL, 2), 0);
     assert_int_equal(daemon_stop(&d), 0);
     size_t total = f->traces[0].count + f->traces[1].count;
     char *log = daemon_read_log(&d);
@@ -247,11 +181,6 @@ static void test_discard_sink_counts_everything(void **state)
     free(log);
     assert_int_not_equal(access(d.db, F_OK), 0);   /* discard writes no database */
     daemon_cleanup(&d);
-}
-
-static void send_raw(int fd, const void *buf, size_t len)
-{
-    assert_int_equal(send(fd, buf, len, MSG_NOSIGNAL), (ssize_t)len);
 }
 
 static void test_malformed_packets_are_counted(void **state)
@@ -265,22 +194,22 @@ static void test_malformed_packets_are_counted(void **state)
     int fd = replay_connect(d.socket, 1, 5000, err, sizeof(err));
     assert_true(fd >= 0);
     uint8_t pkt[20000] = {0};
-    send_raw(fd, "abc", 3);                                   /* short */
+    send_bytes(fd, "abc", 3);                                 /* short */
     wire_header_write(pkt, 7, 0);
     pkt[0] = 4;
-    send_raw(fd, pkt, 8);                                     /* header_size 4 */
+    send_bytes(fd, pkt, 8);                                   /* header_size 4 */
     wire_header_write(pkt, 7, 0);
     pkt[0] = 200;
-    send_raw(fd, pkt, 16);                                    /* header_size past the packet */
+    send_bytes(fd, pkt, 16);                                  /* header_size past the packet */
     wire_header_write(pkt, 7, 0);
-    send_raw(fd, pkt, sizeof(pkt));                           /* over --max-message */
+    send_bytes(fd, pkt, sizeof(pkt));                         /* over --max-message */
     wire_header_write(pkt, 999, 0);
-    send_raw(fd, pkt, 12);                                    /* unknown type: kept raw */
+    send_bytes(fd, pkt, 12);                                  /* unknown type: kept raw */
     wire_header_write(pkt, 7, 0);
     memset(pkt + 8, 0xff, 6);
-    send_raw(fd, pkt, 14);                                    /* garbage protobuf: kept raw */
+    send_bytes(fd, pkt, 14);                                  /* garbage protobuf: kept raw */
     wire_header_write(pkt, 7, 3);
-    send_raw(fd, pkt, 8);                                     /* good: empty Open */
+    send_bytes(fd, pkt, 8);                                   /* good: empty Open */
     close(fd);
     assert_int_equal(daemon_stop(&d), 0);
     assert_int_equal(db_query_int(d.db, "SELECT received FROM runs"), 7);
@@ -302,28 +231,9 @@ static void test_malformed_packets_are_counted(void **state)
     daemon_cleanup(&d);
 }
 
-/* Connects and sends a raw handshake packet; returns the fd. */
-static int connect_raw(const char *socket, const void *hs, size_t len)
-{
-    int fd = listener_connect(socket);
-    assert_true(fd >= 0);
-    if (len)
-        send_raw(fd, hs, len);
-    return fd;
-}
-
-/* True when the daemon closed fd (EOF) within timeout_ms, no answer sent. */
-static bool closed_by_peer(int fd, int timeout_ms)
-{
-    struct timeval tv = {.tv_sec = timeout_ms / 1000, .tv_usec = (timeout_ms % 1000) * 1000};
-    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-    char buf[64];
-    return recv(fd, buf, sizeof(buf), 0) == 0;
-}
-
 static void test_bad_handshakes_are_closed_others_served(void **state)
 {
-    struct fixture *f = *state;
+    struct trace_fixture *f = *state;
     struct daemon d;
     daemon_prepare(&d);
     const char *args[] = {"--handshake-timeout-ms", "300", NULL};
@@ -333,7 +243,7 @@ static void test_bad_handshakes_are_closed_others_served(void **state)
     int garbage = connect_raw(d.socket, "\xff\xff\xff", 3);
     /* While those are pending, a good client is served at once. */
     const struct replay_trace *set[] = {&f->traces[0]};
-    replay_concurrently(d.socket, set, 1);
+    assert_int_equal(replay_concurrently(d.socket, set, NULL, 1), 0);
     assert_true(closed_by_peer(v0, 2000));
     assert_true(closed_by_peer(garbage, 2000));
     assert_true(closed_by_peer(silent, 3000));
@@ -381,5 +291,5 @@ int main(void)
         cmocka_unit_test(test_bad_handshakes_are_closed_others_served),
         cmocka_unit_test(test_max_connections_refuses_extra),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return cmocka_run_group_tests(tests, setup, trace_fixture_teardown);
 }

@@ -27,47 +27,9 @@
 static const char *const trace_names[] = {"redis_rw", "exec_loop", "mixed_syscalls"};
 #define NTRACES 3
 
-struct fixture {
-    struct replay_trace traces[NTRACES];
-};
-
 static int setup(void **state)
 {
-    struct fixture *f = calloc(1, sizeof(*f));
-    for (int i = 0; i < NTRACES; i++) {
-        char path[512], err[512];
-        snprintf(path, sizeof(path), "%s/%s.trace", TRACES_DIR, trace_names[i]);
-        if (replay_trace_load(&f->traces[i], path, err, sizeof(err)) != 0) {
-            fprintf(stderr, "%s\n", err);
-            return -1;
-        }
-    }
-    *state = f;
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    struct fixture *f = *state;
-    if (!f)
-        return 0;
-    for (int i = 0; i < NTRACES; i++)
-        replay_trace_free(&f->traces[i]);
-    free(f);
-    return 0;
-}
-
-/* Sends a whole trace over one new connection. */
-static void replay(const char *socket, const struct replay_trace *t)
-{
-    char err[512];
-    int fd = replay_connect(socket, t->version, 5000, err, sizeof(err));
-    if (fd < 0)
-        fail_msg("%s", err);
-    for (size_t i = 0; i < t->count; i++)
-        if (replay_send(fd, t->packets[i], t->lengths[i]) != 0)
-            fail_msg("send packet %zu of %s failed", i, t->path);
-    close(fd);
+    return trace_fixture_setup(state, trace_names, NTRACES);
 }
 
 /* ---- running `seccheckd verify` ---- */
@@ -170,20 +132,20 @@ static void daemon_run(struct daemon *d, const char *const *args, const struct r
         fail_msg("daemon did not start: %s", log);
     }
     for (int i = 0; i < n; i++)
-        replay(d->socket, traces[i]);
+        assert_int_equal(replay_connection(d->socket, traces[i], traces[i]->version), 0);
     assert_int_equal(daemon_stop(d), 0);
 }
 
 static void test_plain_chain_names_the_tampered_batch(void **state)
 {
-    struct fixture *f = *state;
+    struct trace_fixture *f = *state;
     struct daemon d;
     daemon_prepare(&d);
     const char *args[] = {BATCH_ARGS, NULL};
     assert_true(daemon_start(&d, SECCHECKD_BIN, args));
     size_t total = 0;
     for (int i = 0; i < NTRACES; i++) {
-        replay(d.socket, &f->traces[i]);
+        assert_int_equal(replay_connection(d.socket, &f->traces[i], f->traces[i].version), 0);
         total += f->traces[i].count;
     }
     /* while the daemon runs: a consistent snapshot verifies */
@@ -305,7 +267,7 @@ static void write_key(const char *path, const char *bytes)
 
 static void test_keyed_chain_needs_the_key(void **state)
 {
-    struct fixture *f = *state;
+    struct trace_fixture *f = *state;
     struct daemon d;
     daemon_prepare(&d);
     char key[400], wrong[400], shortk[400], copy[400];
@@ -378,7 +340,7 @@ static void test_keyed_chain_needs_the_key(void **state)
 
 static void test_chain_spans_restarts(void **state)
 {
-    struct fixture *f = *state;
+    struct trace_fixture *f = *state;
     struct daemon d;
     daemon_prepare(&d);
     const char *args[] = {BATCH_ARGS, NULL};
@@ -409,14 +371,7 @@ static void test_chain_spans_restarts(void **state)
     }
     usleep(400000);
     kill(d.pid, SIGUSR2);
-    for (int i = 0; i < 1000; i++) {
-        char *log = daemon_read_log(&d);
-        bool adopted = strstr(log, "restart: adopted") != NULL;
-        free(log);
-        if (adopted)
-            break;
-        usleep(10000);
-    }
+    daemon_wait_log(&d, "restart: adopted", 1, 10000);
     int status;
     assert_int_equal(waitpid(lg, &status, 0), lg);
     assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
@@ -454,5 +409,5 @@ int main(void)
         cmocka_unit_test(test_keyed_chain_needs_the_key),
         cmocka_unit_test(test_chain_spans_restarts),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return cmocka_run_group_tests(tests, setup, trace_fixture_teardown);
 }

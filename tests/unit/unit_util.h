@@ -1,5 +1,6 @@
 /* unit_util.h - helpers shared by the unit tests: the recorded fixtures
- * loaded into memory, and scratch files and directories under /tmp.
+ * loaded into memory (by seccheck_replay's loader), and scratch files and
+ * directories under /tmp.
  *
  * Everything is static inline so each test program takes only what it uses
  * without -Wunused-function complaints.
@@ -18,19 +19,22 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "tracefile.h"
+#include "replay.h"
+#include "tracefile.h"   /* several tests read trace files record by record */
 
 #ifndef TRACES_DIR
 #error "TRACES_DIR must be defined (the shared fixtures directory)"
 #endif
 
-/* Every packet of one trace file, copied out of the reader's buffer. */
+/* Every packet of one trace file: a replay_trace under the short names the
+ * unit tests use (n packets, pkt[i] of len[i] bytes). */
 struct trace_pkts {
     size_t n;
-    uint8_t **pkt;
-    size_t *len;
+    const uint8_t *const *pkt;
+    const size_t *len;
     uint32_t version;
     size_t total_bytes;
+    struct replay_trace loaded;   /* owns the packets */
 };
 
 static inline void trace_path(char *out, size_t outlen, const char *name)
@@ -41,42 +45,21 @@ static inline void trace_path(char *out, size_t outlen, const char *name)
 /* Loads TRACES_DIR/name; fails the current test if it cannot. */
 static inline void trace_load(const char *name, struct trace_pkts *t)
 {
-    char path[4096];
+    char path[4096], err[512];
     trace_path(path, sizeof(path), name);
     memset(t, 0, sizeof(*t));
-    struct tracefile tf;
-    enum tracefile_status st = tracefile_open(&tf, path);
-    if (st != TRACEFILE_OK)
-        fail_msg("cannot open %s: %s", path, tracefile_strerror(st));
-    t->version = tf.version;
-    size_t cap = 0;
-    const uint8_t *p;
-    size_t len;
-    while ((st = tracefile_next(&tf, &p, &len)) == TRACEFILE_OK) {
-        if (t->n == cap) {
-            cap = cap ? cap * 2 : 1024;
-            t->pkt = realloc(t->pkt, cap * sizeof(*t->pkt));
-            t->len = realloc(t->len, cap * sizeof(*t->len));
-            assert_non_null(t->pkt);
-            assert_non_null(t->len);
-        }
-        t->pkt[t->n] = malloc(len ? len : 1);
-        assert_non_null(t->pkt[t->n]);
-        memcpy(t->pkt[t->n], p, len);
-        t->len[t->n] = len;
-        t->total_bytes += len;
-        t->n++;
-    }
-    assert_int_equal(st, TRACEFILE_END);
-    assert_int_equal(tracefile_close(&tf), TRACEFILE_OK);
+    if (replay_trace_load(&t->loaded, path, err, sizeof(err)) != 0)
+        fail_msg("%s", err);
+    t->n = t->loaded.count;
+    t->pkt = t->loaded.packets;
+    t->len = t->loaded.lengths;
+    t->version = t->loaded.version;
+    t->total_bytes = t->loaded.bytes;
 }
 
 static inline void trace_free(struct trace_pkts *t)
 {
-    for (size_t i = 0; i < t->n; i++)
-        free(t->pkt[i]);
-    free(t->pkt);
-    free(t->len);
+    replay_trace_free(&t->loaded);
     memset(t, 0, sizeof(*t));
 }
 
