@@ -108,7 +108,7 @@ recv_start() {
         sqlite | sqlite-all)
             RECV_DB=$BENCH_TMP/events.db
             rm -f "$RECV_DB" "$RECV_DB-wal" "$RECV_DB-shm"
-            local indexes=type,container
+            local indexes=type
             [ "$kind" = sqlite ] || indexes=all
             "$BIN_DIR/seccheckd" --socket "$sock" --sink sqlite --db "$RECV_DB" --indexes "$indexes" \
                 </dev/null >"$log" 2>&1 &

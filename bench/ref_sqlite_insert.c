@@ -145,6 +145,7 @@ int main(int argc, char **argv)
     size_t *nrows = calloc((size_t)ntraces, sizeof(*nrows)), *first = calloc((size_t)ntraces, sizeof(*first));
     struct row *rows = prepare_rows(traces, ntraces, nrows, first, &arena);
 
+    sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);   /* as the sink (sink_sqlite.c) */
     sqlite3 *db;
     sqlite3_stmt *st;
     if (sqlite3_open(argv[1], &db) != SQLITE_OK || exec(db, "PRAGMA journal_mode=WAL") ||

@@ -253,7 +253,7 @@ static const struct option_def defs[] = {
      "delete the oldest events to keep the database under this (e.g. 20G)", "0"},
     {"indexes", "LIST", KIND_CUSTOM, CUSTOM(indexes, parse_indexes), RESTART,
      "indexes on the events table: type, container, time, conn, all\nor none; each one costs the writer time per "
-     "event", "type,container"},
+     "event", "type"},
     {"key-file", "PATH", KIND_STRING, STR(key_file), RESTART, "HMAC key for the tamper-evident batch chain",
      "plain SHA-256"},
     {"batch-size", "N", KIND_SIZE, NUM(server.pipeline.limits.max_events, 1, 1000000), RESTART,
