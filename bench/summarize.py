@@ -59,13 +59,18 @@ def parse_log(kind, text):
         m = re.search(r"summary: connections (\d+)", text)
         if m:
             r["recv_connections"] = int(m.group(1))
-        m = re.search(r"loop turns (\d+), longest ([\d.]+) ms, longest stall \(not reading\) ([\d.]+) ms"
-                      r", stalls over 1 ms: (\d+)", text)
+        m = re.search(r"loop turns (\d+), longest ([\d.]+) ms, longest stall \(not reading\) ([\d.]+) ms, "
+                      r"stalls over 1 ms: (\d+); in turns not preempted \((\d+) were\) longest stall ([\d.]+) ms, "
+                      r"over 1 ms: (\d+); preempted turns' stalls on CPU at most ([\d.]+) ms", text)
         if m:
             r["loop_turns"] = int(m.group(1))
             r["longest_turn_ms"] = float(m.group(2))
             r["longest_stall_ms"] = float(m.group(3))
             r["stalls_over_1ms"] = int(m.group(4))
+            r["preempted_turns"] = int(m.group(5))
+            r["longest_own_stall_ms"] = float(m.group(6))
+            r["own_stalls_over_1ms"] = int(m.group(7))
+            r["longest_preempted_cpu_ms"] = float(m.group(8))
     return r
 
 
@@ -179,6 +184,8 @@ def cmd_record(args):
         parts.append("cpu %.2fs" % rec["cpu_s"])
     if rec.get("longest_stall_ms") is not None:
         parts.append("stall %.1fms" % rec["longest_stall_ms"])
+        if rec.get("longest_own_stall_ms") is not None:
+            parts.append("(own %.2fms)" % rec["longest_own_stall_ms"])
     if rec.get("verdict"):
         parts.append(rec["verdict"] + (" (%s)" % rec["reason"] if rec["reason"] else ""))
     if rec.get("error"):
@@ -368,6 +375,10 @@ def cmd_zero_drop(out):
                          default=None)
         stall_all = max([p["longest_stall_ms"] for p in ps if p.get("longest_stall_ms") is not None], default=None)
         over1 = max([p["stalls_over_1ms"] for p in at_best if p.get("stalls_over_1ms") is not None], default=None)
+        own_best = max([p["longest_own_stall_ms"] for p in at_best if p.get("longest_own_stall_ms") is not None],
+                       default=None)
+        own_all = max([p["longest_own_stall_ms"] for p in ps if p.get("longest_own_stall_ms") is not None],
+                      default=None)
         is_d = rc in ("discard", "sqlite", "sqlite-all")
         rows.append([rc, fmt_num(best) if best else "none", fmt_num(s.get("best_rate")) if best else "-",
                      fmt_ratio(best / ref_best) if best and ref_best else "-",
@@ -376,11 +387,13 @@ def cmd_zero_drop(out):
                      len(ps),
                      fmt_num(stall_best, 2) if is_d else "-",
                      fmt_num(over1) if is_d and over1 is not None else "-",
-                     fmt_num(stall_all, 2) if is_d else "-"])
+                     fmt_num(stall_all, 2) if is_d else "-",
+                     fmt_num(own_best, 2) if is_d and own_best is not None else "-",
+                     fmt_num(own_all, 2) if is_d and own_all is not None else "-"])
     headers = ["receiver", "zero-drop total msgs/s", "per conn", "vs ref", "first failing total",
                "why it failed", "probes", "longest stall ms (at best)", "stalls>1ms (at best)",
-               "longest stall ms (any probe)"]
-    t, m = table(headers, rows, ["l"] + ["r"] * 5 + ["l"] + ["r"] * 3)
+               "longest stall ms (any probe)", "own stall ms (at best)", "own stall ms (any probe)"]
+    t, m = table(headers, rows, ["l"] + ["r"] * 5 + ["l"] + ["r"] * 5)
     meta = next(iter(search.values()), {})
     title = ("Highest paced total rate with zero drops, sentry mode, %s connections, trace %s "
              "(good: %s consecutive zero-drop %ss probes; bad: %s failed probes; resolution %s%%)" %
@@ -389,7 +402,9 @@ def cmd_zero_drop(out):
     notes = ("zero-drop total: per-connection --rate x connections, highest rate found good (consecutive "
              "probes with 0 drops, the receiver counting everything sent). first failing total: lowest rate "
              "found bad (drops, or loadgen could not offer the rate). Longest stall: seccheckd's summary "
-             "line, longest time its loop did not read sockets.")
+             "line, longest time its loop neither read sockets nor waited in epoll, wall clock (it includes "
+             "time the thread was preempted by other threads on the shared cores). Own stall: the same in "
+             "loop turns without an involuntary context switch, i.e. the loop's own work.")
     print(title + "\n\n" + t + "\n\n" + notes)
     write_summary(out, "seccheckd zero-drop rate (bench/zero_drop.sh)", ["## " + title + "\n\n" + m, notes])
 

@@ -142,6 +142,10 @@ void exposition_render(struct strbuf *out, struct server *s)
     render_types(out, s->stats.received_by_type);
     render_storage(out, s);
     gauge_seconds(out, "loop_longest_stall_seconds",
-                  "Longest loop turn spent not reading sockets since start (sealing, timers, closing).",
+                  "Longest time the loop went without reading sockets since start, wall clock (its own work, "
+                  "and time preempted).",
                   s->stalls.longest_stall_ns);
+    gauge_seconds(out, "loop_longest_own_stall_seconds",
+                  "Longest time without reading sockets in a loop turn that was not preempted: the loop's own work.",
+                  s->stalls.longest_own_stall_ns);
 }

@@ -211,29 +211,6 @@ static void on_flush_timer(uv_timer_t *t)
     seal_current(t->data);
 }
 
-/* ---- stall measurement ---- */
-
-static void on_turn_end(uv_prepare_t *h)
-{
-    struct server *s = h->data;
-    struct loop_stall_stats *st = &s->stalls;
-    uint64_t now = uv_hrtime(), idle = uv_metrics_idle_time(s->loop);
-    if (st->last_turn_hr) {
-        int64_t turn = (int64_t)((now - st->last_turn_hr) - (idle - st->last_idle));
-        int64_t stall = turn - st->read_ns;
-        st->turns++;
-        if (turn > st->longest_turn_ns)
-            st->longest_turn_ns = turn;
-        if (stall > st->longest_stall_ns)
-            st->longest_stall_ns = stall;
-        if (stall > 1000000)
-            st->stalls_over_1ms++;
-    }
-    st->last_turn_hr = now;
-    st->last_idle = idle;
-    st->read_ns = 0;
-}
-
 static void close_handle(uv_handle_t *h)
 {
     if (h->type != UV_UNKNOWN_HANDLE && !uv_is_closing(h))
@@ -250,7 +227,7 @@ static void close_loop_handles(struct server *s)
     close_handle((uv_handle_t *)&s->sigterm);
     close_handle((uv_handle_t *)&s->sigusr2);
     close_handle((uv_handle_t *)&s->sighup);
-    close_handle((uv_handle_t *)&s->turn_end);
+    stall_meter_close(&s->stalls);
     metrics_stop(&s->metrics);   /* a restarted image listens again */
 }
 
@@ -426,12 +403,12 @@ static int start_handles(struct server *s, char *err, size_t errlen)
     sigaddset(&handled, SIGUSR2);
     sigaddset(&handled, SIGHUP);
     sigprocmask(SIG_UNBLOCK, &handled, NULL);
-    uv_loop_configure(loop, UV_METRICS_IDLE_TIME);   /* for the stall measure */
-    uv_prepare_init(loop, &s->turn_end);
-    s->turn_end.data = s;
-    uv_prepare_start(&s->turn_end, on_turn_end);
-    uv_unref((uv_handle_t *)&s->turn_end);
-    int rc = uv_poll_init(loop, &s->listen_poll, s->listener.fd);
+    int rc = stall_meter_start(&s->stalls, loop);
+    if (rc != 0) {
+        snprintf(err, errlen, "cannot start the loop's stall meter: %s", uv_strerror(rc));
+        return -1;
+    }
+    rc = uv_poll_init(loop, &s->listen_poll, s->listener.fd);
     if (rc == 0) {
         s->listen_poll.data = s;
         rc = uv_poll_start(&s->listen_poll, UV_READABLE, on_listener_readable);
@@ -619,9 +596,5 @@ void server_print_summary(const struct server *s, FILE *out)
             s->stats.connections_total, s->stats.connections_refused, s->stats.connections_denied,
             s->stats.handshake_failures,
             s->stats.sandbox_dropped, s->pipeline.batches_written);
-    fprintf(out,
-            "seccheckd: summary: loop turns %" PRIu64 ", longest %.3f ms, longest stall (not reading) %.3f ms, "
-            "stalls over 1 ms: %" PRIu64 "\n",
-            s->stalls.turns, (double)s->stalls.longest_turn_ns / 1e6, (double)s->stalls.longest_stall_ns / 1e6,
-            s->stalls.stalls_over_1ms);
+    stall_meter_print(&s->stalls, out);
 }

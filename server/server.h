@@ -18,6 +18,7 @@
 #include "metrics.h"
 #include "pipeline.h"
 #include "recv_ring.h"
+#include "stall_meter.h"
 #include "sink.h"
 
 #define SERVER_MAX_ALLOWED_UIDS 64
@@ -51,20 +52,6 @@ struct server_config {
     const char *db_path;            /* the SQLite file, for the size gauges; NULL: none */
 };
 
-/* Work per loop turn, measured outside epoll_wait (libuv's idle-time
- * metric). A "stall" is the part of a turn not spent reading sockets
- * (sealing, timers, closing): while it lasts no socket is drained and the
- * sandboxes' buffers fill. */
-struct loop_stall_stats {
-    uint64_t last_turn_hr;          /* uv_hrtime at the previous turn's end */
-    uint64_t last_idle;             /* uv_metrics_idle_time then */
-    int64_t read_ns;                /* spent in conn_read during this turn */
-    int64_t longest_turn_ns;
-    int64_t longest_stall_ns;
-    uint64_t turns;
-    uint64_t stalls_over_1ms;
-};
-
 struct server_stats {
     uint64_t connections_total;     /* accepted and kept */
     uint64_t connections_refused;   /* over --max-connections */
@@ -83,8 +70,7 @@ struct server {
     uv_signal_t sigint, sigterm, sigusr2, sighup;
     struct filter filter;
     uv_timer_t flush_timer, drain_timer, watchdog_timer;
-    uv_prepare_t turn_end;          /* runs right before epoll blocks again */
-    struct loop_stall_stats stalls;
+    struct stall_meter stalls;
     struct recv_ring ring;
     struct decoder decoder;
     struct ingest ingest;
