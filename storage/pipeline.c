@@ -1,6 +1,10 @@
 #include "pipeline.h"
 
+#include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
 
 #include "clock.h"
 #include "log.h"
@@ -44,11 +48,25 @@ static size_t collect_done(struct pipeline *p)
     return n;
 }
 
-static void on_done_async(uv_async_t *h)
+static void on_done_readable(uv_poll_t *h, int status, int events)
 {
     struct pipeline *p = h->data;
+    (void)status;
+    (void)events;
+    uint64_t count;
+    /* Cleared before the list is taken: a batch pushed after that writes again. */
+    while (read(p->done_fd, &count, sizeof(count)) < 0 && errno == EINTR)
+        ;
     if (collect_done(p) && p->on_space)
         p->on_space(p->cb_data);
+}
+
+/* Writer thread, after pushing to the done list. */
+static void wake_loop(struct pipeline *p)
+{
+    const uint64_t one = 1;
+    while (write(p->done_fd, &one, sizeof(one)) < 0 && errno == EINTR)
+        ;
 }
 
 /* The time is kept in the batch, not in shared totals: the loop thread adds
@@ -87,7 +105,9 @@ static void writer_main(void *arg)
         b->next = p->done;
         p->done = b;
         p->in_flight--;
-        uv_async_send(&p->done_async);
+        uv_mutex_unlock(&p->lock);
+        wake_loop(p);
+        uv_mutex_lock(&p->lock);
     }
     uv_mutex_unlock(&p->lock);
 }
@@ -109,8 +129,8 @@ static struct batch *take_free_batch(struct pipeline *p)
 int pipeline_init(struct pipeline *p, uv_loop_t *loop, struct sink *sink, const struct pipeline_config *cfg,
                   pipeline_space_cb on_space, pipeline_seal_cb on_seal, void *cb_data)
 {
-    *p = (struct pipeline){
-        .loop = loop, .sink = sink, .cfg = *cfg, .on_space = on_space, .on_seal = on_seal, .cb_data = cb_data};
+    *p = (struct pipeline){.loop = loop, .sink = sink, .cfg = *cfg, .on_space = on_space, .on_seal = on_seal,
+                           .cb_data = cb_data, .done_fd = -1};
     if (p->cfg.queue_max < 1)
         p->cfg.queue_max = 1;
     p->current = take_free_batch(p);
@@ -118,9 +138,11 @@ int pipeline_init(struct pipeline *p, uv_loop_t *loop, struct sink *sink, const 
         return -1;
     if (uv_mutex_init(&p->lock) || uv_cond_init(&p->wake))
         return -1;
-    if (uv_async_init(loop, &p->done_async, on_done_async))
+    p->done_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    if (p->done_fd < 0 || uv_poll_init(loop, &p->done_poll, p->done_fd) ||
+        uv_poll_start(&p->done_poll, UV_READABLE, on_done_readable))
         return -1;
-    p->done_async.data = p;
+    p->done_poll.data = p;
     if (sink->ops->needs_writer_thread) {
         if (uv_thread_create(&p->writer, writer_main, p))
             return -1;
@@ -206,7 +228,7 @@ void pipeline_finish(struct pipeline *p)
         p->free_list = p->current;
         p->current = NULL;
     }
-    uv_close((uv_handle_t *)&p->done_async, NULL);
+    uv_close((uv_handle_t *)&p->done_poll, NULL);
 }
 
 void pipeline_free(struct pipeline *p)
@@ -218,4 +240,7 @@ void pipeline_free(struct pipeline *p)
     }
     uv_mutex_destroy(&p->lock);
     uv_cond_destroy(&p->wake);
+    if (p->done_fd >= 0)
+        close(p->done_fd);
+    p->done_fd = -1;
 }

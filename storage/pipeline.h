@@ -58,7 +58,8 @@ struct pipeline {
     struct batch *done;
     size_t in_flight;
     bool stopping;
-    uv_async_t done_async;
+    int done_fd;                  /* eventfd: the writer returned batches */
+    uv_poll_t done_poll;
 };
 
 int pipeline_init(struct pipeline *p, uv_loop_t *loop, struct sink *sink, const struct pipeline_config *cfg,
