@@ -1,6 +1,7 @@
 #include "pipeline.h"
 
 #include <errno.h>
+#include <poll.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <sys/eventfd.h>
@@ -9,7 +10,50 @@
 #include "clock.h"
 #include "log.h"
 
-#define PIPELINE_IDLE_NS 1000000000ull   /* sink upkeep after a second without batches */
+#define PIPELINE_IDLE_MS 1000   /* sink upkeep after a second without batches */
+
+/* ---- lock-free lists and their wake-ups ---- */
+
+static void list_push(_Atomic(struct batch *) *head, struct batch *b)
+{
+    struct batch *old = atomic_load_explicit(head, memory_order_relaxed);
+    do
+        b->next = old;
+    while (!atomic_compare_exchange_weak_explicit(head, &old, b, memory_order_release, memory_order_relaxed));
+}
+
+static struct batch *list_take_all(_Atomic(struct batch *) *head)
+{
+    return atomic_exchange_explicit(head, NULL, memory_order_acquire);
+}
+
+static struct batch *list_reverse(struct batch *b)
+{
+    struct batch *out = NULL;
+    while (b) {
+        struct batch *next = b->next;
+        b->next = out;
+        out = b;
+        b = next;
+    }
+    return out;
+}
+
+/* Pushed first, then signalled; the waiter clears the signal, then takes
+ * the list: a push it missed signals again, so no wake-up is lost. */
+static void signal_fd(int fd)
+{
+    const uint64_t one = 1;
+    while (write(fd, &one, sizeof(one)) < 0 && errno == EINTR)
+        ;
+}
+
+static void clear_fd(int fd)
+{
+    uint64_t count;
+    while (read(fd, &count, sizeof(count)) < 0 && errno == EINTR)
+        ;
+}
 
 static void collect(struct pipeline *p, struct batch *b)
 {
@@ -34,10 +78,7 @@ static void collect(struct pipeline *p, struct batch *b)
 /* Loop thread: take back what the writer finished. */
 static size_t collect_done(struct pipeline *p)
 {
-    uv_mutex_lock(&p->lock);
-    struct batch *done = p->done;
-    p->done = NULL;
-    uv_mutex_unlock(&p->lock);
+    struct batch *done = list_take_all(&p->done);
     size_t n = 0;
     while (done) {
         struct batch *next = done->next;
@@ -53,20 +94,9 @@ static void on_done_readable(uv_poll_t *h, int status, int events)
     struct pipeline *p = h->data;
     (void)status;
     (void)events;
-    uint64_t count;
-    /* Cleared before the list is taken: a batch pushed after that writes again. */
-    while (read(p->done_fd, &count, sizeof(count)) < 0 && errno == EINTR)
-        ;
+    clear_fd(p->done_fd);
     if (collect_done(p) && p->on_space)
         p->on_space(p->cb_data);
-}
-
-/* Writer thread, after pushing to the done list. */
-static void wake_loop(struct pipeline *p)
-{
-    const uint64_t one = 1;
-    while (write(p->done_fd, &one, sizeof(one)) < 0 && errno == EINTR)
-        ;
 }
 
 /* The time is kept in the batch, not in shared totals: the loop thread adds
@@ -79,37 +109,40 @@ static void timed_write(struct sink *sink, struct batch *b)
     b->result.write_ns = took > 0 ? took : 1;
 }
 
+/* Writer thread: sleeps until batches come, or a second passes (upkeep). */
+static void wait_for_batches(struct pipeline *p)
+{
+    struct pollfd pfd = {.fd = p->todo_fd, .events = POLLIN};
+    int n = poll(&pfd, 1, PIPELINE_IDLE_MS);
+    if (n == 0)
+        sink_idle(p->sink);
+    else if (n > 0)
+        clear_fd(p->todo_fd);
+}
+
 static void writer_main(void *arg)
 {
     struct pipeline *p = arg;
-    uv_mutex_lock(&p->lock);
     for (;;) {
-        while (!p->todo_head && !p->stopping) {
-            if (uv_cond_timedwait(&p->wake, &p->lock, PIPELINE_IDLE_NS) == UV_ETIMEDOUT) {
-                uv_mutex_unlock(&p->lock);
-                sink_idle(p->sink);
-                uv_mutex_lock(&p->lock);
-            }
+        /* stopping is read before the list: what was submitted before it
+         * was set is in the list then. */
+        bool stopping = atomic_load(&p->stopping);
+        struct batch *b = list_reverse(list_take_all(&p->todo));   /* oldest first: ids and the chain */
+        if (!b) {
+            if (stopping)
+                break;
+            wait_for_batches(p);
+            continue;
         }
-        struct batch *b = p->todo_head;
-        if (!b)
-            break;   /* stopping and nothing left */
-        p->todo_head = b->next;
-        if (!p->todo_head)
-            p->todo_tail = NULL;
-        uv_mutex_unlock(&p->lock);
-
-        timed_write(p->sink, b);
-
-        uv_mutex_lock(&p->lock);
-        b->next = p->done;
-        p->done = b;
-        p->in_flight--;
-        uv_mutex_unlock(&p->lock);
-        wake_loop(p);
-        uv_mutex_lock(&p->lock);
+        while (b) {
+            struct batch *next = b->next;
+            timed_write(p->sink, b);
+            list_push(&p->done, b);
+            atomic_fetch_sub(&p->in_flight, 1);
+            signal_fd(p->done_fd);
+            b = next;
+        }
     }
-    uv_mutex_unlock(&p->lock);
 }
 
 static struct batch *take_free_batch(struct pipeline *p)
@@ -130,16 +163,15 @@ int pipeline_init(struct pipeline *p, uv_loop_t *loop, struct sink *sink, const 
                   pipeline_space_cb on_space, pipeline_seal_cb on_seal, void *cb_data)
 {
     *p = (struct pipeline){.loop = loop, .sink = sink, .cfg = *cfg, .on_space = on_space, .on_seal = on_seal,
-                           .cb_data = cb_data, .done_fd = -1};
+                           .cb_data = cb_data, .todo_fd = -1, .done_fd = -1};
     if (p->cfg.queue_max < 1)
         p->cfg.queue_max = 1;
     p->current = take_free_batch(p);
     if (!p->current)
         return -1;
-    if (uv_mutex_init(&p->lock) || uv_cond_init(&p->wake))
-        return -1;
+    p->todo_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
     p->done_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-    if (p->done_fd < 0 || uv_poll_init(loop, &p->done_poll, p->done_fd) ||
+    if (p->todo_fd < 0 || p->done_fd < 0 || uv_poll_init(loop, &p->done_poll, p->done_fd) ||
         uv_poll_start(&p->done_poll, UV_READABLE, on_done_readable))
         return -1;
     p->done_poll.data = p;
@@ -165,16 +197,9 @@ static void submit(struct pipeline *p, struct batch *b)
         collect(p, b);
         return;
     }
-    uv_mutex_lock(&p->lock);
-    b->next = NULL;
-    if (p->todo_tail)
-        p->todo_tail->next = b;
-    else
-        p->todo_head = b;
-    p->todo_tail = b;
-    p->in_flight++;
-    uv_cond_signal(&p->wake);
-    uv_mutex_unlock(&p->lock);
+    atomic_fetch_add(&p->in_flight, 1);
+    list_push(&p->todo, b);
+    signal_fd(p->todo_fd);
 }
 
 int pipeline_seal(struct pipeline *p)
@@ -198,10 +223,7 @@ bool pipeline_saturated(const struct pipeline *p)
 
 size_t pipeline_in_flight(struct pipeline *p)
 {
-    uv_mutex_lock(&p->lock);
-    size_t n = p->in_flight;
-    uv_mutex_unlock(&p->lock);
-    return n;
+    return atomic_load(&p->in_flight);
 }
 
 void pipeline_finish(struct pipeline *p)
@@ -214,10 +236,8 @@ void pipeline_finish(struct pipeline *p)
     }
     if (p->writer_running) {
         atomic_store(&p->sink->giving_up, true);
-        uv_mutex_lock(&p->lock);
-        p->stopping = true;
-        uv_cond_signal(&p->wake);
-        uv_mutex_unlock(&p->lock);
+        atomic_store(&p->stopping, true);
+        signal_fd(p->todo_fd);
         uv_thread_join(&p->writer);
         p->writer_running = false;
     }
@@ -238,9 +258,9 @@ void pipeline_free(struct pipeline *p)
         p->free_list = b->next;
         batch_free(b);
     }
-    uv_mutex_destroy(&p->lock);
-    uv_cond_destroy(&p->wake);
+    if (p->todo_fd >= 0)
+        close(p->todo_fd);
     if (p->done_fd >= 0)
         close(p->done_fd);
-    p->done_fd = -1;
+    p->todo_fd = p->done_fd = -1;
 }

@@ -1,16 +1,22 @@
 /* pipeline.h - batches from the loop thread to the sink and back.
  *
  * The loop fills the current batch and seals it; a sealed batch goes to the
- * writer thread (sinks that do I/O) through a bounded queue, or is written
- * inline (discard). Written batches come back through a uv_async_t and are
- * reused. Sealing always succeeds, so packets already read from a socket are
- * never lost; once queue_max batches are in flight the pipeline reports itself
+ * writer thread (sinks that do I/O), or is written inline (discard).
+ * Sealing always succeeds, so packets already read from a socket are never
+ * lost; once queue_max batches are in flight the pipeline reports itself
  * saturated and the caller stops reading until on_space says a batch is free
  * again: backpressure instead of unbounded memory.
+ *
+ * The loop thread never waits for the writer: batches travel both ways on
+ * lock-free lists, each with an eventfd to wake the other side (a lock held
+ * by a preempted writer, or libuv's uv_async_send, which before 1.45 makes
+ * the loop spin until a preempted sender finishes, would stall reading for a
+ * scheduler tick).
  */
 #ifndef SECCHECKD_PIPELINE_H
 #define SECCHECKD_PIPELINE_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <uv.h>
@@ -49,16 +55,15 @@ struct pipeline {
     struct batch_counts submitted;
     struct histogram write_latency;   /* sink_write_batch time per batch */
 
-    /* Shared with the writer thread, under lock. */
+    /* Shared with the writer thread. */
     uv_thread_t writer;
     bool writer_running;
-    uv_mutex_t lock;
-    uv_cond_t wake;
-    struct batch *todo_head, *todo_tail;
-    struct batch *done;
-    size_t in_flight;
-    bool stopping;
-    int done_fd;                  /* eventfd: the writer returned batches */
+    _Atomic(struct batch *) todo;   /* sealed, newest first */
+    _Atomic(struct batch *) done;   /* written, any order */
+    atomic_size_t in_flight;
+    atomic_bool stopping;
+    int todo_fd;                    /* eventfd: wakes the writer */
+    int done_fd;                    /* eventfd: wakes the loop */
     uv_poll_t done_poll;
 };
 
