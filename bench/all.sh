@@ -25,7 +25,7 @@ run() {   # run NAME SCRIPT ARGS...: one benchmark into its own directory
     "$here/$script" --bin "$bin" --out "$out/$name" "$@"
 }
 run ipc ipc.sh
-run zero-drop zero_drop.sh
+run zero-drop zero_drop.sh --receivers ref,dummy,discard,sqlite,sqlite-all,python
 run sqlite-ref sqlite_ref.sh
 run overload-rss overload_rss.sh
 [ $macro = 1 ] && run macro macro.sh
