@@ -2,53 +2,31 @@
  * (storage/event_indexes.h): parsing --indexes, what the SQLite sink creates
  * and drops, the statistics that let a time-range query use the type index,
  * and a trace export that groups connections with or without events_by_conn. */
-#include <setjmp.h>
-#include <stdarg.h>
-#include <stddef.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <unistd.h>
-#include <cmocka.h>
+#include "unit_util.h"
+
 #include <sqlite3.h>
 
 #include "batch.h"
 #include "decode.h"
 #include "event_indexes.h"
 #include "export.h"
-#include "replay.h"
 #include "sink.h"
-#include "tracefile.h"
 #include "wire.h"
 
-#ifndef TRACES_DIR
-#error "TRACES_DIR must be defined (the shared fixtures directory)"
-#endif
-
-static struct replay_trace redis;
+static struct trace_pkts redis;
 
 static int load_fixture(void **state)
 {
     (void)state;
-    char err[512];
-    if (replay_trace_load(&redis, TRACES_DIR "/redis_rw.trace", err, sizeof(err)) != 0)
-        fail_msg("%s", err);
+    trace_load("redis_rw.trace", &redis);
     return 0;
 }
 
 static int free_fixture(void **state)
 {
     (void)state;
-    replay_trace_free(&redis);
+    trace_free(&redis);
     return 0;
-}
-
-static void scratch(char *dir, size_t len)
-{
-    snprintf(dir, len, "/tmp/seccheck-indexes-XXXXXX");
-    if (!mkdtemp(dir))
-        fail_msg("mkdtemp failed");
 }
 
 static struct sink *open_db(const char *path, unsigned indexes)
@@ -98,8 +76,8 @@ static void write_events(struct sink *s, size_t n, uint64_t nconns)
     struct batch *b = batch_new(&lim);
     assert_non_null(b);
     for (size_t i = 0; i < n; i++) {
-        const uint8_t *pkt = redis.packets[i % redis.count];
-        size_t len = redis.lengths[i % redis.count];
+        const uint8_t *pkt = redis.pkt[i % redis.n];
+        size_t len = redis.len[i % redis.n];
         struct wire_header h;
         assert_int_equal(wire_header_parse(pkt, len, &h), WIRE_OK);
         struct event *ev = batch_push(b, pkt, len);
@@ -149,7 +127,7 @@ static void test_sink_keeps_the_chosen_set(void **state)
 {
     (void)state;
     char dir[64], path[128], names[256];
-    scratch(dir, sizeof(dir));
+    scratch_dir(dir);
     snprintf(path, sizeof(path), "%s/e.db", dir);
 
     close_db(open_db(path, 0));   /* 0: the default */
@@ -171,13 +149,14 @@ static void test_sink_keeps_the_chosen_set(void **state)
     close_db(open_db(path, EVENT_INDEX_TIME));
     index_names(path, names, sizeof(names));
     assert_string_equal(names, "events_by_time,mine");
+    scratch_dir_remove(dir);
 }
 
 static void test_time_range_uses_type_index(void **state)
 {
     (void)state;
     char dir[64], path[128], text[512];
-    scratch(dir, sizeof(dir));
+    scratch_dir(dir);
     snprintf(path, sizeof(path), "%s/e.db", dir);
     const char *plan = "EXPLAIN QUERY PLAN SELECT count(*) FROM events WHERE time_ns > 0";
 
@@ -203,13 +182,14 @@ static void test_time_range_uses_type_index(void **state)
     sqlite3_close(db);
     assert_non_null(strstr(text, "events_by_type"));
     assert_non_null(strstr(text, "ANY(msg_type)"));
+    scratch_dir_remove(dir);
 }
 
 /* Each exported client file holds its connection's packets, in order. */
 static void check_trace_export(unsigned indexes)
 {
     char dir[64], path[128], out[160];
-    scratch(dir, sizeof(dir));
+    scratch_dir(dir);
     snprintf(path, sizeof(path), "%s/e.db", dir);
     snprintf(out, sizeof(out), "%s/out", dir);
     enum { NCONNS = 3, NEVENTS = 3000 };
@@ -227,12 +207,14 @@ static void check_trace_export(unsigned indexes)
         const uint8_t *pkt;
         size_t len, n = 0;
         for (size_t i = c - 1; tracefile_next(&tf, &pkt, &len) == TRACEFILE_OK; i += NCONNS, n++) {
-            assert_int_equal(len, redis.lengths[i % redis.count]);
-            assert_memory_equal(pkt, redis.packets[i % redis.count], len);
+            assert_int_equal(len, redis.len[i % redis.n]);
+            assert_memory_equal(pkt, redis.pkt[i % redis.n], len);
         }
         tracefile_close(&tf);
         assert_int_equal(n, NEVENTS / NCONNS);
     }
+    scratch_dir_remove(out);
+    scratch_dir_remove(dir);
 }
 
 static void test_trace_export_without_conn_index(void **state)
