@@ -90,6 +90,40 @@ static void restart_while_streaming(const char *mode)
     daemon_cleanup(&d);
 }
 
+/* A packet with an empty payload: header_size 8, message_type 1 (container
+ * start), the sandbox's running dropped_count. */
+static void send_with_dropped(int fd, uint32_t dropped)
+{
+    uint8_t pkt[8] = {8, 0, 1, 0, (uint8_t)dropped, (uint8_t)(dropped >> 8), (uint8_t)(dropped >> 16),
+                      (uint8_t)(dropped >> 24)};
+    send_bytes(fd, pkt, sizeof(pkt));
+}
+
+/* A connection's counters cross the restart whole, the count of headers
+ * whose dropped_count went backwards among them. */
+static void test_restart_keeps_connection_counters(void **state)
+{
+    (void)state;
+    struct daemon d;
+    daemon_prepare(&d);
+    assert_true(daemon_start(&d, SECCHECKD_BIN, NULL));
+    int fd = replay_open(d.socket, 1);
+    assert_true(fd >= 0);
+    send_with_dropped(fd, 10);
+    send_with_dropped(fd, 4);   /* backwards: a regression */
+    usleep(300000);
+    kill(d.pid, SIGUSR2);
+    wait_for_adoptions(&d, 1);
+    send_with_dropped(fd, 6);
+    close(fd);
+    assert_true(daemon_wait_log(&d, "connection 1 closed", 1, 10000));
+    assert_int_equal(daemon_stop(&d), 0);
+    assert_int_equal(db_query_int(d.db, "SELECT messages FROM connections WHERE id = 1"), 3);
+    assert_int_equal(db_query_int(d.db, "SELECT last_dropped_count FROM connections WHERE id = 1"), 6);
+    assert_int_equal(db_query_int(d.db, "SELECT dropped_count_regressions FROM connections WHERE id = 1"), 1);
+    daemon_cleanup(&d);
+}
+
 static void test_restart_block_mode(void **state)
 {
     (void)state;
@@ -107,6 +141,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_restart_block_mode),
         cmocka_unit_test(test_restart_sentry_mode),
+        cmocka_unit_test(test_restart_keeps_connection_counters),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
