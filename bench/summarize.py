@@ -61,7 +61,7 @@ def parse_log(kind, text):
             r["recv_connections"] = int(m.group(1))
         m = re.search(r"loop turns (\d+), longest ([\d.]+) ms, longest stall \(not reading\) ([\d.]+) ms, "
                       r"stalls over 1 ms: (\d+); in turns not preempted \((\d+) were\) longest stall ([\d.]+) ms, "
-                      r"over 1 ms: (\d+); preempted turns' stalls on CPU at most ([\d.]+) ms", text)
+                      r"over 1 ms: (\d+)", text)
         if m:
             r["loop_turns"] = int(m.group(1))
             r["longest_turn_ms"] = float(m.group(2))
@@ -70,7 +70,6 @@ def parse_log(kind, text):
             r["preempted_turns"] = int(m.group(5))
             r["longest_own_stall_ms"] = float(m.group(6))
             r["own_stalls_over_1ms"] = int(m.group(7))
-            r["longest_preempted_cpu_ms"] = float(m.group(8))
     return r
 
 

@@ -5,18 +5,15 @@
 
 #define STALL_REPORT_NS 1000000   /* "over 1 ms": the sandbox buffers ~3 ms at 100k events/s */
 
-/* The thread's CPU time and involuntary context switches so far. */
-static void thread_usage(int64_t *cpu_ns, long *preemptions)
+/* The thread's involuntary context switches so far (its CPU times from
+ * getrusage are not precise enough per turn). */
+static long thread_preemptions(long fallback)
 {
     struct rusage ru;
-    if (getrusage(RUSAGE_THREAD, &ru) != 0)
-        return;
-    *cpu_ns = ((int64_t)ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000000 +
-              ((int64_t)ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1000;
-    *preemptions = ru.ru_nivcsw;
+    return getrusage(RUSAGE_THREAD, &ru) == 0 ? ru.ru_nivcsw : fallback;
 }
 
-static void record_turn(struct stall_meter *m, int64_t busy, int64_t cpu, bool preempted)
+static void record_turn(struct stall_meter *m, int64_t busy, bool preempted)
 {
     int64_t stall = busy > m->read_ns ? busy - m->read_ns : 0;
     m->turns++;
@@ -27,11 +24,7 @@ static void record_turn(struct stall_meter *m, int64_t busy, int64_t cpu, bool p
     if (stall > STALL_REPORT_NS)
         m->stalls_over_1ms++;
     if (preempted) {
-        /* The loop's own part: at most the turn's CPU time, at most the stall. */
-        int64_t own = cpu < stall ? cpu : stall;
         m->preempted_turns++;
-        if (own > m->longest_preempted_cpu_ns)
-            m->longest_preempted_cpu_ns = own;
         return;
     }
     if (stall > m->longest_own_stall_ns)
@@ -44,15 +37,11 @@ static void on_turn_start(uv_prepare_t *h)
 {
     struct stall_meter *m = h->data;
     uint64_t now = uv_hrtime(), idle = uv_metrics_idle_time(m->loop);
-    int64_t cpu = m->turn_cpu_ns;
-    long preemptions = m->turn_preemptions;
-    thread_usage(&cpu, &preemptions);
+    long preemptions = thread_preemptions(m->turn_preemptions);
     if (m->turn_hr)
-        record_turn(m, (int64_t)(now - m->turn_hr - (idle - m->turn_idle)), cpu - m->turn_cpu_ns,
-                    preemptions != m->turn_preemptions);
+        record_turn(m, (int64_t)(now - m->turn_hr - (idle - m->turn_idle)), preemptions != m->turn_preemptions);
     m->turn_hr = now;
     m->turn_idle = idle;
-    m->turn_cpu_ns = cpu;
     m->turn_preemptions = preemptions;
     m->read_ns = 0;
 }
@@ -83,8 +72,7 @@ void stall_meter_print(const struct stall_meter *m, FILE *out)
     fprintf(out,
             "seccheckd: summary: loop turns %" PRIu64 ", longest %.3f ms, longest stall (not reading) %.3f ms, "
             "stalls over 1 ms: %" PRIu64 "; in turns not preempted (%" PRIu64 " were) longest stall %.3f ms, "
-            "over 1 ms: %" PRIu64 "; preempted turns' stalls on CPU at most %.3f ms\n",
+            "over 1 ms: %" PRIu64 "\n",
             m->turns, (double)m->longest_turn_ns / 1e6, (double)m->longest_stall_ns / 1e6, m->stalls_over_1ms,
-            m->preempted_turns, (double)m->longest_own_stall_ns / 1e6, m->own_stalls_over_1ms,
-            (double)m->longest_preempted_cpu_ns / 1e6);
+            m->preempted_turns, (double)m->longest_own_stall_ns / 1e6, m->own_stalls_over_1ms);
 }

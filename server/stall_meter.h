@@ -8,10 +8,10 @@
  * closing connections, waiting for a lock).
  *
  * Wall clock also counts time the thread was runnable but preempted: another
- * thread had the CPU (the scheduler, not the design). So the thread's own
- * figures, read once a turn (getrusage, ~0.3 us), split the turns: in a turn
- * with no involuntary context switch the stall is the loop's own doing; in a
- * preempted one its CPU time bounds the loop's part. Both are reported.
+ * thread had the CPU (the scheduler, not the design). So the thread's count
+ * of involuntary context switches, read once a turn (getrusage, ~0.3 us),
+ * splits the turns: in one without such a switch the stall is the loop's own
+ * doing (its work, or a wait it chose). Both figures are reported.
  */
 #ifndef SECCHECKD_STALL_METER_H
 #define SECCHECKD_STALL_METER_H
@@ -31,13 +31,11 @@ struct stall_meter {
     uint64_t stalls_over_1ms;
     int64_t longest_own_stall_ns;   /* in turns not preempted: the loop's own work */
     uint64_t own_stalls_over_1ms;
-    int64_t longest_preempted_cpu_ns;  /* preempted turns: stall's CPU time at most */
 
     /* Internal. */
     uv_loop_t *loop;
     uv_prepare_t turn_start;        /* right before epoll */
     uint64_t turn_hr, turn_idle;    /* at the last turn start */
-    int64_t turn_cpu_ns;
     long turn_preemptions;
 };
 
