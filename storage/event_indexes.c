@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "log.h"
+#include "sqlutil.h"
 
 struct index_def {
     enum event_index bit;
@@ -65,70 +66,18 @@ int event_indexes_parse(const char *list, unsigned *mask, char *err, size_t errl
     return rc;
 }
 
-void event_indexes_format(unsigned mask, char *out, size_t outlen)
-{
-    size_t used = 0;
-    out[0] = '\0';
-    for (size_t i = 0; i < NKNOWN; i++)
-        if (mask & known[i].bit) {
-            int n = snprintf(out + used, outlen - used, "%s%s", used ? "," : "", known[i].word);
-            if (n < 0 || (size_t)n >= outlen - used)
-                return;
-            used += (size_t)n;
-        }
-    if (used == 0)
-        snprintf(out, outlen, "none");
-}
-
-static int index_exists(sqlite3 *db, const char *name)
-{
-    sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(db, "SELECT 1 FROM sqlite_master WHERE type='index' AND name=?1", -1, &st, NULL) !=
-        SQLITE_OK)
-        return -1;
-    sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
-    int rc = sqlite3_step(st);
-    sqlite3_finalize(st);
-    return rc == SQLITE_ROW ? 1 : rc == SQLITE_DONE ? 0 : -1;
-}
-
-static int exec(sqlite3 *db, const char *sql, char *err, size_t errlen)
-{
-    char *msg = NULL;
-    if (sqlite3_exec(db, sql, NULL, NULL, &msg) == SQLITE_OK)
-        return 0;
-    snprintf(err, errlen, "%s: %s", sql, msg ? msg : sqlite3_errmsg(db));
-    sqlite3_free(msg);
-    return -1;
-}
-
-static bool table_empty(sqlite3 *db)
-{
-    sqlite3_stmt *st;
-    bool empty = false;
-    if (sqlite3_prepare_v2(db, "SELECT NOT EXISTS(SELECT 1 FROM events)", -1, &st, NULL) == SQLITE_OK &&
-        sqlite3_step(st) == SQLITE_ROW)
-        empty = sqlite3_column_int(st, 0) != 0;
-    sqlite3_finalize(st);
-    return empty;
-}
-
 int event_indexes_apply(sqlite3 *db, unsigned mask, char *err, size_t errlen)
 {
     /* A new database gets its indexes without a word; an existing one
      * changing its set is news to the operator. */
-    enum log_level level = table_empty(db) ? LOG_DEBUG : LOG_INFO;
+    bool empty = sqlutil_int(db, "SELECT NOT EXISTS(SELECT 1 FROM events)", 0) != 0;
+    enum log_level level = empty ? LOG_DEBUG : LOG_INFO;
     if (mask == 0)
         mask = EVENT_INDEXES_DEFAULT;
     for (size_t i = 0; i < NKNOWN; i++) {
         const struct index_def *d = &known[i];
         bool want = (mask & d->bit) != 0;
-        int exists = index_exists(db, d->name);
-        if (exists < 0) {
-            snprintf(err, errlen, "%s", sqlite3_errmsg(db));
-            return -1;
-        }
-        if (want == (exists == 1))
+        if (want == sqlutil_has(db, "index", d->name))
             continue;
         char sql[160];
         if (want) {
@@ -139,8 +88,11 @@ int event_indexes_apply(sqlite3 *db, unsigned mask, char *err, size_t errlen)
             log_msg(level, "sqlite: dropping index %s: not in --indexes (add %s to keep it)", d->name, d->word);
             snprintf(sql, sizeof(sql), "DROP INDEX %s", d->name);
         }
-        if (exec(db, sql, err, errlen) != 0)
+        char why[200];
+        if (sqlutil_exec(db, sql, why, sizeof(why)) != 0) {
+            snprintf(err, errlen, "%s: %s", sql, why);
             return -1;
+        }
     }
     return 0;
 }
@@ -148,6 +100,6 @@ int event_indexes_apply(sqlite3 *db, unsigned mask, char *err, size_t errlen)
 void event_indexes_analyze(sqlite3 *db)
 {
     char err[256];
-    if (exec(db, "PRAGMA analysis_limit=1000; ANALYZE events", err, sizeof(err)) != 0)
+    if (sqlutil_exec(db, "PRAGMA analysis_limit=1000; ANALYZE events", err, sizeof(err)) != 0)
         log_warn("sqlite: could not refresh query statistics (%s); queries still work, some more slowly", err);
 }

@@ -30,9 +30,6 @@ enum event_index {
  * naming the word it did not know. */
 int event_indexes_parse(const char *list, unsigned *mask, char *err, size_t errlen);
 
-/* "type,container" (or "none") for a mask, into out. */
-void event_indexes_format(unsigned mask, char *out, size_t outlen);
-
 /* Creates the indexes in mask (0: EVENT_INDEXES_DEFAULT) that are missing
  * and drops the other known ones (indexes of other names, say made by hand,
  * are left alone); logs each change. Within the caller's transaction. */

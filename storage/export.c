@@ -24,6 +24,7 @@
 #include "cli.h"
 #include "decode.h"
 #include "event_json.h"
+#include "sqlutil.h"
 #include "strbuf.h"
 #include "tracefile.h"
 #include "wire.h"
@@ -314,19 +315,6 @@ static int export_trace(struct exporter *x)
 
 /* ---- the command ---- */
 
-static bool table_exists(sqlite3 *db, const char *name)
-{
-    sqlite3_stmt *st;
-    bool found = false;
-    if (sqlite3_prepare_v2(db, "SELECT 1 FROM sqlite_master WHERE type='table' AND name=?", -1, &st, NULL) ==
-        SQLITE_OK) {
-        sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
-        found = sqlite3_step(st) == SQLITE_ROW;
-    }
-    sqlite3_finalize(st);
-    return found;
-}
-
 static int open_db(struct exporter *x)
 {
     const char *path = x->o->db_path;
@@ -340,7 +328,7 @@ static int open_db(struct exporter *x)
         fprintf(stderr, PROG ": %s: %s\n", path, sqlite3_errmsg(x->db));
         return EXPORT_FAILED;
     }
-    if (!table_exists(x->db, "events") || !table_exists(x->db, "connections")) {
+    if (!sqlutil_has(x->db, "table", "events") || !sqlutil_has(x->db, "table", "connections")) {
         fprintf(stderr, PROG ": %s is not a seccheckd database (no events or connections table)\n", path);
         return EXPORT_FAILED;
     }

@@ -7,6 +7,7 @@
 
 #include "clock.h"
 #include "log.h"
+#include "sqlutil.h"
 
 #define NS_PER_S 1000000000LL
 
@@ -24,29 +25,13 @@ int retention_setup(sqlite3 *db, char *err, size_t errlen)
 {
     char sql[96];
     snprintf(sql, sizeof(sql), "PRAGMA journal_size_limit=%u", RETENTION_WAL_LIMIT);
-    char *msg = NULL;
-    if (sqlite3_exec(db, sql, NULL, NULL, &msg) != SQLITE_OK) {
-        snprintf(err, errlen, "%s", msg ? msg : sqlite3_errmsg(db));
-        sqlite3_free(msg);
-        return -1;
-    }
-    return 0;
-}
-
-static int64_t pragma_int(sqlite3 *db, const char *sql)
-{
-    sqlite3_stmt *st;
-    int64_t v = 0;
-    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
-        v = sqlite3_column_int64(st, 0);
-    sqlite3_finalize(st);
-    return v;
+    return sqlutil_exec(db, sql, err, errlen) == 0 ? 0 : -1;
 }
 
 uint64_t retention_db_bytes(sqlite3 *db)
 {
-    int64_t pages = pragma_int(db, "PRAGMA page_count") - pragma_int(db, "PRAGMA freelist_count");
-    return pages > 0 ? (uint64_t)(pages * pragma_int(db, "PRAGMA page_size")) : 0;
+    int64_t pages = sqlutil_int(db, "PRAGMA page_count", 0) - sqlutil_int(db, "PRAGMA freelist_count", 0);
+    return pages > 0 ? (uint64_t)(pages * sqlutil_int(db, "PRAGMA page_size", 0)) : 0;
 }
 
 struct oldest_batch {

@@ -18,6 +18,7 @@
 #include "json.h"
 #include "log.h"
 #include "schema.sql.h"
+#include "sqlutil.h"
 #include "views.sql.h"
 #include "retention.h"
 #include "sink.h"
@@ -52,18 +53,6 @@ struct sqlite_sink {
 };
 
 static void maybe_analyze(struct sqlite_sink *s, bool final);
-
-/* Returns SQLITE_OK (0) or the failure's result code, message in err. */
-static int exec_sql(sqlite3 *db, const char *sql, char *err, size_t errlen)
-{
-    char *msg = NULL;
-    int rc = sqlite3_exec(db, sql, NULL, NULL, &msg);
-    if (rc == SQLITE_OK)
-        return 0;
-    snprintf(err, errlen, "%s", msg ? msg : sqlite3_errmsg(db));
-    sqlite3_free(msg);
-    return rc;
-}
 
 /* Text columns must hold valid UTF-8 (readers such as Python's sqlite3
  * refuse anything else); a sandbox may send any bytes. The rare invalid
@@ -313,18 +302,18 @@ static int write_rows(struct sqlite_sink *s, struct batch *b)
 /* One transaction for the whole batch: SQLITE_OK, or why it failed. */
 static int try_write(struct sqlite_sink *s, struct batch *b, char *err, size_t errlen)
 {
-    int rc = exec_sql(s->db, "BEGIN", err, errlen);
+    int rc = sqlutil_exec(s->db, "BEGIN", err, errlen);
     if (rc != SQLITE_OK)
         return rc;
     if (write_rows(s, b) != 0) {
         rc = sqlite3_extended_errcode(s->db);
         snprintf(err, errlen, "%s", sqlite3_errmsg(s->db));
     } else {
-        rc = exec_sql(s->db, "COMMIT", err, errlen);
+        rc = sqlutil_exec(s->db, "COMMIT", err, errlen);
     }
     if (rc != SQLITE_OK) {
         char ignored[64];
-        exec_sql(s->db, "ROLLBACK", ignored, sizeof(ignored));
+        sqlutil_exec(s->db, "ROLLBACK", ignored, sizeof(ignored));
     }
     return rc;
 }
@@ -407,7 +396,7 @@ static void sqlite_finish(struct sink *base, int64_t stopped_ns)
     char sql[128];
     snprintf(sql, sizeof(sql), "UPDATE runs SET stopped_ns=%lld WHERE id=%lld", (long long)stopped_ns,
              (long long)s->run_id);
-    if (exec_sql(s->db, sql, base->error, sizeof(base->error)) != 0)
+    if (sqlutil_exec(s->db, sql, base->error, sizeof(base->error)) != 0)
         log_error("sqlite: could not mark the run finished: %s", base->error);
 }
 
@@ -470,16 +459,6 @@ static int check_schema_version(sqlite3 *db, char *err, size_t errlen)
     return rc;
 }
 
-static int64_t query_int(sqlite3 *db, const char *sql)
-{
-    sqlite3_stmt *st;
-    int64_t v = 0;
-    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
-        v = sqlite3_column_int64(st, 0);
-    sqlite3_finalize(st);
-    return v;
-}
-
 /* ---- query statistics ---- */
 
 #define ANALYZE_MIN_ROWS 10000
@@ -498,9 +477,9 @@ static void maybe_analyze(struct sqlite_sink *s, bool final)
 
 static void start_statistics(struct sqlite_sink *s)
 {
-    s->rows_estimate = query_int(s->db, "SELECT coalesce(max(id) - min(id) + 1, 0) FROM events");
-    if (query_int(s->db, "SELECT count(*) FROM sqlite_master WHERE name='sqlite_stat1'") &&
-        query_int(s->db, "SELECT count(*) FROM sqlite_stat1 WHERE tbl='events'"))
+    s->rows_estimate = sqlutil_int(s->db, "SELECT coalesce(max(id) - min(id) + 1, 0) FROM events", 0);
+    if (sqlutil_has(s->db, "table", "sqlite_stat1") &&
+        sqlutil_int(s->db, "SELECT count(*) FROM sqlite_stat1 WHERE tbl='events'", 0))
         s->rows_analyzed = s->rows_estimate;
     maybe_analyze(s, false);
 }
@@ -513,7 +492,7 @@ static void start_statistics(struct sqlite_sink *s)
 static int chain_check_db(struct sqlite_sink *s, const struct sink_sqlite_options *o, char *err, size_t errlen)
 {
     /* 0: no batches yet, 1: plain, more: keyed. */
-    int64_t last = query_int(s->db, "SELECT coalesce((SELECT keyed + 1 FROM batches ORDER BY id DESC LIMIT 1), 0)");
+    int64_t last = sqlutil_int(s->db, "SELECT keyed + 1 FROM batches ORDER BY id DESC LIMIT 1", 0);
     char stored[CHAIN_KEY_ID_HEX] = "";
     sqlite3_stmt *st;
     if (sqlite3_prepare_v2(s->db, "SELECT value FROM meta WHERE key='chain_key_id'", -1, &st, NULL) == SQLITE_OK &&
@@ -547,31 +526,33 @@ static int chain_check_db(struct sqlite_sink *s, const struct sink_sqlite_option
         log_warn("sqlite: the keyed batch chain has no key id in meta; recording the one of %s", o->key_file);
     char sql[160];
     snprintf(sql, sizeof(sql), "INSERT INTO meta VALUES('chain_key_id','%s')", s->chain_key_id);
-    return exec_sql(s->db, sql, err, errlen) == 0 ? 0 : -1;
+    return sqlutil_exec(s->db, sql, err, errlen) == 0 ? 0 : -1;
 }
 
 static int setup_schema(struct sqlite_sink *s, const struct sink_sqlite_options *o, char *err, size_t errlen)
 {
     char sql[256];
     snprintf(sql, sizeof(sql), "PRAGMA busy_timeout=%d", o->busy_timeout_ms);
-    if (exec_sql(s->db, sql, err, errlen) != 0 ||
-        exec_sql(s->db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA cache_size=-32768", err, errlen) != 0 ||
+    if (sqlutil_exec(s->db, sql, err, errlen) != 0 ||
+        sqlutil_exec(s->db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA cache_size=-32768", err,
+                     errlen) != 0 ||
         retention_setup(s->db, err, errlen) != 0 ||
-        exec_sql(s->db, "BEGIN IMMEDIATE", err, errlen) != 0)
+        sqlutil_exec(s->db, "BEGIN IMMEDIATE", err, errlen) != 0)
         return -1;
     snprintf(sql, sizeof(sql), "INSERT OR IGNORE INTO meta VALUES('schema_version','%d')", SQLITE_SCHEMA_VERSION);
-    if (exec_sql(s->db, schema_sql, err, errlen) != 0 || exec_sql(s->db, views_sql, err, errlen) != 0 ||
+    if (sqlutil_exec(s->db, schema_sql, err, errlen) != 0 ||
+        sqlutil_exec(s->db, views_sql, err, errlen) != 0 ||
         check_schema_version(s->db, err, errlen) != 0 || event_indexes_apply(s->db, o->indexes, err, errlen) != 0 ||
-        exec_sql(s->db, sql, err, errlen) != 0 || chain_check_db(s, o, err, errlen) != 0) {
-        exec_sql(s->db, "ROLLBACK", sql, sizeof(sql));
+        sqlutil_exec(s->db, sql, err, errlen) != 0 || chain_check_db(s, o, err, errlen) != 0) {
+        sqlutil_exec(s->db, "ROLLBACK", sql, sizeof(sql));
         return -1;
     }
     snprintf(sql, sizeof(sql), "INSERT INTO runs(started_ns, pid) VALUES(%lld, %d)", (long long)realtime_ns(),
              (int)getpid());
-    if (exec_sql(s->db, sql, err, errlen) != 0 || exec_sql(s->db, "COMMIT", err, errlen) != 0)
+    if (sqlutil_exec(s->db, sql, err, errlen) != 0 || sqlutil_exec(s->db, "COMMIT", err, errlen) != 0)
         return -1;
     s->run_id = sqlite3_last_insert_rowid(s->db);
-    s->base.first_conn_id = (uint64_t)query_int(s->db, "SELECT coalesce(max(id), 0) + 1 FROM connections");
+    s->base.first_conn_id = (uint64_t)sqlutil_int(s->db, "SELECT max(id) + 1 FROM connections", 1);
     return 0;
 }
 

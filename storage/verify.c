@@ -18,6 +18,7 @@
 #include <sqlite3.h>
 
 #include "chain.h"
+#include "sqlutil.h"
 
 #define PROG "seccheckd verify"
 
@@ -265,19 +266,6 @@ static int check_batch(struct verifier *v, const struct batch_row *b, const stru
     return 0;
 }
 
-static bool table_exists(sqlite3 *db, const char *name)
-{
-    sqlite3_stmt *st;
-    bool found = false;
-    if (sqlite3_prepare_v2(db, "SELECT 1 FROM sqlite_master WHERE type='table' AND name=?", -1, &st, NULL) ==
-        SQLITE_OK) {
-        sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
-        found = sqlite3_step(st) == SQLITE_ROW;
-    }
-    sqlite3_finalize(st);
-    return found;
-}
-
 /* meta chain_key_id into out ("" if none). */
 static void stored_key_id(sqlite3 *db, char out[CHAIN_KEY_ID_HEX])
 {
@@ -287,17 +275,6 @@ static void stored_key_id(sqlite3 *db, char out[CHAIN_KEY_ID_HEX])
         sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 0))
         snprintf(out, CHAIN_KEY_ID_HEX, "%s", (const char *)sqlite3_column_text(st, 0));
     sqlite3_finalize(st);
-}
-
-static int64_t query_int(sqlite3 *db, const char *sql, int64_t dflt)
-{
-    sqlite3_stmt *st;
-    int64_t v = dflt;
-    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW &&
-        sqlite3_column_type(st, 0) != SQLITE_NULL)
-        v = sqlite3_column_int64(st, 0);
-    sqlite3_finalize(st);
-    return v;
 }
 
 /* Retention (retention.h) deletes the oldest batches and leaves the last
@@ -330,18 +307,18 @@ static bool load_anchor(sqlite3 *db, struct batch_row *anchor)
 /* The walk, inside the read transaction. */
 static int verify_db(struct verifier *v, const char *key_file, const struct chain_key *key)
 {
-    if (!table_exists(v->db, "events")) {
+    if (!sqlutil_has(v->db, "table", "events")) {
         fprintf(stderr, PROG ": not a seccheckd database (no events table)\n");
         return VERIFY_USAGE;
     }
-    if (!table_exists(v->db, "batches")) {
+    if (!sqlutil_has(v->db, "table", "batches")) {
         printf("no batch chain: the batches table is missing\n");
         return VERIFY_BAD;
     }
     bool keyed = key != NULL;
     char stored[CHAIN_KEY_ID_HEX];
     stored_key_id(v->db, stored);
-    if (!keyed && (stored[0] || query_int(v->db, "SELECT count(*) FROM batches WHERE keyed != 0", 0) > 0)) {
+    if (!keyed && (stored[0] || sqlutil_int(v->db, "SELECT count(*) FROM batches WHERE keyed != 0", 0) > 0)) {
         fprintf(stderr, PROG ": chain is keyed: pass --key-file\n");
         return VERIFY_USAGE;
     }

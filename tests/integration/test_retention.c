@@ -144,14 +144,13 @@ static void test_wal_shrinks_after_a_reader_lets_go(void **state)
 static int setup(void **state)
 {
     (void)state;
-    char err[512];
-    return replay_trace_load(&mixed, TRACES_DIR "/mixed_syscalls.trace", err, sizeof(err));
+    return trace_load_named(&mixed, "mixed_syscalls");
 }
 
 static int teardown(void **state)
 {
     (void)state;
-    replay_trace_free(&mixed);
+    traces_free(&mixed, 1);
     return 0;
 }
 

@@ -1,0 +1,39 @@
+#include "sqlutil.h"
+
+#include <stdio.h>
+
+int sqlutil_exec(sqlite3 *db, const char *sql, char *err, size_t errlen)
+{
+    char *msg = NULL;
+    int rc = sqlite3_exec(db, sql, NULL, NULL, &msg);
+    if (rc == SQLITE_OK)
+        return 0;
+    snprintf(err, errlen, "%s", msg ? msg : sqlite3_errmsg(db));
+    sqlite3_free(msg);
+    return rc;
+}
+
+int64_t sqlutil_int(sqlite3 *db, const char *sql, int64_t fallback)
+{
+    sqlite3_stmt *st;
+    int64_t v = fallback;
+    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW &&
+        sqlite3_column_type(st, 0) != SQLITE_NULL)
+        v = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    return v;
+}
+
+bool sqlutil_has(sqlite3 *db, const char *type, const char *name)
+{
+    sqlite3_stmt *st;
+    bool found = false;
+    if (sqlite3_prepare_v2(db, "SELECT 1 FROM sqlite_master WHERE type=?1 AND name=?2", -1, &st, NULL) ==
+        SQLITE_OK) {
+        sqlite3_bind_text(st, 1, type, -1, SQLITE_STATIC);
+        sqlite3_bind_text(st, 2, name, -1, SQLITE_STATIC);
+        found = sqlite3_step(st) == SQLITE_ROW;
+    }
+    sqlite3_finalize(st);
+    return found;
+}

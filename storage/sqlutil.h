@@ -1,0 +1,23 @@
+/* sqlutil.h - the few SQLite calls every storage module makes the same way:
+ * run SQL with a message on failure, read one integer, ask whether a table
+ * or index exists. */
+#ifndef SECCHECKD_SQLUTIL_H
+#define SECCHECKD_SQLUTIL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sqlite3.h>
+
+/* Runs sql (one or more statements). SQLITE_OK (0), or the failure's result
+ * code with SQLite's message in err. */
+int sqlutil_exec(sqlite3 *db, const char *sql, char *err, size_t errlen);
+
+/* The first column of the first row of sql; fallback when there is no row,
+ * it is NULL, or the query fails. */
+int64_t sqlutil_int(sqlite3 *db, const char *sql, int64_t fallback);
+
+/* Whether sqlite_master has an object of this type ("table", "index"). */
+bool sqlutil_has(sqlite3 *db, const char *type, const char *name);
+
+#endif
