@@ -11,7 +11,7 @@ SUMMARIZE=("python3" "$BENCH_DIR/summarize.py")
 
 # Defaults the scripts' options override.
 BIN_DIR=${SECCHECKD_BIN_DIR:-$REPO_DIR/build/bin}
-TRACES_DIR=${SECCHECKD_TRACES:-$(cd "$REPO_DIR/.." && pwd)/shared/traces}
+TRACES_DIR=${SECCHECKD_TRACES:-$REPO_DIR/tests/fixtures/traces}
 
 BENCH_TMP=
 RECV_PID=

@@ -5,7 +5,7 @@
 #
 # 1. Builds tests/fuzz's seccheck_fuzz with clang, libFuzzer, ASan and UBSan
 #    in its own build directory (build-fuzz/).
-# 2. Seeds: splits every ../shared/traces/*.trace into one file per packet
+# 2. Seeds: splits every tests/fixtures/traces/*.trace into one file per packet
 #    (tests/fuzz/fuzz_seeds.c), plus the head of each trace as a trace file.
 # 3. Fuzzes for SECONDS, starting from a work corpus kept in build-fuzz/ (it
 #    grows from run to run), the committed corpus and the seeds.
@@ -16,7 +16,7 @@
 # left in build-fuzz/fuzz/artifacts/, and how to minimize it is printed), and
 # prints the number of executions and the coverage reached.
 #
-# Environment: FUZZ_BUILD_DIR (build-fuzz), FUZZ_TRACES (../shared/traces),
+# Environment: FUZZ_BUILD_DIR (build-fuzz), FUZZ_TRACES (tests/fixtures/traces),
 # FUZZ_MAX_LEN (300000), FUZZ_TIMEOUT (per input, seconds: 10), CC (clang).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -27,7 +27,7 @@ secs=${1:-60}
 [[ "$secs" =~ ^[1-9][0-9]*$ ]] || usage
 
 build=${FUZZ_BUILD_DIR:-build-fuzz}
-traces=${FUZZ_TRACES:-../shared/traces}
+traces=${FUZZ_TRACES:-tests/fixtures/traces}
 max_len=${FUZZ_MAX_LEN:-300000}
 timeout=${FUZZ_TIMEOUT:-10}
 cc=${CC:-clang}

@@ -10,7 +10,7 @@ set -euo pipefail
 
 src=${1:?usage: bench_smoke.sh SOURCE_DIR BIN_DIR [TRACES_DIR]}
 bin=${2:?usage: bench_smoke.sh SOURCE_DIR BIN_DIR [TRACES_DIR]}
-traces=${3:-$(cd "$src/.." && pwd)/shared/traces}
+traces=${3:-$src/tests/fixtures/traces}
 src=$(cd "$src" && pwd)
 bin=$(cd "$bin" && pwd)
 
