@@ -65,7 +65,7 @@ static void usage(FILE *out)
             "  --out PATH|DIR   ndjson: the file to write [standard output]; trace: the directory\n"
             "                   (created if missing; existing client files are never overwritten)\n"
             "  --conn ID        only the events of connection ID\n"
-            "  --help           this text\n"
+            "  --help, -h       this text\n"
             "\n"
             "Exit status: 0 written, 1 a runtime error (printed), 2 usage error.\n");
 }
@@ -82,19 +82,20 @@ static int parse_options(int argc, char **argv, struct export_options *o)
     uint64_t conn;
     int ch;
     optind = 0;   /* a fresh getopt scan, whatever ran before */
-    while ((ch = getopt_long(argc, argv, "", options, NULL)) != -1) {
+    opterr = 0;
+    while ((ch = getopt_long(argc, argv, CLI_GETOPT_QUIET "h", options, NULL)) != -1) {
         switch (ch) {
         case 'd': o->db_path = optarg; break;
         case 'f': o->format = optarg; break;
         case 'o': o->out = optarg; break;
         case 'c':
-            if (cli_parse_uint(PROG, "--conn", optarg, 1, INT64_MAX, &conn) != 0)
+            if (cli_parse_uint(PROG, "conn", optarg, 1, INT64_MAX, &conn) != 0)
                 return EXPORT_USAGE;
             o->has_conn = true;
             o->conn_id = (int64_t)conn;
             break;
         case 'h': usage(stdout); return -1;
-        default: fprintf(stderr, "Try '" PROG " --help'.\n"); return EXPORT_USAGE;
+        default: cli_report_getopt_error(PROG, ch, argv); return EXPORT_USAGE;
         }
     }
     const char *problem = NULL;

@@ -53,14 +53,16 @@ static void run_verify(const char *db, const char *key_file, struct verdict *v)
     print_message("$ seccheckd verify --db %s%s\n%s", db, key_file ? " --key-file ..." : "", v->out);
 }
 
-/* Exit 0 and "ok: N batches, M events verified" with the database's counts. */
+/* Exit 0 and "ok: N batches, M events verified" (singular for 1) with the database's counts. */
 static void assert_verifies(const char *db, const char *key_file)
 {
     struct verdict v;
     run_verify(db, key_file, &v);
     char want[128];
-    snprintf(want, sizeof(want), "ok: %lld batches, %lld events verified\n",
-             db_query_int(db, "SELECT count(*) FROM batches"), db_query_int(db, "SELECT count(*) FROM events"));
+    long long batches = db_query_int(db, "SELECT count(*) FROM batches");
+    long long events = db_query_int(db, "SELECT count(*) FROM events");
+    snprintf(want, sizeof(want), "ok: %lld batch%s, %lld event%s verified\n", batches, batches == 1 ? "" : "es",
+             events, events == 1 ? "" : "s");
     if (v.status != 0 || !strstr(v.out, want))
         fail_msg("expected exit 0 and '%s', got exit %d: %s", want, v.status, v.out);
 }
