@@ -40,7 +40,7 @@ static int parse_mode(struct options *o, const char *v, char *err, size_t errlen
     errno = 0;
     unsigned long mode = strtoul(v, &end, 8);
     if (errno || end == v || *end || mode > 0777) {
-        snprintf(err, errlen, "--socket-mode: expected an octal mode like 0660, got '%s'", v);
+        snprintf(err, errlen, "--socket-mode: expected an octal mode from 0 to 0777 like 0660, got '%s'", v);
         return -1;
     }
     o->server.socket_mode = (mode_t)mode;
@@ -211,7 +211,7 @@ static int parse_socket_group(struct options *o, const char *v, char *err, size_
     unsigned long long gid = g ? g->gr_gid : 0;
     int rc = g ? 0 : parse_id_number(v, &gid);
     if (rc < 0) {
-        snprintf(err, errlen, "--socket-group: no group named '%s'", v);
+        snprintf(err, errlen, "--socket-group: no group named '%s' (or give a group id below %u)", v, UINT32_MAX);
         return -1;
     }
     if (rc > 0) {
@@ -234,7 +234,7 @@ static int parse_allow_uid(struct options *o, const char *v, char *err, size_t e
         unsigned long long uid = pw ? pw->pw_uid : 0;
         int id_rc = pw ? 0 : parse_id_number(tok, &uid);
         if (id_rc < 0) {
-            snprintf(err, errlen, "--allow-uid: '%s' is neither a user name nor a uid", tok);
+            snprintf(err, errlen, "--allow-uid: '%s' is neither a user name nor a uid below %u", tok, UINT32_MAX);
             rc = -1;
         } else if (id_rc > 0) {
             snprintf(err, errlen, "--allow-uid: a uid must be below %u, got '%s'", UINT32_MAX, tok);

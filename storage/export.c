@@ -357,13 +357,14 @@ int export_main(int argc, char **argv)
     arena_free(&x.arena);
     strbuf_free(&x.line);
     if (rc == 0 && x.skipped) {
-        fprintf(stderr, PROG ": %" PRIu64 " packets could not be exported (above)\n", x.skipped);
+        fprintf(stderr, PROG ": %" PRIu64 " packet%s could not be exported (above)\n", x.skipped,
+                cli_plural(x.skipped));
         rc = EXPORT_FAILED;
     }
     if (rc == 0 && strcmp(o.format, "trace") == 0)
-        fprintf(stderr, PROG ": %" PRIu64 " events of %" PRIu64 " connections written to %s\n", x.events, x.conns,
-                o.out);
+        fprintf(stderr, PROG ": %" PRIu64 " event%s of %" PRIu64 " connection%s written to %s\n", x.events,
+                cli_plural(x.events), x.conns, cli_plural(x.conns), o.out);
     else if (rc == 0)
-        fprintf(stderr, PROG ": %" PRIu64 " events written\n", x.events);
+        fprintf(stderr, PROG ": %" PRIu64 " event%s written\n", x.events, cli_plural(x.events));
     return rc;
 }
