@@ -126,17 +126,36 @@ static void test_bad_config_files(void **state)
     daemon_cleanup(&d);
 }
 
+/* A test's daemon (scratch directory, maybe a process), made by the setup;
+ * the teardown stops and removes it on every path, a failed assertion
+ * included. */
+static int daemon_setup(void **state)
+{
+    struct daemon *d = calloc(1, sizeof(*d));
+    if (!d)
+        return -1;
+    daemon_prepare(d);
+    *state = d;
+    return 0;
+}
+
+static int daemon_teardown(void **state)
+{
+    struct daemon *d = *state;
+    daemon_cleanup(d);
+    free(d);
+    return 0;
+}
+
 /* A line longer than the parser's 4,095 bytes is an error naming the file
  * and line, never split: here the tail of a long comment would otherwise
  * become a setting (drop-types). A directory, or any read error, is an
  * error too, not a start with no settings. */
 static void test_long_lines_and_unreadable_config(void **state)
 {
-    (void)state;
-    struct daemon d;
-    daemon_prepare(&d);
+    struct daemon *d = *state;
     char conf[400];
-    snprintf(conf, sizeof(conf), "%s/long.conf", d.dir);
+    snprintf(conf, sizeof(conf), "%s/long.conf", d->dir);
     FILE *f = fopen(conf, "w");
     assert_non_null(f);
     fputs("log-level = info\n#", f);
@@ -145,11 +164,11 @@ static void test_long_lines_and_unreadable_config(void **state)
     fputs("drop-types=SYSCALL_OPEN\n", f);
     fclose(f);
     const char *args[] = {"--config", conf, NULL};
-    bool started = daemon_start(&d, SECCHECKD_BIN, args);
+    bool started = daemon_start(d, SECCHECKD_BIN, args);
     if (started)
-        daemon_stop(&d);
-    char *log = daemon_read_log(&d);
-    if (started || d.exit_status != 2 || !strstr(log, "long.conf:2: line longer than 4095 bytes"))
+        daemon_stop(d);
+    char *log = daemon_read_log(d);
+    if (started || d->exit_status != 2 || !strstr(log, "long.conf:2: line longer than 4095 bytes"))
         fail_msg("expected exit 2 naming long.conf:2, got %s and: %s", started ? "a running daemon" : "an exit", log);
     free(log);
 
@@ -161,29 +180,26 @@ static void test_long_lines_and_unreadable_config(void **state)
         fputc('x', f);
     fputs("\nlog-level = info\n", f);
     fclose(f);
-    assert_true(daemon_start(&d, SECCHECKD_BIN, args));
-    assert_int_equal(daemon_stop(&d), 0);
+    assert_true(daemon_start(d, SECCHECKD_BIN, args));
+    assert_int_equal(daemon_stop(d), 0);
 
-    const char *dir_args[] = {"--config", d.dir, NULL};
-    started = daemon_start(&d, SECCHECKD_BIN, dir_args);
+    const char *dir_args[] = {"--config", d->dir, NULL};
+    started = daemon_start(d, SECCHECKD_BIN, dir_args);
     if (started)
-        daemon_stop(&d);
-    log = daemon_read_log(&d);
-    if (started || d.exit_status != 2 || !strstr(log, "cannot read config file") || !strstr(log, "a directory"))
+        daemon_stop(d);
+    log = daemon_read_log(d);
+    if (started || d->exit_status != 2 || !strstr(log, "cannot read config file") || !strstr(log, "a directory"))
         fail_msg("--config DIRECTORY: expected exit 2 and why, got %s and: %s", started ? "a running daemon" : "an exit",
                  log);
     free(log);
-    daemon_cleanup(&d);
 }
 
 /* The config file takes the same limits as the command line. */
 static void test_config_values_within_limits(void **state)
 {
-    (void)state;
-    struct daemon d;
-    daemon_prepare(&d);
+    struct daemon *d = *state;
     char conf[400];
-    snprintf(conf, sizeof(conf), "%s/limits.conf", d.dir);
+    snprintf(conf, sizeof(conf), "%s/limits.conf", d->dir);
     const char *cases[][2] = {
         {"retain = 1000000d\n", "limits.conf:1: --retain: expected a duration like 3600, 90m, 12h or 7d (0: forever), "
                                 "at most 36500d (100 years), got '1000000d'"},
@@ -194,16 +210,15 @@ static void test_config_values_within_limits(void **state)
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         write_file(conf, cases[i][0]);
         const char *args[] = {"--config", conf, NULL};
-        bool started = daemon_start(&d, SECCHECKD_BIN, args);
+        bool started = daemon_start(d, SECCHECKD_BIN, args);
         if (started)
-            daemon_stop(&d);
-        char *log = daemon_read_log(&d);
-        if (started || d.exit_status != 2 || !strstr(log, cases[i][1]))
+            daemon_stop(d);
+        char *log = daemon_read_log(d);
+        if (started || d->exit_status != 2 || !strstr(log, cases[i][1]))
             fail_msg("case %zu: expected exit 2 and '%s', got %s and: %s", i, cases[i][1],
                      started ? "a running daemon" : "an exit", log);
         free(log);
     }
-    daemon_cleanup(&d);
 }
 
 static void container_of_first_event(const char *db, char *out, size_t outlen)
@@ -265,8 +280,8 @@ int main(void)
         cmocka_unit_test(test_file_settings_and_sighup_reload),
         cmocka_unit_test(test_command_line_overrides_file),
         cmocka_unit_test(test_bad_config_files),
-        cmocka_unit_test(test_long_lines_and_unreadable_config),
-        cmocka_unit_test(test_config_values_within_limits),
+        cmocka_unit_test_setup_teardown(test_long_lines_and_unreadable_config, daemon_setup, daemon_teardown),
+        cmocka_unit_test_setup_teardown(test_config_values_within_limits, daemon_setup, daemon_teardown),
         cmocka_unit_test(test_container_filters),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
