@@ -6,8 +6,8 @@
 
 #include "chain.h"
 #include "export.h"
-#include "handoff.h"
 #include "gvisor_config.h"
+#include "handoff.h"
 #include "log.h"
 #include "notify.h"
 #include "options.h"
