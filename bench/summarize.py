@@ -41,7 +41,7 @@ def parse_log(kind, text):
     r = {"received": None, "sandbox_dropped": None, "recv_connections": None}
     if kind in ("ref", "dummy", "python"):
         m = None
-        for m in re.finditer(r"^total: (\d+) connections, (\d+) messages, (\d+) bytes"
+        for m in re.finditer(r"^total: (\d+) connections?, (\d+) messages?, (\d+) bytes?"
                              r"(?:, (\d+) dropped by the sandbox)?", text, re.M):
             pass
         if m:

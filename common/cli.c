@@ -1,8 +1,11 @@
 #include "cli.h"
 
 #include <errno.h>
+#include <getopt.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 int cli_parse_uint(const char *prog, const char *opt, const char *val, uint64_t min, uint64_t max, uint64_t *out)
 {
@@ -29,4 +32,22 @@ int cli_parse_double(const char *prog, const char *opt, const char *val, double 
     }
     *out = v;
     return 0;
+}
+
+void cli_report_getopt_error(const char *prog, int ch, char *const *argv)
+{
+    /* getopt has stepped past the offending word (and its value, if any). */
+    const char *word = optind > 0 ? argv[optind - 1] : "";
+    bool is_long = strncmp(word, "--", 2) == 0;
+    if (ch == ':' && is_long)
+        fprintf(stderr, "%s: option '%s' needs a value\n", prog, word);
+    else if (ch == ':')
+        fprintf(stderr, "%s: option '-%c' needs a value\n", prog, optopt);
+    else if (is_long && optopt)
+        fprintf(stderr, "%s: option '%.*s' takes no value\n", prog, (int)strcspn(word, "="), word);
+    else if (is_long)
+        fprintf(stderr, "%s: unknown option '%s'\n", prog, word);
+    else
+        fprintf(stderr, "%s: unknown option '-%c'\n", prog, optopt);
+    fprintf(stderr, "Try '%s --help'.\n", prog);
 }

@@ -1,15 +1,36 @@
-/* cli.h - strict number parsing for command-line options, with errors that
- * name the option and the accepted range. */
+/* cli.h - command-line helpers shared by seccheckd, its subcommands and the
+ * tools: strict number parsing with errors that name the option and the
+ * accepted range, and getopt error messages under the program's own name.
+ *
+ * Every message starts with "PROG: " where PROG is the program as the user
+ * typed it ("seccheckd", "seccheckd export", "seccheck-loadgen"), never
+ * argv[0]'s full path. */
 #ifndef SECCHECKD_CLI_H
 #define SECCHECKD_CLI_H
 
 #include <stdint.h>
 
 /* Parses a decimal (or 0x/0 prefixed) unsigned integer in [min, max];
- * prints "PROG: --OPT: ..." and returns -1 otherwise. */
+ * prints "PROG: --OPT: ..." and returns -1 otherwise. opt is the option's
+ * name without dashes ("conn"). */
 int cli_parse_uint(const char *prog, const char *opt, const char *val, uint64_t min, uint64_t max, uint64_t *out);
 
 /* Same for a float (seconds, rates). */
 int cli_parse_double(const char *prog, const char *opt, const char *val, double min, double max, double *out);
+
+/* The optstring prefix that makes getopt_long silent on errors (with
+ * opterr = 0) and tell a missing value (':') from an unknown option ('?'). */
+#define CLI_GETOPT_QUIET ":"
+
+/* After getopt_long returned '?' or ':' (quiet mode, see above): prints
+ * "PROG: unknown option '--x'" (or which option needs a value, or takes
+ * none) and "Try 'PROG --help'." on stderr. */
+void cli_report_getopt_error(const char *prog, int ch, char *const *argv);
+
+/* "s" unless n is 1: "%llu connection%s". */
+static inline const char *cli_plural(uint64_t n)
+{
+    return n == 1 ? "" : "s";
+}
 
 #endif

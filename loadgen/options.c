@@ -49,7 +49,7 @@ static void usage(FILE *out)
             "                         plus /rate=R with --rate]\n"
             "  --json                 print one JSON object instead of the summary and the\n"
             "                         benchmark line\n"
-            "  --help                 this text\n"
+            "  --help, -h             this text\n"
             "\n"
             "Output: a summary, then a Go benchmark line that benchstat compares across runs:\n"
             "  BenchmarkLoadgen/mode=sentry/conns=8/trace=redis_rw-2  N  T ns/op  R msgs/s  B MB/s  D drop%%\n"
@@ -175,7 +175,7 @@ static int parse_mode(const char *val, enum loadgen_mode *out)
     return 0;
 }
 
-static int parse_option(int ch, const char *val, struct loadgen_options *o)
+static int parse_option(int ch, const char *val, char *const *argv_for_errors, struct loadgen_options *o)
 {
     uint64_t v;
     switch (ch) {
@@ -200,8 +200,8 @@ static int parse_option(int ch, const char *val, struct loadgen_options *o)
                                       &o->handshake_timeout_ns);
     case OPT_BENCH_NAME: o->bench_name = val; return 0;
     case OPT_JSON: o->json = true; return 0;
-    default:   /* getopt_long has printed what was wrong */
-        fprintf(stderr, "Try '" LOADGEN_PROG " --help'.\n");
+    default:   /* '?' or ':' from getopt_long, which printed nothing */
+        cli_report_getopt_error(LOADGEN_PROG, ch, argv_for_errors);
         return -1;
     }
 }
@@ -240,13 +240,13 @@ enum loadgen_parse_result loadgen_parse_args(int argc, char **argv, struct loadg
         .handshake_timeout_ns = 5 * NS_PER_S,
     };
     int ch;
-    opterr = 1;
-    while ((ch = getopt_long(argc, argv, "", long_options, NULL)) != -1) {
-        if (ch == OPT_HELP) {
+    opterr = 0;
+    while ((ch = getopt_long(argc, argv, CLI_GETOPT_QUIET "h", long_options, NULL)) != -1) {
+        if (ch == OPT_HELP || ch == 'h') {
             usage(stdout);
             return PARSE_EXIT_OK;
         }
-        if (parse_option(ch, optarg, o) != 0)
+        if (parse_option(ch, optarg, argv, o) != 0)
             return PARSE_USAGE;
     }
     if (optind < argc) {

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli.h"
 #include "json.h"
 #include "strbuf.h"
 
@@ -107,8 +108,9 @@ int gvisor_config_main(int argc, char **argv)
     const char *points = "exec", *socket = "/tmp/seccheck.sock";
     long retries = 0;
     int ch;
-    optind = 1;
-    while ((ch = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+    optind = 0;   /* a fresh getopt scan, whatever ran before */
+    opterr = 0;
+    while ((ch = getopt_long(argc, argv, CLI_GETOPT_QUIET "h", opts, NULL)) != -1) {
         char *end;
         switch (ch) {
         case 'p': points = optarg; break;
@@ -121,7 +123,7 @@ int gvisor_config_main(int argc, char **argv)
             }
             break;
         case 'h': usage(stdout); return 0;
-        default: usage(stderr); return 2;
+        default: cli_report_getopt_error("seccheckd gvisor-config", ch, argv); return 2;
         }
     }
     bool exec = false, files = false, net = false;

@@ -10,6 +10,8 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "log.h"
+
 /* One line per item, text, so a state written by one build is readable by
  * the next (an upgrade) and a human can inspect it. */
 #define HANDOFF_VERSION "seccheckd-handoff 1"
@@ -142,7 +144,7 @@ int handoff_load_from_env(struct handoff *h, char *err, size_t errlen)
     return rc == 0 ? 1 : -1;
 }
 
-int handoff_exec(char *const *argv, int state_fd)
+int handoff_exec(const char *path, char *const *argv, int state_fd)
 {
     char value[16];
     snprintf(value, sizeof(value), "%d", state_fd);
@@ -157,6 +159,8 @@ int handoff_exec(char *const *argv, int state_fd)
     sigaddset(&block, SIGUSR2);
     sigaddset(&block, SIGHUP);
     sigprocmask(SIG_BLOCK, &block, &old);
+    execv(path, argv);
+    log_error("restart: cannot execute %s: %s; running this image again", path, strerror(errno));
     execv("/proc/self/exe", argv);
     int saved = errno;
     sigprocmask(SIG_SETMASK, &old, NULL);

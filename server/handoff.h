@@ -3,7 +3,8 @@
  * The gVisor client never reconnects, so a collector restart must keep every
  * connection. On SIGUSR2 seccheckd commits what it holds, writes its state
  * (listening socket, and per connection: fd, state, record) to a memfd,
- * and re-executes itself (same PID, same arguments) with the descriptors
+ * and executes the binary it was started from again (same PID, same
+ * arguments: a newly installed build, if any) with the descriptors
  * inherited; the new image adopts them and carries on. Packets sent in
  * between wait in the sockets' kernel buffers.
  */
@@ -37,9 +38,11 @@ int handoff_save(const struct handoff *h, char *err, size_t errlen);
  * when there is none, 1 when h was filled, -1 with err on a bad state. */
 int handoff_load_from_env(struct handoff *h, char *err, size_t errlen);
 
-/* Re-executes this binary with argv and the state fd; returns only on
- * failure (with errno). */
-int handoff_exec(char *const *argv, int state_fd);
+/* Executes path (the binary installed now, see self_binary.h) with argv
+ * and the state fd. If that fails (the file is gone or not executable), it
+ * logs why and executes the running image again, so the connections
+ * survive on the old build. Returns only if both fail (with errno). */
+int handoff_exec(const char *path, char *const *argv, int state_fd);
 
 void handoff_free(struct handoff *h);
 

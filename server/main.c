@@ -4,11 +4,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "chain.h"
 #include "export.h"
 #include "gvisor_config.h"
+#include "handoff.h"
 #include "log.h"
 #include "notify.h"
 #include "options.h"
+#include "self_binary.h"
 #include "server.h"
 #include "sink.h"
 #include "verify.h"
@@ -171,6 +174,27 @@ static void reload(struct server *srv, void *data)
     options_free(&fresh);
 }
 
+/* Values the option parser cannot judge alone (an address, a key file's
+ * length) are still usage errors: 0, or -1 with the problem printed. */
+static int check_option_values(const struct options *o)
+{
+    char err[512];
+    if (o->server.metrics_listen && metrics_check_address(o->server.metrics_listen, err, sizeof(err)) != 0) {
+        fprintf(stderr, "seccheckd: %s\n", err);   /* names the option */
+        return -1;
+    }
+    if (o->key_file) {
+        struct chain_key key;
+        int rc = chain_key_load(o->key_file, &key, err, sizeof(err));
+        chain_key_free(&key);
+        if (rc != 0) {
+            fprintf(stderr, "seccheckd: --key-file: %s\n", err);
+            return -1;
+        }
+    }
+    return 0;
+}
+
 /* `seccheckd SUBCOMMAND ...`: tools that work on a database, not the daemon. */
 static int run_subcommand(int argc, char **argv, bool *handled)
 {
@@ -213,11 +237,16 @@ int main(int argc, char **argv)
     o.server.db_path = strstr(o.sink, "sqlite") ? o.db_path : NULL;
     struct server srv;
     char err[512];
-    if (o.server.metrics_listen && metrics_check_address(o.server.metrics_listen, err, sizeof(err)) != 0) {
-        fprintf(stderr, "seccheckd: %s\n", err);
+    if (check_option_values(&o) != 0) {
         options_free(&o);
-        return 1;
+        return 2;
     }
+    /* Resolved now: a restart executes this path, the build installed then. */
+    char binary[4096], build_id[2 * 64 + 1];
+    if (self_binary_path(argv[0], binary, sizeof(binary)) != 0)
+        snprintf(binary, sizeof(binary), "/proc/self/exe");
+    self_binary_build_id(build_id, sizeof(build_id));
+    log_info("seccheckd %s, binary %s, build-id %s", options_version(), binary, build_id);
     if (server_listen(&srv, &o.server, err, sizeof(err)) != 0) {
         fprintf(stderr, "seccheckd: %s\n", err);
         server_free(&srv);
@@ -256,8 +285,9 @@ int main(int argc, char **argv)
     uv_loop_close(loop);
     options_free(&o);
     if (handoff_fd >= 0) {
-        handoff_exec(argv, handoff_fd);
-        log_error("restart: cannot re-execute %s: %s; the connections are lost", argv[0], strerror(errno));
+        handoff_exec(binary, argv, handoff_fd);
+        log_error("restart: cannot execute %s or the running image: %s; the connections are lost", binary,
+                  strerror(errno));
         return 1;
     }
     return 0;

@@ -7,7 +7,9 @@
 #include <pwd.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
+#include "cli.h"
 #include "event_indexes.h"
 #include "log.h"
 
@@ -38,7 +40,7 @@ static int parse_mode(struct options *o, const char *v, char *err, size_t errlen
     errno = 0;
     unsigned long mode = strtoul(v, &end, 8);
     if (errno || end == v || *end || mode > 0777) {
-        snprintf(err, errlen, "--socket-mode: expected an octal mode like 0660, got '%s'", v);
+        snprintf(err, errlen, "--socket-mode: expected an octal mode from 0 to 0777 like 0660, got '%s'", v);
         return -1;
     }
     o->server.socket_mode = (mode_t)mode;
@@ -84,13 +86,21 @@ static int parse_sink(struct options *o, const char *v, char *err, size_t errlen
     return rc;
 }
 
-/* 90, 90s, 15m, 12h, 7d -> seconds. */
-static int parse_duration_s(const char *v, uint64_t *out)
+/* The largest values the duration and size options take. Past them no
+ * setting makes sense, and the conversions the daemon does (seconds to
+ * nanoseconds, 64-bit byte counts and file offsets) cannot overflow. */
+#define RETAIN_MAX_S (36500ull * 86400)   /* 100 years */
+#define RETAIN_MAX_TEXT "36500d (100 years)"
+#define BYTES_MAX (1ull << 48)            /* 256T: SQLite's own largest database */
+#define BYTES_MAX_TEXT "256T"
+
+/* 90, 90s, 15m, 12h, 7d -> seconds; -1 if not a duration or above max. */
+static int parse_duration_s(const char *v, uint64_t max, uint64_t *out)
 {
     char *end;
     errno = 0;
     unsigned long long n = strtoull(v, &end, 10);
-    if (errno || end == v || v[0] == '-')
+    if (errno || end == v || !isdigit((unsigned char)v[0]))
         return -1;
     uint64_t unit = 1;
     if (*end == 's')
@@ -101,28 +111,29 @@ static int parse_duration_s(const char *v, uint64_t *out)
         unit = 3600, end++;
     else if (*end == 'd')
         unit = 86400, end++;
-    if (*end || n > UINT64_MAX / unit)
+    if (*end || n > max / unit)
         return -1;
     *out = n * unit;
     return 0;
 }
 
-/* 1048576, 512K, 100M, 2G -> bytes. */
-static int parse_bytes(const char *v, uint64_t *out)
+/* 1048576, 512K, 100M, 2G, 1T -> bytes; -1 if not a size or above max. */
+static int parse_bytes(const char *v, uint64_t max, uint64_t *out)
 {
     char *end;
     errno = 0;
     unsigned long long n = strtoull(v, &end, 10);
-    if (errno || end == v || v[0] == '-')
+    if (errno || end == v || !isdigit((unsigned char)v[0]))
         return -1;
     uint64_t unit = 1;
     switch (*end) {
     case 'K': case 'k': unit = 1ull << 10; end++; break;
     case 'M': case 'm': unit = 1ull << 20; end++; break;
     case 'G': case 'g': unit = 1ull << 30; end++; break;
+    case 'T': case 't': unit = 1ull << 40; end++; break;
     default: break;
     }
-    if (*end || n > UINT64_MAX / unit)
+    if (*end || n > max / unit)
         return -1;
     *out = n * unit;
     return 0;
@@ -130,20 +141,25 @@ static int parse_bytes(const char *v, uint64_t *out)
 
 static int parse_retain(struct options *o, const char *v, char *err, size_t errlen)
 {
-    if (parse_duration_s(v, &o->retain_s) != 0) {
-        snprintf(err, errlen, "--retain: expected a duration like 3600, 90m, 12h or 7d (0: forever), got '%s'", v);
+    uint64_t s;
+    if (parse_duration_s(v, RETAIN_MAX_S, &s) != 0) {
+        snprintf(err, errlen, "--retain: expected a duration like 3600, 90m, 12h or 7d (0: forever), at most "
+                 RETAIN_MAX_TEXT ", got '%s'", v);
         return -1;
     }
+    o->retain_s = s;
     return 0;
 }
 
 static int parse_max_db_size(struct options *o, const char *v, char *err, size_t errlen)
 {
-    if (parse_bytes(v, &o->max_db_bytes) != 0 || (o->max_db_bytes && o->max_db_bytes < (1u << 20))) {
-        snprintf(err, errlen, "--max-db-size: expected a size of at least 1M like 512M or 20G (0: no limit), "
-                 "got '%s'", v);
+    uint64_t bytes;
+    if (parse_bytes(v, BYTES_MAX, &bytes) != 0 || (bytes && bytes < (1u << 20))) {
+        snprintf(err, errlen, "--max-db-size: expected a size from 1M to " BYTES_MAX_TEXT " like 512M or 20G "
+                 "(0: no limit), got '%s'", v);
         return -1;
     }
+    o->max_db_bytes = bytes;
     return 0;
 }
 
@@ -154,10 +170,13 @@ static int parse_indexes(struct options *o, const char *v, char *err, size_t err
 
 static int parse_ndjson_max(struct options *o, const char *v, char *err, size_t errlen)
 {
-    if (parse_bytes(v, &o->ndjson_max_bytes) != 0) {
-        snprintf(err, errlen, "--ndjson-max-size: expected a size like 100M (0: never rotate), got '%s'", v);
+    uint64_t bytes;
+    if (parse_bytes(v, BYTES_MAX, &bytes) != 0) {
+        snprintf(err, errlen, "--ndjson-max-size: expected a size like 100M, at most " BYTES_MAX_TEXT
+                 " (0: never rotate), got '%s'", v);
         return -1;
     }
+    o->ndjson_max_bytes = bytes;
     return 0;
 }
 
@@ -172,13 +191,31 @@ static int parse_log_level(struct options *o, const char *v, char *err, size_t e
     return 0;
 }
 
+/* A user or group id given as a number: decimal digits below
+ * 4294967295, since (uid_t)-1 and (gid_t)-1 mean "no id" to the kernel
+ * (chown leaves it unchanged) and larger numbers do not fit. */
+static int parse_id_number(const char *v, unsigned long long *out)
+{
+    char *end;
+    errno = 0;
+    unsigned long long n = strtoull(v, &end, 10);
+    if (!isdigit((unsigned char)v[0]) || *end)
+        return -1;   /* not a number: the caller says so */
+    *out = n;
+    return errno || n >= UINT32_MAX ? 1 : 0;
+}
+
 static int parse_socket_group(struct options *o, const char *v, char *err, size_t errlen)
 {
     struct group *g = getgrnam(v);
-    char *end;
-    unsigned long gid = g ? g->gr_gid : strtoul(v, &end, 10);
-    if (!g && (end == v || *end)) {
-        snprintf(err, errlen, "--socket-group: no group named '%s'", v);
+    unsigned long long gid = g ? g->gr_gid : 0;
+    int rc = g ? 0 : parse_id_number(v, &gid);
+    if (rc < 0) {
+        snprintf(err, errlen, "--socket-group: no group named '%s' (or give a group id below %u)", v, UINT32_MAX);
+        return -1;
+    }
+    if (rc > 0) {
+        snprintf(err, errlen, "--socket-group: a group id must be below %u, got '%s'", UINT32_MAX, v);
         return -1;
     }
     o->server.socket_gid = (long long)gid;
@@ -194,10 +231,13 @@ static int parse_allow_uid(struct options *o, const char *v, char *err, size_t e
     int rc = 0;
     for (char *tok = strtok_r(copy, ",", &save); tok && rc == 0; tok = strtok_r(NULL, ",", &save)) {
         struct passwd *pw = getpwnam(tok);
-        char *end;
-        unsigned long uid = pw ? pw->pw_uid : strtoul(tok, &end, 10);
-        if (!pw && (end == tok || *end)) {
-            snprintf(err, errlen, "--allow-uid: '%s' is neither a user name nor a uid", tok);
+        unsigned long long uid = pw ? pw->pw_uid : 0;
+        int id_rc = pw ? 0 : parse_id_number(tok, &uid);
+        if (id_rc < 0) {
+            snprintf(err, errlen, "--allow-uid: '%s' is neither a user name nor a uid below %u", tok, UINT32_MAX);
+            rc = -1;
+        } else if (id_rc > 0) {
+            snprintf(err, errlen, "--allow-uid: a uid must be below %u, got '%s'", UINT32_MAX, tok);
             rc = -1;
         } else if (c->allowed_uids_count == SERVER_MAX_ALLOWED_UIDS) {
             snprintf(err, errlen, "--allow-uid: at most %d uids", SERVER_MAX_ALLOWED_UIDS);
@@ -248,9 +288,9 @@ static const struct option_def defs[] = {
     {"metrics-listen", "ADDR", KIND_STRING, STR(metrics_listen), RESTART,
      "serve Prometheus metrics at HOST:PORT (loopback) or unix:PATH", "off"},
     {"retain", "DURATION", KIND_CUSTOM, CUSTOM(retain_s, parse_retain), LIVE,
-     "delete events older than this (e.g. 7d, 12h; 0: keep forever)", "0"},
+     "delete events older than this (e.g. 7d, 12h; 0: keep forever;\nat most " RETAIN_MAX_TEXT ")", "0"},
     {"max-db-size", "BYTES", KIND_CUSTOM, CUSTOM(max_db_bytes, parse_max_db_size), LIVE,
-     "delete the oldest events to keep the database under this (e.g. 20G)", "0"},
+     "delete the oldest events to keep the database under this\n(e.g. 20G; 1M to " BYTES_MAX_TEXT ")", "0"},
     {"indexes", "LIST", KIND_CUSTOM, CUSTOM(indexes, parse_indexes), RESTART,
      "indexes on the events table: type, container, time, conn, all\nor none; each one costs the writer time per "
      "event", "type"},
@@ -288,7 +328,7 @@ static const struct option_def defs[] = {
      "discard events of these container ids (counted as discarded)", "none"},
     {"log-level", "LEVEL", KIND_CUSTOM, CUSTOM(log_level, parse_log_level), LIVE, "error, warn, info or debug",
      "info"},
-    {"help", NULL, KIND_FLAG, 0, 0, 0, 0, NULL, RESTART, "this text", NULL},
+    {"help", NULL, KIND_FLAG, 0, 0, 0, 0, NULL, RESTART, "this text (also -h)", NULL},
     {"version", NULL, KIND_FLAG, 0, 0, 0, 0, NULL, RESTART, "print the version", NULL},
 };
 #define NDEFS (sizeof(defs) / sizeof(defs[0]))
@@ -338,6 +378,7 @@ void options_usage(FILE *out)
 {
     fprintf(out, "Usage: seccheckd [OPTIONS]\n"
                  "       seccheckd verify --db PATH [--key-file PATH]\n"
+                 "       seccheckd export --db PATH --format ndjson|trace [--out PATH|DIR] [--conn ID]\n"
                  "       seccheckd gvisor-config [--points exec|files|net|all] [--socket PATH]\n"
                  "Collects gVisor seccheck events from sandboxes (runsc remote sink) into SQLite.\n\n");
     for (size_t i = 0; i < NDEFS; i++) {
@@ -365,6 +406,11 @@ void options_usage(FILE *out)
                  "  {\"name\": \"remote\", \"config\": {\"endpoint\": \"/tmp/seccheck.sock\"}}\n"
                  "SIGINT/SIGTERM: stop accepting, drain, commit, print a summary.\n"
                  "SIGUSR2: restart in place (new binary, same PID) keeping every connection.\n");
+}
+
+const char *options_version(void)
+{
+    return SECCHECKD_VERSION;
 }
 
 void options_init(struct options *o)
@@ -402,25 +448,33 @@ void options_free(struct options *o)
     memset(o, 0, sizeof(*o));
 }
 
+/* getopt_long's value for defs[i]: above every character, so it never
+ * meets a short option ('h') or getopt's own '?' and ':'. */
+#define LONG_BASE 256
+
 static struct option *getopt_table(void)
 {
     static struct option table[NDEFS + 1];
     for (size_t i = 0; i < NDEFS; i++)
-        table[i] = (struct option){defs[i].name, defs[i].arg ? required_argument : no_argument, NULL, (int)i};
+        table[i] = (struct option){defs[i].name, defs[i].arg ? required_argument : no_argument, NULL,
+                                   LONG_BASE + (int)i};
     return table;
 }
 
 int options_parse_argv(struct options *o, int argc, char **argv)
 {
     const struct option *table = getopt_table();
-    int index;
+    int ch;
     optind = 1;
-    while ((index = getopt_long(argc, argv, "", table, NULL)) != -1) {
-        if (index == '?' || index < 0 || (size_t)index >= NDEFS) {
-            fprintf(stderr, "Try 'seccheckd --help'.\n");
+    opterr = 0;
+    while ((ch = getopt_long(argc, argv, CLI_GETOPT_QUIET "h", table, NULL)) != -1) {
+        if (ch == 'h')
+            ch = LONG_BASE + (int)(find_def("help") - defs);
+        if (ch < LONG_BASE || (size_t)(ch - LONG_BASE) >= NDEFS) {
+            cli_report_getopt_error("seccheckd", ch, argv);
             return 2;
         }
-        const struct option_def *d = &defs[index];
+        const struct option_def *d = &defs[ch - LONG_BASE];
         if (strcmp(d->name, "help") == 0) {
             options_usage(stdout);
             exit(0);
@@ -452,6 +506,38 @@ static char *trim(char *s)
     return s;
 }
 
+/* A config line longer than this is an error, never split in two: the
+ * tail of a long comment must not become a setting. */
+#define CONFIG_LINE_MAX 4096
+
+/* One "name = value" line (comment and blanks allowed); 0 or -1 with err. */
+static int apply_config_line(struct options *o, char *line, const char *path, int lineno, char *err,
+                             size_t errlen)
+{
+    line[strcspn(line, "#")] = '\0';
+    char *text = trim(line);
+    if (!*text)
+        return 0;
+    char *eq = strchr(text, '=');
+    if (!eq) {
+        snprintf(err, errlen, "%s:%d: expected 'name = value'", path, lineno);
+        return -1;
+    }
+    *eq = '\0';
+    char *name = trim(text), *value = trim(eq + 1);
+    const struct option_def *d = find_def(name);
+    char why[256];
+    if (!d || d->kind == KIND_FLAG || strcmp(name, "config") == 0) {
+        snprintf(err, errlen, "%s:%d: unknown setting '%s' (see seccheckd --help)", path, lineno, name);
+        return -1;
+    }
+    if (apply(o, d, value, why, sizeof(why)) != 0) {
+        snprintf(err, errlen, "%s:%d: %s", path, lineno, why);
+        return -1;
+    }
+    return 0;
+}
+
 int options_load_file(struct options *o, const char *path, char *err, size_t errlen)
 {
     FILE *f = fopen(path, "r");
@@ -459,31 +545,28 @@ int options_load_file(struct options *o, const char *path, char *err, size_t err
         snprintf(err, errlen, "cannot read config file %s: %s", path, strerror(errno));
         return -1;
     }
-    char line[4096];
+    struct stat st;
+    const char *why = fstat(fileno(f), &st) != 0 ? strerror(errno) : S_ISDIR(st.st_mode) ? "a directory" : NULL;
+    if (why) {
+        snprintf(err, errlen, "cannot read config file %s: %s", path, why);
+        fclose(f);
+        return -1;
+    }
+    char line[CONFIG_LINE_MAX + 1];   /* the line, its '\n' and the NUL */
     int lineno = 0, rc = 0;
     while (rc == 0 && fgets(line, sizeof(line), f)) {
         lineno++;
-        line[strcspn(line, "#")] = '\0';
-        char *text = trim(line);
-        if (!*text)
-            continue;
-        char *eq = strchr(text, '=');
-        if (!eq) {
-            snprintf(err, errlen, "%s:%d: expected 'name = value'", path, lineno);
+        size_t len = strlen(line);
+        if (len == sizeof(line) - 1 && line[len - 1] != '\n' && !feof(f)) {
+            snprintf(err, errlen, "%s:%d: line longer than %d bytes", path, lineno, CONFIG_LINE_MAX - 1);
             rc = -1;
-            break;
+        } else {
+            rc = apply_config_line(o, line, path, lineno, err, errlen);
         }
-        *eq = '\0';
-        char *name = trim(text), *value = trim(eq + 1);
-        const struct option_def *d = find_def(name);
-        char why[256];
-        if (!d || d->kind == KIND_FLAG || strcmp(name, "config") == 0) {
-            snprintf(err, errlen, "%s:%d: unknown setting '%s' (see seccheckd --help)", path, lineno, name);
-            rc = -1;
-        } else if (apply(o, d, value, why, sizeof(why)) != 0) {
-            snprintf(err, errlen, "%s:%d: %s", path, lineno, why);
-            rc = -1;
-        }
+    }
+    if (rc == 0 && ferror(f)) {
+        snprintf(err, errlen, "cannot read config file %s after line %d: %s", path, lineno, strerror(errno));
+        rc = -1;
     }
     fclose(f);
     return rc;

@@ -54,6 +54,9 @@ int options_load(struct options *o, int argc, char **argv);
 
 void options_usage(FILE *out);
 
+/* "0.1.0" */
+const char *options_version(void);
+
 /* The event filter the options describe; -1 with err if they conflict. */
 int options_build_filter(const struct options *o, struct filter *f, char *err, size_t errlen);
 

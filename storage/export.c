@@ -65,7 +65,7 @@ static void usage(FILE *out)
             "  --out PATH|DIR   ndjson: the file to write [standard output]; trace: the directory\n"
             "                   (created if missing; existing client files are never overwritten)\n"
             "  --conn ID        only the events of connection ID\n"
-            "  --help           this text\n"
+            "  --help, -h       this text\n"
             "\n"
             "Exit status: 0 written, 1 a runtime error (printed), 2 usage error.\n");
 }
@@ -82,19 +82,20 @@ static int parse_options(int argc, char **argv, struct export_options *o)
     uint64_t conn;
     int ch;
     optind = 0;   /* a fresh getopt scan, whatever ran before */
-    while ((ch = getopt_long(argc, argv, "", options, NULL)) != -1) {
+    opterr = 0;
+    while ((ch = getopt_long(argc, argv, CLI_GETOPT_QUIET "h", options, NULL)) != -1) {
         switch (ch) {
         case 'd': o->db_path = optarg; break;
         case 'f': o->format = optarg; break;
         case 'o': o->out = optarg; break;
         case 'c':
-            if (cli_parse_uint(PROG, "--conn", optarg, 1, INT64_MAX, &conn) != 0)
+            if (cli_parse_uint(PROG, "conn", optarg, 1, INT64_MAX, &conn) != 0)
                 return EXPORT_USAGE;
             o->has_conn = true;
             o->conn_id = (int64_t)conn;
             break;
         case 'h': usage(stdout); return -1;
-        default: fprintf(stderr, "Try '" PROG " --help'.\n"); return EXPORT_USAGE;
+        default: cli_report_getopt_error(PROG, ch, argv); return EXPORT_USAGE;
         }
     }
     const char *problem = NULL;
@@ -356,13 +357,14 @@ int export_main(int argc, char **argv)
     arena_free(&x.arena);
     strbuf_free(&x.line);
     if (rc == 0 && x.skipped) {
-        fprintf(stderr, PROG ": %" PRIu64 " packets could not be exported (above)\n", x.skipped);
+        fprintf(stderr, PROG ": %" PRIu64 " packet%s could not be exported (above)\n", x.skipped,
+                cli_plural(x.skipped));
         rc = EXPORT_FAILED;
     }
     if (rc == 0 && strcmp(o.format, "trace") == 0)
-        fprintf(stderr, PROG ": %" PRIu64 " events of %" PRIu64 " connections written to %s\n", x.events, x.conns,
-                o.out);
+        fprintf(stderr, PROG ": %" PRIu64 " event%s of %" PRIu64 " connection%s written to %s\n", x.events,
+                cli_plural(x.events), x.conns, cli_plural(x.conns), o.out);
     else if (rc == 0)
-        fprintf(stderr, PROG ": %" PRIu64 " events written\n", x.events);
+        fprintf(stderr, PROG ": %" PRIu64 " event%s written\n", x.events, cli_plural(x.events));
     return rc;
 }

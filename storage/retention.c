@@ -5,6 +5,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "cli.h"
 #include "clock.h"
 #include "log.h"
 #include "sqlutil.h"
@@ -72,11 +73,22 @@ static int delete_batch(sqlite3 *db, const struct oldest_batch *b, uint64_t *eve
     return sqlite3_exec(db, sql, NULL, NULL, NULL);
 }
 
+/* Was a batch committed more than retain_s before now? Computed without
+ * overflow for any retain_s: a retention reaching back before the epoch
+ * keeps everything (retain_s * NS_PER_S alone overflows from 106,752 days,
+ * and a wrapped cut-off would delete all but the newest batch). */
+static bool older_than(int64_t committed_ns, int64_t now_ns, uint64_t retain_s)
+{
+    if (now_ns <= 0 || retain_s >= (uint64_t)now_ns / NS_PER_S)
+        return false;
+    return committed_ns < now_ns - (int64_t)retain_s * NS_PER_S;
+}
+
 /* Is the oldest batch due for deletion? */
 static bool due(struct retention *r, sqlite3 *db, const struct oldest_batch *b, int64_t now_ns)
 {
     uint64_t retain = atomic_load(&r->retain_s), max = atomic_load(&r->max_db_bytes);
-    if (retain && b->committed_ns < now_ns - (int64_t)retain * NS_PER_S)
+    if (retain && older_than(b->committed_ns, now_ns, retain))
         return true;
     return max && retention_db_bytes(db) > max;
 }
@@ -120,7 +132,8 @@ static void prune(struct retention *r, sqlite3 *db, int64_t now_ns)
     r->batches_deleted += batches;
     r->events_deleted += events;
     if (batches)
-        log_debug("retention: deleted %" PRIu64 " batches (%" PRIu64 " events)", batches, events);
+        log_debug("retention: deleted %" PRIu64 " batch%s (%" PRIu64 " event%s)", batches, batches == 1 ? "" : "es",
+                  events, cli_plural(events));
 }
 
 static uint64_t file_size(const char *path)

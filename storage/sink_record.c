@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "cli.h"
 #include "log.h"
 #include "sink.h"
 #include "tracefile.h"
@@ -70,8 +71,8 @@ static void finish_recording(struct record_sink *s, struct recording *r)
 {
     if (!r->failed && tracefile_close(&r->file) != TRACEFILE_OK)
         log_error("record: writing %s failed: %s", r->path, strerror(errno));
-    log_info("record: connection %llu written to %s (%llu messages)", (unsigned long long)r->conn_id, r->path,
-             (unsigned long long)r->file.records);
+    log_info("record: connection %llu written to %s (%llu message%s)", (unsigned long long)r->conn_id, r->path,
+             (unsigned long long)r->file.records, cli_plural(r->file.records));
     *r = s->open[--s->nopen];
     s->last = 0;
 }
@@ -183,6 +184,10 @@ struct sink *sink_record_open(const char *dir, char *err, size_t errlen)
     s->base.ops = &record_ops;
     s->base.first_conn_id = next_client_number(d);
     closedir(d);
-    snprintf(s->dir, sizeof(s->dir), "%s", dir);
+    /* "traces/" and "traces" name the same directory: no "traces//client-0001". */
+    size_t len = strlen(dir);
+    while (len > 1 && dir[len - 1] == '/')
+        len--;
+    snprintf(s->dir, sizeof(s->dir), "%.*s", (int)len, dir);
     return &s->base;
 }

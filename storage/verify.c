@@ -18,6 +18,7 @@
 #include <sqlite3.h>
 
 #include "chain.h"
+#include "cli.h"
 #include "sqlutil.h"
 
 #define PROG "seccheckd verify"
@@ -33,7 +34,7 @@ static void usage(FILE *out)
             "\n"
             "  --db PATH        the database to check (opened read-only; the daemon may be running)\n"
             "  --key-file PATH  the HMAC key the daemon was given; required for a keyed chain\n"
-            "  --help           this text\n"
+            "  --help, -h       this text\n"
             "\n"
             "Exit status: 0 the chain verifies, 1 a batch does not (printed), 2 usage error or\n"
             "the database cannot be checked.\n");
@@ -385,7 +386,8 @@ static int verify_db(struct verifier *v, const char *key_file, const struct chai
         return VERIFY_USAGE;
     if (unsealed > 0)
         printf("note: %" PRId64 " events after id %" PRId64 " are not yet sealed in the chain\n", unsealed, last);
-    printf("ok: %" PRId64 " batches, %" PRId64 " events verified\n", nbatches, nevents);
+    printf("ok: %" PRId64 " batch%s, %" PRId64 " event%s verified\n", nbatches, nbatches == 1 ? "" : "es", nevents,
+           cli_plural((uint64_t)nevents));
     if (prev) {
         char hex[2 * CHAIN_HASH_LEN + 1];
         to_hex(prev->hash, CHAIN_HASH_LEN, hex);
@@ -405,13 +407,14 @@ int verify_main(int argc, char **argv)
     const char *db_path = NULL, *key_file = NULL;
     int ch;
     optind = 0;   /* a fresh getopt scan, whatever ran before */
-    while ((ch = getopt_long(argc, argv, "", options, NULL)) != -1) {
+    opterr = 0;
+    while ((ch = getopt_long(argc, argv, CLI_GETOPT_QUIET "h", options, NULL)) != -1) {
         switch (ch) {
         case 'd': db_path = optarg; break;
         case 'k': key_file = optarg; break;
         case 'h': usage(stdout); return VERIFY_OK;
         default:
-            fprintf(stderr, "Try 'seccheckd verify --help'.\n");
+            cli_report_getopt_error(PROG, ch, argv);
             return VERIFY_USAGE;
         }
     }

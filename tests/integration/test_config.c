@@ -126,6 +126,101 @@ static void test_bad_config_files(void **state)
     daemon_cleanup(&d);
 }
 
+/* A test's daemon (scratch directory, maybe a process), made by the setup;
+ * the teardown stops and removes it on every path, a failed assertion
+ * included. */
+static int daemon_setup(void **state)
+{
+    struct daemon *d = calloc(1, sizeof(*d));
+    if (!d)
+        return -1;
+    daemon_prepare(d);
+    *state = d;
+    return 0;
+}
+
+static int daemon_teardown(void **state)
+{
+    struct daemon *d = *state;
+    daemon_cleanup(d);
+    free(d);
+    return 0;
+}
+
+/* A line longer than the parser's 4,095 bytes is an error naming the file
+ * and line, never split: here the tail of a long comment would otherwise
+ * become a setting (drop-types). A directory, or any read error, is an
+ * error too, not a start with no settings. */
+static void test_long_lines_and_unreadable_config(void **state)
+{
+    struct daemon *d = *state;
+    char conf[400];
+    snprintf(conf, sizeof(conf), "%s/long.conf", d->dir);
+    FILE *f = fopen(conf, "w");
+    assert_non_null(f);
+    fputs("log-level = info\n#", f);
+    for (int i = 0; i < 4094; i++)
+        fputc('x', f);
+    fputs("drop-types=SYSCALL_OPEN\n", f);
+    fclose(f);
+    const char *args[] = {"--config", conf, NULL};
+    bool started = daemon_start(d, SECCHECKD_BIN, args);
+    if (started)
+        daemon_stop(d);
+    char *log = daemon_read_log(d);
+    if (started || d->exit_status != 2 || !strstr(log, "long.conf:2: line longer than 4095 bytes"))
+        fail_msg("expected exit 2 naming long.conf:2, got %s and: %s", started ? "a running daemon" : "an exit", log);
+    free(log);
+
+    /* Exactly 4,095 bytes (and its newline) is still a line. */
+    f = fopen(conf, "w");
+    assert_non_null(f);
+    fputs("#", f);
+    for (int i = 0; i < 4094; i++)
+        fputc('x', f);
+    fputs("\nlog-level = info\n", f);
+    fclose(f);
+    assert_true(daemon_start(d, SECCHECKD_BIN, args));
+    assert_int_equal(daemon_stop(d), 0);
+
+    const char *dir_args[] = {"--config", d->dir, NULL};
+    started = daemon_start(d, SECCHECKD_BIN, dir_args);
+    if (started)
+        daemon_stop(d);
+    log = daemon_read_log(d);
+    if (started || d->exit_status != 2 || !strstr(log, "cannot read config file") || !strstr(log, "a directory"))
+        fail_msg("--config DIRECTORY: expected exit 2 and why, got %s and: %s", started ? "a running daemon" : "an exit",
+                 log);
+    free(log);
+}
+
+/* The config file takes the same limits as the command line. */
+static void test_config_values_within_limits(void **state)
+{
+    struct daemon *d = *state;
+    char conf[400];
+    snprintf(conf, sizeof(conf), "%s/limits.conf", d->dir);
+    const char *cases[][2] = {
+        {"retain = 1000000d\n", "limits.conf:1: --retain: expected a duration like 3600, 90m, 12h or 7d (0: forever), "
+                                "at most 36500d (100 years), got '1000000d'"},
+        {"max-db-size = 300T\n", "limits.conf:1: --max-db-size: expected a size from 1M to 256T"},
+        {"allow-uid = 4294967296\n", "limits.conf:1: --allow-uid: a uid must be below 4294967295, got '4294967296'"},
+        {"socket-group = 4294967295\n", "limits.conf:1: --socket-group: a group id must be below 4294967295"},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        write_file(conf, cases[i][0]);
+        const char *args[] = {"--config", conf, NULL};
+        bool started = daemon_start(d, SECCHECKD_BIN, args);
+        if (started)
+            daemon_stop(d);
+        char *log = daemon_read_log(d);
+        if (started || d->exit_status != 2 || !strstr(log, cases[i][1]))
+            fail_msg("case %zu: expected exit 2 and '%s', got %s and: %s", i, cases[i][1],
+                     started ? "a running daemon" : "an exit", log);
+        free(log);
+    }
+}
+
 static void container_of_first_event(const char *db, char *out, size_t outlen)
 {
     sqlite3 *h;
@@ -185,6 +280,8 @@ int main(void)
         cmocka_unit_test(test_file_settings_and_sighup_reload),
         cmocka_unit_test(test_command_line_overrides_file),
         cmocka_unit_test(test_bad_config_files),
+        cmocka_unit_test_setup_teardown(test_long_lines_and_unreadable_config, daemon_setup, daemon_teardown),
+        cmocka_unit_test_setup_teardown(test_config_values_within_limits, daemon_setup, daemon_teardown),
         cmocka_unit_test(test_container_filters),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -488,7 +488,7 @@ static void test_refuses_non_loopback(void **state)
         daemon_prepare(&d);
         const char *args[] = {"--metrics-listen", refused[i], NULL};
         assert_false(daemon_start(&d, SECCHECKD_BIN, args));
-        assert_int_equal(d.exit_status, 1);
+        assert_int_equal(d.exit_status, 2);   /* a usage error */
         char *log = daemon_read_log(&d);
         assert_non_null(strstr(log, "--metrics-listen"));
         if (i < 3)

@@ -10,6 +10,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <cmocka.h>
@@ -136,12 +138,118 @@ static void test_restart_sentry_mode(void **state)
     restart_while_streaming("sentry");
 }
 
+/* A test's daemon (scratch directory, maybe a process), made by the setup;
+ * the teardown stops and removes it on every path, a failed assertion
+ * included. */
+static int daemon_setup(void **state)
+{
+    struct daemon *d = calloc(1, sizeof(*d));
+    if (!d)
+        return -1;
+    daemon_prepare(d);
+    *state = d;
+    return 0;
+}
+
+static int daemon_teardown(void **state)
+{
+    struct daemon *d = *state;
+    daemon_cleanup(d);
+    free(d);
+    return 0;
+}
+
+static void copy_file(const char *from, const char *to, mode_t mode)
+{
+    int in = open(from, O_RDONLY | O_CLOEXEC);
+    assert_true(in >= 0);
+    int out = open(to, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode);
+    assert_true(out >= 0);
+    char buf[1 << 16];
+    ssize_t n;
+    while ((n = read(in, buf, sizeof(buf))) > 0)
+        assert_int_equal(write(out, buf, (size_t)n), n);
+    assert_int_equal(n, 0);
+    close(in);
+    assert_int_equal(close(out), 0);
+}
+
+/* SIGUSR2 runs the binary installed now. The daemon runs from a copy;
+ * another copy is moved over it (how packages install: a new inode, the
+ * old one deleted); after the restart /proc/PID/exe is the new file, not
+ * "(deleted)", the log names the binary in both images, and the
+ * connection open across it carries on. */
+static void test_restart_runs_the_newly_installed_binary(void **state)
+{
+    struct daemon *d = *state;
+    char bin[400], staged[400];
+    snprintf(bin, sizeof(bin), "%s/seccheckd", d->dir);
+    snprintf(staged, sizeof(staged), "%s/seccheckd.new", d->dir);
+    copy_file(SECCHECKD_BIN, bin, 0755);
+    assert_true(daemon_start(d, bin, NULL));
+    int fd = replay_open(d->socket, 1);
+    assert_true(fd >= 0);
+    send_with_dropped(fd, 0);
+
+    copy_file(SECCHECKD_BIN, staged, 0755);
+    struct stat installed;
+    assert_int_equal(stat(staged, &installed), 0);
+    assert_int_equal(rename(staged, bin), 0);
+    kill(d->pid, SIGUSR2);
+    wait_for_adoptions(d, 1);
+
+    char proc[64], exe[512];
+    snprintf(proc, sizeof(proc), "/proc/%d/exe", (int)d->pid);
+    ssize_t n = readlink(proc, exe, sizeof(exe) - 1);
+    assert_true(n > 0);
+    exe[n] = '\0';
+    if (strcmp(exe, bin) != 0)
+        fail_msg("after SIGUSR2 the daemon runs '%s', not the installed '%s'", exe, bin);
+    struct stat running;
+    assert_int_equal(stat(proc, &running), 0);
+    assert_int_equal(running.st_ino, installed.st_ino);
+    char binary_line[512];
+    snprintf(binary_line, sizeof(binary_line), ", binary %s, build-id ", bin);
+    assert_int_equal(daemon_log_count(d, binary_line), 2);
+
+    send_with_dropped(fd, 0);
+    close(fd);
+    assert_true(daemon_wait_log(d, "connection 1 closed", 1, 10000));
+    assert_int_equal(daemon_stop(d), 0);
+    assert_int_equal(db_query_int(d->db, "SELECT messages FROM connections WHERE id = 1"), 2);
+}
+
+/* If the installed binary cannot run (removed, say), the restart runs the
+ * image already running, so no connection is lost. */
+static void test_restart_falls_back_to_the_running_image(void **state)
+{
+    struct daemon *d = *state;
+    char bin[400];
+    snprintf(bin, sizeof(bin), "%s/seccheckd", d->dir);
+    copy_file(SECCHECKD_BIN, bin, 0755);
+    assert_true(daemon_start(d, bin, NULL));
+    int fd = replay_open(d->socket, 1);
+    assert_true(fd >= 0);
+    send_with_dropped(fd, 0);
+    assert_int_equal(unlink(bin), 0);
+    kill(d->pid, SIGUSR2);
+    wait_for_adoptions(d, 1);
+    assert_int_equal(daemon_log_count(d, "restart: cannot execute"), 1);
+    send_with_dropped(fd, 0);
+    close(fd);
+    assert_true(daemon_wait_log(d, "connection 1 closed", 1, 10000));
+    assert_int_equal(daemon_stop(d), 0);
+    assert_int_equal(db_query_int(d->db, "SELECT messages FROM connections WHERE id = 1"), 2);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_restart_block_mode),
         cmocka_unit_test(test_restart_sentry_mode),
         cmocka_unit_test(test_restart_keeps_connection_counters),
+        cmocka_unit_test_setup_teardown(test_restart_runs_the_newly_installed_binary, daemon_setup, daemon_teardown),
+        cmocka_unit_test_setup_teardown(test_restart_falls_back_to_the_running_image, daemon_setup, daemon_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -53,14 +53,16 @@ static void run_verify(const char *db, const char *key_file, struct verdict *v)
     print_message("$ seccheckd verify --db %s%s\n%s", db, key_file ? " --key-file ..." : "", v->out);
 }
 
-/* Exit 0 and "ok: N batches, M events verified" with the database's counts. */
+/* Exit 0 and "ok: N batches, M events verified" (singular for 1) with the database's counts. */
 static void assert_verifies(const char *db, const char *key_file)
 {
     struct verdict v;
     run_verify(db, key_file, &v);
     char want[128];
-    snprintf(want, sizeof(want), "ok: %lld batches, %lld events verified\n",
-             db_query_int(db, "SELECT count(*) FROM batches"), db_query_int(db, "SELECT count(*) FROM events"));
+    long long batches = db_query_int(db, "SELECT count(*) FROM batches");
+    long long events = db_query_int(db, "SELECT count(*) FROM events");
+    snprintf(want, sizeof(want), "ok: %lld batch%s, %lld event%s verified\n", batches, batches == 1 ? "" : "es",
+             events, events == 1 ? "" : "s");
     if (v.status != 0 || !strstr(v.out, want))
         fail_msg("expected exit 0 and '%s', got exit %d: %s", want, v.status, v.out);
 }
@@ -282,7 +284,7 @@ static void test_keyed_chain_needs_the_key(void **state)
     /* a short key file stops the daemon before it opens anything */
     const char *short_args[] = {BATCH_ARGS, "--key-file", shortk, NULL};
     assert_false(daemon_start(&d, SECCHECKD_BIN, short_args));
-    assert_int_equal(d.exit_status, 1);
+    assert_int_equal(d.exit_status, 2);   /* a usage error */
     char *log = daemon_read_log(&d);
     if (!strstr(log, shortk))
         fail_msg("the error should name the key file: %s", log);
