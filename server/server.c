@@ -590,14 +590,11 @@ void server_print_summary(const struct server *s, FILE *out)
         fprintf(out, " %s %" PRIu64, reject_reason_name(i), c->rejected[i]);
     fprintf(out, "; kept raw, not decoded: unknown_type %" PRIu64 " bad_payload %" PRIu64 "\n",
             c->decode[DECODE_UNKNOWN_TYPE], c->decode[DECODE_BAD_PAYLOAD]);
-    /* Sink writes, not "batches": a write holding only connection updates
-     * (a close after the last event's batch) adds no row to the batches
-     * table, so the two counts differ and one must not pass for the other. */
     fprintf(out,
             "seccheckd: summary: connections %" PRIu64 " (refused %" PRIu64 ", denied %" PRIu64
-            ", failed handshakes %" PRIu64 "), sandbox-reported drops %" PRIu64 ", sink writes %" PRIu64 "\n",
+            ", failed handshakes %" PRIu64 "), sandbox-reported drops %" PRIu64 ", batches %" PRIu64 "\n",
             s->stats.connections_total, s->stats.connections_refused, s->stats.connections_denied,
             s->stats.handshake_failures,
-            s->stats.sandbox_dropped, s->pipeline.batches_written);
+            s->stats.sandbox_dropped, s->pipeline.batches_stored);
     stall_meter_print(&s->stalls, out);
 }

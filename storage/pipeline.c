@@ -63,7 +63,8 @@ static void collect(struct pipeline *p, struct batch *b)
     p->result.failed += b->result.failed;
     if (b->result.write_ns > 0)
         histogram_observe(&p->write_latency, b->result.write_ns);
-    p->batches_written++;
+    if (b->result.stored > 0)
+        p->batches_stored++;
     if (p->batches > p->cfg.queue_max + 1) {
         /* An extra batch sealed past the limit: give its memory back. */
         batch_free(b);

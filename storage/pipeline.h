@@ -48,7 +48,10 @@ struct pipeline {
     /* Totals of every batch that came back, loop thread only. */
     struct batch_counts counts;
     struct batch_result result;
-    uint64_t batches_written;
+    /* Batches that stored at least one event: with the SQLite sink, the
+     * rows the batches table gained (a write holding only connection
+     * updates adds none). */
+    uint64_t batches_stored;
     /* Counts of every batch handed to the sink, added at submit (loop
      * thread): with the current batch's, what was received up to now,
      * before the writer is done with it (metrics). */
