@@ -66,8 +66,10 @@ static int open_file(struct line_writer *w)
     return 0;
 }
 
-static int write_all(int fd, const char *p, size_t len)
+/* 0, or -1 with errno; *written says how far it got either way. */
+static int write_all(int fd, const char *p, size_t len, size_t *written)
 {
+    *written = 0;
     while (len > 0) {
         ssize_t n = write(fd, p, len);
         if (n < 0) {
@@ -77,6 +79,7 @@ static int write_all(int fd, const char *p, size_t len)
         }
         p += n;
         len -= (size_t)n;
+        *written += (size_t)n;
     }
     return 0;
 }
@@ -165,11 +168,35 @@ void line_writer_add(struct line_writer *w, const char *line, size_t len, struct
     w->pending_lines++;
 }
 
-/* After a failed write: cut a partly written line back out of the file. */
-static void cut_back(struct line_writer *w)
+/* After a failed write: cut the written part of it back out of the file.
+ * From the file's real size, not w->size: someone may have emptied the file
+ * meanwhile (logrotate's copytruncate), and cutting to the remembered size
+ * would then pad it with NUL bytes. Only ever shortens the file. */
+static void cut_back(struct line_writer *w, size_t written)
 {
-    if (w->is_regular && w->fd >= 0 && ftruncate(w->fd, (off_t)w->size) != 0)
+    if (!w->is_regular || w->fd < 0)
+        return;
+    struct stat st;
+    if (fstat(w->fd, &st) != 0) {
         log_error("%s: cannot cut a partial line from %s: %s", w->who, w->path, strerror(errno));
+        return;
+    }
+    uint64_t now = (uint64_t)st.st_size;
+    uint64_t before = now > written ? now - written : 0;
+    if (before < now && ftruncate(w->fd, (off_t)before) != 0) {
+        log_error("%s: cannot cut a partial line from %s: %s", w->who, w->path, strerror(errno));
+        w->size = now;
+        return;
+    }
+    w->size = before;
+}
+
+/* After a write: where it ended is the file's size (O_APPEND writes at the
+ * end), which also notices a file emptied from outside. */
+static void note_size(struct line_writer *w, size_t written)
+{
+    off_t end = w->is_regular ? lseek(w->fd, 0, SEEK_CUR) : -1;
+    w->size = end >= 0 ? (uint64_t)end : w->size + written;
 }
 
 void line_writer_flush(struct line_writer *w, struct batch_result *r)
@@ -178,13 +205,14 @@ void line_writer_flush(struct line_writer *w, struct batch_result *r)
     if (lines == 0)
         return;
     int failed_errno = 0;
+    size_t written = 0;
     if (w->fd < 0 && open_file(w) != 0) {
         failed_errno = errno;
-    } else if (write_all(w->fd, w->pending.data, w->pending.len) != 0) {
+    } else if (write_all(w->fd, w->pending.data, w->pending.len, &written) != 0) {
         failed_errno = errno;
-        cut_back(w);
+        cut_back(w, written);
     } else {
-        w->size += w->pending.len;
+        note_size(w, written);
     }
     strbuf_reset(&w->pending);
     w->pending_lines = 0;

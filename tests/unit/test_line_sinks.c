@@ -3,6 +3,8 @@
  * the file, rotation, accounting of failed writes, and the text format. */
 #include "unit_util.h"
 
+#include <signal.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 
 #include "batch.h"
@@ -191,6 +193,75 @@ static void test_ndjson_write_failure_counted(void **state)
     trace_free(&t);
 }
 
+static bool has_nul(const uint8_t *data, size_t len)
+{
+    return memchr(data, '\0', len) != NULL;
+}
+
+/* logrotate's copytruncate empties the file behind the sink's back; a write
+ * that then fails part-way must be cut back to what the file really held
+ * (nothing), not to the size the sink remembers, which would leave the
+ * partial line there or pad the file with NUL bytes up to that size. The
+ * write fails part-way through RLIMIT_FSIZE (EFBIG, SIGXFSZ ignored). */
+static void test_ndjson_cut_back_after_outside_truncation(void **state)
+{
+    (void)state;
+    struct trace_pkts t;
+    trace_load("exec_loop.trace", &t);
+    char dir[64], path[128];
+    scratch_dir(dir);
+    snprintf(path, sizeof(path), "%s/events.ndjson", dir);
+    struct sink *s = open_ndjson(path, 0, 5);
+    struct batch *b = new_batch(512);
+    fill(b, &t, 0, 200);
+    sink_write_batch(s, b);
+    uint64_t first_stored = b->result.stored;
+    struct stat st;
+    stat(path, &st);
+    off_t first_size = st.st_size;
+
+    int truncated = truncate(path, 0);
+    struct rlimit saved, small = {.rlim_cur = 1000, .rlim_max = RLIM_INFINITY};
+    getrlimit(RLIMIT_FSIZE, &saved);
+    small.rlim_max = saved.rlim_max;
+    void (*old_xfsz)(int) = signal(SIGXFSZ, SIG_IGN);
+    setrlimit(RLIMIT_FSIZE, &small);
+    fill(b, &t, 200, 400);
+    sink_write_batch(s, b);
+    setrlimit(RLIMIT_FSIZE, &saved);
+    signal(SIGXFSZ, old_xfsz);
+    uint64_t failed = b->result.failed, stored = b->result.stored;
+    size_t after_len;
+    uint8_t *after = slurp(path, &after_len);
+    bool after_nul = has_nul(after, after_len);
+    free(after);
+
+    /* Writing works again: the file holds exactly the next batch. */
+    fill(b, &t, 400, 500);
+    struct strbuf want = {0};
+    expected_lines(&want, b);
+    sink_write_batch(s, b);
+    sink_close(s);
+    size_t len;
+    uint8_t *got = slurp(path, &len);
+    bool same = len == want.len && memcmp(got, want.data, len) == 0;
+    free(got);
+    strbuf_free(&want);
+    batch_free(b);
+    trace_free(&t);
+    scratch_dir_remove(dir);
+
+    assert_int_equal(first_stored, 200);
+    assert_true(first_size > 1000);   /* more than the limit: the old size cannot be cut back to */
+    assert_int_equal(truncated, 0);
+    assert_int_equal(failed, 200);
+    assert_int_equal(stored, 0);
+    if (after_len != 0 || after_nul)
+        fail_msg("after the failed write the emptied file holds %zu bytes%s, not 0", after_len,
+                 after_nul ? " with NULs" : "");
+    assert_true(same);
+}
+
 static void test_open_failures_name_the_path(void **state)
 {
     (void)state;
@@ -301,6 +372,7 @@ int main(void)
         cmocka_unit_test(test_ndjson_appends_batches),
         cmocka_unit_test(test_ndjson_rotates),
         cmocka_unit_test(test_ndjson_write_failure_counted),
+        cmocka_unit_test(test_ndjson_cut_back_after_outside_truncation),
         cmocka_unit_test(test_open_failures_name_the_path),
         cmocka_unit_test(test_text_lines),
     };
