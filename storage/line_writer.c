@@ -45,10 +45,21 @@ static void note_success(struct line_writer *w)
     w->failing = false;
 }
 
-/* 0, or -1 with errno. */
+/* Why open_file failed, for the log: a link is refused on purpose. */
+static const char *open_error(int err)
+{
+    return err == ELOOP ? "it is a symbolic link, which seccheckd does not follow (a link planted in a shared "
+                          "directory would send the events into another file): give the real path, or - for "
+                          "standard output"
+                        : strerror(err);
+}
+
+/* 0, or -1 with errno. Never through a symbolic link (ELOOP): at start and
+ * at every reopen after a rotation, when the path is briefly free for
+ * anyone who can write to its directory. */
 static int open_file(struct line_writer *w)
 {
-    int fd = open(w->path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOCTTY, 0640);
+    int fd = open(w->path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOCTTY | O_NOFOLLOW, 0640);
     if (fd < 0)
         return -1;
     struct stat st;
@@ -107,11 +118,13 @@ static void rotate(struct line_writer *w)
         close(w->fd);
     w->fd = -1;
     int failed = shift_files(w);
+    /* The path holds a new file now. When the shift failed, the old file
+     * counts as a fresh one too, so the next attempt comes only after
+     * another max_bytes instead of at every line. */
+    w->size = 0;
     if (open_file(w) != 0)
         return;   /* the next flush retries the open and counts the loss */
     if (failed) {
-        /* Counted as a fresh file, so the next attempt comes only after
-         * another max_bytes instead of at every line. */
         log_error("%s: cannot rotate %s: %s; appending to it past the size limit", w->who, w->path,
                   strerror(failed));
         w->size = 0;
@@ -138,8 +151,11 @@ int line_writer_open(struct line_writer *w, const char *who, const char *path, u
         return 0;
     }
     if (open_file(w) != 0) {
-        snprintf(err, errlen, "cannot open %s: %s (check that its directory exists and is writable)", path,
-                 strerror(errno));
+        if (errno == ELOOP)
+            snprintf(err, errlen, "cannot open %s: %s", path, open_error(errno));
+        else
+            snprintf(err, errlen, "cannot open %s: %s (check that its directory exists and is writable)", path,
+                     strerror(errno));
         return -1;
     }
     return 0;
@@ -204,21 +220,21 @@ void line_writer_flush(struct line_writer *w, struct batch_result *r)
     uint64_t lines = w->pending_lines;
     if (lines == 0)
         return;
-    int failed_errno = 0;
+    const char *failed = NULL;   /* why, when the lines were not written */
     size_t written = 0;
     if (w->fd < 0 && open_file(w) != 0) {
-        failed_errno = errno;
+        failed = open_error(errno);
     } else if (write_all(w->fd, w->pending.data, w->pending.len, &written) != 0) {
-        failed_errno = errno;
+        failed = strerror(errno);
         cut_back(w, written);
     } else {
         note_size(w, written);
     }
     strbuf_reset(&w->pending);
     w->pending_lines = 0;
-    if (failed_errno) {
+    if (failed) {
         r->failed += lines;
-        note_loss(w, lines, strerror(failed_errno));
+        note_loss(w, lines, failed);
         return;
     }
     r->stored += lines;

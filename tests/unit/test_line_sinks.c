@@ -3,6 +3,7 @@
  * the file, rotation, accounting of failed writes, and the text format. */
 #include "unit_util.h"
 
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -274,6 +275,105 @@ static void test_open_failures_name_the_path(void **state)
     assert_non_null(strstr(err, "/nonexistent-dir/x.txt"));
 }
 
+/* ---- symbolic links ---- */
+
+static size_t file_size(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 ? (size_t)st.st_size : 0;
+}
+
+/* A link planted at the path (a shared, writable log directory) must not
+ * send events into the file it points to: opening refuses it, by name. */
+static void test_symlink_refused_at_open(void **state)
+{
+    (void)state;
+    char dir[64], victim[128], ndjson[128], text[128];
+    scratch_dir(dir);
+    snprintf(victim, sizeof(victim), "%s/victim", dir);
+    snprintf(ndjson, sizeof(ndjson), "%s/events.ndjson", dir);
+    snprintf(text, sizeof(text), "%s/events.txt", dir);
+    FILE *f = fopen(victim, "w");
+    assert_non_null(f);
+    fputs("precious\n", f);
+    fclose(f);
+    int linked = symlink(victim, ndjson) | symlink(victim, text);
+
+    char nd_err[512] = "", tx_err[512] = "";
+    struct sink_ndjson_options o = {.path = ndjson, .max_bytes = 0, .keep = 1};
+    struct sink *nd = sink_ndjson_open(&o, nd_err, sizeof(nd_err));
+    struct sink *tx = sink_text_open(text, tx_err, sizeof(tx_err));
+    if (nd)
+        sink_close(nd);
+    if (tx)
+        sink_close(tx);
+    size_t victim_size = file_size(victim);
+    scratch_dir_remove(dir);
+
+    assert_int_equal(linked, 0);
+    assert_null(nd);
+    assert_null(tx);
+    assert_non_null(strstr(nd_err, ndjson));
+    assert_non_null(strstr(nd_err, "symbolic link"));
+    assert_non_null(strstr(tx_err, text));
+    assert_non_null(strstr(tx_err, "symbolic link"));
+    assert_int_equal(victim_size, 9);
+}
+
+/* Rotation renames the file away and opens the path anew: a link planted
+ * there meanwhile must be refused too. The race is made certain here: the
+ * open right after the rename fails (no descriptors left), the link goes in,
+ * and the next batch's reopen finds it. */
+static void test_symlink_refused_after_rotation(void **state)
+{
+    (void)state;
+    struct trace_pkts t;
+    trace_load("exec_loop.trace", &t);
+    char dir[64], path[128], victim[128];
+    scratch_dir(dir);
+    snprintf(path, sizeof(path), "%s/events.ndjson", dir);
+    snprintf(victim, sizeof(victim), "%s/victim", dir);
+    int vfd = open(victim, O_WRONLY | O_CREAT | O_EXCL, 0600);
+    close(vfd);
+    struct sink *s = open_ndjson(path, 16 * 1024, 1);
+    struct batch *b = new_batch(512);
+    fill(b, &t, 0, 20);
+    sink_write_batch(s, b);
+    uint64_t stored_first = b->result.stored;
+
+    /* Enough for a rotation; the reopen after the rename fails. */
+    struct rlimit saved, none;
+    getrlimit(RLIMIT_NOFILE, &saved);
+    none = saved;
+    none.rlim_cur = 3;
+    setrlimit(RLIMIT_NOFILE, &none);
+    fill(b, &t, 20, 200);
+    sink_write_batch(s, b);
+    setrlimit(RLIMIT_NOFILE, &saved);
+    uint64_t failed_rotating = b->result.failed;
+    char rotated[160];
+    snprintf(rotated, sizeof(rotated), "%s.1", path);
+    bool was_rotated = access(rotated, F_OK) == 0 && access(path, F_OK) != 0;
+
+    int linked = symlink(victim, path);
+    fill(b, &t, 200, 205);   /* less than max_bytes: no rotation in between */
+    sink_write_batch(s, b);
+    uint64_t failed_linked = b->result.failed, stored_linked = b->result.stored;
+    sink_close(s);
+    size_t victim_size = file_size(victim);
+    batch_free(b);
+    trace_free(&t);
+    scratch_dir_remove(dir);
+
+    assert_int_equal(stored_first, 20);
+    assert_true(failed_rotating > 0);
+    assert_true(was_rotated);
+    assert_int_equal(linked, 0);
+    assert_int_equal(stored_linked, 0);
+    assert_int_equal(failed_linked, 5);   /* counted, not written through the link */
+    assert_int_equal(victim_size, 0);
+}
+
 /* ---- text ---- */
 
 static bool all_printable_lines(const uint8_t *data, size_t len)
@@ -374,6 +474,8 @@ int main(void)
         cmocka_unit_test(test_ndjson_write_failure_counted),
         cmocka_unit_test(test_ndjson_cut_back_after_outside_truncation),
         cmocka_unit_test(test_open_failures_name_the_path),
+        cmocka_unit_test(test_symlink_refused_at_open),
+        cmocka_unit_test(test_symlink_refused_after_rotation),
         cmocka_unit_test(test_text_lines),
     };
     return cmocka_run_group_tests(tests, setup, NULL);
