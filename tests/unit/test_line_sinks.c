@@ -275,6 +275,90 @@ static void test_open_failures_name_the_path(void **state)
     assert_non_null(strstr(err, "/nonexistent-dir/x.txt"));
 }
 
+/* ---- several sinks (tee) ---- */
+
+/* Runs fn with stderr (the log) going to a scratch file; returns what was
+ * logged, malloc'd. */
+static char *capture_log(void (*fn)(void *), void *arg)
+{
+    char path[64];
+    scratch_file(path, "", 0);
+    fflush(stderr);
+    int saved = dup(STDERR_FILENO);
+    int fd = open(path, O_WRONLY | O_APPEND);
+    dup2(fd, STDERR_FILENO);
+    close(fd);
+    fn(arg);
+    fflush(stderr);
+    dup2(saved, STDERR_FILENO);
+    close(saved);
+    size_t len;
+    uint8_t *data = slurp(path, &len);
+    unlink(path);
+    char *text = malloc(len + 1);
+    memcpy(text, data, len);
+    text[len] = '\0';
+    free(data);
+    return text;
+}
+
+static int count_substr(const char *text, const char *needle)
+{
+    int n = 0;
+    for (const char *p = text; (p = strstr(p, needle)) != NULL; p++)
+        n++;
+    return n;
+}
+
+struct tee_run {
+    const struct trace_pkts *t;
+    int batches;
+    uint64_t discarded;    /* the primary's result, summed */
+};
+
+/* discard + ndjson to a full disk, batch after batch, then finish. */
+static void run_failing_tee(void *arg)
+{
+    struct tee_run *run = arg;
+    struct sink *sinks[2] = {sink_discard_open(), open_ndjson("/dev/full", 0, 1)};
+    char err[256];
+    struct sink *tee = sink_tee_open(sinks, 2, err, sizeof(err));
+    assert_non_null(tee);
+    struct batch *b = new_batch(64);
+    for (int i = 0; i < run->batches; i++) {
+        fill(b, run->t, 0, 20);
+        sink_write_batch(tee, b);
+        run->discarded += b->result.discarded;
+    }
+    sink_finish(tee, 1);
+    sink_close(tee);
+    batch_free(b);
+}
+
+/* A secondary sink that fails every batch is logged at most every 10 s
+ * (here: once, then the total at the end), not once per batch, and what it
+ * lost is counted; the primary's result is the batch's. */
+static void test_tee_failing_secondary_logged_rate_limited(void **state)
+{
+    (void)state;
+    if (access("/dev/full", W_OK) != 0)
+        skip();
+    struct trace_pkts t;
+    trace_load("exec_loop.trace", &t);
+    struct tee_run run = {.t = &t, .batches = 100};
+    char *log = capture_log(run_failing_tee, &run);
+    int tee_lines = count_substr(log, "ndjson sink:");
+    printf("%s", log);
+    bool total = strstr(log, "(2000 in all;") != NULL;
+    free(log);
+    trace_free(&t);
+    assert_int_equal(run.discarded, 100 * 20);
+    if (tee_lines > 2)
+        fail_msg("the failing ndjson sink was logged %d times for 100 batches (at most every 10 s wanted)",
+                 tee_lines);
+    assert_true(total);   /* the loss is counted: the end of the run says how many */
+}
+
 /* ---- symbolic links ---- */
 
 static size_t file_size(const char *path)
@@ -474,6 +558,7 @@ int main(void)
         cmocka_unit_test(test_ndjson_write_failure_counted),
         cmocka_unit_test(test_ndjson_cut_back_after_outside_truncation),
         cmocka_unit_test(test_open_failures_name_the_path),
+        cmocka_unit_test(test_tee_failing_secondary_logged_rate_limited),
         cmocka_unit_test(test_symlink_refused_at_open),
         cmocka_unit_test(test_symlink_refused_after_rotation),
         cmocka_unit_test(test_text_lines),
