@@ -77,12 +77,25 @@ static int open_file(struct line_writer *w)
     return 0;
 }
 
-/* 0, or -1 with errno; *written says how far it got either way. */
-static int write_all(int fd, const char *p, size_t len, size_t *written)
+#define CUT_OFF_WHY "shutdown stopped waiting for the reader (the write blocked)"
+
+static bool cut_off(const struct line_writer *w)
+{
+    return w->cut_off && atomic_load(w->cut_off);
+}
+
+/* 0, or -1 with errno (ECANCELED: cut off); *written says how far it got
+ * either way. A blocked write is interrupted by a signal (EINTR, or a short
+ * count) once shutdown cuts it off; the flag is checked before each try. */
+static int write_all(struct line_writer *w, const char *p, size_t len, size_t *written)
 {
     *written = 0;
     while (len > 0) {
-        ssize_t n = write(fd, p, len);
+        if (cut_off(w)) {
+            errno = ECANCELED;
+            return -1;
+        }
+        ssize_t n = write(w->fd, p, len);
         if (n < 0) {
             if (errno == EINTR)
                 continue;
@@ -132,10 +145,11 @@ static void rotate(struct line_writer *w)
 }
 
 int line_writer_open(struct line_writer *w, const char *who, const char *path, uint64_t max_bytes, unsigned keep,
-                     char *err, size_t errlen)
+                     const atomic_bool *cut_off_flag, char *err, size_t errlen)
 {
     memset(w, 0, sizeof(*w));
     w->who = who;
+    w->cut_off = cut_off_flag;
     w->fd = -1;
     w->max_bytes = max_bytes;
     w->keep = keep;
@@ -222,10 +236,12 @@ void line_writer_flush(struct line_writer *w, struct batch_result *r)
         return;
     const char *failed = NULL;   /* why, when the lines were not written */
     size_t written = 0;
-    if (w->fd < 0 && open_file(w) != 0) {
+    if (cut_off(w)) {
+        failed = CUT_OFF_WHY;
+    } else if (w->fd < 0 && open_file(w) != 0) {
         failed = open_error(errno);
-    } else if (write_all(w->fd, w->pending.data, w->pending.len, &written) != 0) {
-        failed = strerror(errno);
+    } else if (write_all(w, w->pending.data, w->pending.len, &written) != 0) {
+        failed = errno == ECANCELED ? CUT_OFF_WHY : strerror(errno);
         cut_back(w, written);
     } else {
         note_size(w, written);

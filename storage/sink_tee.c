@@ -50,12 +50,23 @@ static void note_losses(struct tee_sink *t, size_t i, uint64_t failed)
     l->unlogged = 0;
 }
 
+/* The shutdown flags reach every sink, also one blocked in a write. */
+static void tee_stopping(struct sink *base)
+{
+    struct tee_sink *t = (struct tee_sink *)base;
+    bool giving_up = atomic_load(&base->giving_up), cut_off = atomic_load(&base->cut_off);
+    for (size_t i = 0; i < t->n; i++) {
+        if (giving_up)
+            sink_give_up(t->sinks[i]);
+        if (cut_off)
+            sink_cut_off(t->sinks[i]);
+    }
+}
+
 static void tee_write_batch(struct sink *base, struct batch *b)
 {
     struct tee_sink *t = (struct tee_sink *)base;
-    bool giving_up = atomic_load(&base->giving_up);
-    for (size_t i = 0; i < t->n; i++)
-        atomic_store(&t->sinks[i]->giving_up, giving_up);
+    tee_stopping(base);   /* a flag set directly, not through sink_give_up */
     sink_write_batch(t->sinks[0], b);
     struct batch_result primary = b->result;
     for (size_t i = 1; i < t->n; i++) {
@@ -99,13 +110,12 @@ static void tee_close(struct sink *base)
     free(t);
 }
 
-/* The writer thread's flag must reach every sink it drives. */
 static const struct sink_ops tee_ops_threaded = {
     .name = "tee", .needs_writer_thread = true, .write_batch = tee_write_batch, .finish = tee_finish,
-    .set_retention = tee_set_retention, .idle = tee_idle, .close = tee_close};
+    .set_retention = tee_set_retention, .idle = tee_idle, .close = tee_close, .stopping = tee_stopping};
 static const struct sink_ops tee_ops_inline = {
     .name = "tee", .needs_writer_thread = false, .write_batch = tee_write_batch, .finish = tee_finish,
-    .set_retention = tee_set_retention, .idle = tee_idle, .close = tee_close};
+    .set_retention = tee_set_retention, .idle = tee_idle, .close = tee_close, .stopping = tee_stopping};
 
 struct sink *sink_tee_open(struct sink **sinks, size_t n, char *err, size_t errlen)
 {
