@@ -275,7 +275,7 @@ static void join_writer(struct pipeline *p)
     if (pthread_timedjoin_np(p->writer, NULL, &deadline) != ETIMEDOUT)
         return;
     log_warn("shutdown: the %s sink is still writing after %d ms (a reader that stopped reading?); giving up "
-             "writes that block, their events counted as store_failed", p->sink->ops->name, PIPELINE_FINISH_GRACE_MS);
+             "writes that block, their events counted as failed", p->sink->ops->name, PIPELINE_FINISH_GRACE_MS);
     struct sigaction sa = {.sa_handler = on_interrupt};   /* no SA_RESTART */
     sigemptyset(&sa.sa_mask);
     sigaction(interrupt_signal(), &sa, NULL);

@@ -7,10 +7,12 @@
 #include <signal.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <time.h>
 
 #include "batch.h"
 #include "decode.h"
 #include "event_json.h"
+#include "pipeline.h"
 #include "sink.h"
 #include "strbuf.h"
 #include "gvisor/syscall.pb-c.h"
@@ -359,6 +361,55 @@ static void test_tee_failing_secondary_logged_rate_limited(void **state)
     assert_true(total);   /* the loss is counted: the end of the run says how many */
 }
 
+/* A later sink whose reader stopped reading (a FIFO held open, never read)
+ * blocks the writer thread in write(). Shutdown must still end: the
+ * pipeline cuts the tee off after its grace, the tee passes that on to the
+ * blocked sink at once, and the first sink's counts are the result. */
+static void test_tee_blocked_secondary_cut_off_at_finish(void **state)
+{
+    (void)state;
+    struct trace_pkts t;
+    trace_load("exec_loop.trace", &t);
+    char dir[64], fifo[128];
+    scratch_dir(dir);
+    snprintf(fifo, sizeof(fifo), "%s/out.fifo", dir);
+    assert_int_equal(mkfifo(fifo, 0600), 0);
+    int reader = open(fifo, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    assert_true(reader >= 0);
+    struct sink *sinks[2] = {sink_discard_open(), open_ndjson(fifo, 0, 1)};
+    char err[256];
+    struct sink *tee = sink_tee_open(sinks, 2, err, sizeof(err));
+    assert_non_null(tee);
+    uv_loop_t loop;
+    uv_loop_init(&loop);
+    struct pipeline p;
+    struct pipeline_config cfg = {.limits = {.max_events = 512, .max_bytes = 64u << 20}, .queue_max = 4};
+    assert_int_equal(pipeline_init(&p, &loop, tee, &cfg, NULL, NULL, NULL), 0);
+    for (int i = 0; i < 3; i++) {   /* far more than the pipe's 64 KiB */
+        fill(pipeline_current(&p), &t, 0, 300);
+        pipeline_current(&p)->counts.received = 300;
+        assert_int_equal(pipeline_seal(&p), 0);
+    }
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    alarm(30);   /* without the cut-off this never returns */
+    pipeline_finish(&p);
+    alarm(0);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    uv_run(&loop, UV_RUN_DEFAULT);
+    pipeline_free(&p);
+    uv_loop_close(&loop);
+    sink_close(tee);
+    close(reader);
+    scratch_dir_remove(dir);
+    trace_free(&t);
+    double took = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+    printf("finish with a blocked secondary sink took %.3f s\n", took);
+    assert_true(took < 5.0);   /* 2 s grace */
+    assert_int_equal(p.result.discarded, 900);   /* the first sink's result */
+    assert_int_equal(p.result.failed, 0);
+}
+
 /* ---- symbolic links ---- */
 
 static size_t file_size(const char *path)
@@ -559,6 +610,7 @@ int main(void)
         cmocka_unit_test(test_ndjson_cut_back_after_outside_truncation),
         cmocka_unit_test(test_open_failures_name_the_path),
         cmocka_unit_test(test_tee_failing_secondary_logged_rate_limited),
+        cmocka_unit_test(test_tee_blocked_secondary_cut_off_at_finish),
         cmocka_unit_test(test_symlink_refused_at_open),
         cmocka_unit_test(test_symlink_refused_after_rotation),
         cmocka_unit_test(test_text_lines),
