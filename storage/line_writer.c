@@ -45,10 +45,21 @@ static void note_success(struct line_writer *w)
     w->failing = false;
 }
 
-/* 0, or -1 with errno. */
+/* Why open_file failed, for the log: a link is refused on purpose. */
+static const char *open_error(int err)
+{
+    return err == ELOOP ? "it is a symbolic link, which seccheckd does not follow (a link planted in a shared "
+                          "directory would send the events into another file): give the real path, or - for "
+                          "standard output"
+                        : strerror(err);
+}
+
+/* 0, or -1 with errno. Never through a symbolic link (ELOOP): at start and
+ * at every reopen after a rotation, when the path is briefly free for
+ * anyone who can write to its directory. */
 static int open_file(struct line_writer *w)
 {
-    int fd = open(w->path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOCTTY, 0640);
+    int fd = open(w->path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOCTTY | O_NOFOLLOW, 0640);
     if (fd < 0)
         return -1;
     struct stat st;
@@ -66,10 +77,25 @@ static int open_file(struct line_writer *w)
     return 0;
 }
 
-static int write_all(int fd, const char *p, size_t len)
+#define CUT_OFF_WHY "shutdown stopped waiting for the reader (the write blocked)"
+
+static bool cut_off(const struct line_writer *w)
 {
+    return w->cut_off && atomic_load(w->cut_off);
+}
+
+/* 0, or -1 with errno (ECANCELED: cut off); *written says how far it got
+ * either way. A blocked write is interrupted by a signal (EINTR, or a short
+ * count) once shutdown cuts it off; the flag is checked before each try. */
+static int write_all(struct line_writer *w, const char *p, size_t len, size_t *written)
+{
+    *written = 0;
     while (len > 0) {
-        ssize_t n = write(fd, p, len);
+        if (cut_off(w)) {
+            errno = ECANCELED;
+            return -1;
+        }
+        ssize_t n = write(w->fd, p, len);
         if (n < 0) {
             if (errno == EINTR)
                 continue;
@@ -77,6 +103,7 @@ static int write_all(int fd, const char *p, size_t len)
         }
         p += n;
         len -= (size_t)n;
+        *written += (size_t)n;
     }
     return 0;
 }
@@ -104,11 +131,13 @@ static void rotate(struct line_writer *w)
         close(w->fd);
     w->fd = -1;
     int failed = shift_files(w);
+    /* The path holds a new file now. When the shift failed, the old file
+     * counts as a fresh one too, so the next attempt comes only after
+     * another max_bytes instead of at every line. */
+    w->size = 0;
     if (open_file(w) != 0)
         return;   /* the next flush retries the open and counts the loss */
     if (failed) {
-        /* Counted as a fresh file, so the next attempt comes only after
-         * another max_bytes instead of at every line. */
         log_error("%s: cannot rotate %s: %s; appending to it past the size limit", w->who, w->path,
                   strerror(failed));
         w->size = 0;
@@ -116,10 +145,11 @@ static void rotate(struct line_writer *w)
 }
 
 int line_writer_open(struct line_writer *w, const char *who, const char *path, uint64_t max_bytes, unsigned keep,
-                     char *err, size_t errlen)
+                     const atomic_bool *cut_off_flag, char *err, size_t errlen)
 {
     memset(w, 0, sizeof(*w));
     w->who = who;
+    w->cut_off = cut_off_flag;
     w->fd = -1;
     w->max_bytes = max_bytes;
     w->keep = keep;
@@ -135,8 +165,11 @@ int line_writer_open(struct line_writer *w, const char *who, const char *path, u
         return 0;
     }
     if (open_file(w) != 0) {
-        snprintf(err, errlen, "cannot open %s: %s (check that its directory exists and is writable)", path,
-                 strerror(errno));
+        if (errno == ELOOP)
+            snprintf(err, errlen, "cannot open %s: %s", path, open_error(errno));
+        else
+            snprintf(err, errlen, "cannot open %s: %s (check that its directory exists and is writable)", path,
+                     strerror(errno));
         return -1;
     }
     return 0;
@@ -165,11 +198,35 @@ void line_writer_add(struct line_writer *w, const char *line, size_t len, struct
     w->pending_lines++;
 }
 
-/* After a failed write: cut a partly written line back out of the file. */
-static void cut_back(struct line_writer *w)
+/* After a failed write: cut the written part of it back out of the file.
+ * From the file's real size, not w->size: someone may have emptied the file
+ * meanwhile (logrotate's copytruncate), and cutting to the remembered size
+ * would then pad it with NUL bytes. Only ever shortens the file. */
+static void cut_back(struct line_writer *w, size_t written)
 {
-    if (w->is_regular && w->fd >= 0 && ftruncate(w->fd, (off_t)w->size) != 0)
+    if (!w->is_regular || w->fd < 0)
+        return;
+    struct stat st;
+    if (fstat(w->fd, &st) != 0) {
         log_error("%s: cannot cut a partial line from %s: %s", w->who, w->path, strerror(errno));
+        return;
+    }
+    uint64_t now = (uint64_t)st.st_size;
+    uint64_t before = now > written ? now - written : 0;
+    if (before < now && ftruncate(w->fd, (off_t)before) != 0) {
+        log_error("%s: cannot cut a partial line from %s: %s", w->who, w->path, strerror(errno));
+        w->size = now;
+        return;
+    }
+    w->size = before;
+}
+
+/* After a write: where it ended is the file's size (O_APPEND writes at the
+ * end), which also notices a file emptied from outside. */
+static void note_size(struct line_writer *w, size_t written)
+{
+    off_t end = w->is_regular ? lseek(w->fd, 0, SEEK_CUR) : -1;
+    w->size = end >= 0 ? (uint64_t)end : w->size + written;
 }
 
 void line_writer_flush(struct line_writer *w, struct batch_result *r)
@@ -177,20 +234,23 @@ void line_writer_flush(struct line_writer *w, struct batch_result *r)
     uint64_t lines = w->pending_lines;
     if (lines == 0)
         return;
-    int failed_errno = 0;
-    if (w->fd < 0 && open_file(w) != 0) {
-        failed_errno = errno;
-    } else if (write_all(w->fd, w->pending.data, w->pending.len) != 0) {
-        failed_errno = errno;
-        cut_back(w);
+    const char *failed = NULL;   /* why, when the lines were not written */
+    size_t written = 0;
+    if (cut_off(w)) {
+        failed = CUT_OFF_WHY;
+    } else if (w->fd < 0 && open_file(w) != 0) {
+        failed = open_error(errno);
+    } else if (write_all(w, w->pending.data, w->pending.len, &written) != 0) {
+        failed = errno == ECANCELED ? CUT_OFF_WHY : strerror(errno);
+        cut_back(w, written);
     } else {
-        w->size += w->pending.len;
+        note_size(w, written);
     }
     strbuf_reset(&w->pending);
     w->pending_lines = 0;
-    if (failed_errno) {
+    if (failed) {
         r->failed += lines;
-        note_loss(w, lines, strerror(failed_errno));
+        note_loss(w, lines, failed);
         return;
     }
     r->stored += lines;

@@ -11,11 +11,14 @@
  *
  * Opening a writer ignores SIGPIPE for the process: a reader that goes
  * away (the shipper at the other end of a pipe) is a counted write error,
- * not the end of the daemon.
+ * not the end of the daemon. A reader that stays but stops reading blocks
+ * the write until shutdown cuts it off (sink.h, cut_off): then that write
+ * and every later one fail, counted like any other failed write.
  */
 #ifndef SECCHECKD_LINE_WRITER_H
 #define SECCHECKD_LINE_WRITER_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -27,6 +30,7 @@
 
 struct line_writer {
     const char *who;              /* the sink's name, for log lines */
+    const atomic_bool *cut_off;   /* the sink's: stop waiting on blocked writes; NULL: never */
     char path[LINE_WRITER_PATH_MAX];
     int fd;                       /* -1: closed; reopened at the next flush */
     bool is_stdout;
@@ -45,9 +49,10 @@ struct line_writer {
 };
 
 /* path "-": standard output (never rotated). max_bytes 0: never rotate.
- * -1 with a message naming the path in err. */
+ * cut_off: the sink's flag (sink.h), or NULL. -1 with a message naming the
+ * path in err; a symbolic link is refused. */
 int line_writer_open(struct line_writer *w, const char *who, const char *path, uint64_t max_bytes, unsigned keep,
-                     char *err, size_t errlen);
+                     const atomic_bool *cut_off, char *err, size_t errlen);
 
 /* Queues one complete line (ending in '\n'). When it would take the file
  * past max_bytes, the queued lines are written and the file rotated first;

@@ -2,15 +2,23 @@
 
 #include <errno.h>
 #include <poll.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <sys/eventfd.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "clock.h"
 #include "log.h"
 
 #define PIPELINE_IDLE_MS 1000   /* sink upkeep after a second without batches */
+/* Shutdown: how long the writer may take over what is queued before the
+ * writes that block are given up (sink_cut_off), and how often a blocked
+ * write is then interrupted (one signal can land just before the write()). */
+#define PIPELINE_FINISH_GRACE_MS 2000
+#define PIPELINE_INTERRUPT_EVERY_MS 20
 
 /* ---- lock-free lists and their wake-ups ---- */
 
@@ -121,9 +129,27 @@ static void wait_for_batches(struct pipeline *p)
         clear_fd(p->todo_fd);
 }
 
+/* The signal that interrupts the writer's blocked write at shutdown: a
+ * real-time one nothing else uses, handled without SA_RESTART so the
+ * write() returns (EINTR or a short count) instead of resuming. */
+static int interrupt_signal(void)
+{
+    return SIGRTMIN;
+}
+
+static void on_interrupt(int sig)
+{
+    (void)sig;
+}
+
 static void writer_main(void *arg)
 {
     struct pipeline *p = arg;
+    /* A restarted image starts with signals blocked (handoff.c). */
+    sigset_t interrupt;
+    sigemptyset(&interrupt);
+    sigaddset(&interrupt, interrupt_signal());
+    pthread_sigmask(SIG_UNBLOCK, &interrupt, NULL);
     for (;;) {
         /* stopping is read before the list: what was submitted before it
          * was set is in the list then. */
@@ -227,6 +253,40 @@ size_t pipeline_in_flight(struct pipeline *p)
     return atomic_load(&p->in_flight);
 }
 
+static struct timespec realtime_in(int ms)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_REALTIME, &t);   /* pthread_timedjoin_np's clock */
+    t.tv_sec += ms / 1000;
+    t.tv_nsec += (long)(ms % 1000) * 1000000;
+    if (t.tv_nsec >= 1000000000L) {
+        t.tv_sec++;
+        t.tv_nsec -= 1000000000L;
+    }
+    return t;
+}
+
+/* Waits for the writer to write what is queued and stop. A sink whose
+ * reader stopped reading would keep it in write() for ever: after the
+ * grace the sink is cut off and the blocked write interrupted until the
+ * writer is out, its remaining events counted as failed. */
+static void join_writer(struct pipeline *p)
+{
+    struct timespec deadline = realtime_in(PIPELINE_FINISH_GRACE_MS);
+    if (pthread_timedjoin_np(p->writer, NULL, &deadline) != ETIMEDOUT)
+        return;
+    log_warn("shutdown: the %s sink is still writing after %d ms (a reader that stopped reading?); giving up "
+             "writes that block, their events counted as failed", p->sink->ops->name, PIPELINE_FINISH_GRACE_MS);
+    struct sigaction sa = {.sa_handler = on_interrupt};   /* no SA_RESTART */
+    sigemptyset(&sa.sa_mask);
+    sigaction(interrupt_signal(), &sa, NULL);
+    sink_cut_off(p->sink);
+    do {
+        pthread_kill(p->writer, interrupt_signal());
+        deadline = realtime_in(PIPELINE_INTERRUPT_EVERY_MS);
+    } while (pthread_timedjoin_np(p->writer, NULL, &deadline) == ETIMEDOUT);
+}
+
 void pipeline_finish(struct pipeline *p)
 {
     if (p->on_seal)
@@ -236,10 +296,10 @@ void pipeline_finish(struct pipeline *p)
         p->current = NULL;
     }
     if (p->writer_running) {
-        atomic_store(&p->sink->giving_up, true);
+        sink_give_up(p->sink);
         atomic_store(&p->stopping, true);
         signal_fd(p->todo_fd);
-        uv_thread_join(&p->writer);
+        join_writer(p);
         p->writer_running = false;
     }
     collect_done(p);

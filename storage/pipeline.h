@@ -90,7 +90,10 @@ bool pipeline_saturated(const struct pipeline *p);
 size_t pipeline_in_flight(struct pipeline *p);
 
 /* Seals what is left, waits for the writer to finish everything, stops it
- * and folds all results into the totals. Blocks: only for shutdown. */
+ * and folds all results into the totals. Blocks: only for shutdown. A
+ * writer still busy after a grace of 2 s has its sink cut off (sink.h) and
+ * a write that blocks interrupted, so a reader that stopped reading cannot
+ * hold shutdown up; what it did not take is counted as failed. */
 void pipeline_finish(struct pipeline *p);
 
 /* Frees every batch; after finish, once the loop has closed its handles. */

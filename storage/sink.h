@@ -30,11 +30,18 @@ struct sink_ops {
     /* Marks the end of this daemon run; last call before close. */
     void (*finish)(struct sink *s, int64_t stopped_ns);
     void (*close)(struct sink *s);
+    /* Optional: shutdown just set a flag of s (any thread, while the writer
+     * may be in write_batch); a sink that drives others passes it on. */
+    void (*stopping)(struct sink *s);
 };
 
 struct sink {
     const struct sink_ops *ops;
     atomic_bool giving_up;    /* shutdown: stop retrying transient failures */
+    /* Shutdown's grace for the writer is over: a write that blocks (a reader
+     * that stopped reading) fails, and every later one fails at once, each
+     * event counted as failed. The pipeline interrupts a blocked write. */
+    atomic_bool cut_off;
     uint64_t first_conn_id;   /* ids below this were used by earlier runs */
     char error[256];          /* last error, for the log */
 };
@@ -77,6 +84,18 @@ static inline void sink_finish(struct sink *s, int64_t stopped_ns)
         s->ops->finish(s, stopped_ns);
 }
 static inline void sink_close(struct sink *s) { s->ops->close(s); }
+static inline void sink_give_up(struct sink *s)
+{
+    atomic_store(&s->giving_up, true);
+    if (s->ops->stopping)
+        s->ops->stopping(s);
+}
+static inline void sink_cut_off(struct sink *s)
+{
+    atomic_store(&s->cut_off, true);
+    if (s->ops->stopping)
+        s->ops->stopping(s);
+}
 static inline void sink_idle(struct sink *s)
 {
     if (s->ops->idle)

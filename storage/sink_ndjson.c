@@ -54,7 +54,8 @@ struct sink *sink_ndjson_open(const struct sink_ndjson_options *opts, char *err,
         snprintf(err, errlen, "out of memory");
         return NULL;
     }
-    if (line_writer_open(&s->out, "ndjson", opts->path, opts->max_bytes, opts->keep, err, errlen) != 0) {
+    if (line_writer_open(&s->out, "ndjson", opts->path, opts->max_bytes, opts->keep, &s->base.cut_off, err,
+                         errlen) != 0) {
         free(s);
         return NULL;
     }

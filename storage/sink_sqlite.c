@@ -299,10 +299,15 @@ static int write_rows(struct sqlite_sink *s, struct batch *b)
     return update_run(s, &counts, &result);
 }
 
-/* One transaction for the whole batch: SQLITE_OK, or why it failed. */
+/* One transaction for the whole batch: SQLITE_OK, or why it failed.
+ * IMMEDIATE takes the write lock up front, waiting --busy-timeout-ms in
+ * SQLite's busy handler. A deferred BEGIN would read first (chain_start)
+ * and then have to upgrade that read to a write, which SQLite refuses at
+ * once, without the busy handler, while another connection writes: the
+ * retry loop below would spin on a core. */
 static int try_write(struct sqlite_sink *s, struct batch *b, char *err, size_t errlen)
 {
-    int rc = sqlutil_exec(s->db, "BEGIN", err, errlen);
+    int rc = sqlutil_exec(s->db, "BEGIN IMMEDIATE", err, errlen);
     if (rc != SQLITE_OK)
         return rc;
     if (write_rows(s, b) != 0) {

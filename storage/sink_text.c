@@ -266,7 +266,7 @@ struct sink *sink_text_open(const char *path, char *err, size_t errlen)
         snprintf(err, errlen, "out of memory");
         return NULL;
     }
-    if (line_writer_open(&s->out, "text", path, 0, 0, err, errlen) != 0) {
+    if (line_writer_open(&s->out, "text", path, 0, 0, &s->base.cut_off, err, errlen) != 0) {
         free(s);
         return NULL;
     }

@@ -4,6 +4,7 @@
  * tracereplay files (byte-identical to what --sink record wrote) and to
  * NDJSON (identical to the live stream); bad usage. */
 #include <setjmp.h>
+#include <stdbool.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -304,6 +305,40 @@ static void test_text_sink(void **state)
     daemon_cleanup(&d);
 }
 
+/* A symbolic link planted at the output path (a shared, writable log
+ * directory) would send sandbox events into the file it points to: the
+ * daemon refuses to start, naming the link, and the target is untouched. */
+static void test_line_sinks_refuse_a_symlink(void **state)
+{
+    (void)state;
+    static const char *const sinks[][2] = {{"ndjson", "--ndjson-path"}, {"text", "--text-path"}};
+    for (int i = 0; i < 2; i++) {
+        struct daemon d;
+        daemon_prepare(&d);
+        char victim[400], link[400];
+        snprintf(victim, sizeof(victim), "%s/victim", d.dir);
+        snprintf(link, sizeof(link), "%s/events.out", d.dir);
+        int fd = open(victim, O_WRONLY | O_CREAT | O_EXCL, 0600);
+        bool ready = fd >= 0 && write(fd, "precious\n", 9) == 9 && symlink(victim, link) == 0;
+        if (fd >= 0)
+            close(fd);
+        const char *args[] = {"--sink", sinks[i][0], sinks[i][1], link, NULL};
+        bool started = ready && daemon_start(&d, SECCHECKD_BIN, args);
+        int status = daemon_stop(&d);
+        char *log = daemon_read_log(&d);
+        bool named = strstr(log, "symbolic link") != NULL && strstr(log, link) != NULL;
+        free(log);
+        struct stat st;
+        off_t victim_size = stat(victim, &st) == 0 ? st.st_size : -1;
+        daemon_cleanup(&d);
+        assert_true(ready);
+        assert_false(started);
+        assert_int_not_equal(status, 0);
+        assert_true(named);
+        assert_int_equal(victim_size, 9);
+    }
+}
+
 /* Which trace a tracereplay file replays to, or -1. */
 static int replays_to(const char *path, const struct trace_fixture *f)
 {
@@ -447,6 +482,7 @@ int main(void)
         cmocka_unit_test(test_ndjson_next_to_sqlite),
         cmocka_unit_test(test_ndjson_rotation),
         cmocka_unit_test(test_text_sink),
+        cmocka_unit_test(test_line_sinks_refuse_a_symlink),
         cmocka_unit_test(test_export_trace_round_trip),
         cmocka_unit_test(test_export_bad_usage),
     };

@@ -12,6 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <time.h>
 #include <sys/mount.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -275,6 +277,89 @@ static void test_locked_database_drop(void **state)
     locked_database("drop", &sent, NULL);
 }
 
+/* The exit summary's identity: 0 when found. */
+struct summary {
+    unsigned long long received, stored, discarded, rejected, failed;
+};
+
+static int parse_summary(const char *log, struct summary *out)
+{
+    const char *line = strstr(log, "summary: ");
+    if (!line)
+        return -1;
+    return sscanf(line, "summary: %llu received = %llu stored + %llu discarded + %llu rejected + %llu store_failed",
+                  &out->received, &out->stored, &out->discarded, &out->rejected, &out->failed) == 5
+               ? 0
+               : -1;
+}
+
+static long long elapsed_ms(const struct timespec *since)
+{
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (long long)(now.tv_sec - since->tv_sec) * 1000 + (now.tv_nsec - since->tv_nsec) / 1000000;
+}
+
+/* A line sink whose reader never reads (a log shipper that hung) blocks the
+ * writer in write(). SIGTERM must still end the daemon within
+ * --drain-timeout-ms plus the pipeline's grace for the writer, counting what
+ * it could not write as store_failed. The reader here holds a FIFO open and
+ * never reads it: a pipe nobody reads. */
+static void blocked_line_sink_stops(const char *sink, const char *path_option)
+{
+    struct daemon d;
+    daemon_prepare(&d);
+    char fifo[300];
+    snprintf(fifo, sizeof(fifo), "%.250s/out.fifo", d.dir);
+    int made = mkfifo(fifo, 0600);
+    int reader = open(fifo, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    const char *args[] = {"--sink", sink, path_option, fifo, "--drain-timeout-ms", "300", "--batch-size", "256",
+                          "--queue-max", "2", NULL};
+    bool started = made == 0 && reader >= 0 && daemon_start(&d, SECCHECKD_BIN, args);
+    struct streamer s[2];
+    int status = -1;
+    long long took_ms = -1;
+    if (started) {
+        start_streamers(s, 2, d.socket);
+        usleep(1000000);   /* the pipe is full and the writer blocked long before this */
+        struct timespec t0;
+        clock_gettime(CLOCK_MONOTONIC, &t0);
+        status = daemon_stop_within(&d, 10000);
+        took_ms = elapsed_ms(&t0);
+        stop_streamers(s, 2);
+    }
+    char *log = daemon_read_log(&d);
+    struct summary sum = {0};
+    int parsed = parse_summary(log, &sum);
+    bool cut_logged = strstr(log, "giving up") != NULL;
+    free(log);
+    if (reader >= 0)
+        close(reader);
+    daemon_cleanup(&d);
+
+    printf("--sink %s to a FIFO nobody reads: exit %d after SIGTERM in %lld ms; %llu received = %llu stored + "
+           "%llu store_failed\n", sink, status, took_ms, sum.received, sum.stored, sum.failed);
+    assert_true(started);
+    assert_int_equal(status, 0);
+    assert_true(took_ms < 5000);   /* 300 ms drain + 2 s grace, with room for sanitizers */
+    assert_int_equal(parsed, 0);
+    assert_true(sum.failed > 0);   /* what was queued for the stuck reader is counted */
+    assert_int_equal(sum.received, sum.stored + sum.discarded + sum.rejected + sum.failed);
+    assert_true(cut_logged);
+}
+
+static void test_blocked_text_sink_sigterm(void **state)
+{
+    (void)state;
+    blocked_line_sink_stops("text", "--text-path");
+}
+
+static void test_blocked_ndjson_sink_sigterm(void **state)
+{
+    (void)state;
+    blocked_line_sink_stops("ndjson", "--ndjson-path");
+}
+
 static int setup(void **state)
 {
     (void)state;
@@ -296,6 +381,8 @@ int main(void)
         cmocka_unit_test(test_disk_full_counts_and_resumes),
         cmocka_unit_test(test_locked_database_block),
         cmocka_unit_test(test_locked_database_drop),
+        cmocka_unit_test(test_blocked_text_sink_sigterm),
+        cmocka_unit_test(test_blocked_ndjson_sink_sigterm),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -3,11 +3,16 @@
  * the file, rotation, accounting of failed writes, and the text format. */
 #include "unit_util.h"
 
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <time.h>
 
 #include "batch.h"
 #include "decode.h"
 #include "event_json.h"
+#include "pipeline.h"
 #include "sink.h"
 #include "strbuf.h"
 #include "gvisor/syscall.pb-c.h"
@@ -191,6 +196,75 @@ static void test_ndjson_write_failure_counted(void **state)
     trace_free(&t);
 }
 
+static bool has_nul(const uint8_t *data, size_t len)
+{
+    return memchr(data, '\0', len) != NULL;
+}
+
+/* logrotate's copytruncate empties the file behind the sink's back; a write
+ * that then fails part-way must be cut back to what the file really held
+ * (nothing), not to the size the sink remembers, which would leave the
+ * partial line there or pad the file with NUL bytes up to that size. The
+ * write fails part-way through RLIMIT_FSIZE (EFBIG, SIGXFSZ ignored). */
+static void test_ndjson_cut_back_after_outside_truncation(void **state)
+{
+    (void)state;
+    struct trace_pkts t;
+    trace_load("exec_loop.trace", &t);
+    char dir[64], path[128];
+    scratch_dir(dir);
+    snprintf(path, sizeof(path), "%s/events.ndjson", dir);
+    struct sink *s = open_ndjson(path, 0, 5);
+    struct batch *b = new_batch(512);
+    fill(b, &t, 0, 200);
+    sink_write_batch(s, b);
+    uint64_t first_stored = b->result.stored;
+    struct stat st;
+    stat(path, &st);
+    off_t first_size = st.st_size;
+
+    int truncated = truncate(path, 0);
+    struct rlimit saved, small = {.rlim_cur = 1000, .rlim_max = RLIM_INFINITY};
+    getrlimit(RLIMIT_FSIZE, &saved);
+    small.rlim_max = saved.rlim_max;
+    void (*old_xfsz)(int) = signal(SIGXFSZ, SIG_IGN);
+    setrlimit(RLIMIT_FSIZE, &small);
+    fill(b, &t, 200, 400);
+    sink_write_batch(s, b);
+    setrlimit(RLIMIT_FSIZE, &saved);
+    signal(SIGXFSZ, old_xfsz);
+    uint64_t failed = b->result.failed, stored = b->result.stored;
+    size_t after_len;
+    uint8_t *after = slurp(path, &after_len);
+    bool after_nul = has_nul(after, after_len);
+    free(after);
+
+    /* Writing works again: the file holds exactly the next batch. */
+    fill(b, &t, 400, 500);
+    struct strbuf want = {0};
+    expected_lines(&want, b);
+    sink_write_batch(s, b);
+    sink_close(s);
+    size_t len;
+    uint8_t *got = slurp(path, &len);
+    bool same = len == want.len && memcmp(got, want.data, len) == 0;
+    free(got);
+    strbuf_free(&want);
+    batch_free(b);
+    trace_free(&t);
+    scratch_dir_remove(dir);
+
+    assert_int_equal(first_stored, 200);
+    assert_true(first_size > 1000);   /* more than the limit: the old size cannot be cut back to */
+    assert_int_equal(truncated, 0);
+    assert_int_equal(failed, 200);
+    assert_int_equal(stored, 0);
+    if (after_len != 0 || after_nul)
+        fail_msg("after the failed write the emptied file holds %zu bytes%s, not 0", after_len,
+                 after_nul ? " with NULs" : "");
+    assert_true(same);
+}
+
 static void test_open_failures_name_the_path(void **state)
 {
     (void)state;
@@ -201,6 +275,238 @@ static void test_open_failures_name_the_path(void **state)
     err[0] = '\0';
     assert_null(sink_text_open("/nonexistent-dir/x.txt", err, sizeof(err)));
     assert_non_null(strstr(err, "/nonexistent-dir/x.txt"));
+}
+
+/* ---- several sinks (tee) ---- */
+
+/* Runs fn with stderr (the log) going to a scratch file; returns what was
+ * logged, malloc'd. */
+static char *capture_log(void (*fn)(void *), void *arg)
+{
+    char path[64];
+    scratch_file(path, "", 0);
+    fflush(stderr);
+    int saved = dup(STDERR_FILENO);
+    int fd = open(path, O_WRONLY | O_APPEND);
+    dup2(fd, STDERR_FILENO);
+    close(fd);
+    fn(arg);
+    fflush(stderr);
+    dup2(saved, STDERR_FILENO);
+    close(saved);
+    size_t len;
+    uint8_t *data = slurp(path, &len);
+    unlink(path);
+    char *text = malloc(len + 1);
+    memcpy(text, data, len);
+    text[len] = '\0';
+    free(data);
+    return text;
+}
+
+static int count_substr(const char *text, const char *needle)
+{
+    int n = 0;
+    for (const char *p = text; (p = strstr(p, needle)) != NULL; p++)
+        n++;
+    return n;
+}
+
+struct tee_run {
+    const struct trace_pkts *t;
+    int batches;
+    uint64_t discarded;    /* the primary's result, summed */
+};
+
+/* discard + ndjson to a full disk, batch after batch, then finish. */
+static void run_failing_tee(void *arg)
+{
+    struct tee_run *run = arg;
+    struct sink *sinks[2] = {sink_discard_open(), open_ndjson("/dev/full", 0, 1)};
+    char err[256];
+    struct sink *tee = sink_tee_open(sinks, 2, err, sizeof(err));
+    assert_non_null(tee);
+    struct batch *b = new_batch(64);
+    for (int i = 0; i < run->batches; i++) {
+        fill(b, run->t, 0, 20);
+        sink_write_batch(tee, b);
+        run->discarded += b->result.discarded;
+    }
+    sink_finish(tee, 1);
+    sink_close(tee);
+    batch_free(b);
+}
+
+/* A secondary sink that fails every batch is logged at most every 10 s
+ * (here: once, then the total at the end), not once per batch, and what it
+ * lost is counted; the primary's result is the batch's. */
+static void test_tee_failing_secondary_logged_rate_limited(void **state)
+{
+    (void)state;
+    if (access("/dev/full", W_OK) != 0)
+        skip();
+    struct trace_pkts t;
+    trace_load("exec_loop.trace", &t);
+    struct tee_run run = {.t = &t, .batches = 100};
+    char *log = capture_log(run_failing_tee, &run);
+    int tee_lines = count_substr(log, "ndjson sink:");
+    printf("%s", log);
+    bool total = strstr(log, "(2000 in all;") != NULL;
+    free(log);
+    trace_free(&t);
+    assert_int_equal(run.discarded, 100 * 20);
+    if (tee_lines > 2)
+        fail_msg("the failing ndjson sink was logged %d times for 100 batches (at most every 10 s wanted)",
+                 tee_lines);
+    assert_true(total);   /* the loss is counted: the end of the run says how many */
+}
+
+/* A later sink whose reader stopped reading (a FIFO held open, never read)
+ * blocks the writer thread in write(). Shutdown must still end: the
+ * pipeline cuts the tee off after its grace, the tee passes that on to the
+ * blocked sink at once, and the first sink's counts are the result. */
+static void test_tee_blocked_secondary_cut_off_at_finish(void **state)
+{
+    (void)state;
+    struct trace_pkts t;
+    trace_load("exec_loop.trace", &t);
+    char dir[64], fifo[128];
+    scratch_dir(dir);
+    snprintf(fifo, sizeof(fifo), "%s/out.fifo", dir);
+    assert_int_equal(mkfifo(fifo, 0600), 0);
+    int reader = open(fifo, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    assert_true(reader >= 0);
+    struct sink *sinks[2] = {sink_discard_open(), open_ndjson(fifo, 0, 1)};
+    char err[256];
+    struct sink *tee = sink_tee_open(sinks, 2, err, sizeof(err));
+    assert_non_null(tee);
+    scratch_dir_remove(dir);   /* both ends are open: nothing is left behind even if the alarm fires */
+    uv_loop_t loop;
+    uv_loop_init(&loop);
+    struct pipeline p;
+    struct pipeline_config cfg = {.limits = {.max_events = 512, .max_bytes = 64u << 20}, .queue_max = 4};
+    assert_int_equal(pipeline_init(&p, &loop, tee, &cfg, NULL, NULL, NULL), 0);
+    for (int i = 0; i < 3; i++) {   /* far more than the pipe's 64 KiB */
+        fill(pipeline_current(&p), &t, 0, 300);
+        pipeline_current(&p)->counts.received = 300;
+        assert_int_equal(pipeline_seal(&p), 0);
+    }
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    alarm(30);   /* without the cut-off this never returns */
+    pipeline_finish(&p);
+    alarm(0);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    uv_run(&loop, UV_RUN_DEFAULT);
+    pipeline_free(&p);
+    uv_loop_close(&loop);
+    sink_close(tee);
+    close(reader);
+    trace_free(&t);
+    double took = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+    printf("finish with a blocked secondary sink took %.3f s\n", took);
+    assert_true(took < 5.0);   /* 2 s grace */
+    assert_int_equal(p.result.discarded, 900);   /* the first sink's result */
+    assert_int_equal(p.result.failed, 0);
+}
+
+/* ---- symbolic links ---- */
+
+static size_t file_size(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 ? (size_t)st.st_size : 0;
+}
+
+/* A link planted at the path (a shared, writable log directory) must not
+ * send events into the file it points to: opening refuses it, by name. */
+static void test_symlink_refused_at_open(void **state)
+{
+    (void)state;
+    char dir[64], victim[128], ndjson[128], text[128];
+    scratch_dir(dir);
+    snprintf(victim, sizeof(victim), "%s/victim", dir);
+    snprintf(ndjson, sizeof(ndjson), "%s/events.ndjson", dir);
+    snprintf(text, sizeof(text), "%s/events.txt", dir);
+    FILE *f = fopen(victim, "w");
+    assert_non_null(f);
+    fputs("precious\n", f);
+    fclose(f);
+    int linked = symlink(victim, ndjson) | symlink(victim, text);
+
+    char nd_err[512] = "", tx_err[512] = "";
+    struct sink_ndjson_options o = {.path = ndjson, .max_bytes = 0, .keep = 1};
+    struct sink *nd = sink_ndjson_open(&o, nd_err, sizeof(nd_err));
+    struct sink *tx = sink_text_open(text, tx_err, sizeof(tx_err));
+    if (nd)
+        sink_close(nd);
+    if (tx)
+        sink_close(tx);
+    size_t victim_size = file_size(victim);
+    scratch_dir_remove(dir);
+
+    assert_int_equal(linked, 0);
+    assert_null(nd);
+    assert_null(tx);
+    assert_non_null(strstr(nd_err, ndjson));
+    assert_non_null(strstr(nd_err, "symbolic link"));
+    assert_non_null(strstr(tx_err, text));
+    assert_non_null(strstr(tx_err, "symbolic link"));
+    assert_int_equal(victim_size, 9);
+}
+
+/* Rotation renames the file away and opens the path anew: a link planted
+ * there meanwhile must be refused too. The race is made certain here: the
+ * open right after the rename fails (no descriptors left), the link goes in,
+ * and the next batch's reopen finds it. */
+static void test_symlink_refused_after_rotation(void **state)
+{
+    (void)state;
+    struct trace_pkts t;
+    trace_load("exec_loop.trace", &t);
+    char dir[64], path[128], victim[128];
+    scratch_dir(dir);
+    snprintf(path, sizeof(path), "%s/events.ndjson", dir);
+    snprintf(victim, sizeof(victim), "%s/victim", dir);
+    int vfd = open(victim, O_WRONLY | O_CREAT | O_EXCL, 0600);
+    close(vfd);
+    struct sink *s = open_ndjson(path, 16 * 1024, 1);
+    struct batch *b = new_batch(512);
+    fill(b, &t, 0, 20);
+    sink_write_batch(s, b);
+    uint64_t stored_first = b->result.stored;
+
+    /* Enough for a rotation; the reopen after the rename fails. */
+    struct rlimit saved, none;
+    getrlimit(RLIMIT_NOFILE, &saved);
+    none = saved;
+    none.rlim_cur = 3;
+    setrlimit(RLIMIT_NOFILE, &none);
+    fill(b, &t, 20, 200);
+    sink_write_batch(s, b);
+    setrlimit(RLIMIT_NOFILE, &saved);
+    uint64_t failed_rotating = b->result.failed;
+    char rotated[160];
+    snprintf(rotated, sizeof(rotated), "%s.1", path);
+    bool was_rotated = access(rotated, F_OK) == 0 && access(path, F_OK) != 0;
+
+    int linked = symlink(victim, path);
+    fill(b, &t, 200, 205);   /* less than max_bytes: no rotation in between */
+    sink_write_batch(s, b);
+    uint64_t failed_linked = b->result.failed, stored_linked = b->result.stored;
+    sink_close(s);
+    size_t victim_size = file_size(victim);
+    batch_free(b);
+    trace_free(&t);
+    scratch_dir_remove(dir);
+
+    assert_int_equal(stored_first, 20);
+    assert_true(failed_rotating > 0);
+    assert_true(was_rotated);
+    assert_int_equal(linked, 0);
+    assert_int_equal(stored_linked, 0);
+    assert_int_equal(failed_linked, 5);   /* counted, not written through the link */
+    assert_int_equal(victim_size, 0);
 }
 
 /* ---- text ---- */
@@ -301,7 +607,12 @@ int main(void)
         cmocka_unit_test(test_ndjson_appends_batches),
         cmocka_unit_test(test_ndjson_rotates),
         cmocka_unit_test(test_ndjson_write_failure_counted),
+        cmocka_unit_test(test_ndjson_cut_back_after_outside_truncation),
         cmocka_unit_test(test_open_failures_name_the_path),
+        cmocka_unit_test(test_tee_failing_secondary_logged_rate_limited),
+        cmocka_unit_test(test_tee_blocked_secondary_cut_off_at_finish),
+        cmocka_unit_test(test_symlink_refused_at_open),
+        cmocka_unit_test(test_symlink_refused_after_rotation),
         cmocka_unit_test(test_text_lines),
     };
     return cmocka_run_group_tests(tests, setup, NULL);

@@ -3,6 +3,7 @@
  * (server/ingest.h) driving a pipeline (storage/pipeline.h). */
 #include <pthread.h>
 #include <stdatomic.h>
+#include <time.h>
 
 #include "unit_util.h"
 
@@ -543,6 +544,63 @@ static void test_sqlite_lock_is_waited_out(void **state)
     scratch_dir_remove(dir);
 }
 
+static double thread_cpu_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static double wall_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* Waiting out a lock must sleep in SQLite's busy handler, not spin: a
+ * deferred BEGIN whose first SELECT takes a read lock cannot upgrade to a
+ * write while another connection writes, and SQLite fails that upgrade at
+ * once without calling the busy handler (thousands of attempts a second, a
+ * whole core). The writer holds the lock for a second here. */
+static void test_sqlite_lock_wait_does_not_spin(void **state)
+{
+    (void)state;
+    char dir[64], path[128];
+    scratch_dir(dir);
+    snprintf(path, sizeof(path), "%s/spin.db", dir);
+    struct sink *s = open_sqlite_busy(path, 200);
+    struct trace_pkts t;
+    trace_load("exec_loop.trace", &t);
+    struct batch_limits lim = {.max_events = 64, .max_bytes = 8u << 20};
+    struct batch *b = batch_new(&lim);
+    fill_batch(b, &t, 0, 10, 0);
+    sink_write_batch(s, b);   /* the chain has a previous batch to read */
+    fill_batch(b, &t, 10, 10, 0);
+    struct delayed_unlock u = {.locker = lock_db(path), .delay_ms = 1000};
+    pthread_t th;
+    pthread_create(&th, NULL, unlock_later, &u);
+    double cpu0 = thread_cpu_s(), wall0 = wall_s();
+    sink_write_batch(s, b);
+    double cpu = thread_cpu_s() - cpu0, wall = wall_s() - wall0;
+    pthread_join(th, NULL);
+    uint64_t stored = b->result.stored;
+    sink_finish(s, 10);
+    sink_close(s);
+    sqlite3 *db = db_open_ro(path);
+    int64_t rows = db_int(db, "SELECT count(*) FROM events");
+    sqlite3_close(db);
+    batch_free(b);
+    trace_free(&t);
+    scratch_dir_remove(dir);
+    printf("lock held 1 s: the write took %.3f s wall, %.3f s CPU\n", wall, cpu);
+    assert_int_equal(stored, 10);   /* landed once the lock went */
+    assert_int_equal(rows, 20);
+    assert_true(wall >= 0.9);
+    if (cpu > 0.2)
+        fail_msg("the writer spun on the lock: %.3f s of CPU in %.3f s (busy handler not used)", cpu, wall);
+}
+
 static void test_sqlite_failed_batch_counted_later(void **state)
 {
     (void)state;
@@ -977,6 +1035,7 @@ int main(void)
         cmocka_unit_test(test_sqlite_schema_version_refused),
         cmocka_unit_test(test_sqlite_bad_path),
         cmocka_unit_test(test_sqlite_lock_is_waited_out),
+        cmocka_unit_test(test_sqlite_lock_wait_does_not_spin),
         cmocka_unit_test(test_sqlite_failed_batch_counted_later),
         cmocka_unit_test(test_sqlite_failed_last_batch_counted),
         cmocka_unit_test(test_discard_sink),
