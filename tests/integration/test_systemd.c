@@ -24,8 +24,11 @@
 static int bind_unix(int type, const char *path)
 {
     int fd = socket(AF_UNIX, type, 0);
+    assert_true(fd >= 0);
     struct sockaddr_un addr = {.sun_family = AF_UNIX};
-    snprintf(addr.sun_path, sizeof(addr.sun_path), "%s", path);
+    int n = snprintf(addr.sun_path, sizeof(addr.sun_path), "%s", path);
+    if (n < 0 || (size_t)n >= sizeof(addr.sun_path))
+        fail_msg("socket path longer than sun_path (%zu bytes): %s", sizeof(addr.sun_path), path);
     assert_int_equal(bind(fd, (struct sockaddr *)&addr, sizeof(addr)), 0);
     return fd;
 }
