@@ -118,12 +118,19 @@ bool daemon_start(struct daemon *d, const char *binary, const char *const *extra
 
 int daemon_stop_within(struct daemon *d, int timeout_ms)
 {
+    /* A daemon that hangs on SIGTERM is a failure, not a ctest timeout. */
+    if (d->pid > 0)
+        kill(d->pid, SIGTERM);
+    return daemon_wait_exit(d, timeout_ms);
+}
+
+int daemon_wait_exit(struct daemon *d, int timeout_ms)
+{
     if (d->pid <= 0)
         return d->exit_status;
-    /* A daemon that hangs on SIGTERM is a failure, not a ctest timeout. */
-    d->exit_status = reaper_stop_within(d->pid, timeout_ms);
+    d->exit_status = reaper_wait_within(d->pid, timeout_ms);
     if (d->exit_status == 124)
-        fprintf(stderr, "daemon %d ignored SIGTERM for %d ms: killed it\n", (int)d->pid, timeout_ms);
+        fprintf(stderr, "daemon %d did not exit within %d ms after SIGTERM: killed it\n", (int)d->pid, timeout_ms);
     d->pid = 0;
     return d->exit_status;
 }

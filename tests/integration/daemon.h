@@ -44,6 +44,11 @@ int daemon_stop_within(struct daemon *d, int timeout_ms);
 /* daemon_stop_within with a 20 s deadline. */
 int daemon_stop(struct daemon *d);
 
+/* For a daemon the test already signalled: waits up to timeout_ms for it to
+ * exit without signalling it again (a second SIGTERM during shutdown is not
+ * the same test); as daemon_stop_within otherwise. */
+int daemon_wait_exit(struct daemon *d, int timeout_ms);
+
 /* Whole captured stderr, malloc'd. */
 char *daemon_read_log(const struct daemon *d);
 

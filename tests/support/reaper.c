@@ -212,9 +212,8 @@ int reaper_poll(pid_t pid)
     return got == pid ? exit_code(status) : 127;
 }
 
-int reaper_stop_within(pid_t pid, int timeout_ms)
+int reaper_wait_within(pid_t pid, int timeout_ms)
 {
-    kill(pid, SIGTERM);
     for (int waited = 0; waited < timeout_ms; waited += 10) {
         int code = reaper_poll(pid);
         if (code >= 0)

@@ -33,10 +33,10 @@ int reaper_wait(pid_t pid);
 /* reaper_wait without blocking: -1 while the child still runs. */
 int reaper_poll(pid_t pid);
 
-/* SIGTERM to the child, up to timeout_ms for it to exit, then SIGKILL to
- * its whole group; reaps and forgets it. The exit code (as reaper_wait),
- * or 124 when it had to be killed. */
-int reaper_stop_within(pid_t pid, int timeout_ms);
+/* Up to timeout_ms for the child to exit by itself, then SIGKILL to its
+ * whole group; reaps and forgets it. The exit code (as reaper_wait), or 124
+ * when it had to be killed. */
+int reaper_wait_within(pid_t pid, int timeout_ms);
 
 /* mkdtemp(template) and registers the directory; template must start
  * with /tmp/seccheckd- (the name every test's scratch path has). template,
