@@ -95,17 +95,23 @@ static _Noreturn void janitor(int wait_fd)
         dup2(null, 0);
         dup2(null, 1);   /* never hold the test runner's stdout open */
     }
-    char byte;
-    while (read(wait_fd, &byte, 1) != 0 && errno == EINTR)
-        ;
+    dup2(wait_fd, 3);
+    close_range(4, ~0U, 0);   /* nothing else of the test's: stderr only, for the report */
+    for (;;) {
+        char byte;
+        ssize_t n = read(3, &byte, 1);
+        if (n == 0 || (n < 0 && errno != EINTR))
+            break;
+    }
     int left = 0;
     for (int i = 0; i < REAPER_MAX_CHILDREN; i++)
         if (reg->children[i] > 0) {
             kill_group(reg->children[i]);
             left++;
         }
-    for (int i = 0; i < REAPER_MAX_CHILDREN; i++)
-        for (int waited = 0; reg->children[i] > 0 && !process_gone(reg->children[i]) && waited < 5000; waited += 10)
+    /* Up to 5 s in all for them to die, so nothing writes into what we remove. */
+    for (int i = 0, waited = 0; i < REAPER_MAX_CHILDREN && waited < 5000; i++)
+        for (; reg->children[i] > 0 && !process_gone(reg->children[i]) && waited < 5000; waited += 10)
             sleep_10ms();
     for (int i = 0; i < REAPER_MAX_PATHS; i++)
         if (reg->paths[i][0]) {
