@@ -10,10 +10,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/time.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 #include <cmocka.h>
@@ -23,7 +21,7 @@
 #include "replay.h"
 
 #ifndef TRACES_DIR
-#error "TRACES_DIR must be defined (the shared fixtures directory)"
+#error "TRACES_DIR must be defined (tests/fixtures/traces, set by tests/CMakeLists.txt)"
 #endif
 
 void daemon_prepare(struct daemon *d)

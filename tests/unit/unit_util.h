@@ -23,7 +23,7 @@
 #include "tracefile.h"   /* several tests read trace files record by record */
 
 #ifndef TRACES_DIR
-#error "TRACES_DIR must be defined (the shared fixtures directory)"
+#error "TRACES_DIR must be defined (tests/fixtures/traces, set by tests/CMakeLists.txt)"
 #endif
 
 /* Every packet of one trace file: a replay_trace under the short names the
