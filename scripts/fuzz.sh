@@ -46,7 +46,7 @@ grep -q '^add_subdirectory(fuzz)' tests/CMakeLists.txt ||
 # ---- build ----
 echo "== building seccheck_fuzz ($cc, libFuzzer + ASan + UBSan) in $build/"
 cmake -S . -B "$build" -DCMAKE_C_COMPILER="$cc" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-    -DSECCHECKD_SANITIZE=ON -DSECCHECKD_FUZZ=ON >/dev/null ||
+    -DSECCHECKD_SANITIZE=ON -DSECCHECKD_FUZZ=ON -DSECCHECKD_WERROR=ON >/dev/null ||
     die "configure failed (a $build/ from another compiler? remove it)"
 cmake --build "$build" -j"$(nproc)" --target seccheck_fuzz fuzz_seeds >/dev/null ||
     die "build failed: cmake --build $build --target seccheck_fuzz"

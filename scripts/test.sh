@@ -1,32 +1,107 @@
 #!/usr/bin/env bash
 # The whole test suite: unit, integration and end-to-end (real runsc), once in
 # a normal build and once under AddressSanitizer + UndefinedBehaviorSanitizer;
-# the threaded part once more under ThreadSanitizer; then a bounded fuzz run.
-set -euo pipefail
+# the threaded part once more under ThreadSanitizer; a Release build with gcc
+# and a build with clang (their optimizers and warnings differ), the unit tests
+# run in the clang one; then a bounded fuzz run. Warnings are errors in every
+# build here (-DSECCHECKD_WERROR=ON).
+#
+# Every stage runs even when an earlier one fails (a failing test in the
+# normal build still lets the sanitizer stages run); the end prints one line
+# per stage and the script exits non-zero if any stage failed.
+#
+# Environment: SECCHECKD_FUZZ_SECONDS (60).
+set -uo pipefail
 cd "$(dirname "$0")/.."
-scripts/setup.sh --deps-only
+scripts/setup.sh --deps-only || { echo "test.sh: scripts/setup.sh --deps-only failed: nothing can be built" >&2; exit 1; }
 
 jobs=$(nproc)
-for variant in build build-asan; do
-    sanitize=OFF
-    [ "$variant" = build-asan ] && sanitize=ON
-    echo "== $variant (sanitizers $sanitize)"
-    cmake -S . -B "$variant" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSECCHECKD_SANITIZE=$sanitize >/dev/null
-    cmake --build "$variant" -j"$jobs"
-    (cd "$variant" && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
+werror=-DSECCHECKD_WERROR=ON
+
+# configure DIR [cmake args...] (quiet unless it fails)
+configure() {
+    local dir=$1
+    shift
+    local out
+    out=$(cmake -S . -B "$dir" "$werror" "$@" 2>&1) || { echo "$out" >&2; return 1; }
+}
+
+stage_normal() {
+    configure build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSECCHECKD_SANITIZE=OFF
+    cmake --build build -j"$jobs"
+    (cd build && ctest --output-on-failure)
+}
+
+stage_asan() {
+    configure build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSECCHECKD_SANITIZE=ON
+    cmake --build build-asan -j"$jobs"
+    (cd build-asan && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
         ctest --output-on-failure)
-done
+}
 
 # ThreadSanitizer over what crosses threads: the loop/writer handoff (lock-
 # free lists, pipeline.c) under the unit pipeline tests and a full replay of
 # every trace over 8 connections, and restarts under load.
-echo "== build-tsan (ThreadSanitizer)"
-cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSECCHECKD_TSAN=ON >/dev/null
-cmake --build build-tsan -j"$jobs" --target seccheckd seccheck-loadgen test_sink_sqlite test_replay test_restart
-(cd build-tsan && TSAN_OPTIONS=halt_on_error=1:abort_on_error=1:allocator_may_return_null=1 \
-    ctest --output-on-failure -R '^(unit\.sink_sqlite|integration\.replay|integration\.restart)$')
+stage_tsan() {
+    configure build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSECCHECKD_TSAN=ON
+    cmake --build build-tsan -j"$jobs" --target seccheckd seccheck-loadgen test_sink_sqlite test_replay test_restart
+    (cd build-tsan && TSAN_OPTIONS=halt_on_error=1:abort_on_error=1:allocator_may_return_null=1 \
+        ctest --output-on-failure -R '^(unit\.sink_sqlite|integration\.replay|integration\.restart)$')
+}
+
+# What a packager builds: Release, every target, gcc's -O2/-O3-only warnings.
+stage_release_gcc() {
+    configure build-release-gcc -DCMAKE_BUILD_TYPE=Release -DCMAKE_C_COMPILER=gcc
+    cmake --build build-release-gcc -j"$jobs"
+}
+
+# clang's warnings differ from gcc's; the unit tests show its code runs too.
+stage_clang() {
+    configure build-clang -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_COMPILER=clang
+    cmake --build build-clang -j"$jobs"
+    (cd build-clang && ctest --output-on-failure -R '^unit\.')
+}
 
 # Fuzzing (clang + libFuzzer), bounded; new finds merge into tests/fuzz/corpus,
-# which fuzz.regression replays in both builds above.
-echo "== fuzz (60 s)"
-scripts/fuzz.sh "${SECCHECKD_FUZZ_SECONDS:-60}"
+# which fuzz.regression replays in the builds above.
+stage_fuzz() {
+    scripts/fuzz.sh "${SECCHECKD_FUZZ_SECONDS:-60}"
+}
+
+names=()
+verdicts=()
+failed=()
+# run NAME FUNCTION: the function in a subshell with set -e (so its first
+# failing command fails the stage), never stopping this script.
+run() {
+    local name=$1 fn=$2 started=$SECONDS rc
+    echo "== $name"
+    (set -e; "$fn")
+    rc=$?
+    local took=$((SECONDS - started))
+    names+=("$name")
+    if [ $rc -eq 0 ]; then
+        verdicts+=("pass  $name (${took}s)")
+    else
+        verdicts+=("FAIL  $name (${took}s, exit $rc)")
+        failed+=("$name")
+        echo "== $name FAILED (exit $rc)" >&2
+    fi
+}
+
+run "build (RelWithDebInfo): ctest" stage_normal
+run "build-asan (ASan+UBSan): ctest" stage_asan
+run "build-tsan (TSan): threaded subset" stage_tsan
+run "build-release-gcc (Release, gcc): build" stage_release_gcc
+run "build-clang (RelWithDebInfo, clang): build + unit tests" stage_clang
+run "fuzz (${SECCHECKD_FUZZ_SECONDS:-60} s)" stage_fuzz
+
+echo
+echo "== summary"
+printf '%s\n' "${verdicts[@]}"
+if [ ${#failed[@]} -gt 0 ]; then
+    printf -v list '%s; ' "${failed[@]}"
+    echo "test.sh: ${#failed[@]} of ${#names[@]} stages FAILED: ${list%; }"
+    exit 1
+fi
+echo "test.sh: all ${#names[@]} stages passed"

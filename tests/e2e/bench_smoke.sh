@@ -7,6 +7,7 @@
 # macro.sh runs only when runsc is installed (the execve workload always, the
 # Redis one when redis-server and redis-benchmark are installed).
 set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/stop_jobs.sh"
 
 src=${1:?usage: bench_smoke.sh SOURCE_DIR BIN_DIR [TRACES_DIR]}
 bin=${2:?usage: bench_smoke.sh SOURCE_DIR BIN_DIR [TRACES_DIR]}
@@ -15,7 +16,10 @@ src=$(cd "$src" && pwd)
 bin=$(cd "$bin" && pwd)
 
 dir=$(mktemp -d /tmp/seccheckd-bench-smoke-XXXXXX)
-cleanup() { rm -rf "$dir"; }
+cleanup() {
+    stop_jobs   # the interrupted ipc.sh run, if a check failed before it was reaped
+    rm -rf "$dir"
+}
 trap cleanup EXIT
 mkdir "$dir/tmp"
 export TMPDIR=$dir/tmp   # the scripts' private temp dirs (sockets, DBs) go here

@@ -4,6 +4,7 @@
 # gVisor are refused by it, as configs/bench/README.md says.
 # Usage: configs_e2e.sh SOURCE_DIR SECCHECK_DUMMY_BINARY
 set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/stop_jobs.sh"
 
 src=${1:?usage: configs_e2e.sh SOURCE_DIR SECCHECK_DUMMY_BINARY}
 dummy=${2:?usage: configs_e2e.sh SOURCE_DIR SECCHECK_DUMMY_BINARY}
@@ -12,7 +13,8 @@ command -v runsc >/dev/null || { echo "FAIL: runsc not installed (apt-get instal
 dir=$(mktemp -d /tmp/seccheckd-configs-XXXXXX)
 listener=
 cleanup() {
-    [ -n "$listener" ] && kill -9 "$listener" 2>/dev/null || true
+    [ -z "$listener" ] || kill -9 "$listener" 2>/dev/null || true
+    stop_jobs
     rm -rf "$dir"
 }
 trap cleanup EXIT
@@ -21,7 +23,7 @@ failures=0
 
 # The workload execs, reads and writes, so every config's points fire.
 run_sandbox() {   # run_sandbox CONFIG -> exit code of runsc
-    (cd /tmp && timeout 120 env -i PATH=/usr/bin:/bin runsc --rootless --network=none \
+    (cd /tmp && exec timeout 120 env -i PATH=/usr/bin:/bin runsc --rootless --network=none \
         --pod-init-config="$1" do /bin/sh -c '/bin/true; cat /etc/hostname >/dev/null' \
         </dev/null >"$dir/out" 2>"$dir/err")
 }

@@ -3,11 +3,16 @@
 # and each point group delivers its events from a real sandbox to seccheckd.
 # Usage: gvisor_config_e2e.sh SECCHECKD_BINARY
 set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/stop_jobs.sh"
 bin=${1:?usage: gvisor_config_e2e.sh SECCHECKD_BINARY}
 command -v runsc >/dev/null || { echo "FAIL: runsc not installed (apt-get install -y runsc)"; exit 1; }
 dir=$(mktemp -d /tmp/seccheckd-gvcfg-XXXXXX)
 daemon=
-cleanup() { [ -n "$daemon" ] && kill -9 "$daemon" 2>/dev/null; rm -rf "$dir"; }
+cleanup() {
+    [ -z "$daemon" ] || kill -9 "$daemon" 2>/dev/null || true
+    stop_jobs
+    rm -rf "$dir"
+}
 trap cleanup EXIT
 failures=0
 
@@ -31,7 +36,7 @@ for case in "${cases[@]}"; do
     "$bin" --socket "$sock" --db "$db" 2>"$dir/$group.log" &
     daemon=$!
     for _ in $(seq 300); do grep -q "info: listening on" "$dir/$group.log" && break; sleep 0.01; done
-    if ! (cd /tmp && timeout 120 runsc --rootless --network=none --pod-init-config="$dir/$group.json" \
+    if ! (cd /tmp && exec timeout 120 runsc --rootless --network=none --pod-init-config="$dir/$group.json" \
             do /bin/sh -c "$workload" </dev/null >"$dir/out" 2>"$dir/err"); then
         echo "FAIL - $group: runsc refused the config: $(tail -1 "$dir/err")"
         failures=$((failures + 1))

@@ -3,6 +3,7 @@
 # events into a real seccheckd; the database must hold the right rows.
 # Usage: runsc_e2e.sh SECCHECKD_BINARY
 set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/stop_jobs.sh"
 
 seccheckd=${1:?usage: runsc_e2e.sh SECCHECKD_BINARY}
 command -v runsc >/dev/null || { echo "FAIL: runsc not installed (apt-get install -y runsc)"; exit 1; }
@@ -11,7 +12,8 @@ command -v sqlite3 >/dev/null || { echo "FAIL: sqlite3 not installed (apt-get in
 dir=$(mktemp -d /tmp/seccheckd-e2e-XXXXXX)
 daemon=
 cleanup() {
-    [ -n "$daemon" ] && kill -9 "$daemon" 2>/dev/null || true
+    [ -z "$daemon" ] || kill -9 "$daemon" 2>/dev/null || true
+    stop_jobs   # a sandbox still running when a check failed
     rm -rf "$dir"
 }
 trap cleanup EXIT
@@ -45,7 +47,7 @@ grep -q "info: listening on" "$dir/daemon.log" || { cat "$dir/daemon.log"; echo 
 workload='/bin/echo hello-e2e; cat /etc/hostname >/dev/null; /bin/true marker-arg; /nonexistent-e2e 2>/dev/null; exit 0'
 pids=()
 for i in 1 2; do
-    (cd /tmp && timeout 120 env -i PATH=/usr/bin:/bin HOME=/root \
+    (cd /tmp && exec timeout 120 env -i PATH=/usr/bin:/bin HOME=/root \
         runsc --rootless --network=none --pod-init-config="$dir/cfg.json" do /bin/sh -c "$workload" \
         </dev/null >"$dir/sandbox$i.out" 2>"$dir/sandbox$i.err") &
     pids+=($!)

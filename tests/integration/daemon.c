@@ -10,10 +10,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/time.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 #include <cmocka.h>
@@ -23,17 +21,15 @@
 #include "replay.h"
 
 #ifndef TRACES_DIR
-#error "TRACES_DIR must be defined (the shared fixtures directory)"
+#error "TRACES_DIR must be defined (tests/fixtures/traces, set by tests/CMakeLists.txt)"
 #endif
 
 void daemon_prepare(struct daemon *d)
 {
     memset(d, 0, sizeof(*d));
     snprintf(d->dir, sizeof(d->dir), "/tmp/seccheckd-test-XXXXXX");
-    if (!mkdtemp(d->dir)) {
-        perror("mkdtemp");
-        abort();
-    }
+    if (!reaper_mkdtemp(d->dir))
+        fail_msg("mkdtemp %s: %s", d->dir, strerror(errno));
     snprintf(d->socket, sizeof(d->socket), "%s/s.sock", d->dir);
     snprintf(d->db, sizeof(d->db), "%s/events.db", d->dir);
     snprintf(d->log, sizeof(d->log), "%s/daemon.log", d->dir);
@@ -69,20 +65,17 @@ void sleep_ms(int ms)
         ;
 }
 
-/* A waitpid status as one number: the exit code, or 128 + the signal. */
-static int exit_code(int status)
-{
-    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-}
-
 bool daemon_spawn(struct daemon *d, const char *const *argv, const char *ready)
 {
     /* Truncated here, not in the child, so a previous run's log is gone
      * before we start looking for the ready line. */
     int fd = open(d->log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-    d->pid = fork();
+    if (fd < 0)
+        fail_msg("cannot create %s: %s", d->log, strerror(errno));
+    d->pid = reaper_fork();
+    if (d->pid < 0)
+        fail_msg("fork: %s", strerror(errno));
     if (d->pid == 0) {
-        prctl(PR_SET_PDEATHSIG, SIGKILL);   /* a failed test never leaves a daemon behind */
         dup2(fd, 1);
         dup2(fd, 2);
         execv(argv[0], (char *const *)argv);
@@ -95,9 +88,9 @@ bool daemon_spawn(struct daemon *d, const char *const *argv, const char *ready)
         free(log);
         if (up)
             return true;
-        int status;
-        if (waitpid(d->pid, &status, WNOHANG) == d->pid) {
-            d->exit_status = exit_code(status);
+        int code = reaper_poll(d->pid);
+        if (code >= 0) {
+            d->exit_status = code;
             d->pid = 0;
             return false;
         }
@@ -123,24 +116,20 @@ bool daemon_start(struct daemon *d, const char *binary, const char *const *extra
 
 int daemon_stop_within(struct daemon *d, int timeout_ms)
 {
+    /* A daemon that hangs on SIGTERM is a failure, not a ctest timeout. */
+    if (d->pid > 0)
+        kill(d->pid, SIGTERM);
+    return daemon_wait_exit(d, timeout_ms);
+}
+
+int daemon_wait_exit(struct daemon *d, int timeout_ms)
+{
     if (d->pid <= 0)
         return d->exit_status;
-    kill(d->pid, SIGTERM);
-    int status = 0;
-    /* A daemon that hangs on SIGTERM is a failure, not a ctest timeout. */
-    for (int waited = 0; waitpid(d->pid, &status, WNOHANG) == 0; waited += 10) {
-        if (waited >= timeout_ms) {
-            fprintf(stderr, "daemon %d ignored SIGTERM for %d ms: killing it\n", (int)d->pid, timeout_ms);
-            kill(d->pid, SIGKILL);
-            waitpid(d->pid, &status, 0);
-            d->pid = 0;
-            d->exit_status = 124;
-            return d->exit_status;
-        }
-        sleep_ms(10);
-    }
+    d->exit_status = reaper_wait_within(d->pid, timeout_ms);
+    if (d->exit_status == 124)
+        fprintf(stderr, "daemon %d did not exit within %d ms after SIGTERM: killed it\n", (int)d->pid, timeout_ms);
     d->pid = 0;
-    d->exit_status = exit_code(status);
     return d->exit_status;
 }
 
@@ -346,10 +335,8 @@ void daemon_cleanup(struct daemon *d)
 {
     if (d->pid > 0)
         daemon_stop(d);
-    char cmd[400];
-    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", d->dir);
-    if (system(cmd) != 0)
-        fprintf(stderr, "could not remove %s\n", d->dir);
+    if (reaper_remove(d->dir) != 0)
+        fprintf(stderr, "could not remove %s: %s\n", d->dir, strerror(errno));
 }
 
 long long db_query_int(const char *db, const char *sql)

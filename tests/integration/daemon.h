@@ -11,6 +11,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "reaper.h"
+
 struct replay_trace;
 
 struct daemon {
@@ -22,7 +24,8 @@ struct daemon {
     int exit_status;    /* after daemon_stop: exit code, or 128 + signal */
 };
 
-/* Makes a fresh temp directory with socket/db/log paths in it. */
+/* Makes a fresh temp directory with socket/db/log paths in it, registered
+ * with the reaper (removed even when the test fails). */
 void daemon_prepare(struct daemon *d);
 
 /* Starts binary with extra args (NULL-terminated) after --socket/--db, and
@@ -30,7 +33,8 @@ void daemon_prepare(struct daemon *d);
 bool daemon_start(struct daemon *d, const char *binary, const char *const *extra_args);
 
 /* Starts any program (argv[0] is its path) with stdout and stderr in the
- * log, and waits until the log contains ready. */
+ * log, and waits until the log contains ready. The process is a
+ * reaper_fork child: it never outlives the test. */
 bool daemon_spawn(struct daemon *d, const char *const *argv, const char *ready);
 
 /* SIGTERM and wait up to timeout_ms; returns the exit status, or 124 when
@@ -39,6 +43,11 @@ int daemon_stop_within(struct daemon *d, int timeout_ms);
 
 /* daemon_stop_within with a 20 s deadline. */
 int daemon_stop(struct daemon *d);
+
+/* For a daemon the test already signalled: waits up to timeout_ms for it to
+ * exit without signalling it again (a second SIGTERM during shutdown is not
+ * the same test); as daemon_stop_within otherwise. */
+int daemon_wait_exit(struct daemon *d, int timeout_ms);
 
 /* Whole captured stderr, malloc'd. */
 char *daemon_read_log(const struct daemon *d);

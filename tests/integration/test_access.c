@@ -22,7 +22,8 @@
  * the collector answered (0) or refused (1). */
 static int connect_as(const char *socket, uid_t uid)
 {
-    pid_t pid = fork();
+    pid_t pid = reaper_fork();
+    assert_true(pid >= 0);
     if (pid == 0) {
         if (setgid(NOBODY) != 0 || setuid(uid) != 0)
             _exit(3);
@@ -34,9 +35,8 @@ static int connect_as(const char *socket, uid_t uid)
         close(fd);
         _exit(0);
     }
-    int status;
-    waitpid(pid, &status, 0);
-    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    int code = reaper_wait(pid);
+    return code < 128 ? code : -1;
 }
 
 static void test_allow_uid(void **state)

@@ -55,7 +55,8 @@ static size_t replay_all(const struct daemon *d, const struct trace_fixture *f, 
  * stdout); returns the exit status. */
 static int run_split(const char *const *argv, const char *out_path, const char *err_path)
 {
-    pid_t pid = fork();
+    pid_t pid = reaper_fork();
+    assert_true(pid >= 0);
     if (pid == 0) {
         int fd = open(out_path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
         int efd = err_path ? open(err_path, O_WRONLY | O_CREAT | O_TRUNC, 0600) : fd;
@@ -64,9 +65,7 @@ static int run_split(const char *const *argv, const char *out_path, const char *
         execv(argv[0], (char *const *)argv);
         _exit(127);
     }
-    int status;
-    waitpid(pid, &status, 0);
-    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    return reaper_wait(pid);
 }
 
 static int run(const char *const *argv, const char *out_path) { return run_split(argv, out_path, NULL); }

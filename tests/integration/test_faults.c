@@ -121,7 +121,7 @@ static void test_kill9_under_load_leaves_a_sound_database(void **state)
     start_streamers(s, 4, d.socket);
     usleep(1500000);
     kill(d.pid, SIGKILL);
-    waitpid(d.pid, NULL, 0);
+    reaper_wait(d.pid);
     d.pid = 0;
     unsigned long long sent = stop_streamers(s, 4);
     sqlite3 *db;

@@ -49,7 +49,7 @@ static int run_loadgen(char *out, size_t outlen, int merge_stderr, ...)
 
     int pipefd[2];
     assert_int_equal(pipe(pipefd), 0);
-    pid_t pid = fork();
+    pid_t pid = reaper_fork();
     assert_true(pid >= 0);
     if (pid == 0) {
         dup2(pipefd[1], STDOUT_FILENO);
@@ -68,11 +68,10 @@ static int run_loadgen(char *out, size_t outlen, int merge_stderr, ...)
             len += (size_t)n;
     out[len] = '\0';
     close(pipefd[0]);
-    int status;
-    assert_int_equal(waitpid(pid, &status, 0), pid);
-    if (merge_stderr || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
+    int code = reaper_wait(pid);
+    if (merge_stderr || code != 0)
         fprintf(stderr, "loadgen said:\n%s", out);
-    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    return code;
 }
 
 /* ---- JSON, parsed by SQLite's JSON functions ---- */
@@ -122,15 +121,13 @@ static char *json_text(const char *json, const char *key)
 
 static void make_dir(char *dir, size_t len)
 {
-    snprintf(dir, len, "/tmp/loadgen-test-XXXXXX");
-    assert_non_null(mkdtemp(dir));
+    snprintf(dir, len, "/tmp/seccheckd-loadgen-XXXXXX");
+    assert_non_null(reaper_mkdtemp(dir));
 }
 
 static void remove_dir(const char *dir)
 {
-    char cmd[300];
-    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-    assert_int_equal(system(cmd), 0);
+    assert_int_equal(reaper_remove(dir), 0);
 }
 
 static void put_u64(FILE *f, uint64_t v)

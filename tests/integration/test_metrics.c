@@ -527,8 +527,9 @@ static void test_oversized_request(void **state)
     free(req);
 
     int fd = connect_tcp(port);
-    for (size_t i = 0; i < strlen(SCRAPE); i++) {
-        assert_int_equal(send(fd, SCRAPE + i, 1, MSG_NOSIGNAL), 1);
+    const char *scrape = SCRAPE;
+    for (size_t i = 0; i < strlen(scrape); i++) {   /* one byte at a time */
+        assert_int_equal(send(fd, &scrape[i], 1, MSG_NOSIGNAL), 1);
         sleep_ms(1);
     }
     char *ok = exchange(fd, "", 0, 10000);

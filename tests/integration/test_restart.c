@@ -21,9 +21,11 @@
 /* Runs seccheck-loadgen in the background; its --json goes to out. */
 static pid_t start_loadgen(const char *socket, const char *mode, const char *out)
 {
-    pid_t pid = fork();
+    pid_t pid = reaper_fork();
+    assert_true(pid >= 0);
     if (pid == 0) {
-        freopen(out, "w", stdout);
+        if (!freopen(out, "w", stdout))
+            _exit(126);
         execl(LOADGEN_BIN, LOADGEN_BIN, "--socket", socket, "--trace", TRACES_DIR "/redis_rw.trace", "--trace",
               TRACES_DIR "/mixed_syscalls.trace", "--connections", "4", "--mode", mode, "--messages", "120000",
               "--rate", "40000", "--json", (char *)NULL);
@@ -68,9 +70,7 @@ static void restart_while_streaming(const char *mode)
         kill(pid, SIGUSR2);
         wait_for_adoptions(&d, i + 1);
     }
-    int status;
-    assert_int_equal(waitpid(lg, &status, 0), lg);
-    assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    assert_int_equal(reaper_wait(lg), 0);
     usleep(200000);
     assert_int_equal(d.pid, pid);
     assert_int_equal(daemon_stop(&d), 0);   /* the same PID took SIGTERM */

@@ -24,8 +24,11 @@
 static int bind_unix(int type, const char *path)
 {
     int fd = socket(AF_UNIX, type, 0);
+    assert_true(fd >= 0);
     struct sockaddr_un addr = {.sun_family = AF_UNIX};
-    snprintf(addr.sun_path, sizeof(addr.sun_path), "%s", path);
+    int n = snprintf(addr.sun_path, sizeof(addr.sun_path), "%s", path);
+    if (n < 0 || (size_t)n >= sizeof(addr.sun_path))
+        fail_msg("socket path longer than sun_path (%zu bytes): %s", sizeof(addr.sun_path), path);
     assert_int_equal(bind(fd, (struct sockaddr *)&addr, sizeof(addr)), 0);
     return fd;
 }
@@ -72,7 +75,7 @@ static void test_notify_ready_watchdog_stopping(void **state)
     kill(d.pid, SIGTERM);
     read_notifications(nfd, 300, got, sizeof(got));
     assert_non_null(strstr(got, "STOPPING=1"));
-    assert_int_equal(daemon_stop(&d), 0);
+    assert_int_equal(daemon_wait_exit(&d, 20000), 0);   /* the one SIGTERM above is enough */
     close(nfd);
     daemon_cleanup(&d);
 }
@@ -88,8 +91,11 @@ static void test_socket_activation(void **state)
     assert_int_equal(listen(lfd, 16), 0);
     /* As systemd does: the socket is fd 3 and LISTEN_PID names the child. */
     int log = open(d.log, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    d.pid = fork();
+    assert_true(log >= 0);
+    d.pid = reaper_fork();   /* stopped and reaped even when an assertion below fails */
+    assert_true(d.pid >= 0);
     if (d.pid == 0) {
+        dup2(log, 1);   /* never the test runner's stdout */
         dup2(log, 2);
         dup2(lfd, 3);
         char pid[16];
@@ -138,8 +144,11 @@ static void test_socket_activation_wrong_type(void **state)
     int lfd = bind_unix(SOCK_STREAM, sock);   /* ListenStream= by mistake */
     assert_int_equal(listen(lfd, 16), 0);
     int log = open(d.log, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    pid_t pid = fork();
+    assert_true(log >= 0);
+    pid_t pid = reaper_fork();
+    assert_true(pid >= 0);
     if (pid == 0) {
+        dup2(log, 1);
         dup2(log, 2);
         dup2(lfd, 3);
         char p[16];
@@ -151,9 +160,7 @@ static void test_socket_activation_wrong_type(void **state)
     }
     close(log);
     close(lfd);
-    int status;
-    waitpid(pid, &status, 0);
-    assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 1);
+    assert_int_equal(reaper_wait(pid), 1);
     char *text = daemon_read_log(&d);
     assert_non_null(strstr(text, "ListenSequentialPacket="));
     free(text);

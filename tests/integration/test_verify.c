@@ -362,7 +362,8 @@ static void test_chain_spans_restarts(void **state)
 
     /* in place (SIGUSR2: a new image, the same connections) while streaming */
     assert_true(daemon_start(&d, SECCHECKD_BIN, args));
-    pid_t lg = fork();
+    pid_t lg = reaper_fork();
+    assert_true(lg >= 0);
     if (lg == 0) {
         int null = open("/dev/null", O_WRONLY);
         dup2(null, 1);
@@ -374,9 +375,7 @@ static void test_chain_spans_restarts(void **state)
     usleep(400000);
     kill(d.pid, SIGUSR2);
     daemon_wait_log(&d, "restart: adopted", 1, 10000);
-    int status;
-    assert_int_equal(waitpid(lg, &status, 0), lg);
-    assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    assert_int_equal(reaper_wait(lg), 0);
     assert_int_equal(daemon_stop(&d), 0);
     assert_int_equal(db_query_int(d.db, "SELECT count(DISTINCT run_id) FROM batches"), 4);
     assert_verifies(d.db, NULL);

@@ -48,8 +48,8 @@ static void close_db(struct sink *s)
 /* The first row's text of a query on a fresh connection ("" for NULL). */
 static void query_text(const char *path, const char *sql, char *out, size_t outlen)
 {
-    sqlite3 *db;
-    sqlite3_stmt *st;
+    sqlite3 *db = NULL;
+    sqlite3_stmt *st = NULL;   /* cmocka's fail_msg is not declared noreturn */
     if (sqlite3_open(path, &db) != SQLITE_OK || sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
         fail_msg("%s: %s", sql, sqlite3_errmsg(db));
     out[0] = '\0';

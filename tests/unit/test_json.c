@@ -57,11 +57,19 @@ static sqlite3_stmt *query(const char *json, const char *expr)
     return st;
 }
 
+/* "fn(?1, 'path')" into expr: fails the test rather than query a cut path. */
+static void path_expr(char *expr, size_t len, const char *fn, const char *path)
+{
+    int n = snprintf(expr, len, "%s(?1, '%s')", fn, path);
+    if (n < 0 || (size_t)n >= len)
+        fail_msg("JSON path longer than the query buffer (%zu bytes): %s", len, path);
+}
+
 /* json_extract(json, path) as text into out; returns false when NULL. */
 static bool extract_text(const char *json, const char *path, char *out, size_t outlen)
 {
     char expr[256];
-    snprintf(expr, sizeof(expr), "json_extract(?1, '%s')", path);
+    path_expr(expr, sizeof(expr), "json_extract", path);
     sqlite3_stmt *st = query(json, expr);
     bool present = sqlite3_column_type(st, 0) != SQLITE_NULL;
     if (present)
@@ -73,7 +81,7 @@ static bool extract_text(const char *json, const char *path, char *out, size_t o
 static int64_t extract_int(const char *json, const char *path)
 {
     char expr[256];
-    snprintf(expr, sizeof(expr), "json_extract(?1, '%s')", path);
+    path_expr(expr, sizeof(expr), "json_extract", path);
     sqlite3_stmt *st = query(json, expr);
     if (sqlite3_column_type(st, 0) != SQLITE_INTEGER)
         fail_msg("%s in %s is not an integer", path, json);
@@ -86,7 +94,7 @@ static int64_t extract_int(const char *json, const char *path)
 static void json_type_of(const char *json, const char *path, char *out, size_t outlen)
 {
     char expr[256];
-    snprintf(expr, sizeof(expr), "json_type(?1, '%s')", path);
+    path_expr(expr, sizeof(expr), "json_type", path);
     sqlite3_stmt *st = query(json, expr);
     const unsigned char *t = sqlite3_column_text(st, 0);
     snprintf(out, outlen, "%s", t ? (const char *)t : "");
@@ -616,7 +624,7 @@ static void check_fields(const char *json, const ProtobufCMessage *m, const char
             size_t n = *(const size_t *)((const char *)m + f->quantifier_offset);
             char *const *items = *(char *const *const *)p;
             char expr[300];
-            snprintf(expr, sizeof(expr), "json_array_length(?1, '%s')", fp);
+            path_expr(expr, sizeof(expr), "json_array_length", fp);
             sqlite3_stmt *st = query(json, expr);
             assert_int_equal(sqlite3_column_int64(st, 0), n);
             sqlite3_finalize(st);

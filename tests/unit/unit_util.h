@@ -8,7 +8,6 @@
 #ifndef SECCHECKD_UNIT_UTIL_H
 #define SECCHECKD_UNIT_UTIL_H
 
-#include <dirent.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -19,11 +18,12 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "reaper.h"   /* scratch paths go even when a test fails */
 #include "replay.h"
 #include "tracefile.h"   /* several tests read trace files record by record */
 
 #ifndef TRACES_DIR
-#error "TRACES_DIR must be defined (the shared fixtures directory)"
+#error "TRACES_DIR must be defined (tests/fixtures/traces, set by tests/CMakeLists.txt)"
 #endif
 
 /* Every packet of one trace file: a replay_trace under the short names the
@@ -67,26 +67,14 @@ static inline void trace_free(struct trace_pkts *t)
 static inline void scratch_dir(char *path)
 {
     strcpy(path, "/tmp/seccheckd-unit-XXXXXX");
-    if (!mkdtemp(path))
+    if (!reaper_mkdtemp(path))
         fail_msg("mkdtemp failed");
 }
 
-/* Removes a scratch directory and the plain files in it (no recursion). */
+/* Removes a scratch directory and everything in it. */
 static inline void scratch_dir_remove(const char *path)
 {
-    DIR *d = opendir(path);
-    if (d) {
-        struct dirent *e;
-        while ((e = readdir(d)) != NULL) {
-            if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
-                continue;
-            char f[4096];
-            snprintf(f, sizeof(f), "%s/%s", path, e->d_name);
-            unlink(f);
-        }
-        closedir(d);
-    }
-    rmdir(path);
+    reaper_remove(path);
 }
 
 /* Writes len bytes to a new mkstemp file; path must hold 64 bytes. */
@@ -96,6 +84,7 @@ static inline void scratch_file(char *path, const void *data, size_t len)
     int fd = mkstemp(path);
     if (fd < 0)
         fail_msg("mkstemp failed");
+    reaper_track_path(path);
     const uint8_t *p = data;
     while (len > 0) {
         ssize_t n = write(fd, p, len);

@@ -1,0 +1,21 @@
+# shellcheck shell=bash
+# stop_jobs.sh - sourced by the e2e scripts for their EXIT traps (which bash
+# also runs on SIGTERM/SIGINT and after a `set -e` failure).
+#
+# stop_jobs: ends every background job the script still has: SIGTERM first
+# (timeout(1), which wraps each sandbox, passes it on to runsc), SIGKILL to
+# what is left after 2 s. A job left behind would outlive the test and keep
+# ctest's stdout open, so ctest would wait for it until its timeout.
+stop_jobs() {
+    local pids p alive
+    pids=$(jobs -p)
+    [ -n "$pids" ] || return 0
+    kill -TERM $pids 2>/dev/null || true
+    for _ in $(seq 20); do
+        alive=
+        for p in $pids; do kill -0 "$p" 2>/dev/null && alive=1; done
+        [ -n "$alive" ] || return 0
+        sleep 0.1
+    done
+    kill -KILL $pids 2>/dev/null || true
+}
