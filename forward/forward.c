@@ -48,6 +48,7 @@ struct forwarder {
     bool schema_ready;
     int64_t shipped;                  /* last batch the central copy has, as last read */
     int64_t saved;                    /* last value written to forward_progress, -1 none */
+    int64_t saved_ns;                 /* when (monotonic) */
     uint64_t backoff_ms;
     /* counters */
     uint64_t batches_total, events_total, transactions_total, gaps_total, gap_batches_total;
@@ -388,17 +389,28 @@ static int ship_once(struct forwarder *f, struct local_batch *batches, bool *mor
     return 0;
 }
 
-/* After a step: how far behind, and tell retention how far we are. */
-static void after_step(struct forwarder *f)
+/* Every write here can make the daemon's next transaction start over
+ * (SQLITE_BUSY), so retention hears of progress at most this often. */
+#define PROGRESS_EVERY_NS (1 * NS_PER_S)
+
+/* Tells retention how far the central copy is (now: even if just saved). */
+static void save_progress(struct forwarder *f, bool now)
 {
     char err[256];
-    if (f->shipped != f->saved) {
+    if (f->shipped != f->saved && (now || monotonic_ns() - f->saved_ns >= PROGRESS_EVERY_NS)) {
+        f->saved_ns = monotonic_ns();
         if (local_save_progress(&f->local, f->o.url, f->o.host_id, f->shipped, err, sizeof(err)) == 0)
             f->saved = f->shipped;
         else
             log_warn("forward: cannot record progress in %s (retention goes by the last position recorded): %s",
                      f->o.db_path, err);
     }
+}
+
+/* After a step: how far behind, and tell retention how far we are. */
+static void after_step(struct forwarder *f)
+{
+    save_progress(f, false);
     if (local_lag_after(&f->local, f->shipped, &f->lag) == 0)
         f->lag_seconds = f->lag.batches ? (double)(realtime_ns() - f->lag.oldest_committed_ns) / 1e9 : 0;
 }
@@ -534,6 +546,8 @@ int forward_main(int argc, char **argv)
     log_info("forward: %s -> central server as host %s", f.o.db_path, f.o.host_id);
     uv_run(f.loop, UV_RUN_DEFAULT);
     uv_loop_close(f.loop);
+    if (f.local_open)
+        save_progress(&f, true);
 out:
     if (f.pg) {
         central_rollback(f.pg);

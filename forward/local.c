@@ -295,14 +295,15 @@ int64_t local_copy_rows(struct local *l, const struct local_table *t, const char
 int local_save_progress(struct local *l, const char *target, const char *host_id, int64_t batch_id, char *err,
                         size_t errlen)
 {
-    if (sqlutil_exec(l->db,
-                     "CREATE TABLE IF NOT EXISTS forward_progress("
-                     "  target TEXT PRIMARY KEY,"
-                     "  host_id TEXT NOT NULL,"
-                     "  batch_id INTEGER NOT NULL,"
-                     "  updated_ns INTEGER NOT NULL)",
-                     err, errlen) != 0)
+    if (!l->progress_ready && sqlutil_exec(l->db,
+                                           "CREATE TABLE IF NOT EXISTS forward_progress("
+                                           "  target TEXT PRIMARY KEY,"
+                                           "  host_id TEXT NOT NULL,"
+                                           "  batch_id INTEGER NOT NULL,"
+                                           "  updated_ns INTEGER NOT NULL)",
+                                           err, errlen) != 0)
         return -1;
+    l->progress_ready = true;
     sqlite3_stmt *st;
     if (sqlite3_prepare_v2(l->db, "INSERT OR REPLACE INTO forward_progress VALUES(?1, ?2, ?3, ?4)", -1, &st,
                            NULL) != SQLITE_OK) {

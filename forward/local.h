@@ -46,6 +46,7 @@ struct local {
     sqlite3_stmt *batches_after;
     sqlite3_stmt *batch_by_id;
     bool in_snapshot;
+    bool progress_ready;            /* forward_progress exists */
 };
 
 /* Opens path read-write without creating it (the daemon creates it).
