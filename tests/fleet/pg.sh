@@ -7,6 +7,7 @@
 #   pg_ctl_do ARGS pg_ctl on that cluster, as its owner (e.g. restart -m immediate)
 #   pg_stop        stop it (immediate) and remove DIR/pg; safe to call twice
 #   psql_c SQL     run SQL, print unaligned tuples only
+# PG_FSYNC=on for a durable server (the bench); the tests run with fsync off.
 # The caller's EXIT trap must call pg_stop.
 
 PG_BIN=${PG_BIN:-$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1)}
@@ -34,7 +35,7 @@ pg_start() {
     cat >>"$PG_DIR/data/postgresql.conf" <<CONF
 listen_addresses = ''
 unix_socket_directories = '$PG_DIR'
-fsync = off
+fsync = ${PG_FSYNC:-off}
 synchronous_commit = on
 max_connections = 30
 shared_buffers = 64MB
