@@ -57,10 +57,22 @@ static void put_ascii(struct strbuf *out, unsigned char c)
     }
 }
 
+/* Bytes that go out as they are: printable ASCII but the backslash, and the
+ * quote when JSON strings are tracked. */
+static bool plain(unsigned char c, bool json) { return c >= 0x20 && c < 0x7f && c != '\\' && !(json && c == '"'); }
+
 static void put_text(struct strbuf *out, const unsigned char *s, size_t len, bool json)
 {
     bool in_string = false;
     for (size_t i = 0; i < len;) {
+        /* The common case, in one append. */
+        size_t start = i;
+        while (i < len && plain(s[i], json))
+            i++;
+        if (i > start)
+            strbuf_append(out, s + start, i - start);
+        if (i >= len)
+            break;
         unsigned char c = s[i];
         if (c >= 0x80) {
             size_t n = utf8_len(s + i, len - i);
