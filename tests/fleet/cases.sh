@@ -76,7 +76,9 @@ check "nothing merged: host-x's central position and counts unchanged" \
     [ "$(psql_c "SELECT last_batch_id || ' ' || events || ' ' || encode(last_hash, 'hex') FROM hosts WHERE host_id = 'host-x'")" = "$before" ]
 check "host-x's central rows are still x1's" same_rows "$dir/x1.db" host-x
 check "host-x's central chain verifies" "$bin/seccheckd" verify --to "$PG_URL" --host-id host-x
-stop "$f_x2"; stop "$f_x3"; stop "$d_x1"; stop "$d_x2"; stop "$d_x3"
+stop "$f_x2"
+check "forwarder x2 exits 0 on SIGTERM" [ "$stop_status" = 0 ]
+stop "$f_x3"; stop "$d_x1"; stop "$d_x2"; stop "$d_x3"
 
 # ---------------------------------------------------------------- retention
 # Shipped batches age out; unshipped ones stay however old.
@@ -122,7 +124,9 @@ check "... and names the gap" grep -q "were lost on the host before they were sh
 lo=$(sqlite_c "$dir/r.db" "SELECT min(first_event_id) FROM batches")
 check "every event still local is central" [ "$(psql_c "SELECT count(*) FROM events WHERE host_id = 'host-r' AND id >= $lo")" = \
     "$(sqlite_c "$dir/r.db" "SELECT count(*) FROM events")" ]
-stop "$f_r"; stop "$d_r"
+stop "$f_r"
+check "forwarder r exits 0 on SIGTERM" [ "$stop_status" = 0 ]
+stop "$d_r"
 
 # ---------------------------------------------------------------- hostile text, newer schema
 daemon h
@@ -145,6 +149,7 @@ check "a column the local database gained is added and forwarded" \
     [ "$(psql_c "SELECT count(*) FILTER (WHERE newer_col = id * 2) = count(*) FROM events WHERE host_id = 'host-h'")" = t ]
 check "host-h's central rows = local" same_rows "$dir/h.db" host-h
 stop "$f_h"
+check "forwarder h exits 0 on SIGTERM" [ "$stop_status" = 0 ]
 
 if [ $failures != 0 ]; then
     for f in "$dir"/*.log; do echo "---- $f"; tail -15 "$f"; done
