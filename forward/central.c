@@ -393,6 +393,15 @@ static int upsert_table(PGconn *pg, struct local *l, const struct local_table *t
     return rc;
 }
 
+int central_sync_open_rows(PGconn *pg, struct local *l, const char *host_id, int64_t runs_from, int64_t conns_from,
+                           char *err, size_t errlen)
+{
+    int rc = upsert_table(pg, l, &l->runs, "WHERE id >= ?1 AND ?2 = 0", runs_from, 0, host_id, err, errlen);
+    return rc != 0 ? rc
+                   : upsert_table(pg, l, &l->connections, "WHERE id >= ?1 AND ?2 = 0", conns_from, 0, host_id, err,
+                                  errlen);
+}
+
 int central_ship(PGconn *pg, struct local *l, const char *host_id, const struct local_batch *b, int n,
                  int64_t *events, char *err, size_t errlen)
 {

@@ -67,6 +67,13 @@ int central_record_refusal(PGconn *pg, const char *host_id, int64_t batch_id, co
 int central_ship(PGconn *pg, struct local *l, const char *host_id, const struct local_batch *b, int n,
                  int64_t *events, char *err, size_t errlen);
 
+/* Runs and connections change after their last batch (a connection's
+ * close, a run's stop, counters): re-sends the rows from runs_from and
+ * conns_from on (the oldest ones still open last time) into the open
+ * transaction. 0, -1 central error, -2 local error. */
+int central_sync_open_rows(PGconn *pg, struct local *l, const char *host_id, int64_t runs_from, int64_t conns_from,
+                           char *err, size_t errlen);
+
 /* `seccheckd verify --to URL --host-id ID [--key-file PATH]`: the chain of a
  * host's central copy, with the same checks and exit codes as verify.h. */
 int central_verify_main(int argc, char **argv);

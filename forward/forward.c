@@ -50,6 +50,11 @@ struct forwarder {
     int64_t saved;                    /* last value written to forward_progress, -1 none */
     int64_t saved_ns;                 /* when (monotonic) */
     uint64_t backoff_ms;
+    /* Runs and connections rows re-sent when caught up: from these ids on,
+     * whenever the daemon committed since (data_version). */
+    int64_t runs_from, conns_from, synced_version;
+    int64_t pending_runs_from, pending_conns_from, pending_version;
+    int64_t version_before_snapshot;  /* read before it: a later commit shows as a change */
     /* counters */
     uint64_t batches_total, events_total, transactions_total, gaps_total, gap_batches_total;
     uint64_t errors[ERR_KINDS];
@@ -295,6 +300,27 @@ static int check_caught_up(struct forwarder *f, const struct central_head *head,
     return 0;
 }
 
+/* Caught up: the runs and connections rows that changed after their last
+ * batch (a close, a stop), when the daemon committed anything since. */
+static int sync_open_rows(struct forwarder *f, enum error_kind *kind, char *err, size_t errlen)
+{
+    int64_t version = f->version_before_snapshot;
+    if (version == f->synced_version)
+        return 0;
+    int64_t runs_from, conns_from;
+    local_open_marks(&f->local, &runs_from, &conns_from);
+    int rc = central_sync_open_rows(f->pg, &f->local, f->o.host_id, f->runs_from, f->conns_from, err, errlen);
+    if (rc != 0) {
+        *kind = rc == -2 ? ERR_LOCAL : ERR_CENTRAL;
+        return -1;
+    }
+    /* Takes effect with the commit; a failed commit retries from the old marks. */
+    f->pending_runs_from = runs_from;
+    f->pending_conns_from = conns_from;
+    f->pending_version = version;
+    return 0;
+}
+
 /* Batches lost locally before they were shipped: recorded, then the chain
  * resumes from the first one still there. */
 static void record_gap(struct forwarder *f, struct central_head *head, const struct local_batch *first, char *err,
@@ -336,6 +362,7 @@ static int ship_once(struct forwarder *f, struct local_batch *batches, bool *mor
         return -1;
     f->shipped = head.last_batch_id;
     *kind = ERR_LOCAL;
+    f->version_before_snapshot = local_data_version(&f->local);
     if (local_begin(&f->local, err, errlen) != 0)
         return -1;
     int n = local_batches_after(&f->local, head.last_batch_id, MAX_BATCHES_PER_TXN, (int64_t)f->o.txn_events,
@@ -346,9 +373,17 @@ static int ship_once(struct forwarder *f, struct local_batch *batches, bool *mor
     *kind = ERR_CHAIN;
     if (n == 0) {
         rc = check_caught_up(f, &head, err, errlen);
+        if (rc == 0 && head.last_batch_id > 0)
+            rc = sync_open_rows(f, kind, err, errlen);
         if (rc == 0) {
             *kind = ERR_CENTRAL;
             rc = central_commit(f->pg, err, errlen) == 0 ? 1 : -1;
+            if (rc == 1 && f->pending_version) {
+                f->runs_from = f->pending_runs_from;
+                f->conns_from = f->pending_conns_from;
+                f->synced_version = f->pending_version;
+                f->pending_version = 0;
+            }
         }
         return rc;
     }

@@ -218,6 +218,16 @@ int local_lag_after(struct local *l, int64_t after, struct local_lag *lag)
     return rc;
 }
 
+int64_t local_data_version(struct local *l) { return sqlutil_int(l->db, "PRAGMA data_version", -1); }
+
+void local_open_marks(struct local *l, int64_t *runs_from, int64_t *conns_from)
+{
+    *runs_from = sqlutil_int(l->db, "SELECT coalesce((SELECT min(id) FROM runs WHERE stopped_ns IS NULL),"
+                                    " (SELECT coalesce(max(id), 0) + 1 FROM runs))", 0);
+    *conns_from = sqlutil_int(l->db, "SELECT coalesce((SELECT min(id) FROM connections WHERE close_ns IS NULL),"
+                                     " (SELECT coalesce(max(id), 0) + 1 FROM connections))", 0);
+}
+
 void local_column_list(const struct local_table *t, struct strbuf *out)
 {
     for (int i = 0; i < t->ncols; i++) {

@@ -85,6 +85,15 @@ int64_t local_copy_rows(struct local *l, const struct local_table *t, const char
                         const char *host_id, struct strbuf *out, size_t flush_at, local_flush_cb flush, void *data,
                         char *err, size_t errlen);
 
+/* PRAGMA data_version: changes when another connection (the daemon)
+ * commits. */
+int64_t local_data_version(struct local *l);
+
+/* The oldest runs and connections rows still open (stopped_ns / close_ns
+ * NULL), or one past the newest when none is: from there on, rows may still
+ * change. */
+void local_open_marks(struct local *l, int64_t *runs_from, int64_t *conns_from);
+
 /* The comma list of t's column names, for COPY and SELECT. */
 void local_column_list(const struct local_table *t, struct strbuf *out);
 

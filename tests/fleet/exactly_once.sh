@@ -76,13 +76,20 @@ wait "$load_a"
 check "load a replayed without error" [ $? = 0 ]
 wait "$load_b"
 check "load b replayed without error" [ $? = 0 ]
+# Caught up while the daemons run; their stop (runs.stopped_ns) comes after
+# the last batch and must arrive too.
+check "host a caught up" wait_for 60 caught_up "$dir/a.db" host-a
+check "host b caught up" wait_for 60 caught_up "$dir/b.db" host-b
+sleep 0.5
 stop "$d_a"
 check "daemon a stopped cleanly" [ "$stop_status" = 0 ]
 stop "$d_b"
 check "daemon b stopped cleanly" [ "$stop_status" = 0 ]
-
-check "host a caught up" wait_for 60 caught_up "$dir/a.db" host-a
-check "host b caught up" wait_for 60 caught_up "$dir/b.db" host-b
+# Runs stopped and connections closed after their last batch arrive too.
+check "host a: central runs and connections = local (closes, stops, counters)" \
+    wait_for 10 same_side_rows "$dir/a.db" host-a
+check "host b: central runs and connections = local (closes, stops, counters)" \
+    wait_for 10 same_side_rows "$dir/b.db" host-b
 stop "$f_a"
 check "forwarder a exits 0 on SIGTERM" [ "$stop_status" = 0 ]
 stop "$f_b"

@@ -89,6 +89,20 @@ same_rows() {
     cmp -s "$dir/local.batches" "$dir/central.batches" && cmp -s "$dir/local.events" "$dir/central.events"
 }
 
+# The runs and connections rows are the local ones, every column.
+same_side_rows() {   # same_side_rows DB HOST
+    local t lcols ccols
+    for t in runs connections; do
+        lcols=$(sqlite_c "$1" "SELECT group_concat('coalesce(' || name || ', ''-'')', ' || ''|'' || ')
+                               FROM pragma_table_info('$t')")
+        ccols=$(sqlite_c "$1" "SELECT group_concat('coalesce(' || name || '::text, ''-'')', ' || ''|'' || ')
+                               FROM pragma_table_info('$t')")
+        sqlite_c "$1" "SELECT $lcols FROM $t ORDER BY id" >"$dir/local.$t"
+        psql_c "SELECT $ccols FROM $t WHERE host_id = '$2' ORDER BY id" >"$dir/central.$t"
+        cmp -s "$dir/local.$t" "$dir/central.$t" || { diff "$dir/local.$t" "$dir/central.$t" | head -6; return 1; }
+    done
+}
+
 caught_up() {   # caught_up DB HOST
     local want got
     want=$(sqlite_c "$1" "SELECT coalesce(max(id), 0) FROM batches")
