@@ -10,6 +10,8 @@ packages=(
     libprotobuf-c-dev protobuf-c-compiler  # schema -> C at build time
     libsqlite3-dev sqlite3                 # storage, and the CLI to query it
     libssl-dev                             # hashing (tamper-evidence chain)
+    libpq-dev                              # seccheckd forward: the central PostgreSQL client
+    postgresql                             # a real server (15) for the forward tests and bench
     libcmocka-dev                          # unit tests
     runsc                                  # real gVisor for the end-to-end test
     python3                                # baseline listener in bench/

@@ -4,8 +4,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "central.h"
 #include "chain.h"
 #include "export.h"
+#include "forward.h"
 #include "gvisor_config.h"
 #include "handoff.h"
 #include "log.h"
@@ -199,8 +201,14 @@ static int check_option_values(const struct options *o)
 static int run_subcommand(int argc, char **argv, bool *handled)
 {
     *handled = true;
-    if (strcmp(argv[1], "verify") == 0)
+    if (strcmp(argv[1], "verify") == 0) {
+        for (int i = 2; i < argc; i++)   /* --to: the central copy (forward/) */
+            if (strcmp(argv[i], "--to") == 0 || strncmp(argv[i], "--to=", 5) == 0)
+                return central_verify_main(argc - 1, argv + 1);
         return verify_main(argc - 1, argv + 1);
+    }
+    if (strcmp(argv[1], "forward") == 0)
+        return forward_main(argc - 1, argv + 1);
     if (strcmp(argv[1], "export") == 0)
         return export_main(argc - 1, argv + 1);
     if (strcmp(argv[1], "gvisor-config") == 0)
@@ -216,7 +224,7 @@ int main(int argc, char **argv)
         int rc = run_subcommand(argc, argv, &handled);
         if (handled)
             return rc;
-        fprintf(stderr, "seccheckd: unknown command '%s' (commands: verify, export, gvisor-config; try --help)\n", argv[1]);
+        fprintf(stderr, "seccheckd: unknown command '%s' (commands: verify, export, forward, gvisor-config; try --help)\n", argv[1]);
         return 2;
     }
     struct options o;

@@ -377,8 +377,9 @@ static int apply(struct options *o, const struct option_def *d, const char *valu
 void options_usage(FILE *out)
 {
     fprintf(out, "Usage: seccheckd [OPTIONS]\n"
-                 "       seccheckd verify --db PATH [--key-file PATH]\n"
+                 "       seccheckd verify --db PATH [--key-file PATH] | --to URL --host-id ID\n"
                  "       seccheckd export --db PATH --format ndjson|trace [--out PATH|DIR] [--conn ID]\n"
+                 "       seccheckd forward --db PATH --to URL [--host-id ID]   (to a central PostgreSQL)\n"
                  "       seccheckd gvisor-config [--points exec|files|net|all] [--socket PATH]\n"
                  "Collects gVisor seccheck events from sandboxes (runsc remote sink) into SQLite.\n\n");
     for (size_t i = 0; i < NDEFS; i++) {

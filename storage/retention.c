@@ -93,6 +93,16 @@ static bool due(struct retention *r, sqlite3 *db, const struct oldest_batch *b, 
     return max && retention_db_bytes(db) > max;
 }
 
+/* The last batch a forwarder (`seccheckd forward`) has shipped, from the
+ * forward_progress table it keeps here; INT64_MAX when no forwarder ever ran.
+ * With several targets, the one furthest behind. */
+static int64_t forwarded_up_to(sqlite3 *db)
+{
+    if (!sqlutil_has(db, "table", "forward_progress"))
+        return INT64_MAX;
+    return sqlutil_int(db, "SELECT min(batch_id) FROM forward_progress", INT64_MAX);
+}
+
 static void prune(struct retention *r, sqlite3 *db, int64_t now_ns)
 {
     if (!atomic_load(&r->retain_s) && !atomic_load(&r->max_db_bytes))
@@ -104,8 +114,10 @@ static void prune(struct retention *r, sqlite3 *db, int64_t now_ns)
      * emptied events table would hand out its ids from 1 again. */
     int rc = sqlite3_prepare_v2(db, "SELECT id, first_event_id, last_event_id, committed_ns, hash FROM batches"
                                     " WHERE id < (SELECT max(id) FROM batches) ORDER BY id LIMIT 1", -1, &st, NULL);
-    uint64_t batches = 0, events = 0;
+    uint64_t batches = 0, events = 0, unshipped = 0;
     int64_t deadline = now_ns + RETENTION_STEP_NS;
+    int64_t forwarded = forwarded_up_to(db);
+    uint64_t max = atomic_load(&r->max_db_bytes);
     while (rc == SQLITE_OK && realtime_ns() < deadline) {
         sqlite3_reset(st);
         if (sqlite3_step(st) != SQLITE_ROW)
@@ -120,8 +132,14 @@ static void prune(struct retention *r, sqlite3 *db, int64_t now_ns)
         };
         if (!due(r, db, &b, now_ns))
             break;
+        /* Not shipped yet: only the size limit may delete it (the
+         * forwarder then records the gap centrally). */
+        bool shipped = b.id <= forwarded;
+        if (!shipped && !(max && retention_db_bytes(db) > max))
+            break;
         rc = delete_batch(db, &b, &events);
         batches++;
+        unshipped += !shipped;
     }
     sqlite3_finalize(st);
     if (rc != SQLITE_OK || sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK) {
@@ -131,6 +149,10 @@ static void prune(struct retention *r, sqlite3 *db, int64_t now_ns)
     }
     r->batches_deleted += batches;
     r->events_deleted += events;
+    r->batches_deleted_unshipped += unshipped;
+    if (unshipped)
+        log_warn("retention: --max-db-size deleted %" PRIu64 " batches the forwarder has not shipped; it records "
+                 "them as a gap in the central copy", unshipped);
     if (batches)
         log_debug("retention: deleted %" PRIu64 " batch%s (%" PRIu64 " event%s)", batches, batches == 1 ? "" : "es",
                   events, cli_plural(events));

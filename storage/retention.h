@@ -8,7 +8,10 @@
  * chain's anchor so `seccheckd verify` checks from there; the newest batch
  * always stays, so the chain and the event ids continue) while they are
  * older than --retain or the database is larger than --max-db-size, and
- * checkpoints the WAL (TRUNCATE) so it does not grow past its limit. A
+ * checkpoints the WAL (TRUNCATE) so it does not grow past its limit. When
+ * `seccheckd forward` runs (its forward_progress table exists), batches it
+ * has not shipped are kept whatever their age; only --max-db-size deletes
+ * them, and they are counted (batches_deleted_unshipped). A
  * reader holding a snapshot can hold the WAL back; that is logged.
  */
 #ifndef SECCHECKD_RETENTION_H
@@ -33,6 +36,7 @@ struct retention {
     int64_t last_blocked_log_ns;
     uint64_t batches_deleted;
     uint64_t events_deleted;
+    uint64_t batches_deleted_unshipped;    /* by --max-db-size, before `seccheckd forward` shipped them */
     int busy_timeout_ms;                   /* restored after a checkpoint */
 };
 

@@ -31,6 +31,22 @@ else
     echo "FAIL - systemd-analyze security: exposure $score, above 2.0"
     exit 1
 fi
+# The forwarder's unit (seccheckd forward) beside the daemon's.
+sed "s#/usr/local/bin/seccheckd#$bin#" "$src/systemd/seccheckd-forward.service" >"$dir/seccheckd-forward.service"
+out=$(cd "$dir" && SYSTEMD_LOG_LEVEL=warning systemd-analyze verify seccheckd-forward.service 2>&1 || true)
+if [ -n "$out" ]; then
+    echo "FAIL: systemd-analyze verify seccheckd-forward.service:"
+    echo "$out"
+    exit 1
+fi
+fscore=$(systemd-analyze security --offline=yes "$dir/seccheckd-forward.service" 2>&1 |
+         sed -n 's/.*Overall exposure level for seccheckd-forward.service: \([0-9.]*\).*/\1/p')
+if [ -n "$fscore" ] && awk -v s="$fscore" 'BEGIN { exit !(s <= 2.0) }'; then
+    echo "ok   - seccheckd-forward.service verifies, exposure $fscore (<= 2.0)"
+else
+    echo "FAIL - seccheckd-forward.service: exposure '${fscore}', above 2.0 or missing"
+    exit 1
+fi
 grep -q '^ListenSequentialPacket=' "$src/systemd/seccheckd.socket"
 grep -q '^Type=notify' "$src/systemd/seccheckd.service"
 grep -q '^WatchdogSec=' "$src/systemd/seccheckd.service"

@@ -178,7 +178,7 @@ static void test_h_and_help_name_every_command(void **state)
     const char *h[] = {"-h", NULL};
     assert_int_equal(run_capture(h, out, sizeof(out)), 0);
     assert_non_null(strstr(out, "Usage: seccheckd [OPTIONS]"));
-    for (const char *const *cmd = (const char *const[]){"verify", "export", "gvisor-config", NULL}; *cmd; cmd++) {
+    for (const char *const *cmd = (const char *const[]){"verify", "export", "forward", "gvisor-config", NULL}; *cmd; cmd++) {
         char want[64];
         snprintf(want, sizeof(want), "       seccheckd %s ", *cmd);
         if (!strstr(out, want))
@@ -224,6 +224,7 @@ static void test_usage_errors_exit_2_under_the_program_name(void **state)
         {SECCHECKD_BIN, "seccheckd export", {"export", "--conn", "abc"},
          "seccheckd export: --conn: expected a whole number from 1"},
         {SECCHECKD_BIN, "seccheckd verify", {"verify", "--db"}, "seccheckd verify: option '--db' needs a value"},
+        {SECCHECKD_BIN, "seccheckd forward", {"forward", "--bogus"}, "seccheckd forward: unknown option '--bogus'"},
         {SECCHECKD_BIN, "seccheckd gvisor-config", {"gvisor-config", "--bogus"},
          "seccheckd gvisor-config: unknown option '--bogus'"},
         {DUMMY_BIN, "seccheck-dummy", {"--bogus"}, "seccheck-dummy: unknown option '--bogus'"},

@@ -1,0 +1,117 @@
+#!/usr/bin/env bash
+# bench/forward.sh - seccheckd forward's throughput into a local PostgreSQL,
+# and what running it costs the daemon's zero-drop rate.
+set -uo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+repo=$(dirname "$here")
+. "$repo/tests/fleet/pg.sh"
+. "$repo/tests/fleet/lib.sh"
+
+usage() {
+    cat <<'USAGE'
+Usage: bench/forward.sh [OPTIONS]
+1. Throughput: fills a daemon's database with --events events of --trace
+   (loadgen block mode), then times `seccheckd forward` shipping all of it into
+   a fresh local PostgreSQL (fsync on, Unix socket): forwarded events/s.
+2. With --zero-drop: the highest paced loadgen rate (sentry mode, --conns
+   connections, probes of --probe-seconds) the daemon takes with zero drops,
+   alone and with its forwarder running beside it; prints the ratio.
+
+  --events N           events to forward [300000]
+  --trace NAME         trace in the traces directory [mixed_syscalls]
+  --txn-events N       forward --txn-events [65536]
+  --zero-drop          also run part 2 (a few minutes)
+  --conns N            part 2: loadgen connections [4]
+  --probe-seconds S    part 2: length of each probe [3]
+  --bin DIR            built binaries [build/bin]
+  --traces DIR         recorded traces [tests/fixtures/traces]
+  --help               this text
+USAGE
+}
+
+events=300000 trace=mixed_syscalls txn=65536 zero=0 conns=4 probe_s=3
+bin=$repo/build/bin traces=$repo/tests/fixtures/traces
+while [ $# -gt 0 ]; do
+    case $1 in
+        --help | -h) usage; exit 0 ;;
+        --events) events=${2:?}; shift 2 ;;
+        --trace) trace=${2:?}; shift 2 ;;
+        --txn-events) txn=${2:?}; shift 2 ;;
+        --zero-drop) zero=1; shift ;;
+        --conns) conns=${2:?}; shift 2 ;;
+        --probe-seconds) probe_s=${2:?}; shift 2 ;;
+        --bin) bin=${2:?}; shift 2 ;;
+        --traces) traces=${2:?}; shift 2 ;;
+        *) echo "bench/forward.sh: unknown option '$1' (try --help)" >&2; exit 2 ;;
+    esac
+done
+for v in "$events" "$txn" "$conns" "$probe_s"; do
+    [[ $v =~ ^[0-9]+$ && $v -gt 0 ]] || { echo "bench/forward.sh: expected a positive integer, got '$v'" >&2; exit 2; }
+done
+
+fleet_setup bench-forward
+PG_FSYNC=on pg_start "$dir" || exit 1
+
+now() { date +%s.%N; }
+
+# ---------------------------------------------------------------- 1. throughput
+spawn d "$bin/seccheckd" --socket "$dir/s.sock" --db "$dir/t.db"
+wait_for 20 test -S "$dir/s.sock"
+"$bin/seccheck-loadgen" --socket "$dir/s.sock" --trace "$traces/$trace.trace" --mode block \
+    --messages "$events" >"$dir/fill.log" 2>&1 || { cat "$dir/fill.log"; exit 1; }
+stop "$d"
+stored=$(sqlite3 "$dir/t.db" "SELECT count(*) FROM events")
+bytes=$(stat -c %s "$dir/t.db")
+t0=$(now)
+spawn f "$bin/seccheckd" forward --db "$dir/t.db" --to "$PG_URL" --host-id bench --txn-events "$txn" --poll-ms 20
+wait_for 600 caught_up "$dir/t.db" bench || { echo "forwarder did not catch up"; tail "$dir/f.log"; exit 1; }
+t1=$(now)
+stop "$f"
+central=$(psql_c "SELECT count(*) FROM events WHERE host_id = 'bench'")
+[ "$central" = "$stored" ] || { echo "central has $central events, local $stored"; exit 1; }
+rate=$(awk -v n="$stored" -v a="$t0" -v b="$t1" 'BEGIN { printf "%.0f", n / (b - a) }')
+secs=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", b - a }')
+echo "forward throughput: $stored events ($trace, local db $((bytes >> 20)) MiB) in $secs s = $rate events/s" \
+     "(txn-events $txn, PostgreSQL 15 local, fsync on, $(nproc) CPUs)"
+
+[ $zero = 1 ] || exit 0
+
+# ---------------------------------------------------------------- 2. zero-drop rate, alone and with the forwarder
+probe() {   # probe RATE_PER_CONN WITH_FORWARDER -> 0 when zero drops
+    local rate=$1 with=$2 n=$((probes += 1))
+    rm -f "$dir/z.sock" "$dir/z$n.db"*
+    spawn zd "$bin/seccheckd" --socket "$dir/z.sock" --db "$dir/z$n.db"
+    wait_for 20 test -S "$dir/z.sock"
+    if [ "$with" = 1 ]; then
+        spawn zf "$bin/seccheckd" forward --db "$dir/z$n.db" --to "$PG_URL" --host-id "z$n" --poll-ms 50
+    fi
+    "$bin/seccheck-loadgen" --socket "$dir/z.sock" --trace "$traces/$trace.trace" --mode sentry \
+        --connections "$conns" --rate "$rate" --duration "$probe_s" --json >"$dir/probe.json" 2>>"$dir/probe.err"
+    local ok=$?
+    [ "$with" = 1 ] && stop "$zf"
+    stop "$zd"
+    rm -f "$dir/z$n.db"*
+    [ $ok = 0 ] && python3 -c '
+import json, sys
+r = json.load(open(sys.argv[1]))
+d = r.get("dropped", r.get("messages_dropped", 1))
+sys.exit(0 if d == 0 else 1)' "$dir/probe.json"
+}
+search() {   # search WITH_FORWARDER -> best zero-drop rate per connection
+    local with=$1 good=0 bad=0 r=2000
+    while [ $bad = 0 ] && [ $r -le 512000 ]; do
+        if probe $r "$with"; then good=$r; r=$((r * 2)); else bad=$r; fi
+    done
+    [ $bad = 0 ] && { echo $good; return; }
+    for _ in 1 2 3 4; do
+        r=$(((good + bad) / 2))
+        if probe $r "$with"; then good=$r; else bad=$r; fi
+    done
+    echo $good
+}
+probes=0
+alone=$(search 0)
+with=$(search 1)
+ratio=$(awk -v a="$alone" -v w="$with" 'BEGIN { printf "%.2f", a ? w / a : 0 }')
+echo "zero-drop rate ($trace, sentry mode, $conns connections, ${probe_s}s probes):" \
+     "alone $((alone * conns)) msgs/s, with forward running $((with * conns)) msgs/s: ${ratio}x"

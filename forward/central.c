@@ -1,0 +1,465 @@
+/* central.c - the central PostgreSQL side of forwarding (central.h). */
+#include "central.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "strbuf.h"
+
+#define COPY_FLUSH_BYTES (256u << 10)
+
+/* ---- plumbing ---- */
+
+/* Trims libpq's trailing newline. */
+static void pg_error(PGconn *pg, const char *what, char *err, size_t errlen)
+{
+    snprintf(err, errlen, "%s: %s", what, PQerrorMessage(pg));
+    size_t n = strlen(err);
+    while (n && (err[n - 1] == '\n' || err[n - 1] == ' '))
+        err[--n] = '\0';
+}
+
+static int result_error(PGresult *res, PGconn *pg, const char *what, char *err, size_t errlen)
+{
+    snprintf(err, errlen, "%s: %s", what, res ? PQresultErrorMessage(res) : PQerrorMessage(pg));
+    size_t n = strlen(err);
+    while (n && (err[n - 1] == '\n' || err[n - 1] == ' '))
+        err[--n] = '\0';
+    PQclear(res);
+    return -1;
+}
+
+/* Runs sql that returns no rows. */
+static int exec_command(PGconn *pg, const char *sql, const char *what, char *err, size_t errlen)
+{
+    PGresult *res = PQexec(pg, sql);
+    if (PQresultStatus(res) != PGRES_COMMAND_OK && PQresultStatus(res) != PGRES_TUPLES_OK)
+        return result_error(res, pg, what, err, errlen);
+    PQclear(res);
+    return 0;
+}
+
+/* Parameters: text, except those marked binary (bytea hashes). */
+static PGresult *exec_params(PGconn *pg, const char *sql, int n, const char *const *values, const int *lengths,
+                             const int *formats)
+{
+    return PQexecParams(pg, sql, n, NULL, values, lengths, formats, 0);
+}
+
+/* ---- URL and connection ---- */
+
+int central_check_url(const char *url, char *err, size_t errlen)
+{
+    char *why = NULL;
+    PQconninfoOption *opts = PQconninfoParse(url, &why);
+    if (!opts) {
+        snprintf(err, errlen, "--to: not a PostgreSQL connection string or URL: %s", why ? why : "out of memory");
+        PQfreemem(why);
+        return -1;
+    }
+    int rc = 0;
+    for (PQconninfoOption *o = opts; o->keyword; o++)
+        if (strcmp(o->keyword, "password") == 0 && o->val && o->val[0]) {
+            snprintf(err, errlen, "--to: the URL holds a password, which any local user can read in the process "
+                     "list: remove it and put it in ~/.pgpass (or the file PGPASSFILE names), or in PGPASSWORD");
+            rc = -1;
+        }
+    PQconninfoFree(opts);
+    return rc;
+}
+
+PGconn *central_connect(const char *url, char *err, size_t errlen)
+{
+    /* Earlier keywords are defaults the URL (expanded from dbname) overrides. */
+    const char *keys[] = {"connect_timeout", "fallback_application_name", "dbname", NULL};
+    const char *values[] = {"10", "seccheckd-forward", url, NULL};
+    PGconn *pg = PQconnectdbParams(keys, values, 1);
+    if (!pg) {
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    if (PQstatus(pg) != CONNECTION_OK) {
+        pg_error(pg, "cannot connect", err, errlen);
+        PQfinish(pg);
+        return NULL;
+    }
+    /* Notices (e.g. "relation already exists, skipping") are not news. */
+    exec_command(pg, "SET client_min_messages = warning", "set", err, errlen);
+    return pg;
+}
+
+/* ---- schema ---- */
+
+static const char fixed_schema[] =
+    "CREATE TABLE IF NOT EXISTS hosts("
+    "  host_id text PRIMARY KEY,"
+    "  events bigint NOT NULL DEFAULT 0,"
+    "  batches bigint NOT NULL DEFAULT 0,"
+    "  last_batch_id bigint NOT NULL DEFAULT 0,"
+    "  last_hash bytea,"
+    "  last_event_time timestamptz,"
+    "  last_forwarded timestamptz,"
+    "  first_forwarded timestamptz NOT NULL DEFAULT now());"
+    "CREATE TABLE IF NOT EXISTS gaps("
+    "  host_id text NOT NULL,"
+    "  first_batch bigint NOT NULL,"
+    "  last_batch bigint NOT NULL,"
+    "  resume_hash bytea NOT NULL,"
+    "  recorded timestamptz NOT NULL DEFAULT now(),"
+    "  PRIMARY KEY(host_id, first_batch));"
+    "CREATE TABLE IF NOT EXISTS refusals("
+    "  host_id text NOT NULL,"
+    "  batch_id bigint NOT NULL,"
+    "  reason text NOT NULL,"
+    "  attempts bigint NOT NULL DEFAULT 1,"
+    "  first_seen timestamptz NOT NULL DEFAULT now(),"
+    "  last_seen timestamptz NOT NULL DEFAULT now(),"
+    "  PRIMARY KEY(host_id, batch_id));";
+
+/* The local database's views (storage/views.sql.h) for PostgreSQL, per
+ * host, on columns every schema version has. */
+static const char views_sql[] =
+    /* Replaced whole: CREATE OR REPLACE cannot change a column's type. */
+    "DROP VIEW IF EXISTS processes_per_container, execs, files_opened, failed_syscalls, sandbox_drops, network;\n"
+    "CREATE VIEW execs AS\n"
+    "SELECT host_id, id, conn_id, time_ns, to_timestamp(time_ns / 1e9) AS time, container_id,\n"
+    "       thread_group_id, process_name AS parent_name, detail->>'binary_path' AS binary_path,\n"
+    "       detail->'argv' AS argv, cwd, real_uid\n"
+    "FROM events WHERE msg_type = 3;\n"
+    "CREATE VIEW processes_per_container AS\n"
+    "SELECT host_id, container_id, binary_path, count(*) AS execs, min(time) AS first, max(time) AS last\n"
+    "FROM execs GROUP BY host_id, container_id, binary_path;\n"
+    "CREATE VIEW files_opened AS\n"
+    "SELECT host_id, id, conn_id, time_ns, to_timestamp(time_ns / 1e9) AS time, container_id, process_name,\n"
+    "       thread_group_id, CASE sysno WHEN 2 THEN 'open' WHEN 85 THEN 'creat' ELSE 'openat' END AS call,\n"
+    "       detail->>'pathname' AS pathname, detail->>'fd_path' AS dir, detail->'flags' AS flags,\n"
+    "       detail->'mode' AS mode, result AS fd, errno\n"
+    "FROM events WHERE msg_type = 7 AND is_exit = 1;\n"
+    "CREATE VIEW failed_syscalls AS\n"
+    "SELECT host_id, id, conn_id, time_ns, to_timestamp(time_ns / 1e9) AS time, container_id, process_name,\n"
+    "       type_name, sysno, errno, result, detail->>'pathname' AS pathname\n"
+    "FROM events WHERE is_exit = 1 AND errno != 0;\n"
+    "CREATE VIEW sandbox_drops AS\n"
+    "SELECT c.host_id, c.id AS conn_id, c.peer_pid, to_timestamp(c.connect_ns / 1e9) AS connected,\n"
+    "       to_timestamp(c.close_ns / 1e9) AS closed, c.close_reason, c.messages, c.sandbox_dropped,\n"
+    "       round(100.0 * c.sandbox_dropped / greatest(c.messages + c.sandbox_dropped, 1), 3) AS drop_pct,\n"
+    "       (SELECT string_agg(DISTINCT e.container_id, ',') FROM events e\n"
+    "        WHERE e.host_id = c.host_id AND e.conn_id = c.id AND e.msg_type = 1) AS containers\n"
+    "FROM connections c;\n"
+    "CREATE VIEW network AS\n"
+    "SELECT host_id, id, conn_id, time_ns, to_timestamp(time_ns / 1e9) AS time, container_id, process_name,\n"
+    "       thread_group_id, lower(substr(type_name, 9)) AS call, is_exit, detail->'fd' AS fd, family,\n"
+    "       CASE\n"
+    "         WHEN family = 2 AND length(a) >= 8 THEN get_byte(a, 4) || '.' || get_byte(a, 5) || '.' ||\n"
+    "              get_byte(a, 6) || '.' || get_byte(a, 7) || ':' || port\n"
+    "         WHEN family = 10 AND length(a) >= 24 THEN '[' || (SELECT string_agg(substr(encode(a, 'hex'),\n"
+    "              17 + 4 * g, 4), ':' ORDER BY g) FROM generate_series(0, 7) g) || ']:' || port\n"
+    "         WHEN family = 1 THEN 'unix:' || CASE WHEN length(a) <= 2 THEN '(unnamed)'\n"
+    "              WHEN get_byte(a, 2) = 0 THEN '@' || encode(rtrim(substr(a, 4), '\\x00'::bytea), 'escape')\n"
+    "              ELSE encode(rtrim(substr(a, 3), '\\x00'::bytea), 'escape') END\n"
+    "       END AS address,\n"
+    "       encode(a, 'hex') AS address_hex, result, errno\n"
+    "FROM (SELECT e.*, CASE WHEN length(a) >= 2 THEN get_byte(a, 0) + 256 * get_byte(a, 1) END AS family,\n"
+    "             CASE WHEN length(a) >= 4 THEN get_byte(a, 2) * 256 + get_byte(a, 3) END AS port\n"
+    "      FROM (SELECT *, CASE WHEN detail->>'address' ~ '^([0-9a-fA-F]{2})*$'\n"
+    "                           THEN decode(detail->>'address', 'hex') END AS a\n"
+    "            FROM events WHERE msg_type IN (10, 24, 25, 37) AND detail IS NOT NULL) AS e) AS n;\n";
+
+static const char *pg_type(enum local_kind k)
+{
+    switch (k) {
+    case LOCAL_INT: return "bigint";
+    case LOCAL_REAL: return "double precision";
+    case LOCAL_TEXT: return "text";
+    case LOCAL_JSON: return "jsonb";
+    case LOCAL_BLOB: break;
+    }
+    return "bytea";
+}
+
+/* A mirror of a local table, keyed (host_id, id); columns only added. */
+static void mirror_sql(struct strbuf *sql, const struct local_table *t)
+{
+    strbuf_printf(sql, "CREATE TABLE IF NOT EXISTS %s(host_id text NOT NULL, id bigint NOT NULL,"
+                       " PRIMARY KEY(host_id, id));", t->name);
+    for (int i = 1; i < t->ncols; i++)
+        strbuf_printf(sql, "ALTER TABLE %s ADD COLUMN IF NOT EXISTS %s %s;", t->name, t->cols[i].name,
+                      pg_type(t->cols[i].kind));
+    /* The staging table upserts go through; dropped so it follows new columns. */
+    strbuf_printf(sql, "DROP TABLE IF EXISTS pg_temp.incoming_%s;", t->name);
+}
+
+int central_ensure_schema(PGconn *pg, const struct local *l, char *err, size_t errlen)
+{
+    struct strbuf sql = {0};
+    strbuf_puts(&sql, "BEGIN; SELECT pg_advisory_xact_lock(7061746);");   /* arbitrary: "seccheckd schema" */
+    strbuf_puts(&sql, fixed_schema);
+    mirror_sql(&sql, &l->runs);
+    mirror_sql(&sql, &l->connections);
+    mirror_sql(&sql, &l->events);
+    mirror_sql(&sql, &l->batches);
+    strbuf_puts(&sql, views_sql);
+    strbuf_puts(&sql, "COMMIT;");
+    int rc = sql.failed ? -1 : exec_command(pg, sql.data, "creating the central schema", err, errlen);
+    if (sql.failed)
+        snprintf(err, errlen, "out of memory");
+    if (rc != 0)
+        exec_command(pg, "ROLLBACK", "rollback", (char[64]){0}, 64);
+    strbuf_free(&sql);
+    return rc;
+}
+
+/* ---- transactions ---- */
+
+int central_begin(PGconn *pg, const char *host_id, struct central_head *head, char *err, size_t errlen)
+{
+    memset(head, 0, sizeof(*head));
+    if (exec_command(pg, "BEGIN", "begin", err, errlen) != 0)
+        return -1;
+    const char *v[] = {host_id};
+    PGresult *res = exec_params(pg, "INSERT INTO hosts(host_id) VALUES($1) ON CONFLICT DO NOTHING", 1, v, NULL,
+                                NULL);
+    if (PQresultStatus(res) != PGRES_COMMAND_OK)
+        return result_error(res, pg, "registering the host", err, errlen);
+    PQclear(res);
+    res = PQexecParams(pg, "SELECT last_batch_id, last_hash FROM hosts WHERE host_id = $1 FOR UPDATE", 1, NULL, v,
+                       NULL, NULL, 1);
+    if (PQresultStatus(res) != PGRES_TUPLES_OK || PQntuples(res) != 1)
+        return result_error(res, pg, "reading the host's position", err, errlen);
+    const unsigned char *p = (const unsigned char *)PQgetvalue(res, 0, 0);
+    uint64_t id = 0;
+    for (int i = 0; i < 8 && PQgetlength(res, 0, 0) == 8; i++)
+        id = id << 8 | p[i];
+    head->last_batch_id = (int64_t)id;
+    if (!PQgetisnull(res, 0, 1) && PQgetlength(res, 0, 1) == CHAIN_HASH_LEN)
+        memcpy(head->last_hash, PQgetvalue(res, 0, 1), CHAIN_HASH_LEN);
+    PQclear(res);
+    return 0;
+}
+
+int central_commit(PGconn *pg, char *err, size_t errlen)
+{
+    PGresult *res = PQexec(pg, "COMMIT");
+    /* COMMIT of a failed transaction answers ROLLBACK, not an error. */
+    if (PQresultStatus(res) != PGRES_COMMAND_OK || strcmp(PQcmdStatus(res), "COMMIT") != 0)
+        return result_error(res, pg, "commit", err, errlen);
+    PQclear(res);
+    return 0;
+}
+
+void central_rollback(PGconn *pg)
+{
+    if (PQstatus(pg) == CONNECTION_OK && PQtransactionStatus(pg) != PQTRANS_IDLE)
+        PQclear(PQexec(pg, "ROLLBACK"));
+}
+
+int central_batch_hash(PGconn *pg, const char *host_id, int64_t id, uint8_t out[CHAIN_HASH_LEN], char *err,
+                       size_t errlen)
+{
+    char idtext[24];
+    snprintf(idtext, sizeof(idtext), "%" PRId64, id);
+    const char *v[] = {host_id, idtext};
+    PGresult *res = PQexecParams(pg, "SELECT hash FROM batches WHERE host_id = $1 AND id = $2", 2, NULL, v, NULL,
+                                 NULL, 1);
+    if (PQresultStatus(res) != PGRES_TUPLES_OK)
+        return result_error(res, pg, "reading a central batch", err, errlen);
+    int found = PQntuples(res) == 1 && PQgetlength(res, 0, 0) == CHAIN_HASH_LEN;
+    if (found)
+        memcpy(out, PQgetvalue(res, 0, 0), CHAIN_HASH_LEN);
+    PQclear(res);
+    return found;
+}
+
+int central_record_gap(PGconn *pg, const char *host_id, int64_t first, int64_t last,
+                       const uint8_t resume_hash[CHAIN_HASH_LEN], char *err, size_t errlen)
+{
+    char f[24], t[24];
+    snprintf(f, sizeof(f), "%" PRId64, first);
+    snprintf(t, sizeof(t), "%" PRId64, last);
+    const char *v[] = {host_id, f, t, (const char *)resume_hash};
+    int len[] = {0, 0, 0, CHAIN_HASH_LEN}, fmt[] = {0, 0, 0, 1};
+    PGresult *res = exec_params(pg,
+                                "WITH g AS (INSERT INTO gaps(host_id, first_batch, last_batch, resume_hash)"
+                                " VALUES($1, $2, $3, $4) RETURNING 1)"
+                                " UPDATE hosts SET last_batch_id = $3, last_hash = $4 WHERE host_id = $1",
+                                4, v, len, fmt);
+    if (PQresultStatus(res) != PGRES_COMMAND_OK)
+        return result_error(res, pg, "recording a gap", err, errlen);
+    PQclear(res);
+    return 0;
+}
+
+int central_record_refusal(PGconn *pg, const char *host_id, int64_t batch_id, const char *reason, char *err,
+                           size_t errlen)
+{
+    char b[24];
+    snprintf(b, sizeof(b), "%" PRId64, batch_id);
+    const char *v[] = {host_id, b, reason};
+    PGresult *res = exec_params(pg,
+                                "INSERT INTO refusals(host_id, batch_id, reason) VALUES($1, $2, $3)"
+                                " ON CONFLICT (host_id, batch_id) DO UPDATE SET attempts = refusals.attempts + 1,"
+                                " last_seen = now(), reason = excluded.reason",
+                                3, v, NULL, NULL);
+    if (PQresultStatus(res) != PGRES_COMMAND_OK)
+        return result_error(res, pg, "recording a refusal", err, errlen);
+    PQclear(res);
+    return 0;
+}
+
+/* ---- shipping ---- */
+
+struct copy_sink {
+    PGconn *pg;
+};
+
+static int copy_flush(struct strbuf *out, void *data)
+{
+    struct copy_sink *c = data;
+    if (out->failed)
+        return -1;
+    int rc = PQputCopyData(c->pg, out->data, (int)out->len) == 1 ? 0 : -1;
+    strbuf_reset(out);
+    return rc;
+}
+
+/* COPY rows of t (selected by where over lo..hi) into target. Rows
+ * copied, -1 central error, -2 local error. */
+static int64_t copy_table(PGconn *pg, struct local *l, const struct local_table *t, const char *target,
+                          const char *where, int64_t lo, int64_t hi, const char *host_id, char *err, size_t errlen)
+{
+    struct strbuf sql = {0}, buf = {0};
+    strbuf_printf(&sql, "COPY %s(host_id,", target);
+    local_column_list(t, &sql);
+    strbuf_puts(&sql, ") FROM STDIN");
+    PGresult *res = PQexec(pg, sql.failed ? "" : sql.data);
+    strbuf_free(&sql);
+    if (PQresultStatus(res) != PGRES_COPY_IN)
+        return result_error(res, pg, target, err, errlen);
+    PQclear(res);
+    struct copy_sink sink = {.pg = pg};
+    char lerr[256] = "";
+    int64_t rows = local_copy_rows(l, t, where, lo, hi, host_id, &buf, COPY_FLUSH_BYTES, copy_flush, &sink, lerr,
+                                   sizeof(lerr));
+    strbuf_free(&buf);
+    /* A local failure aborts the COPY, so nothing partial can commit. */
+    PQputCopyEnd(pg, rows == -1 ? "local read failed" : NULL);
+    int rc = 0;
+    while ((res = PQgetResult(pg)) != NULL) {
+        if (PQresultStatus(res) != PGRES_COMMAND_OK && rc == 0) {
+            rc = -1;
+            result_error(res, pg, target, err, errlen);
+            continue;
+        }
+        PQclear(res);
+    }
+    if (rows == -1) {
+        snprintf(err, errlen, "%s", lerr);
+        return -2;
+    }
+    if (rows == -2 && rc == 0)
+        pg_error(pg, target, err, errlen);
+    return rc != 0 || rows < 0 ? -1 : rows;
+}
+
+/* Runs and connections change after their first batch (counters, close
+ * time): staged by COPY, then upserted. */
+static int upsert_table(PGconn *pg, struct local *l, const struct local_table *t, const char *where, int64_t lo,
+                        int64_t hi, const char *host_id, char *err, size_t errlen)
+{
+    char stage[96];
+    snprintf(stage, sizeof(stage), "incoming_%s", t->name);
+    struct strbuf sql = {0};
+    strbuf_printf(&sql, "CREATE TEMP TABLE IF NOT EXISTS %s (LIKE %s) ON COMMIT DELETE ROWS", stage, t->name);
+    int rc = exec_command(pg, sql.failed ? "" : sql.data, "staging table", err, errlen);
+    if (rc == 0) {
+        int64_t n = copy_table(pg, l, t, stage, where, lo, hi, host_id, err, errlen);
+        rc = n < 0 ? (int)n : 0;
+    }
+    if (rc == 0) {
+        strbuf_reset(&sql);
+        strbuf_printf(&sql, "INSERT INTO %s(host_id,", t->name);
+        local_column_list(t, &sql);
+        strbuf_puts(&sql, ") SELECT host_id,");
+        local_column_list(t, &sql);
+        strbuf_printf(&sql, " FROM %s ON CONFLICT (host_id, id) DO UPDATE SET ", stage);
+        for (int i = 1; i < t->ncols; i++)
+            strbuf_printf(&sql, "%s%s = excluded.%s", i > 1 ? ", " : "", t->cols[i].name, t->cols[i].name);
+        strbuf_printf(&sql, "; TRUNCATE %s", stage);
+        rc = exec_command(pg, sql.failed ? "" : sql.data, t->name, err, errlen);
+    }
+    strbuf_free(&sql);
+    return rc;
+}
+
+int central_sync_open_rows(PGconn *pg, struct local *l, const char *host_id, int64_t runs_from, int64_t conns_from,
+                           char *err, size_t errlen)
+{
+    int rc = upsert_table(pg, l, &l->runs, "WHERE id >= ?1 AND ?2 = 0", runs_from, 0, host_id, err, errlen);
+    return rc != 0 ? rc
+                   : upsert_table(pg, l, &l->connections, "WHERE id >= ?1 AND ?2 = 0", conns_from, 0, host_id, err,
+                                  errlen);
+}
+
+int central_ship(PGconn *pg, struct local *l, const char *host_id, const struct local_batch *b, int n,
+                 int64_t *events, char *err, size_t errlen)
+{
+    int64_t lo = INT64_MAX, hi = 0, want = 0;
+    for (int i = 0; i < n; i++) {
+        want += b[i].events;
+        if (b[i].has_range && b[i].events > 0) {
+            lo = b[i].first < lo ? b[i].first : lo;
+            hi = b[i].last > hi ? b[i].last : hi;
+        }
+    }
+    *events = 0;
+    int64_t got = 0;
+    if (want > 0) {
+        got = copy_table(pg, l, &l->events, "events", "WHERE id BETWEEN ?1 AND ?2 ORDER BY id", lo, hi, host_id,
+                         err, errlen);
+        if (got < 0)
+            return (int)got;
+        if (got != want) {
+            snprintf(err, errlen, "batches %" PRId64 "..%" PRId64 " seal %" PRId64 " events but the local "
+                     "database holds %" PRId64 " in their range: it was altered (seccheckd verify --db names where)",
+                     b[0].id, b[n - 1].id, want, got);
+            return -2;
+        }
+    }
+    int64_t nb = copy_table(pg, l, &l->batches, "batches", "WHERE id BETWEEN ?1 AND ?2", b[0].id, b[n - 1].id,
+                            host_id, err, errlen);
+    if (nb < 0)
+        return (int)nb;
+    if (nb != n) {
+        snprintf(err, errlen, "batches %" PRId64 "..%" PRId64 ": %" PRId64 " rows where %d were read", b[0].id,
+                 b[n - 1].id, nb, n);
+        return -2;
+    }
+    int rc = upsert_table(pg, l, &l->runs, "WHERE id IN (SELECT run_id FROM batches WHERE id BETWEEN ?1 AND ?2)",
+                          b[0].id, b[n - 1].id, host_id, err, errlen);
+    if (rc == 0 && want > 0)
+        rc = upsert_table(pg, l, &l->connections,
+                          "WHERE id IN (SELECT DISTINCT conn_id FROM events WHERE id BETWEEN ?1 AND ?2)", lo, hi,
+                          host_id, err, errlen);
+    if (rc != 0)
+        return rc;
+
+    char last_id[24], nev[24], nbat[24], last_ns[24];
+    snprintf(last_id, sizeof(last_id), "%" PRId64, b[n - 1].id);
+    snprintf(nev, sizeof(nev), "%" PRId64, got);
+    snprintf(nbat, sizeof(nbat), "%d", n);
+    snprintf(last_ns, sizeof(last_ns), "%" PRId64, b[n - 1].committed_ns);
+    const char *v[] = {host_id, last_id, (const char *)b[n - 1].hash, nev, nbat, last_ns};
+    int len[] = {0, 0, CHAIN_HASH_LEN, 0, 0, 0}, fmt[] = {0, 0, 1, 0, 0, 0};
+    PGresult *res = exec_params(pg,
+                                "UPDATE hosts SET last_batch_id = $2, last_hash = $3, events = events + $4,"
+                                " batches = batches + $5, last_event_time = to_timestamp($6::bigint / 1e9),"
+                                " last_forwarded = now() WHERE host_id = $1",
+                                6, v, len, fmt);
+    if (PQresultStatus(res) != PGRES_COMMAND_OK)
+        return result_error(res, pg, "moving the host's position", err, errlen);
+    PQclear(res);
+    *events = got;
+    return 0;
+}

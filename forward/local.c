@@ -1,0 +1,332 @@
+/* local.c - reading the daemon's database for the forwarder (local.h). */
+#include "local.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "clock.h"
+#include "copy_text.h"
+#include "sqlutil.h"
+
+#define BATCH_COLUMNS "id, run_id, first_event_id, last_event_id, events, committed_ns, prev_hash, hash, keyed"
+
+int local_open(struct local *l, const char *path, char *err, size_t errlen)
+{
+    memset(l, 0, sizeof(*l));
+    l->events.name = "events";
+    l->batches.name = "batches";
+    l->runs.name = "runs";
+    l->connections.name = "connections";
+    if (sqlite3_open_v2(path, &l->db, SQLITE_OPEN_READWRITE, NULL) != SQLITE_OK) {
+        snprintf(err, errlen, "cannot open %s: %s", path, l->db ? sqlite3_errmsg(l->db) : "out of memory");
+        local_close(l);
+        return -1;
+    }
+    /* The daemon holds the write lock for one batch at a time. */
+    sqlite3_busy_timeout(l->db, 5000);
+    return 0;
+}
+
+void local_close(struct local *l)
+{
+    local_end(l);
+    sqlite3_finalize(l->batches_after);
+    sqlite3_finalize(l->batch_by_id);
+    if (l->db)
+        sqlite3_close(l->db);
+    l->db = NULL;
+    l->batches_after = l->batch_by_id = NULL;
+}
+
+int local_begin(struct local *l, char *err, size_t errlen)
+{
+    if (sqlutil_exec(l->db, "BEGIN", err, errlen) != 0)
+        return -1;
+    l->in_snapshot = true;
+    return 0;
+}
+
+void local_end(struct local *l)
+{
+    if (l->in_snapshot)
+        sqlite3_exec(l->db, "COMMIT", NULL, NULL, NULL);
+    l->in_snapshot = false;
+}
+
+static bool valid_name(const char *s)
+{
+    if (!*s || strlen(s) >= LOCAL_NAME_MAX)
+        return false;
+    for (; *s; s++)
+        if (!((*s >= 'a' && *s <= 'z') || (*s >= '0' && *s <= '9') || *s == '_'))
+            return false;
+    return true;
+}
+
+/* SQLite's affinity rules, simplified to the types the daemon declares;
+ * detail is JSON text by the daemon's contract. */
+static enum local_kind kind_of(const char *name, const char *decl)
+{
+    if (strcmp(name, "detail") == 0)
+        return LOCAL_JSON;
+    if (strcasestr(decl, "INT"))
+        return LOCAL_INT;
+    if (strcasestr(decl, "CHAR") || strcasestr(decl, "TEXT") || strcasestr(decl, "CLOB"))
+        return LOCAL_TEXT;
+    if (strcasestr(decl, "REAL") || strcasestr(decl, "FLOA") || strcasestr(decl, "DOUB"))
+        return LOCAL_REAL;
+    return LOCAL_BLOB;
+}
+
+static int load_table(sqlite3 *db, struct local_table *t, bool *changed, char *err, size_t errlen)
+{
+    char sql[128];
+    snprintf(sql, sizeof(sql), "PRAGMA table_info(%s)", t->name);
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) {
+        snprintf(err, errlen, "%s: %s", t->name, sqlite3_errmsg(db));
+        return -1;
+    }
+    struct local_table fresh = {.name = t->name};
+    int rc = 0;
+    while (rc == 0 && sqlite3_step(st) == SQLITE_ROW) {
+        const char *name = (const char *)sqlite3_column_text(st, 1);
+        const char *decl = (const char *)sqlite3_column_text(st, 2);
+        if (!name || !valid_name(name) || fresh.ncols == LOCAL_MAX_COLUMNS) {
+            snprintf(err, errlen, "table %s: column '%s' is not one a seccheckd database has", t->name,
+                     name ? name : "");
+            rc = -1;
+            break;
+        }
+        struct local_column *c = &fresh.cols[fresh.ncols++];
+        snprintf(c->name, sizeof(c->name), "%s", name);
+        c->kind = kind_of(name, decl ? decl : "");
+    }
+    sqlite3_finalize(st);
+    if (rc == 0 && (fresh.ncols == 0 || strcmp(fresh.cols[0].name, "id") != 0)) {
+        snprintf(err, errlen, "no table %s with an id column yet: not a seccheckd database, or the daemon "
+                 "has not created it", t->name);
+        rc = -1;
+    }
+    if (rc == 0) {
+        *changed |= fresh.ncols != t->ncols || memcmp(fresh.cols, t->cols, sizeof(fresh.cols)) != 0;
+        *t = fresh;
+    }
+    return rc;
+}
+
+int local_load_columns(struct local *l, bool *changed, char *err, size_t errlen)
+{
+    *changed = false;
+    return load_table(l->db, &l->runs, changed, err, errlen) != 0 ||
+                   load_table(l->db, &l->connections, changed, err, errlen) != 0 ||
+                   load_table(l->db, &l->events, changed, err, errlen) != 0 ||
+                   load_table(l->db, &l->batches, changed, err, errlen) != 0
+               ? -1
+               : 0;
+}
+
+static void read_hash(sqlite3_stmt *st, int col, uint8_t out[CHAIN_HASH_LEN])
+{
+    memset(out, 0, CHAIN_HASH_LEN);
+    if (sqlite3_column_bytes(st, col) == CHAIN_HASH_LEN)
+        memcpy(out, sqlite3_column_blob(st, col), CHAIN_HASH_LEN);
+}
+
+static void read_batch(sqlite3_stmt *st, struct local_batch *b)
+{
+    b->id = sqlite3_column_int64(st, 0);
+    b->run_id = sqlite3_column_int64(st, 1);
+    b->has_range = sqlite3_column_type(st, 2) == SQLITE_INTEGER && sqlite3_column_type(st, 3) == SQLITE_INTEGER;
+    b->first = sqlite3_column_int64(st, 2);
+    b->last = sqlite3_column_int64(st, 3);
+    b->events = sqlite3_column_int64(st, 4);
+    b->committed_ns = sqlite3_column_int64(st, 5);
+    read_hash(st, 6, b->prev);
+    read_hash(st, 7, b->hash);
+    b->keyed = sqlite3_column_int64(st, 8);
+}
+
+static int prepare(struct local *l, sqlite3_stmt **st, const char *sql, char *err, size_t errlen)
+{
+    if (*st)
+        return 0;
+    if (sqlite3_prepare_v3(l->db, sql, -1, SQLITE_PREPARE_PERSISTENT, st, NULL) != SQLITE_OK) {
+        snprintf(err, errlen, "%s", sqlite3_errmsg(l->db));
+        return -1;
+    }
+    return 0;
+}
+
+int local_batches_after(struct local *l, int64_t after, int max, int64_t max_events, struct local_batch *out,
+                        char *err, size_t errlen)
+{
+    if (prepare(l, &l->batches_after, "SELECT " BATCH_COLUMNS " FROM batches WHERE id > ?1 ORDER BY id LIMIT ?2",
+                err, errlen) != 0)
+        return -1;
+    sqlite3_stmt *st = l->batches_after;
+    sqlite3_bind_int64(st, 1, after);
+    sqlite3_bind_int(st, 2, max);
+    int n = 0, step = SQLITE_DONE;
+    int64_t events = 0;
+    while (n < max && events < max_events && (step = sqlite3_step(st)) == SQLITE_ROW) {
+        read_batch(st, &out[n]);
+        events += out[n++].events;
+    }
+    if (step != SQLITE_ROW && step != SQLITE_DONE) {
+        snprintf(err, errlen, "reading batches: %s", sqlite3_errmsg(l->db));
+        sqlite3_reset(st);
+        return -1;
+    }
+    sqlite3_reset(st);
+    return n;
+}
+
+int local_batch_by_id(struct local *l, int64_t id, struct local_batch *out)
+{
+    char err[256];
+    if (prepare(l, &l->batch_by_id, "SELECT " BATCH_COLUMNS " FROM batches WHERE id = ?1", err, sizeof(err)) != 0)
+        return -1;
+    sqlite3_stmt *st = l->batch_by_id;
+    sqlite3_bind_int64(st, 1, id);
+    int step = sqlite3_step(st);
+    if (step == SQLITE_ROW)
+        read_batch(st, out);
+    sqlite3_reset(st);
+    return step == SQLITE_ROW ? 1 : step == SQLITE_DONE ? 0 : -1;
+}
+
+int local_lag_after(struct local *l, int64_t after, struct local_lag *lag)
+{
+    memset(lag, 0, sizeof(*lag));
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(l->db,
+                           "SELECT count(*), coalesce(sum(events), 0), coalesce(min(committed_ns), 0),"
+                           " (SELECT coalesce(max(id), 0) FROM batches) FROM batches WHERE id > ?1",
+                           -1, &st, NULL) != SQLITE_OK)
+        return -1;
+    sqlite3_bind_int64(st, 1, after);
+    int rc = -1;
+    if (sqlite3_step(st) == SQLITE_ROW) {
+        lag->batches = sqlite3_column_int64(st, 0);
+        lag->events = sqlite3_column_int64(st, 1);
+        lag->oldest_committed_ns = sqlite3_column_int64(st, 2);
+        lag->newest_id = sqlite3_column_int64(st, 3);
+        rc = 0;
+    }
+    sqlite3_finalize(st);
+    return rc;
+}
+
+int64_t local_data_version(struct local *l) { return sqlutil_int(l->db, "PRAGMA data_version", -1); }
+
+void local_open_marks(struct local *l, int64_t *runs_from, int64_t *conns_from)
+{
+    *runs_from = sqlutil_int(l->db, "SELECT coalesce((SELECT min(id) FROM runs WHERE stopped_ns IS NULL),"
+                                    " (SELECT coalesce(max(id), 0) + 1 FROM runs))", 0);
+    *conns_from = sqlutil_int(l->db, "SELECT coalesce((SELECT min(id) FROM connections WHERE close_ns IS NULL),"
+                                     " (SELECT coalesce(max(id), 0) + 1 FROM connections))", 0);
+}
+
+void local_column_list(const struct local_table *t, struct strbuf *out)
+{
+    for (int i = 0; i < t->ncols; i++) {
+        if (i)
+            strbuf_putc(out, ',');
+        strbuf_puts(out, t->cols[i].name);
+    }
+}
+
+/* One value by what it holds; a value whose storage class differs from its
+ * column's declared kind is sent as text, and the server judges it. */
+static void render_value(struct strbuf *out, sqlite3_stmt *st, int col, enum local_kind kind)
+{
+    switch (sqlite3_column_type(st, col)) {
+    case SQLITE_NULL: copy_text_null(out); break;
+    case SQLITE_INTEGER: copy_text_int(out, sqlite3_column_int64(st, col)); break;
+    case SQLITE_FLOAT: copy_text_real(out, sqlite3_column_double(st, col)); break;
+    case SQLITE_BLOB:
+    default: {   /* text, or a blob in a text column: by the column's kind */
+        const void *p = sqlite3_column_blob(st, col);
+        size_t n = (size_t)sqlite3_column_bytes(st, col);
+        if (kind == LOCAL_JSON)
+            copy_text_json(out, p, n);
+        else if (kind == LOCAL_BLOB)
+            copy_text_bytea(out, p, n);
+        else
+            copy_text_string(out, p, n);
+    }
+    }
+}
+
+int64_t local_copy_rows(struct local *l, const struct local_table *t, const char *where, int64_t lo, int64_t hi,
+                        const char *host_id, struct strbuf *out, size_t flush_at, local_flush_cb flush, void *data,
+                        char *err, size_t errlen)
+{
+    struct strbuf sql = {0};
+    strbuf_puts(&sql, "SELECT ");
+    local_column_list(t, &sql);
+    strbuf_printf(&sql, " FROM %s %s", t->name, where);
+    sqlite3_stmt *st = NULL;
+    if (sql.failed || sqlite3_prepare_v2(l->db, sql.data, -1, &st, NULL) != SQLITE_OK) {
+        snprintf(err, errlen, "%s: %s", t->name, sql.failed ? "out of memory" : sqlite3_errmsg(l->db));
+        strbuf_free(&sql);
+        return -1;
+    }
+    strbuf_free(&sql);
+    sqlite3_bind_int64(st, 1, lo);
+    sqlite3_bind_int64(st, 2, hi);
+    int64_t rows = 0;
+    int step;
+    while ((step = sqlite3_step(st)) == SQLITE_ROW) {
+        copy_text_string(out, host_id, strlen(host_id));
+        for (int i = 0; i < t->ncols; i++) {
+            strbuf_putc(out, '\t');
+            render_value(out, st, i, t->cols[i].kind);
+        }
+        strbuf_putc(out, '\n');
+        rows++;
+        if (out->len >= flush_at && flush(out, data) != 0) {
+            sqlite3_finalize(st);
+            return -2;
+        }
+    }
+    if (step != SQLITE_DONE) {
+        snprintf(err, errlen, "reading %s: %s", t->name, sqlite3_errmsg(l->db));
+        sqlite3_finalize(st);
+        return -1;
+    }
+    sqlite3_finalize(st);
+    if (out->len && flush(out, data) != 0)
+        return -2;
+    return rows;
+}
+
+int local_save_progress(struct local *l, const char *target, const char *host_id, int64_t batch_id, char *err,
+                        size_t errlen)
+{
+    if (!l->progress_ready && sqlutil_exec(l->db,
+                                           "CREATE TABLE IF NOT EXISTS forward_progress("
+                                           "  target TEXT PRIMARY KEY,"
+                                           "  host_id TEXT NOT NULL,"
+                                           "  batch_id INTEGER NOT NULL,"
+                                           "  updated_ns INTEGER NOT NULL)",
+                                           err, errlen) != 0)
+        return -1;
+    l->progress_ready = true;
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(l->db, "INSERT OR REPLACE INTO forward_progress VALUES(?1, ?2, ?3, ?4)", -1, &st,
+                           NULL) != SQLITE_OK) {
+        snprintf(err, errlen, "%s", sqlite3_errmsg(l->db));
+        return -1;
+    }
+    sqlite3_bind_text(st, 1, target, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 2, host_id, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 3, batch_id);
+    sqlite3_bind_int64(st, 4, realtime_ns());
+    int rc = sqlite3_step(st) == SQLITE_DONE ? 0 : -1;
+    if (rc != 0)
+        snprintf(err, errlen, "%s", sqlite3_errmsg(l->db));
+    sqlite3_finalize(st);
+    return rc;
+}

@@ -1,0 +1,105 @@
+/* local.h - the forwarder's side of the daemon's SQLite database: what the
+ * daemon has committed, read in snapshots while it keeps writing (WAL), and
+ * the forward_progress table the forwarder keeps there for retention.
+ *
+ * Tables are described by their columns as the database declares them
+ * (PRAGMA table_info), never by a list compiled in: a database written by an
+ * older or newer daemon forwards the columns it has.
+ */
+#ifndef SECCHECKD_FORWARD_LOCAL_H
+#define SECCHECKD_FORWARD_LOCAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sqlite3.h>
+
+#include "chain.h"
+#include "strbuf.h"
+
+#define LOCAL_MAX_COLUMNS 96
+#define LOCAL_NAME_MAX 64
+
+enum local_kind { LOCAL_INT, LOCAL_REAL, LOCAL_TEXT, LOCAL_BLOB, LOCAL_JSON };
+
+struct local_column {
+    char name[LOCAL_NAME_MAX];      /* [a-z0-9_] only: checked, then used in SQL */
+    enum local_kind kind;
+};
+
+struct local_table {
+    const char *name;
+    struct local_column cols[LOCAL_MAX_COLUMNS];
+    int ncols;
+};
+
+/* A batches row (chain.h). */
+struct local_batch {
+    int64_t id, run_id, first, last, events, committed_ns, keyed;
+    bool has_range;                 /* first/last not NULL */
+    uint8_t prev[CHAIN_HASH_LEN], hash[CHAIN_HASH_LEN];
+};
+
+struct local {
+    sqlite3 *db;
+    struct local_table events, batches, runs, connections;
+    sqlite3_stmt *batches_after;
+    sqlite3_stmt *batch_by_id;
+    bool in_snapshot;
+    bool progress_ready;            /* forward_progress exists */
+};
+
+/* Opens path read-write without creating it (the daemon creates it).
+ * 0, or -1 with err. */
+int local_open(struct local *l, const char *path, char *err, size_t errlen);
+void local_close(struct local *l);
+
+/* Starts / ends one read snapshot; everything between sees one state. */
+int local_begin(struct local *l, char *err, size_t errlen);
+void local_end(struct local *l);
+
+/* Re-reads the four tables' columns; *changed: they differ from before.
+ * 0, or -1 with err (a table missing: not a seccheckd database yet). */
+int local_load_columns(struct local *l, bool *changed, char *err, size_t errlen);
+
+/* Up to max batches with id > after, in id order, stopping once their
+ * events reach max_events (at least one batch). Returns how many, -1 on error. */
+int local_batches_after(struct local *l, int64_t after, int max, int64_t max_events, struct local_batch *out,
+                        char *err, size_t errlen);
+/* 1 found, 0 not, -1 error. */
+int local_batch_by_id(struct local *l, int64_t id, struct local_batch *out);
+
+/* Batches after id: how many, their events, the oldest one's commit time
+ * (0 if none); and the newest batch id. */
+struct local_lag {
+    int64_t batches, events, oldest_committed_ns, newest_id;
+};
+int local_lag_after(struct local *l, int64_t after, struct local_lag *lag);
+
+/* Renders rows of t as COPY text lines "host_id\tcol...\n", from
+ *   SELECT <t's columns> FROM t <where> (bound ?1 = lo, ?2 = hi)
+ * calling flush whenever out passes flush_at bytes and at the end.
+ * Returns rows rendered, -1 on a SQLite error, -2 if flush failed. */
+typedef int (*local_flush_cb)(struct strbuf *out, void *data);
+int64_t local_copy_rows(struct local *l, const struct local_table *t, const char *where, int64_t lo, int64_t hi,
+                        const char *host_id, struct strbuf *out, size_t flush_at, local_flush_cb flush, void *data,
+                        char *err, size_t errlen);
+
+/* PRAGMA data_version: changes when another connection (the daemon)
+ * commits. */
+int64_t local_data_version(struct local *l);
+
+/* The oldest runs and connections rows still open (stopped_ns / close_ns
+ * NULL), or one past the newest when none is: from there on, rows may still
+ * change. */
+void local_open_marks(struct local *l, int64_t *runs_from, int64_t *conns_from);
+
+/* The comma list of t's column names, for COPY and SELECT. */
+void local_column_list(const struct local_table *t, struct strbuf *out);
+
+/* How far the central server has every batch, for retention. Its own short
+ * write transaction. 0, or -1 with err. */
+int local_save_progress(struct local *l, const char *target, const char *host_id, int64_t batch_id, char *err,
+                        size_t errlen);
+
+#endif

@@ -1,0 +1,159 @@
+#!/usr/bin/env bash
+# seccheckd forward against a real PostgreSQL 15 started here: a URL with a
+# password refused; a chain that does not follow the central copy refused
+# (two hosts sharing an id, both ways), counted, never merged; retention
+# keeping what is not shipped, and --max-db-size's forced deletion recorded
+# centrally as a gap; hostile text and a newer schema's extra column
+# forwarded; the metrics endpoint.
+# Usage: cases.sh BIN_DIR TRACES_DIR
+set -uo pipefail
+bin=${1:?usage: cases.sh BIN_DIR TRACES_DIR}
+traces=${2:?usage: cases.sh BIN_DIR TRACES_DIR}
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/pg.sh"
+. "$here/lib.sh"
+
+fleet_setup fleet-cases
+
+# ---------------------------------------------------------------- password
+for url in "postgresql://u:secret@localhost/db" "host=/tmp dbname=x password=secret"; do
+    out=$("$bin/seccheckd" forward --db "$dir/none.db" --to "$url" --host-id h 2>&1)
+    rc=$?
+    check "forward refuses a password in '$url' (exit 2)" [ $rc = 2 ]
+    check "... and says why and where the password goes" \
+        bash -c "grep -q 'holds a password' <<<'$out' && grep -q pgpass <<<'$out'"
+done
+"$bin/seccheckd" verify --to "postgresql://u:secret@localhost/db" --host-id h >/dev/null 2>&1
+check "verify --to refuses a password too (exit 2)" [ $? = 2 ]
+
+pg_start "$dir" || exit 1
+
+daemon() {   # daemon NAME ARGS...
+    local name=$1
+    shift
+    rm -f "$dir/$name.sock"
+    spawn "d_$name" "$bin/seccheckd" --socket "$dir/$name.sock" --db "$dir/$name.db" --batch-size 256 "$@"
+    wait_for 20 test -S "$dir/$name.sock"
+}
+forwarder() {   # forwarder NAME HOST ARGS...
+    local name=$1 host=$2
+    shift 2
+    spawn "f_$name" "$bin/seccheckd" forward --db "$dir/$name.db" --to "$PG_URL" --host-id "$host" \
+        --poll-ms 50 --retry-min-ms 100 --retry-max-ms 500 "$@"
+}
+load() {   # load NAME TRACE MESSAGES
+    "$bin/seccheck-loadgen" --socket "$dir/$1.sock" --trace "$traces/$2.trace" --mode block --messages "$3" \
+        >>"$dir/load.log" 2>&1
+}
+metric() {   # metric SOCKET NAME: its value
+    curl -s --unix-socket "$1" http://localhost/metrics | awk -v n="$2" '$1 == n { print $2 }'
+}
+
+# ---------------------------------------------------------------- refused chains
+# Host x1 owns id host-x; x2 (more batches) and x3 (fewer) claim it too.
+daemon x1
+load x1 exec_loop 6000
+forwarder x1 host-x
+check "x1 shipped" wait_for 30 caught_up "$dir/x1.db" host-x
+stop "$f_x1"
+before=$(psql_c "SELECT last_batch_id || ' ' || events || ' ' || encode(last_hash, 'hex') FROM hosts WHERE host_id = 'host-x'")
+daemon x2
+load x2 mixed_syscalls 12000
+daemon x3
+load x3 mixed_syscalls 600
+forwarder x2 host-x --metrics-listen "unix:$dir/x2.metrics"
+forwarder x3 host-x
+check "x2 (ahead of the central copy) refused by prev_hash" \
+    wait_for 20 grep -q "batch [0-9]* refused: its prev_hash .* does not follow the central copy" "$dir/f_x2.log"
+check "x3 (behind the central copy) refused by its batch's hash" \
+    wait_for 20 grep -q "batch [0-9]* refused: the central copy is ahead of this database" "$dir/f_x3.log"
+check "the refusal names the host id" grep -q "another host forwards under host id 'host-x'" "$dir/f_x2.log"
+check "refusals counted in the metrics" \
+    wait_for 10 bash -c "[ \"\$(curl -s --unix-socket '$dir/x2.metrics' http://localhost/metrics |
+        awk '/errors_total{kind=\"chain_refused\"}/ { print \$2 }')\" -ge 1 ]"
+check "refusals recorded centrally" [ "$(psql_c "SELECT count(*) FROM refusals WHERE host_id = 'host-x'")" = 2 ]
+check "nothing merged: host-x's central position and counts unchanged" \
+    [ "$(psql_c "SELECT last_batch_id || ' ' || events || ' ' || encode(last_hash, 'hex') FROM hosts WHERE host_id = 'host-x'")" = "$before" ]
+check "host-x's central rows are still x1's" same_rows "$dir/x1.db" host-x
+check "host-x's central chain verifies" "$bin/seccheckd" verify --to "$PG_URL" --host-id host-x
+stop "$f_x2"
+check "forwarder x2 exits 0 on SIGTERM" [ "$stop_status" = 0 ]
+stop "$f_x3"; stop "$d_x1"; stop "$d_x2"; stop "$d_x3"
+
+# ---------------------------------------------------------------- retention
+# Shipped batches age out; unshipped ones stay however old.
+daemon r --retain 2s
+forwarder r host-r
+load r exec_loop 3000
+check "r's first load shipped" wait_for 30 caught_up "$dir/r.db" host-r
+stop "$f_r"
+shipped=$(sqlite_c "$dir/r.db" "SELECT batch_id FROM forward_progress")
+load r exec_loop 3000
+newest=$(sqlite_c "$dir/r.db" "SELECT max(id) FROM batches")
+check "forward_progress holds the shipped position ($shipped) below the newest batch ($newest)" \
+    test "$shipped" -gt 0 -a "$newest" -gt "$shipped"
+sleep 4   # past --retain: retention runs when idle
+check "retention deleted the shipped batches" \
+    wait_for 10 bash -c "[ \$(sqlite3 '$dir/r.db' 'SELECT min(id) FROM batches') = $((shipped + 1)) ]"
+check "retention kept every unshipped batch" \
+    [ "$(sqlite_c "$dir/r.db" "SELECT count(*) = max(id) - $shipped AND max(id) >= $newest FROM batches
+                               WHERE id > $shipped")" = 1 ]
+
+# --max-db-size forces it: the lost batches become a central gap.
+stop "$d_r"
+daemon r --retain 2s --max-db-size 1M
+load r mixed_syscalls 40000
+check "the daemon logs deleting unshipped batches" \
+    wait_for 10 grep -q "max-db-size deleted [0-9]* batches the forwarder has not shipped" "$dir/d_r.log"
+first_left=$(sqlite_c "$dir/r.db" "SELECT min(id) FROM batches")
+check "unshipped batches were deleted (first left $first_left)" [ "$first_left" -gt $((shipped + 1)) ]
+forwarder r host-r --metrics-listen "unix:$dir/r.metrics"
+check "r caught up after the gap" wait_for 60 caught_up "$dir/r.db" host-r
+gap=$(psql_c "SELECT first_batch || '..' || last_batch FROM gaps WHERE host_id = 'host-r'")
+lost_to=$(psql_c "SELECT last_batch FROM gaps WHERE host_id = 'host-r'")
+resumed=$(psql_c "SELECT min(id) FROM batches WHERE host_id = 'host-r' AND id > $shipped")
+check "the gap is recorded centrally (batches $gap), the central chain resumes after it ($resumed)" \
+    test "${gap%%..*}" = $((shipped + 1)) -a "$lost_to" -ge "$((shipped + 1))" -a "$resumed" = $((lost_to + 1))
+check "the forwarder logs the gap" grep -q "were deleted locally before they were shipped" "$dir/f_r.log"
+check "the gap is counted in the metrics" [ "$(metric "$dir/r.metrics" seccheckd_forward_gaps_total)" = 1 ]
+check "metrics: nothing left to ship" [ "$(metric "$dir/r.metrics" seccheckd_forward_lag_batches)" = 0 ]
+check "metrics: events forwarded" [ "$(metric "$dir/r.metrics" seccheckd_forward_events_total)" -gt 0 ]
+out=$("$bin/seccheckd" verify --to "$PG_URL" --host-id host-r)
+check "host-r's central chain verifies across the gap" [ $? = 0 ]
+check "... and names the gap" grep -q "were lost on the host before they were shipped" <<<"$out"
+lo=$(sqlite_c "$dir/r.db" "SELECT min(first_event_id) FROM batches")
+check "every event still local is central" [ "$(psql_c "SELECT count(*) FROM events WHERE host_id = 'host-r' AND id >= $lo")" = \
+    "$(sqlite_c "$dir/r.db" "SELECT count(*) FROM events")" ]
+stop "$f_r"
+check "forwarder r exits 0 on SIGTERM" [ "$stop_status" = 0 ]
+stop "$d_r"
+
+# ---------------------------------------------------------------- hostile text, newer schema
+daemon h
+load h mixed_syscalls 2000
+stop "$d_h"
+# Columns outside the chain: NUL and invalid UTF-8 in text, \u0000 in JSON,
+# and a column this build does not know.
+sqlite_c "$dir/h.db" "UPDATE events SET process_name = X'41004280FF', cwd = 'tab	back\\slash',
+    detail = '{\"p\":\"a\\u0000b\",\"q\":\"\\\\u0000\"}' WHERE id = 5;
+    ALTER TABLE events ADD COLUMN newer_col INTEGER; UPDATE events SET newer_col = id * 2"
+forwarder h host-h
+check "host-h caught up" wait_for 30 caught_up "$dir/h.db" host-h
+check "NUL and invalid UTF-8 became U+FFFD" \
+    [ "$(psql_c "SELECT process_name = E'A\uFFFDB\uFFFD\uFFFD' FROM events WHERE host_id = 'host-h' AND id = 5")" = t ]
+check "tab and backslash arrive as they were" \
+    [ "$(psql_c "SELECT cwd = E'tab\tback\\\\slash' FROM events WHERE host_id = 'host-h' AND id = 5")" = t ]
+check "JSON \\u0000 became U+FFFD, an escaped backslash stayed" \
+    [ "$(psql_c "SELECT (detail->>'p') = E'a\uFFFDb' AND (detail->>'q') = E'\\\\u0000' FROM events WHERE host_id = 'host-h' AND id = 5")" = t ]
+check "a column the local database gained is added and forwarded" \
+    [ "$(psql_c "SELECT count(*) FILTER (WHERE newer_col = id * 2) = count(*) FROM events WHERE host_id = 'host-h'")" = t ]
+check "host-h's central rows = local" same_rows "$dir/h.db" host-h
+stop "$f_h"
+check "forwarder h exits 0 on SIGTERM" [ "$stop_status" = 0 ]
+
+if [ $failures != 0 ]; then
+    for f in "$dir"/*.log; do echo "---- $f"; tail -15 "$f"; done
+    echo "$failures failed"
+    exit 1
+fi
+echo "all passed"

@@ -1,0 +1,111 @@
+# lib.sh - what the fleet tests share (sourced after pg.sh): a private
+# directory, processes started by pid and always ended, checks that count.
+#
+#   fleet_setup NAME   mktemp /tmp/seccheckd-NAME-XXXXXX into $dir; EXIT trap
+#                      ends every process started with spawn, stops PostgreSQL
+#                      and removes $dir, on every path
+#   spawn VAR CMD...   starts CMD in the background (output to $dir/VAR.log),
+#                      its pid in $VAR
+#   check DESC CMD...  ok / FAIL line; failures counted in $failures
+#   wait_for SECONDS CMD...   polls CMD every 0.1 s until it succeeds
+
+failures=0
+spawned=()
+
+fleet_setup() {
+    dir=$(mktemp -d "/tmp/seccheckd-$1-XXXXXX")
+    trap fleet_cleanup EXIT
+    trap 'exit 130' INT TERM
+}
+
+fleet_cleanup() {
+    local p
+    for p in "${spawned[@]}"; do
+        kill -CONT "$p" 2>/dev/null
+        kill -KILL "$p" 2>/dev/null
+        wait "$p" 2>/dev/null
+    done
+    pg_stop
+    rm -rf "$dir"
+}
+
+spawn() {
+    local var=$1
+    shift
+    "$@" >>"$dir/$var.log" 2>&1 &
+    printf -v "$var" '%s' $!
+    spawned+=($!)
+}
+
+ok() { echo "ok   - $*"; }
+fail() { echo "FAIL - $*"; failures=$((failures + 1)); }
+check() {
+    local what=$1
+    shift
+    if "$@"; then ok "$what"; else fail "$what"; fi
+}
+
+wait_for() {
+    local limit=$1 i=0
+    shift
+    while ! "$@" 2>/dev/null; do
+        i=$((i + 1))
+        [ $i -ge $((limit * 10)) ] && return 1
+        sleep 0.1
+    done
+}
+
+# stop PID [SECONDS]: SIGTERM, wait for the exit; its status in $stop_status
+# (124 when it had to be killed).
+stop() {
+    local pid=$1 limit=${2:-20} i=0
+    kill -TERM "$pid" 2>/dev/null
+    while kill -0 "$pid" 2>/dev/null && [ "$(ps -o stat= -p "$pid" 2>/dev/null)" != "Z" ]; do
+        i=$((i + 1))
+        if [ $i -ge $((limit * 10)) ]; then
+            kill -KILL "$pid" 2>/dev/null
+            wait "$pid" 2>/dev/null
+            stop_status=124
+            return
+        fi
+        sleep 0.1
+    done
+    wait "$pid" 2>/dev/null
+    stop_status=$?
+}
+
+sqlite_c() { sqlite3 -cmd '.timeout 5000' "$1" "$2"; }
+
+# The daemon's db and the central copy agree for a host: same batches
+# (ids and hashes), same events (id, raw), no duplicates.
+same_rows() {
+    local db=$1 host=$2
+    sqlite_c "$db" "SELECT id || ' ' || lower(hex(hash)) FROM batches ORDER BY id" >"$dir/local.batches"
+    psql_c "SELECT id || ' ' || encode(hash, 'hex') FROM batches WHERE host_id = '$host' ORDER BY id" \
+        >"$dir/central.batches"
+    sqlite_c "$db" "SELECT id || ' ' || lower(hex(raw)) FROM events ORDER BY id" >"$dir/local.events"
+    psql_c "SELECT id || ' ' || encode(raw, 'hex') FROM events WHERE host_id = '$host' ORDER BY id" \
+        >"$dir/central.events"
+    cmp -s "$dir/local.batches" "$dir/central.batches" && cmp -s "$dir/local.events" "$dir/central.events"
+}
+
+# The runs and connections rows are the local ones, every column.
+same_side_rows() {   # same_side_rows DB HOST
+    local t lcols ccols
+    for t in runs connections; do
+        lcols=$(sqlite_c "$1" "SELECT group_concat('coalesce(' || name || ', ''-'')', ' || ''|'' || ')
+                               FROM pragma_table_info('$t')")
+        ccols=$(sqlite_c "$1" "SELECT group_concat('coalesce(' || name || '::text, ''-'')', ' || ''|'' || ')
+                               FROM pragma_table_info('$t')")
+        sqlite_c "$1" "SELECT $lcols FROM $t ORDER BY id" >"$dir/local.$t"
+        psql_c "SELECT $ccols FROM $t WHERE host_id = '$2' ORDER BY id" >"$dir/central.$t"
+        cmp -s "$dir/local.$t" "$dir/central.$t" || { diff "$dir/local.$t" "$dir/central.$t" | head -6; return 1; }
+    done
+}
+
+caught_up() {   # caught_up DB HOST
+    local want got
+    want=$(sqlite_c "$1" "SELECT coalesce(max(id), 0) FROM batches")
+    got=$(psql_c "SELECT last_batch_id FROM hosts WHERE host_id = '$2'")
+    [ -n "$got" ] && [ "$want" = "$got" ] && [ "$want" != 0 ]
+}
