@@ -12,6 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli.h"
+
 #define PROG "seccheckd verify"
 #define FETCH_BATCHES "1000"
 
@@ -243,7 +245,7 @@ int central_verify_main(int argc, char **argv)
     const char *url = NULL, *host = NULL, *key_file = NULL;
     int ch;
     optind = 0;
-    while ((ch = getopt_long(argc, argv, "", options, NULL)) != -1) {
+    while ((ch = getopt_long(argc, argv, CLI_GETOPT_QUIET "h", options, NULL)) != -1) {
         switch (ch) {
         case 't': url = optarg; break;
         case 'H': host = optarg; break;
@@ -254,7 +256,7 @@ int central_verify_main(int argc, char **argv)
                    "Exit status: 0 the chain verifies, 1 a batch does not (printed), 2 usage error or the\n"
                    "central copy cannot be read.\n");
             return VERIFY_OK;
-        default: fprintf(stderr, "Try 'seccheckd verify --help'.\n"); return VERIFY_USAGE;
+        default: cli_report_getopt_error(PROG, ch, argv); return VERIFY_USAGE;
         }
     }
     char err[512];

@@ -134,7 +134,7 @@ static int parse_options(struct forward_options *o, int argc, char **argv)
     const char *host_id = NULL;
     int ch, level;
     optind = 0;
-    while ((ch = getopt_long(argc, argv, "", options, NULL)) != -1) {
+    while ((ch = getopt_long(argc, argv, CLI_GETOPT_QUIET "h", options, NULL)) != -1) {
         switch (ch) {
         case 't': o->url = optarg; break;
         case 'd': o->db_path = optarg; break;
@@ -154,7 +154,7 @@ static int parse_options(struct forward_options *o, int argc, char **argv)
             log_set_level((enum log_level)level);
             break;
         case 'h': usage(stdout); return -1;
-        default: fprintf(stderr, "Try 'seccheckd forward --help'.\n"); return 2;
+        default: cli_report_getopt_error(PROG, ch, argv); return 2;
         }
     }
     if (optind < argc) {

@@ -224,6 +224,8 @@ static void test_usage_errors_exit_2_under_the_program_name(void **state)
         {SECCHECKD_BIN, "seccheckd export", {"export", "--conn", "abc"},
          "seccheckd export: --conn: expected a whole number from 1"},
         {SECCHECKD_BIN, "seccheckd verify", {"verify", "--db"}, "seccheckd verify: option '--db' needs a value"},
+        {SECCHECKD_BIN, "seccheckd verify", {"verify", "--to", "postgresql:///x", "--bogus"},
+         "seccheckd verify: unknown option '--bogus'"},
         {SECCHECKD_BIN, "seccheckd forward", {"forward", "--bogus"}, "seccheckd forward: unknown option '--bogus'"},
         {SECCHECKD_BIN, "seccheckd gvisor-config", {"gvisor-config", "--bogus"},
          "seccheckd gvisor-config: unknown option '--bogus'"},
