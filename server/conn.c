@@ -42,6 +42,14 @@ static void on_handshake_timeout(uv_timer_t *t)
     conn_close(c, "handshake_timeout");
 }
 
+/* A connection that starts streaming while reading is paused starts paused:
+ * its poll would otherwise fire every turn, each read refused. */
+static void pause_unless_readable(struct conn *c)
+{
+    if (!c->env->can_read(c->env->data))
+        conn_pause(c);
+}
+
 static void conn_handshake(struct conn *c)
 {
     struct recv_ring *ring = c->env->ring;
@@ -74,6 +82,7 @@ static void conn_handshake(struct conn *c)
     c->rec.client_version = version;
     c->state = CONN_STREAMING;
     c->dirty = true;
+    pause_unless_readable(c);
     log_debug("connection %llu: handshake done, client version %u", (unsigned long long)c->rec.id, version);
 }
 
@@ -220,6 +229,8 @@ static void conn_watch(struct conn *c)
     uv_poll_start(&c->poll, UV_READABLE | UV_DISCONNECT, on_readable);
     if (c->state == CONN_HANDSHAKE)
         uv_timer_start(&c->handshake_timer, on_handshake_timeout, c->env->handshake_timeout_ms, 0);
+    else
+        pause_unless_readable(c);
 }
 
 struct conn *conn_new(const struct conn_env *env, int fd, uint64_t id)

@@ -54,8 +54,12 @@ static void render_connections(struct strbuf *o, const struct server *s)
 {
     gauge(o, "connections_open", "Sandbox connections open now (handshaking or streaming).", s->nconns);
     counter(o, "connections_total", "Sandbox connections accepted.", s->stats.connections_total);
-    counter(o, "connections_refused_total", "Connections closed at once: --max-connections were open.",
+    counter(o, "connections_refused_total",
+            "Connections closed at once: --max-connections were open, or no descriptor was left.",
             s->stats.connections_refused);
+    counter(o, "connections_refused_no_fd_total",
+            "Of the refused: accept failed for lack of descriptors (raise the open-file limit).",
+            s->stats.connections_refused_no_fd);
     counter(o, "connections_denied_total", "Connections closed at once: peer uid not in --allow-uid.",
             s->stats.connections_denied);
     counter(o, "handshake_failures_total", "Connections closed before a valid handshake.",

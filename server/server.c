@@ -1,6 +1,7 @@
 #include "server.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +15,8 @@
 #include "notify.h"
 
 #define ACCEPTS_PER_TURN 64
+#define LOG_EVERY_NS (10 * 1000000000LL)   /* repeated warnings: at most one line per 10 s */
+#define ACCEPT_BACKOFF_MS 100              /* accept failing for lack of resources: wait this long */
 
 void server_config_defaults(struct server_config *cfg)
 {
@@ -71,6 +74,7 @@ static void on_blocked(struct conn *c, void *data)
         c->prev = tail;
         c->next = NULL;
     }
+    conn_pause(c);   /* even when already paused: it may have started streaming since */
     set_paused(s, true);
 }
 
@@ -141,13 +145,24 @@ static bool peer_allowed(const struct server *s, int fd, struct ucred *cred)
     return false;
 }
 
+/* A hostile peer may connect flat out: the first of a kind is logged, then
+ * at most one line per 10 s (the line carries the running count). */
+static bool log_due(int64_t *last_ns)
+{
+    int64_t now = monotonic_ns();
+    if (*last_ns != 0 && now - *last_ns < LOG_EVERY_NS)
+        return false;
+    *last_ns = now;
+    return true;
+}
+
 static void accept_one(struct server *s, int fd)
 {
     struct ucred cred = {0};
     if (!peer_allowed(s, fd, &cred)) {
         close(fd);
-        /* Log the first and then every 1000th: a hostile peer may retry fast. */
-        if (s->stats.connections_denied++ % 1000 == 0)
+        s->stats.connections_denied++;
+        if (log_due(&s->denied_logged_ns))
             log_warn("denied a connection from pid %d uid %d: not in --allow-uid (%" PRIu64 " denied so far)",
                      (int)cred.pid, (int)cred.uid, s->stats.connections_denied);
         return;
@@ -155,7 +170,9 @@ static void accept_one(struct server *s, int fd)
     if (s->nconns >= s->cfg.max_connections) {
         close(fd);
         s->stats.connections_refused++;
-        log_warn("refused a connection: already %u open (raise --max-connections)", s->nconns);
+        if (log_due(&s->refused_logged_ns))
+            log_warn("refused a connection: already %u open (raise --max-connections; %" PRIu64
+                     " refused so far)", s->nconns, s->stats.connections_refused);
         return;
     }
     struct conn *c = conn_new(&s->conn_env, fd, s->next_conn_id);
@@ -168,6 +185,73 @@ static void accept_one(struct server *s, int fd)
     link_conn(s, c);
     log_info("connection %" PRIu64 " opened: peer pid %" PRId64 " uid %" PRId64, c->rec.id, c->rec.peer_pid,
              c->rec.peer_uid);
+}
+
+/* A descriptor held back for the moment accept fails with EMFILE. */
+static int open_reserve_fd(void)
+{
+    return open("/dev/null", O_RDONLY | O_CLOEXEC);
+}
+
+/* Out of descriptors (libuv's uv__emfile_trick, nginx does the same): the
+ * listener is level-triggered, so a connection left in the backlog would
+ * wake the loop every turn. Free the reserve, accept and close what is
+ * pending (the peers see EOF at once), take the reserve back. Returns the
+ * connections refused, or -1 when the trick cannot work now. */
+static int refuse_pending_for_lack_of_fds(struct server *s)
+{
+    if (s->reserve_fd < 0 && (s->reserve_fd = open_reserve_fd()) < 0)
+        return -1;
+    close(s->reserve_fd);
+    s->reserve_fd = -1;
+    int refused = 0;
+    for (int i = 0; i < ACCEPTS_PER_TURN; i++) {
+        int fd = accept4(s->listener.fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        if (fd < 0) {
+            if (errno == EINTR || errno == ECONNABORTED)
+                continue;
+            if (errno != EAGAIN && errno != EWOULDBLOCK)
+                refused = -1;
+            break;
+        }
+        close(fd);
+        refused++;
+    }
+    s->reserve_fd = open_reserve_fd();   /* a slot another thread took is tried again next time */
+    return refused;
+}
+
+static void on_listener_readable(uv_poll_t *h, int status, int events);
+
+static void on_accept_backoff_over(uv_timer_t *t)
+{
+    struct server *s = t->data;
+    if (!s->stopping)
+        uv_poll_start(&s->listen_poll, UV_READABLE, on_listener_readable);
+}
+
+/* accept failed for a reason other than an empty backlog: count and say so
+ * (rate-limited), and never leave the loop spinning on the listener. */
+static void accept_failed(struct server *s, int err)
+{
+    int refused = -1;
+    if (err == EMFILE || err == ENFILE)
+        refused = refuse_pending_for_lack_of_fds(s);
+    if (refused > 0) {
+        s->stats.connections_refused += (uint64_t)refused;
+        s->stats.connections_refused_no_fd += (uint64_t)refused;
+    }
+    if (log_due(&s->accept_failed_logged_ns))
+        log_error("accept: %s: %s (%" PRIu64 " connections refused for lack of descriptors so far; raise the "
+                  "open-file limit, ulimit -n or LimitNOFILE=, or lower --max-connections)",
+                  strerror(err), refused >= 0 ? "closing pending connections" : "pausing accept for 100 ms",
+                  s->stats.connections_refused_no_fd);
+    if (refused < 0) {
+        /* No reserve, or another error (ENOBUFS, ENOMEM): stop watching the
+         * listener for a while; the backlog waits in the kernel. */
+        uv_poll_stop(&s->listen_poll);
+        uv_timer_start(&s->accept_backoff_timer, on_accept_backoff_over, ACCEPT_BACKOFF_MS, 0);
+    }
 }
 
 static void on_listener_readable(uv_poll_t *h, int status, int events)
@@ -187,7 +271,7 @@ static void on_listener_readable(uv_poll_t *h, int status, int events)
         if (errno == EINTR || errno == ECONNABORTED)
             continue;
         if (errno != EAGAIN && errno != EWOULDBLOCK)
-            log_error("accept: %s", strerror(errno));
+            accept_failed(s, errno);
         break;
     }
 }
@@ -221,6 +305,7 @@ static void close_handle(uv_handle_t *h)
 static void close_loop_handles(struct server *s)
 {
     close_handle((uv_handle_t *)&s->flush_timer);
+    close_handle((uv_handle_t *)&s->accept_backoff_timer);
     close_handle((uv_handle_t *)&s->drain_timer);
     close_handle((uv_handle_t *)&s->watchdog_timer);
     close_handle((uv_handle_t *)&s->sigint);
@@ -280,6 +365,7 @@ void server_stop(struct server *s)
     log_info("stopping: no new connections; draining %u open", s->nconns);
     uv_poll_stop(&s->listen_poll);
     close_handle((uv_handle_t *)&s->listen_poll);
+    close_handle((uv_handle_t *)&s->accept_backoff_timer);
     listener_close(&s->listener);
     for (struct conn *c = s->conns, *next; c; c = next) {
         next = c->next;
@@ -326,6 +412,7 @@ void server_restart(struct server *s)
     notify_send("RELOADING=1");
     s->stopping = s->finished = true;
     uv_poll_stop(&s->listen_poll);
+    uv_timer_stop(&s->accept_backoff_timer);
     for (struct conn *c = s->conns; c; c = c->next)
         c->dirty = true;   /* their rows show the counts at the handoff */
     pipeline_finish(&s->pipeline);
@@ -382,7 +469,8 @@ static int start_handles(struct server *s, char *err, size_t errlen)
     start_watchdog(s);
     uv_timer_init(loop, &s->flush_timer);
     uv_timer_init(loop, &s->drain_timer);
-    s->flush_timer.data = s->drain_timer.data = s;
+    uv_timer_init(loop, &s->accept_backoff_timer);
+    s->flush_timer.data = s->drain_timer.data = s->accept_backoff_timer.data = s;
     uv_timer_start(&s->flush_timer, on_flush_timer, s->cfg.flush_ms, s->cfg.flush_ms);
     uv_signal_init(loop, &s->sigint);
     uv_signal_init(loop, &s->sigterm);
@@ -484,6 +572,7 @@ int server_listen(struct server *s, const struct server_config *cfg, char *err, 
     s->cfg = *cfg;
     s->listener.fd = -1;
     s->handoff_fd = -1;
+    s->reserve_fd = -1;
     raise_fd_limit(cfg->max_connections);
     int inherited = handoff_load_from_env(&s->inherited, err, errlen);
     if (inherited < 0)
@@ -504,7 +593,8 @@ int server_listen(struct server *s, const struct server_config *cfg, char *err, 
     }
     if (listener_open(&s->listener, cfg->socket_path, SOMAXCONN, cfg->socket_mode, err, errlen) != 0)
         return -1;
-    if (cfg->socket_gid >= 0 && chown(cfg->socket_path, (uid_t)-1, (gid_t)cfg->socket_gid) != 0) {
+    /* lchown: a symlink planted at the path is not followed. */
+    if (cfg->socket_gid >= 0 && lchown(cfg->socket_path, (uid_t)-1, (gid_t)cfg->socket_gid) != 0) {
         snprintf(err, errlen, "cannot give %s to group %lld: %s", cfg->socket_path, cfg->socket_gid,
                  strerror(errno));
         return -1;
@@ -532,6 +622,7 @@ int server_start(struct server *s, uv_loop_t *loop, struct sink *sink, char *err
         return -1;
     }
     s->started = true;
+    s->reserve_fd = open_reserve_fd();   /* none is no error: accept_failed pauses instead */
     s->ingest = (struct ingest){.decoder = &s->decoder, .pipeline = &s->pipeline, .count_only = cfg->count_only,
                                .drop_when_full = cfg->drop_when_full, .filter = &s->filter,
                                .by_type = s->stats.received_by_type};
@@ -572,6 +663,9 @@ void server_free(struct server *s)
     }
     if (s->started)
         pipeline_free(&s->pipeline);
+    if (s->reserve_fd >= 0)
+        close(s->reserve_fd);
+    s->reserve_fd = -1;
     recv_ring_free(&s->ring);
 }
 

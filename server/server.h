@@ -54,7 +54,8 @@ struct server_config {
 
 struct server_stats {
     uint64_t connections_total;     /* accepted and kept */
-    uint64_t connections_refused;   /* over --max-connections */
+    uint64_t connections_refused;   /* over --max-connections, or out of descriptors */
+    uint64_t connections_refused_no_fd;   /* of those: accept failed with EMFILE/ENFILE */
     uint64_t connections_denied;    /* peer uid not in --allow-uid */
     uint64_t handshake_failures;
     uint64_t sandbox_dropped;       /* of closed connections */
@@ -67,6 +68,8 @@ struct server {
     struct sink *sink;
     struct listener listener;
     uv_poll_t listen_poll;
+    uv_timer_t accept_backoff_timer;   /* restarts listen_poll after accept failed */
+    int reserve_fd;                 /* given up when out of descriptors (server.c) */
     uv_signal_t sigint, sigterm, sigusr2, sighup;
     struct filter filter;
     uv_timer_t flush_timer, drain_timer, watchdog_timer;
@@ -87,6 +90,7 @@ struct server {
     int handoff_fd;                 /* >= 0: re-exec with this state after uv_run */
     int64_t drain_deadline_ns;      /* monotonic */
     struct server_stats stats;
+    int64_t denied_logged_ns, refused_logged_ns, accept_failed_logged_ns;   /* rate limits */
     struct metrics metrics;         /* the endpoint, when metrics_listen is set */
 };
 
