@@ -31,33 +31,35 @@ void server_config_defaults(struct server_config *cfg)
         .recv_batch = 32,
         .flush_ms = 100,
         .drain_timeout_ms = 2000,
-        .pipeline = {.limits = {.max_events = 4096, .max_bytes = 8u << 20}, .queue_max = 8},
+        .pipeline = {.limits = {.max_events = 4096, .max_bytes = 8u << 20}, .queue_max = 8, .reserve = 4},
     };
 }
 
-/* ---- backpressure ---- */
+/* ---- backpressure: fair shares of the writer queue ----
+ *
+ * Below --queue-max batches in flight everyone reads. At --queue-max, a
+ * connection holding more than its fair share of what the writer has not
+ * committed (fair_share.h) stops (block) or has what it sends dropped and
+ * counted (drop); the others read on, into up to --queue-reserve batches
+ * more. With those in flight too, every connection stops (block), or what
+ * does not fit is dropped (drop, in ingest). */
 
-static void set_paused(struct server *s, bool paused)
-{
-    if (s->paused == paused)
-        return;
-    s->paused = paused;
-    log_debug("%s reading: %zu batches in flight", paused ? "pausing" : "resuming",
-              pipeline_in_flight(&s->pipeline));
-    for (struct conn *c = s->conns; c; c = c->next)
-        paused ? conn_pause(c) : conn_resume(c);
-}
-
-static bool can_read(void *data)
+static enum conn_go may_read(struct conn *c, void *data)
 {
     struct server *s = data;
-    return s->cfg.drop_when_full || !pipeline_saturated(&s->pipeline);
+    if (!pipeline_saturated(&s->pipeline))
+        return CONN_GO;
+    if (s->cfg.drop_when_full)
+        return share_over_fair(c->share) ? CONN_DROP : CONN_GO;
+    if (pipeline_exhausted(&s->pipeline) || share_over_fair(c->share))
+        return CONN_STOP;
+    return CONN_GO;
 }
 
 static void drain_step(struct server *s);
 
-/* c filled the pipeline: it goes to the tail of the list, so after the
- * pause the others are re-armed, and read, before it. */
+/* c was told to stop: it pauses, and goes to the tail of the list, so the
+ * others are re-armed, and read, before it. */
 static void on_blocked(struct conn *c, void *data)
 {
     struct server *s = data;
@@ -74,19 +76,23 @@ static void on_blocked(struct conn *c, void *data)
         c->prev = tail;
         c->next = NULL;
     }
-    conn_pause(c);   /* even when already paused: it may have started streaming since */
-    set_paused(s, true);
+    conn_pause(c);
+    log_debug("connection %" PRIu64 " paused: %" PRIu64 " of %" PRIu64 " queued events, %zu batches in flight",
+              c->rec.id, c->share->events, s->shares.events, pipeline_in_flight(&s->pipeline));
 }
 
+/* A batch came back: the paused connections that may read now resume. */
 static void on_space(void *data)
 {
     struct server *s = data;
-    if (pipeline_saturated(&s->pipeline))
+    if (s->stopping) {
+        if (!pipeline_saturated(&s->pipeline))
+            drain_step(s);
         return;
-    if (s->stopping)
-        drain_step(s);
-    else
-        set_paused(s, false);
+    }
+    for (struct conn *c = s->conns; c; c = c->next)
+        if (c->paused && may_read(c, s) == CONN_GO)
+            conn_resume(c);
 }
 
 /* ---- connection bookkeeping ---- */
@@ -95,6 +101,7 @@ static void snapshot_dirty_conns(struct batch *b, void *data)
 {
     struct server *s = data;
     for (struct conn *c = s->conns; c; c = c->next) {
+        conn_fold_pause(c);
         if (c->dirty && batch_add_conn(b, &c->rec) == 0)
             c->dirty = false;
     }
@@ -108,6 +115,8 @@ static void on_conn_close(struct conn *c, void *data)
     if (c->rec.client_version == 0 && strcmp(c->rec.close_reason, "shutdown") != 0)
         s->stats.handshake_failures++;
     s->stats.sandbox_dropped += c->rec.sandbox_dropped;
+    s->stats.pauses += c->rec.paused_count;
+    s->stats.paused_ns += c->rec.paused_ns;
     if (c->prev)
         c->prev->next = c->next;
     else
@@ -280,14 +289,12 @@ static void on_listener_readable(uv_poll_t *h, int status, int events)
 
 static void seal_current(struct server *s)
 {
-    /* --on-full drop: a full queue keeps the open batch open (ingest drops
-     * what does not fit) rather than growing past --queue-max. */
-    if (s->cfg.drop_when_full && pipeline_saturated(&s->pipeline))
+    /* --on-full drop: with the reserve in flight too, the open batch stays
+     * open (ingest drops what does not fit) rather than growing the queue. */
+    if (s->cfg.drop_when_full && pipeline_exhausted(&s->pipeline))
         return;
     if (pipeline_seal(&s->pipeline) != 0)
         log_error("out of memory sealing a batch; it stays open");
-    if (!can_read(s))
-        set_paused(s, true);
 }
 
 static void on_flush_timer(uv_timer_t *t)
@@ -372,7 +379,7 @@ void server_stop(struct server *s)
         if (c->state == CONN_HANDSHAKE)
             conn_close(c, "shutdown");
         else
-            conn_pause(c);   /* drain_step reads them directly */
+            conn_hold(c);   /* drain_step reads them directly */
     }
     s->drain_deadline_ns = monotonic_ns() + (int64_t)s->cfg.drain_timeout_ms * 1000000;
     uv_timer_start(&s->drain_timer, on_drain_timeout, s->cfg.drain_timeout_ms, 0);
@@ -632,7 +639,8 @@ int server_start(struct server *s, uv_loop_t *loop, struct sink *sink, char *err
         .ingest = &s->ingest,
         .read_budget = cfg->read_budget,
         .handshake_timeout_ms = cfg->handshake_timeout_ms,
-        .can_read = can_read,
+        .may_read = may_read,
+        .share_pool = &s->shares,
         .on_close = on_conn_close,
         .on_blocked = on_blocked,
         .read_ns = &s->stalls.read_ns,

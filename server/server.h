@@ -59,6 +59,8 @@ struct server_stats {
     uint64_t connections_denied;    /* peer uid not in --allow-uid */
     uint64_t handshake_failures;
     uint64_t sandbox_dropped;       /* of closed connections */
+    uint64_t pauses;                /* of closed connections: times paused */
+    int64_t paused_ns;              /* and time spent paused */
     uint64_t received_by_type[INGEST_TYPE_SLOTS];   /* ingest counts them (metrics) */
 };
 
@@ -78,12 +80,12 @@ struct server {
     struct decoder decoder;
     struct ingest ingest;
     struct pipeline pipeline;
+    struct fair_share shares;       /* who holds what the writer has not committed */
     struct conn_env conn_env;
     struct conn *conns;
     unsigned nconns;
     uint64_t next_conn_id;
     bool started;                   /* pipeline running */
-    bool paused;
     bool stopping;
     bool finished;
     struct handoff inherited;       /* state adopted from the previous image */
