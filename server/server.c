@@ -35,6 +35,8 @@ void server_config_defaults(struct server_config *cfg)
     };
 }
 
+static void seal_current(struct server *s);
+
 /* ---- backpressure: fair shares of the writer queue ----
  *
  * Below --queue-max batches in flight everyone reads. At --queue-max, a
@@ -77,8 +79,9 @@ static void on_blocked(struct conn *c, void *data)
         c->next = NULL;
     }
     conn_pause(c);
-    log_debug("connection %" PRIu64 " paused: %" PRIu64 " of %" PRIu64 " queued events, %zu batches in flight",
-              c->rec.id, c->share->events, s->shares.events, pipeline_in_flight(&s->pipeline));
+    log_debug("connection %" PRIu64 " paused: %" PRIu64 " of %" PRIu64 " queued units (fair level %" PRIu64
+              "), %zu batches in flight",
+              c->rec.id, c->share->units, s->shares.units, s->shares.level, pipeline_in_flight(&s->pipeline));
 }
 
 /* A batch came back: the paused connections that may read now resume. */
@@ -90,6 +93,9 @@ static void on_space(void *data)
             drain_step(s);
         return;
     }
+    if (s->flush_pending && !pipeline_saturated(&s->pipeline))
+        seal_current(s);   /* the flush the full queue put off */
+    fair_share_rebalance(&s->shares);
     for (struct conn *c = s->conns; c; c = c->next)
         if (c->paused && may_read(c, s) == CONN_GO)
             conn_resume(c);
@@ -97,9 +103,11 @@ static void on_space(void *data)
 
 /* ---- connection bookkeeping ---- */
 
+/* Runs at every seal: the holdings changed, so does the fair level. */
 static void snapshot_dirty_conns(struct batch *b, void *data)
 {
     struct server *s = data;
+    fair_share_rebalance(&s->shares);
     for (struct conn *c = s->conns; c; c = c->next) {
         conn_fold_pause(c);
         if (c->dirty && batch_add_conn(b, &c->rec) == 0)
@@ -289,10 +297,15 @@ static void on_listener_readable(uv_poll_t *h, int status, int events)
 
 static void seal_current(struct server *s)
 {
-    /* --on-full drop: with the reserve in flight too, the open batch stays
-     * open (ingest drops what does not fit) rather than growing the queue. */
-    if (s->cfg.drop_when_full && pipeline_exhausted(&s->pipeline))
+    /* With the queue full, a batch sealed now would only wait behind the
+     * full ones, and a small one sealed at every flush would use up the
+     * reserve meant for the connections under their share: the open batch
+     * stays open (ingest seals it once full) until a batch comes back. */
+    if (pipeline_saturated(&s->pipeline)) {
+        s->flush_pending = true;
         return;
+    }
+    s->flush_pending = false;
     if (pipeline_seal(&s->pipeline) != 0)
         log_error("out of memory sealing a batch; it stays open");
 }
@@ -624,6 +637,7 @@ int server_start(struct server *s, uv_loop_t *loop, struct sink *sink, char *err
         snprintf(err, errlen, "out of memory for %u receive slots of %zu bytes", cfg->recv_batch, cfg->max_message);
         return -1;
     }
+    fair_share_init(&s->shares, s->cfg.pipeline.queue_max, &s->cfg.pipeline.limits);
     if (pipeline_init(&s->pipeline, loop, sink, &s->cfg.pipeline, on_space, snapshot_dirty_conns, s) != 0) {
         snprintf(err, errlen, "cannot start the %s sink's pipeline (out of memory or threads)", sink->ops->name);
         return -1;
@@ -671,6 +685,7 @@ void server_free(struct server *s)
     }
     if (s->started)
         pipeline_free(&s->pipeline);
+    fair_share_free(&s->shares);
     if (s->reserve_fd >= 0)
         close(s->reserve_fd);
     s->reserve_fd = -1;

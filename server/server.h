@@ -88,6 +88,7 @@ struct server {
     bool started;                   /* pipeline running */
     bool stopping;
     bool finished;
+    bool flush_pending;             /* a flush put off while the queue was full */
     struct handoff inherited;       /* state adopted from the previous image */
     int handoff_fd;                 /* >= 0: re-exec with this state after uv_run */
     int64_t drain_deadline_ns;      /* monotonic */

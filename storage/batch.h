@@ -69,8 +69,8 @@ struct batch_result {
 struct share_account;
 struct batch_share {
     struct share_account *owner;
+    uint64_t units;                /* of batch room (fair_share.h) */
     uint64_t events;
-    uint64_t bytes;
 };
 
 struct batch_limits {

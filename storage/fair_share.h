@@ -1,15 +1,23 @@
-/* fair_share.h - who holds what the writer has not committed yet.
+/* fair_share.h - who holds what the writer has not committed yet, and who
+ * holds more than their fair share of it.
  *
  * Every connection has a share account. What it reads is charged to its
  * account and to the batch it went into (the batch keeps one share entry
  * per account); when the sink is done with the batch, the loop thread
- * releases the batch and each account gets its events and bytes back. So
- * at any time an account says how much of the uncommitted queue is that
- * connection's, and the totals say how much is queued in all.
+ * releases the batch and each account gets its part back. So at any time an
+ * account says how much of the uncommitted queue is that connection's.
  *
- * Under backpressure the server asks share_over_fair: more than the queued
- * total divided among the connections holding any. Those pause (block mode)
- * or have their packets dropped (drop mode); the others keep reading.
+ * Parts are counted in units of batch room: one event, or more for a large
+ * packet (one unit per max_bytes / max_events bytes), so a batch holds about
+ * max_events units whichever limit fills it first.
+ *
+ * The fair level is max-min fair (water-filling): the queue's room (queue_max
+ * batches) is divided so that no account holding less than the level would
+ * get more by dividing again. A quiet connection holds little, so the
+ * floods' level is what is left of the room divided among them. An account
+ * over the level is over its fair share. The level is computed by
+ * fair_share_rebalance (a sort of the holdings, O(n log n)), called once per
+ * batch sealed or returned, not per packet.
  *
  * Loop thread only: the writer thread never touches shares. An account
  * lives until its connection closed and every batch charged to it came
@@ -24,19 +32,37 @@
 
 #include "batch.h"
 
+struct share_account;
+
 struct fair_share {
-    uint64_t events;        /* charged and not yet released, all accounts */
-    uint64_t bytes;
-    unsigned holders;       /* accounts holding at least one event */
+    uint64_t room;          /* units the queue holds: queue_max * max_events */
+    size_t unit_bytes;      /* a packet costs one unit per this many bytes, at least one */
+    uint64_t units;         /* charged and not yet released, all accounts */
+    uint64_t events;
+    unsigned holders;       /* accounts holding at least one unit */
+    uint64_t level;         /* over this, an account is over its share */
+    struct share_account *accounts;   /* every live account */
+    uint64_t *scratch;      /* holdings, sorted by rebalance */
+    size_t scratch_cap;
 };
 
 struct share_account {
     struct fair_share *pool;
-    uint64_t events;        /* this connection's part of the queue */
-    uint64_t bytes;
+    uint64_t units;         /* this connection's part of the queue */
+    uint64_t events;
     unsigned refs;          /* the connection, plus each batch with an entry */
     size_t hint;            /* index of its entry in the batch it was last charged to */
+    struct share_account *prev, *next;   /* the pool's list */
 };
+
+/* An empty pool for a queue of queue_max batches of limits. */
+void fair_share_init(struct fair_share *pool, size_t queue_max, const struct batch_limits *limits);
+
+/* Frees the pool's own memory (accounts are freed by their owners). */
+void fair_share_free(struct fair_share *pool);
+
+/* Recomputes the fair level from the holdings now. */
+void fair_share_rebalance(struct fair_share *pool);
 
 /* A fresh account in pool; NULL when out of memory. */
 struct share_account *share_account_new(struct fair_share *pool);
@@ -52,8 +78,7 @@ int share_charge(struct share_account *a, struct batch *b, size_t len);
  * Call before b is reset or freed. */
 void share_release(struct batch *b);
 
-/* Does a hold more than the queued total divided among the accounts
- * holding any? An account holding nothing never does. */
+/* Does a hold more than the fair level (as of the last rebalance)? */
 bool share_over_fair(const struct share_account *a);
 
 #endif

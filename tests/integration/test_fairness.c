@@ -1,0 +1,231 @@
+/* Integration: one noisy sandbox must not make a quiet one drop. A flood
+ * (seccheck-loadgen, 4 connections in block mode, flat out) keeps the
+ * writer queue full; beside it, quiet sandboxes send at a steady rate the
+ * way gVisor does (sentry mode: a full socket buffer means a dropped event).
+ * Batches are large, so one commit takes long enough that a pause of every
+ * connection at once would overflow the quiet sandboxes' socket buffers.
+ *   - block: the quiet ones drop nothing and are never paused; the flood is
+ *     paused, and counted (connections table, metrics), and stored whole;
+ *   - drop: the quiet ones lose nothing; what is dropped (queue_full) is the
+ *     flood's.
+ * FAIRNESS_SECCHECKD_BIN runs another binary (e.g. a build before the fix,
+ * to see the test fail).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "daemon.h"
+
+#define FLOOD_CONNS 4
+#define QUIET_CONNS 3
+#define QUIET_RATE "1000"       /* events/s each: ~280 fit in a socket buffer, ~0.28 s */
+#define QUIET_MESSAGES 2500     /* 2.5 s at that rate */
+
+struct loadgen {
+    pid_t pid;
+    char out[320];
+};
+
+/* One test's daemon and load generators: the teardown stops them all, a
+ * failed assertion included. */
+struct fixture {
+    struct daemon d;
+    struct loadgen flood, quiet;
+};
+
+static int setup(void **state)
+{
+    struct fixture *f = calloc(1, sizeof(*f));
+    if (!f)
+        return -1;
+    *state = f;
+    return 0;
+}
+
+static void loadgen_kill(struct loadgen *g)
+{
+    if (g->pid > 0) {
+        kill(g->pid, SIGKILL);
+        waitpid(g->pid, NULL, 0);
+        g->pid = 0;
+    }
+}
+
+static int teardown(void **state)
+{
+    struct fixture *f = *state;
+    loadgen_kill(&f->flood);
+    loadgen_kill(&f->quiet);
+    daemon_cleanup(&f->d);
+    free(f);
+    return 0;
+}
+
+/* Starts seccheck-loadgen --json on the daemon's socket with args
+ * (NULL-terminated); its output goes to DIR/name.json. */
+static void loadgen_start(struct fixture *f, struct loadgen *g, const char *name, const char *const *args)
+{
+    snprintf(g->out, sizeof(g->out), "%s/%s.json", f->d.dir, name);
+    const char *argv[32] = {LOADGEN_BIN, "--socket", f->d.socket, "--json"};
+    int n = 4;
+    for (int i = 0; args[i] && n < 31; i++)
+        argv[n++] = args[i];
+    argv[n] = NULL;
+    int fd = open(g->out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    assert_true(fd >= 0);
+    g->pid = fork();
+    if (g->pid == 0) {
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        dup2(fd, 1);
+        execv(argv[0], (char *const *)argv);
+        _exit(127);
+    }
+    close(fd);
+    assert_true(g->pid > 0);
+}
+
+/* Waits for it (up to timeout_ms); it must exit 0. */
+static void loadgen_wait(struct loadgen *g, int timeout_ms)
+{
+    int status = 0;
+    for (int waited = 0; waitpid(g->pid, &status, WNOHANG) == 0; waited += 10) {
+        if (waited >= timeout_ms)
+            fail_msg("seccheck-loadgen (%s) still running after %d ms", g->out, timeout_ms);
+        sleep_ms(10);
+    }
+    g->pid = 0;
+    assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
+/* The number after "key": in its JSON, once it finished. */
+static long long loadgen_number(const struct loadgen *g, const char *key)
+{
+    FILE *in = fopen(g->out, "r");
+    assert_non_null(in);
+    char json[4096] = "";
+    size_t len = fread(json, 1, sizeof(json) - 1, in);
+    fclose(in);
+    json[len] = '\0';
+    char needle[64];
+    snprintf(needle, sizeof(needle), "\"%s\":", key);
+    const char *at = strstr(json, needle);
+    if (!at)
+        fail_msg("no %s in the output of seccheck-loadgen: %s", key, json);
+    return strtoll(at + strlen(needle), NULL, 10);
+}
+
+__attribute__((format(printf, 2, 3))) static long long dbq(const struct daemon *d, const char *fmt, ...)
+{
+    char sql[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(sql, sizeof(sql), fmt, ap);
+    va_end(ap);
+    return db_query_int(d->db, sql);
+}
+
+/* The daemon with large batches (a commit takes a while) and a short queue,
+ * then the flood, and once its connections are open, the quiet ones. */
+static void flood_and_quiet(struct fixture *f, const char *on_full)
+{
+    daemon_prepare(&f->d);
+    const char *args[] = {"--on-full", on_full, "--batch-size", "16384", "--queue-max", "2", NULL};
+    const char *bin = getenv("FAIRNESS_SECCHECKD_BIN");
+    assert_true(daemon_start(&f->d, bin ? bin : SECCHECKD_BIN, args));
+    const char *flood[] = {"--trace", TRACES_DIR "/mixed_syscalls.trace", "--connections", "4", "--mode", "block",
+                           "--duration", "4", NULL};
+    loadgen_start(f, &f->flood, "flood", flood);
+    assert_true(daemon_wait_log(&f->d, " opened: ", FLOOD_CONNS, 5000));
+    sleep_ms(500);   /* the queue fills */
+    char messages[16];
+    snprintf(messages, sizeof(messages), "%d", QUIET_MESSAGES);
+    const char *quiet[] = {"--trace", TRACES_DIR "/redis_rw.trace", "--connections", "3", "--mode", "sentry",
+                           "--rate", QUIET_RATE, "--messages", messages, NULL};
+    loadgen_start(f, &f->quiet, "quiet", quiet);
+}
+
+/* Stops the daemon: a clean exit and a summary that adds up. */
+static void stop_cleanly(struct fixture *f)
+{
+    int status = daemon_stop_within(&f->d, 15000);
+    char *log = daemon_read_log(&f->d);
+    if (status != 0)
+        fprintf(stderr, "daemon exited %d; log:\n%s\n", status, log);
+    assert_int_equal(status, 0);
+    assert_null(strstr(log, "MISMATCH"));
+    free(log);
+    assert_int_equal(dbq(&f->d, "SELECT received - stored - discarded - rejected - store_failed FROM runs"), 0);
+}
+
+/* Quiet connections are those opened after the flood's. */
+#define QUIET_WHERE "id > (SELECT min(id) FROM connections) + 3"
+#define FLOOD_WHERE "id <= (SELECT min(id) FROM connections) + 3"
+
+static void test_block_pauses_only_the_flood(void **state)
+{
+    struct fixture *f = *state;
+    flood_and_quiet(f, "block");
+    loadgen_wait(&f->quiet, 30000);
+    loadgen_wait(&f->flood, 30000);
+    long long quiet_dropped = loadgen_number(&f->quiet, "dropped");
+    long long quiet_sent = loadgen_number(&f->quiet, "sent");
+    long long flood_sent = loadgen_number(&f->flood, "sent");
+    stop_cleanly(f);
+    long long flood_paused = dbq(&f->d, "SELECT sum(paused_count) FROM connections WHERE " FLOOD_WHERE);
+    long long quiet_paused = dbq(&f->d, "SELECT sum(paused_count) FROM connections WHERE " QUIET_WHERE);
+    fprintf(stderr, "block: quiet sent %lld dropped %lld paused %lld; flood sent %lld paused %lld times (%lld ms)\n",
+            quiet_sent, quiet_dropped, quiet_paused, flood_sent, flood_paused,
+            dbq(&f->d, "SELECT sum(paused_ns) / 1000000 FROM connections WHERE " FLOOD_WHERE));
+    assert_int_equal(quiet_dropped, 0);
+    assert_int_equal(dbq(&f->d, "SELECT sum(sandbox_dropped) FROM connections WHERE " QUIET_WHERE), 0);
+    assert_int_equal(quiet_paused, 0);
+    assert_int_equal(dbq(&f->d, "SELECT count(*) FROM connections WHERE " QUIET_WHERE), QUIET_CONNS);
+    assert_true(flood_paused > 0);
+    assert_true(dbq(&f->d, "SELECT sum(paused_ns) FROM connections WHERE " FLOOD_WHERE) > 0);
+    /* Nothing lost in block mode: every event sent is stored. */
+    assert_int_equal(dbq(&f->d, "SELECT stored FROM runs"), quiet_sent + flood_sent);
+}
+
+static void test_drop_lands_on_the_flood(void **state)
+{
+    struct fixture *f = *state;
+    flood_and_quiet(f, "drop");
+    loadgen_wait(&f->quiet, 30000);
+    loadgen_wait(&f->flood, 30000);
+    long long quiet_dropped = loadgen_number(&f->quiet, "dropped");
+    stop_cleanly(f);
+    long long quiet_rejected = dbq(&f->d, "SELECT sum(rejected) FROM connections WHERE " QUIET_WHERE);
+    long long flood_rejected = dbq(&f->d, "SELECT sum(rejected) FROM connections WHERE " FLOOD_WHERE);
+    fprintf(stderr, "drop: quiet dropped %lld (sandbox) + %lld (queue_full); flood queue_full %lld\n", quiet_dropped,
+            quiet_rejected, flood_rejected);
+    assert_int_equal(quiet_dropped, 0);
+    assert_int_equal(quiet_rejected, 0);
+    assert_int_equal(dbq(&f->d, "SELECT sum(messages) FROM connections WHERE " QUIET_WHERE),
+                     QUIET_CONNS * QUIET_MESSAGES);
+    assert_true(flood_rejected > 0);
+    assert_int_equal(dbq(&f->d, "SELECT rejected_queue_full FROM runs"), flood_rejected);
+    assert_int_equal(dbq(&f->d, "SELECT sum(paused_count) FROM connections"), 0);   /* drop never pauses */
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_block_pauses_only_the_flood, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_drop_lands_on_the_flood, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
