@@ -31,7 +31,7 @@ void server_config_defaults(struct server_config *cfg)
         .recv_batch = 32,
         .flush_ms = 100,
         .drain_timeout_ms = 2000,
-        .pipeline = {.limits = {.max_events = 4096, .max_bytes = 8u << 20}, .queue_max = 8, .reserve = 4},
+        .pipeline = {.limits = {.max_events = 4096, .max_bytes = 8u << 20}, .queue_max = 8, .reserve = 2},
     };
 }
 
@@ -79,9 +79,9 @@ static void on_blocked(struct conn *c, void *data)
         c->next = NULL;
     }
     conn_pause(c);
-    log_debug("connection %" PRIu64 " paused: %" PRIu64 " of %" PRIu64 " queued units (fair level %" PRIu64
-              "), %zu batches in flight",
-              c->rec.id, c->share->units, s->shares.units, s->shares.level, pipeline_in_flight(&s->pipeline));
+    log_debug("connection %" PRIu64 " paused: %" PRIu64 " of %" PRIu64 " queued units among %u connections, %zu "
+              "batches in flight",
+              c->rec.id, c->share->units, s->shares.units, s->shares.holders, pipeline_in_flight(&s->pipeline));
 }
 
 /* A batch came back: the paused connections that may read now resume. */
@@ -95,7 +95,6 @@ static void on_space(void *data)
     }
     if (s->flush_pending && !pipeline_saturated(&s->pipeline))
         seal_current(s);   /* the flush the full queue put off */
-    fair_share_rebalance(&s->shares);
     for (struct conn *c = s->conns; c; c = c->next)
         if (c->paused && may_read(c, s) == CONN_GO)
             conn_resume(c);
@@ -103,11 +102,9 @@ static void on_space(void *data)
 
 /* ---- connection bookkeeping ---- */
 
-/* Runs at every seal: the holdings changed, so does the fair level. */
 static void snapshot_dirty_conns(struct batch *b, void *data)
 {
     struct server *s = data;
-    fair_share_rebalance(&s->shares);
     for (struct conn *c = s->conns; c; c = c->next) {
         conn_fold_pause(c);
         if (c->dirty && batch_add_conn(b, &c->rec) == 0)
@@ -685,7 +682,6 @@ void server_free(struct server *s)
     }
     if (s->started)
         pipeline_free(&s->pipeline);
-    fair_share_free(&s->shares);
     if (s->reserve_fd >= 0)
         close(s->reserve_fd);
     s->reserve_fd = -1;

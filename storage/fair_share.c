@@ -4,84 +4,35 @@
 
 void fair_share_init(struct fair_share *pool, size_t queue_max, const struct batch_limits *limits)
 {
-    *pool = (struct fair_share){.room = (uint64_t)queue_max * limits->max_events, .level = UINT64_MAX};
+    *pool = (struct fair_share){.room = (uint64_t)queue_max * limits->max_events};
     pool->unit_bytes = limits->max_events ? limits->max_bytes / limits->max_events : limits->max_bytes;
     if (pool->unit_bytes == 0)
         pool->unit_bytes = 1;
 }
 
-void fair_share_free(struct fair_share *pool)
-{
-    free(pool->scratch);
-    pool->scratch = NULL;
-    pool->scratch_cap = 0;
-}
-
-static int ascending(const void *a, const void *b)
-{
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-    return x < y ? -1 : x > y;
-}
-
-void fair_share_rebalance(struct fair_share *pool)
-{
-    pool->level = UINT64_MAX;
-    if (pool->holders > pool->scratch_cap) {
-        uint64_t *p = realloc(pool->scratch, pool->holders * sizeof(*p));
-        if (!p)
-            return;   /* no level: nobody is singled out, the reserve still bounds memory */
-        pool->scratch = p;
-        pool->scratch_cap = pool->holders;
-    }
-    size_t n = 0;
-    for (struct share_account *a = pool->accounts; a && n < pool->holders; a = a->next)
-        if (a->units > 0)
-            pool->scratch[n++] = a->units;
-    qsort(pool->scratch, n, sizeof(*pool->scratch), ascending);
-    /* Water-filling: the smallest holdings are granted whole while what is
-     * left of the room, divided among the rest, is at least as large. */
-    uint64_t left = pool->room;
-    for (size_t i = 0; i < n; i++) {
-        uint64_t each = left / (n - i);
-        if (pool->scratch[i] > each) {
-            pool->level = each;
-            return;
-        }
-        left -= pool->scratch[i];
-    }
-}
-
 struct share_account *share_account_new(struct fair_share *pool)
 {
     struct share_account *a = calloc(1, sizeof(*a));
-    if (!a)
-        return NULL;
-    a->pool = pool;
-    a->refs = 1;
-    a->next = pool->accounts;
-    if (pool->accounts)
-        pool->accounts->prev = a;
-    pool->accounts = a;
+    if (a) {
+        a->pool = pool;
+        a->refs = 1;
+        pool->open++;
+    }
     return a;
 }
 
 static void unref(struct share_account *a)
 {
-    if (--a->refs > 0)
-        return;
-    if (a->prev)
-        a->prev->next = a->next;
-    else
-        a->pool->accounts = a->next;
-    if (a->next)
-        a->next->prev = a->prev;
-    free(a);
+    if (--a->refs == 0)
+        free(a);
 }
 
 void share_account_drop(struct share_account *a)
 {
-    if (a)
-        unref(a);
+    if (!a)
+        return;
+    a->pool->open--;
+    unref(a);
 }
 
 /* The entry of a in b: at the hint when a was charged to b last, else new. */
@@ -141,5 +92,8 @@ void share_release(struct batch *b)
 
 bool share_over_fair(const struct share_account *a)
 {
-    return a->units > a->pool->level;
+    const struct fair_share *pool = a->pool;
+    uint64_t queued = pool->units > pool->room / 2 ? pool->units : pool->room / 2;
+    /* a > queued / open, without dividing. */
+    return a->units * pool->open > queued;
 }

@@ -11,13 +11,12 @@
  * packet (one unit per max_bytes / max_events bytes), so a batch holds about
  * max_events units whichever limit fills it first.
  *
- * The fair level is max-min fair (water-filling): the queue's room (queue_max
- * batches) is divided so that no account holding less than the level would
- * get more by dividing again. A quiet connection holds little, so the
- * floods' level is what is left of the room divided among them. An account
- * over the level is over its fair share. The level is computed by
- * fair_share_rebalance (a sort of the holdings, O(n log n)), called once per
- * batch sealed or returned, not per packet.
+ * An account is over its fair share when it holds more than what is queued
+ * divided among the open accounts (connections), and more than half the
+ * queue's room (queue_max batches) divided so: a quiet connection holds
+ * little, so the floods are over; a lone flood is over once another
+ * connection is open; when little is queued (the writer stalled on small
+ * batches) nobody is singled out, it is nobody's doing.
  *
  * Loop thread only: the writer thread never touches shares. An account
  * lives until its connection closed and every batch charged to it came
@@ -40,10 +39,7 @@ struct fair_share {
     uint64_t units;         /* charged and not yet released, all accounts */
     uint64_t events;
     unsigned holders;       /* accounts holding at least one unit */
-    uint64_t level;         /* over this, an account is over its share */
-    struct share_account *accounts;   /* every live account */
-    uint64_t *scratch;      /* holdings, sorted by rebalance */
-    size_t scratch_cap;
+    unsigned open;          /* accounts whose connection is open */
 };
 
 struct share_account {
@@ -52,17 +48,10 @@ struct share_account {
     uint64_t events;
     unsigned refs;          /* the connection, plus each batch with an entry */
     size_t hint;            /* index of its entry in the batch it was last charged to */
-    struct share_account *prev, *next;   /* the pool's list */
 };
 
 /* An empty pool for a queue of queue_max batches of limits. */
 void fair_share_init(struct fair_share *pool, size_t queue_max, const struct batch_limits *limits);
-
-/* Frees the pool's own memory (accounts are freed by their owners). */
-void fair_share_free(struct fair_share *pool);
-
-/* Recomputes the fair level from the holdings now. */
-void fair_share_rebalance(struct fair_share *pool);
 
 /* A fresh account in pool; NULL when out of memory. */
 struct share_account *share_account_new(struct fair_share *pool);
@@ -78,7 +67,7 @@ int share_charge(struct share_account *a, struct batch *b, size_t len);
  * Call before b is reset or freed. */
 void share_release(struct batch *b);
 
-/* Does a hold more than the fair level (as of the last rebalance)? */
+/* Does a hold more than its fair share (see above)? */
 bool share_over_fair(const struct share_account *a);
 
 #endif

@@ -1,7 +1,8 @@
 /* test_fair_share.c - the per-connection accounting of the writer queue
  * (storage/fair_share.h): charges and releases balance, a batch outlives
  * the connection that filled it, large packets cost their room, and the
- * max-min fair level singles out the floods, never the quiet ones. */
+ * fair share singles out the floods, never the quiet ones, and nobody when
+ * little is queued. */
 #include "unit_util.h"
 
 #include "batch.h"
@@ -32,8 +33,7 @@ static void test_level_singles_out_the_floods(void **state)
     assert_int_equal(pool.units, 115);
     assert_int_equal(pool.holders, 3);
     assert_int_equal(b->nshares, 3);   /* one entry per account, however many packets */
-    fair_share_rebalance(&pool);
-    assert_int_equal(pool.level, (100 - 5) / 2);   /* the room less the quiet one's, halved */
+    /* 115 queued among 3 open: over 38 is over. */
     assert_false(share_over_fair(quiet));
     assert_true(share_over_fair(f1));
     assert_true(share_over_fair(f2));
@@ -43,33 +43,54 @@ static void test_level_singles_out_the_floods(void **state)
     assert_int_equal(pool.units, 0);
     assert_int_equal(pool.holders, 0);
     assert_int_equal(quiet->units + f1->units + f2->units, 0);
-    fair_share_rebalance(&pool);
     assert_false(share_over_fair(f1));
     share_account_drop(quiet);
     share_account_drop(f1);
     share_account_drop(f2);
-    assert_null(pool.accounts);
     batch_free(b);
-    fair_share_free(&pool);
 }
 
-static void test_under_the_room_nobody_is_over(void **state)
+/* Little queued (under half the room): nobody is singled out; past it, the
+ * larger holder is. */
+static void test_little_queued_nobody_is_over(void **state)
 {
     (void)state;
     struct fair_share pool;
     fair_share_init(&pool, 1, &limits);
     struct batch *b = batch_new(&limits);
     struct share_account *x = share_account_new(&pool), *y = share_account_new(&pool);
-    charge(x, b, 45, 10);
-    charge(y, b, 10, 10);
-    fair_share_rebalance(&pool);
-    assert_false(share_over_fair(x));   /* a stalled writer is nobody's fault */
+    charge(x, b, 20, 10);
+    charge(y, b, 5, 10);
+    assert_false(share_over_fair(x));   /* 20 * 2 open <= 50: a stalled writer is nobody's doing */
+    assert_false(share_over_fair(y));
+    charge(x, b, 10, 10);
+    assert_true(share_over_fair(x));    /* 30 * 2 > 50 */
     assert_false(share_over_fair(y));
     share_release(b);
     share_account_drop(x);
     share_account_drop(y);
     batch_free(b);
-    fair_share_free(&pool);
+}
+
+/* A lone flood is over its share once another connection is open (holding
+ * nothing yet) and it holds more than half of half the room. */
+static void test_a_lone_flood_is_over(void **state)
+{
+    (void)state;
+    struct fair_share pool;
+    fair_share_init(&pool, 1, &limits);
+    struct batch *b = batch_new(&limits);
+    struct share_account *f = share_account_new(&pool);
+    charge(f, b, 80, 10);
+    assert_false(share_over_fair(f));   /* alone: nobody to be unfair to */
+    struct share_account *idle = share_account_new(&pool);
+    assert_true(share_over_fair(f));    /* 80 * 2 > 80 */
+    assert_false(share_over_fair(idle));
+    share_release(b);
+    share_account_drop(f);
+    share_account_drop(idle);
+    assert_int_equal(pool.open, 0);
+    batch_free(b);
 }
 
 static void test_large_packets_cost_their_room(void **state)
@@ -86,7 +107,6 @@ static void test_large_packets_cost_their_room(void **state)
     share_release(b);
     share_account_drop(big);
     batch_free(b);
-    fair_share_free(&pool);
 }
 
 /* The connection closes while a batch still holds its events: the account
@@ -101,22 +121,22 @@ static void test_account_outlives_its_connection(void **state)
     charge(a, b1, 3, 10);
     charge(a, b2, 4, 10);
     share_account_drop(a);
-    assert_non_null(pool.accounts);
     share_release(b1);
     assert_int_equal(pool.units, 4);
+    assert_int_equal(pool.holders, 1);
     share_release(b2);
     assert_int_equal(pool.units, 0);
-    assert_null(pool.accounts);
+    assert_int_equal(pool.holders, 0);
     batch_free(b1);
     batch_free(b2);
-    fair_share_free(&pool);
 }
 
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_level_singles_out_the_floods),
-        cmocka_unit_test(test_under_the_room_nobody_is_over),
+        cmocka_unit_test(test_little_queued_nobody_is_over),
+        cmocka_unit_test(test_a_lone_flood_is_over),
         cmocka_unit_test(test_large_packets_cost_their_room),
         cmocka_unit_test(test_account_outlives_its_connection),
     };
