@@ -101,15 +101,18 @@ static void log_rejections(struct conn *c, int64_t now)
 }
 
 /* One packet to ingest; what became an event is charged to c's share of
- * the batch it went into (ingest may have sealed the one before). */
+ * the batch it went into (ingest may have sealed the one before), by the
+ * arena bytes it took there (its copy and what decoding it allocated). */
 static void ingest_charged(struct conn *c, const uint8_t *pkt, size_t len, bool truncated, int64_t now)
 {
     struct pipeline *p = c->env->ingest->pipeline;
     struct batch *before = pipeline_current(p);
-    size_t count_before = before->count;
+    size_t count_before = before->count, used_before = arena_used(&before->arena);
     ingest_packet(c->env->ingest, &c->rec, pkt, len, truncated, now);
     struct batch *b = pipeline_current(p);
-    if (b->count > (b == before ? count_before : 0) && share_charge(c->share, b, len) != 0)
+    bool same = b == before;
+    if (b->count > (same ? count_before : 0) &&
+        share_charge(c->share, b, arena_used(&b->arena) - (same ? used_before : 0)) != 0)
         log_debug("connection %llu: out of memory for its share entry; not charged", (unsigned long long)c->rec.id);
 }
 

@@ -55,13 +55,13 @@ static struct batch_share *entry_for(struct share_account *a, struct batch *b)
     return e;
 }
 
-int share_charge(struct share_account *a, struct batch *b, size_t len)
+int share_charge(struct share_account *a, struct batch *b, size_t bytes)
 {
     struct batch_share *e = entry_for(a, b);
     if (!e)
         return -1;
     struct fair_share *pool = a->pool;
-    uint64_t units = len / pool->unit_bytes ? len / pool->unit_bytes : 1;
+    uint64_t units = bytes / pool->unit_bytes ? bytes / pool->unit_bytes : 1;
     if (a->units == 0)
         pool->holders++;
     e->units += units;
@@ -93,7 +93,7 @@ void share_release(struct batch *b)
 bool share_over_fair(const struct share_account *a)
 {
     const struct fair_share *pool = a->pool;
-    uint64_t queued = pool->units > pool->room / 2 ? pool->units : pool->room / 2;
+    uint64_t queued = pool->units > pool->room ? pool->units : pool->room;
     /* a > queued / open, without dividing. */
     return a->units * pool->open > queued;
 }

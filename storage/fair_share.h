@@ -8,15 +8,16 @@
  * account says how much of the uncommitted queue is that connection's.
  *
  * Parts are counted in units of batch room: one event, or more for a large
- * packet (one unit per max_bytes / max_events bytes), so a batch holds about
- * max_events units whichever limit fills it first.
+ * one (one unit per max_bytes / max_events arena bytes it took: its copy and
+ * its decoded fields), so a batch holds about max_events units whichever
+ * limit fills it first.
  *
  * An account is over its fair share when it holds more than what is queued
- * divided among the open accounts (connections), and more than half the
- * queue's room (queue_max batches) divided so: a quiet connection holds
- * little, so the floods are over; a lone flood is over once another
- * connection is open; when little is queued (the writer stalled on small
- * batches) nobody is singled out, it is nobody's doing.
+ * divided among the open accounts (connections), and more than the queue's
+ * room (queue_max batches) divided so: a quiet connection holds little, so
+ * the floods are over; a lone flood is over once another connection is open
+ * and it holds half the room; when little is queued (a stalled writer) the
+ * quiet ones are not singled out for what they hold meanwhile.
  *
  * Loop thread only: the writer thread never touches shares. An account
  * lives until its connection closed and every batch charged to it came
@@ -59,9 +60,9 @@ struct share_account *share_account_new(struct fair_share *pool);
 /* The connection is done with it; freed once no batch refers to it. */
 void share_account_drop(struct share_account *a);
 
-/* One packet of len bytes went into batch b for account a. -1 (nothing
- * charged) only when out of memory for the batch's share entry. */
-int share_charge(struct share_account *a, struct batch *b, size_t len);
+/* One event taking bytes of b's arena went into batch b for account a. -1
+ * (nothing charged) only when out of memory for the batch's share entry. */
+int share_charge(struct share_account *a, struct batch *b, size_t bytes);
 
 /* The sink is done with b: every account charged in it gets its part back.
  * Call before b is reset or freed. */

@@ -50,8 +50,8 @@ static void test_level_singles_out_the_floods(void **state)
     batch_free(b);
 }
 
-/* Little queued (under half the room): nobody is singled out; past it, the
- * larger holder is. */
+/* Little queued (under the room): nobody is singled out for less than the
+ * room divided among the open connections; past it, the larger holder is. */
 static void test_little_queued_nobody_is_over(void **state)
 {
     (void)state;
@@ -61,10 +61,10 @@ static void test_little_queued_nobody_is_over(void **state)
     struct share_account *x = share_account_new(&pool), *y = share_account_new(&pool);
     charge(x, b, 20, 10);
     charge(y, b, 5, 10);
-    assert_false(share_over_fair(x));   /* 20 * 2 open <= 50: a stalled writer is nobody's doing */
+    assert_false(share_over_fair(x));   /* 20 * 2 open <= 100: a stalled writer is nobody's doing */
     assert_false(share_over_fair(y));
-    charge(x, b, 10, 10);
-    assert_true(share_over_fair(x));    /* 30 * 2 > 50 */
+    charge(x, b, 35, 10);
+    assert_true(share_over_fair(x));    /* 55 * 2 > 100 */
     assert_false(share_over_fair(y));
     share_release(b);
     share_account_drop(x);
@@ -73,7 +73,7 @@ static void test_little_queued_nobody_is_over(void **state)
 }
 
 /* A lone flood is over its share once another connection is open (holding
- * nothing yet) and it holds more than half of half the room. */
+ * nothing yet) and it holds more than half the room. */
 static void test_a_lone_flood_is_over(void **state)
 {
     (void)state;
@@ -84,7 +84,7 @@ static void test_a_lone_flood_is_over(void **state)
     charge(f, b, 80, 10);
     assert_false(share_over_fair(f));   /* alone: nobody to be unfair to */
     struct share_account *idle = share_account_new(&pool);
-    assert_true(share_over_fair(f));    /* 80 * 2 > 80 */
+    assert_true(share_over_fair(f));    /* 80 * 2 > 100 */
     assert_false(share_over_fair(idle));
     share_release(b);
     share_account_drop(f);
