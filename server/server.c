@@ -43,17 +43,26 @@ static void seal_current(struct server *s);
  * connection holding more than its fair share of what the writer has not
  * committed (fair_share.h) stops (block) or has what it sends dropped and
  * counted (drop); the others read on, into up to --queue-reserve batches
- * more. With those in flight too, every connection stops (block), or what
- * does not fit is dropped (drop, in ingest). */
+ * more. The share shrinks as the reserve fills (to half with one of two
+ * reserve batches left), so connections that dropped just under it (their
+ * batches came back) do not use up the room the quiet ones need. With the
+ * reserve in flight too, every connection stops (block), or what does not
+ * fit is dropped (drop, in ingest). */
 
 static enum conn_go may_read(struct conn *c, void *data)
 {
     struct server *s = data;
-    if (!pipeline_saturated(&s->pipeline))
+    const struct pipeline *p = &s->pipeline;
+    if (!pipeline_saturated(p))
         return CONN_GO;
-    if (s->cfg.drop_when_full)
-        return share_over_fair(c->share) ? CONN_DROP : CONN_GO;
-    if (pipeline_exhausted(&s->pipeline) || share_over_fair(c->share))
+    size_t left = pipeline_reserve_left(p);
+    if (s->cfg.drop_when_full) {
+        /* Exhausted: the ones under (a sliver of) their share go on, and
+         * ingest drops what does not fit in the open batch. */
+        size_t num = left ? left : 1, den = p->cfg.reserve ? p->cfg.reserve : 1;
+        return share_over_fair(c->share, num, den) ? CONN_DROP : CONN_GO;
+    }
+    if (left == 0 || share_over_fair(c->share, left, p->cfg.reserve))
         return CONN_STOP;
     return CONN_GO;
 }

@@ -90,10 +90,10 @@ void share_release(struct batch *b)
     b->nshares = 0;
 }
 
-bool share_over_fair(const struct share_account *a)
+bool share_over_fair(const struct share_account *a, uint64_t num, uint64_t den)
 {
     const struct fair_share *pool = a->pool;
     uint64_t queued = pool->units > pool->room ? pool->units : pool->room;
-    /* a > queued / open, without dividing. */
-    return a->units * pool->open > queued;
+    /* a > queued / open * num / den, without dividing. */
+    return a->units * pool->open * den > queued * num;
 }

@@ -68,7 +68,9 @@ int share_charge(struct share_account *a, struct batch *b, size_t bytes);
  * Call before b is reset or freed. */
 void share_release(struct batch *b);
 
-/* Does a hold more than its fair share (see above)? */
-bool share_over_fair(const struct share_account *a);
+/* Does a hold more than num/den of its fair share (see above)? The server
+ * shrinks the share as the reserve fills, so the floods that dropped under
+ * it do not use up the room the quiet ones read into. */
+bool share_over_fair(const struct share_account *a, uint64_t num, uint64_t den);
 
 #endif

@@ -227,6 +227,14 @@ bool pipeline_exhausted(const struct pipeline *p)
     return !p->free_list && p->batches > p->cfg.queue_max + p->cfg.reserve;
 }
 
+size_t pipeline_reserve_left(const struct pipeline *p)
+{
+    if (!pipeline_saturated(p))
+        return p->cfg.reserve;
+    size_t used = p->batches - 1 - p->cfg.queue_max;   /* sealed past queue_max (all but the open one) */
+    return used < p->cfg.reserve ? p->cfg.reserve - used : 0;
+}
+
 size_t pipeline_in_flight(struct pipeline *p)
 {
     return atomic_load(&p->in_flight);

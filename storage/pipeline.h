@@ -92,6 +92,10 @@ bool pipeline_saturated(const struct pipeline *p);
 /* True when the reserve is in flight too: every connection stops. */
 bool pipeline_exhausted(const struct pipeline *p);
 
+/* Reserve batches not in flight: cfg.reserve until saturated, 0 once
+ * exhausted. */
+size_t pipeline_reserve_left(const struct pipeline *p);
+
 /* Sealed batches not yet returned. */
 size_t pipeline_in_flight(struct pipeline *p);
 

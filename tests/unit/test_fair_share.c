@@ -34,16 +34,22 @@ static void test_level_singles_out_the_floods(void **state)
     assert_int_equal(pool.holders, 3);
     assert_int_equal(b->nshares, 3);   /* one entry per account, however many packets */
     /* 115 queued among 3 open: over 38 is over. */
-    assert_false(share_over_fair(quiet));
-    assert_true(share_over_fair(f1));
-    assert_true(share_over_fair(f2));
+    assert_false(share_over_fair(quiet, 1, 1));
+    assert_true(share_over_fair(f1, 1, 1));
+    assert_true(share_over_fair(f2, 1, 1));
+    /* The share halved (half the reserve used): 25 of 135 among 3 is over. */
+    assert_false(share_over_fair(quiet, 1, 2));
+    charge(quiet, b, 20, 10);
+    assert_true(share_over_fair(quiet, 1, 2));    /* 25 * 3 * 2 > 135 */
+    assert_false(share_over_fair(quiet, 1, 1));
 
     /* The batch comes back: everything is released, nobody is over. */
     share_release(b);
     assert_int_equal(pool.units, 0);
     assert_int_equal(pool.holders, 0);
     assert_int_equal(quiet->units + f1->units + f2->units, 0);
-    assert_false(share_over_fair(f1));
+    assert_int_equal(quiet->events, 0);
+    assert_false(share_over_fair(f1, 1, 1));
     share_account_drop(quiet);
     share_account_drop(f1);
     share_account_drop(f2);
@@ -61,11 +67,11 @@ static void test_little_queued_nobody_is_over(void **state)
     struct share_account *x = share_account_new(&pool), *y = share_account_new(&pool);
     charge(x, b, 20, 10);
     charge(y, b, 5, 10);
-    assert_false(share_over_fair(x));   /* 20 * 2 open <= 100: a stalled writer is nobody's doing */
-    assert_false(share_over_fair(y));
+    assert_false(share_over_fair(x, 1, 1));   /* 20 * 2 open <= 100: a stalled writer is nobody's doing */
+    assert_false(share_over_fair(y, 1, 1));
     charge(x, b, 35, 10);
-    assert_true(share_over_fair(x));    /* 55 * 2 > 100 */
-    assert_false(share_over_fair(y));
+    assert_true(share_over_fair(x, 1, 1));    /* 55 * 2 > 100 */
+    assert_false(share_over_fair(y, 1, 1));
     share_release(b);
     share_account_drop(x);
     share_account_drop(y);
@@ -82,10 +88,10 @@ static void test_a_lone_flood_is_over(void **state)
     struct batch *b = batch_new(&limits);
     struct share_account *f = share_account_new(&pool);
     charge(f, b, 80, 10);
-    assert_false(share_over_fair(f));   /* alone: nobody to be unfair to */
+    assert_false(share_over_fair(f, 1, 1));   /* alone: nobody to be unfair to */
     struct share_account *idle = share_account_new(&pool);
-    assert_true(share_over_fair(f));    /* 80 * 2 > 100 */
-    assert_false(share_over_fair(idle));
+    assert_true(share_over_fair(f, 1, 1));    /* 80 * 2 > 100 */
+    assert_false(share_over_fair(idle, 1, 1));
     share_release(b);
     share_account_drop(f);
     share_account_drop(idle);
