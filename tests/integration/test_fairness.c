@@ -23,7 +23,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <cmocka.h>
@@ -128,6 +131,79 @@ static long long loadgen_number(const struct loadgen *g, const char *key)
     return strtoll(at + strlen(needle), NULL, 10);
 }
 
+/* GET /metrics from the daemon's unix:DIR/metrics.sock endpoint: the whole
+ * answer (malloc'd), or NULL. */
+static char *scrape(const struct daemon *d)
+{
+    struct sockaddr_un a = {.sun_family = AF_UNIX};
+    char path[300];
+    snprintf(path, sizeof(path), "%s/metrics.sock", d->dir);
+    if (strlen(path) >= sizeof(a.sun_path))
+        return NULL;
+    memcpy(a.sun_path, path, strlen(path) + 1);
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0 || connect(fd, (struct sockaddr *)&a, sizeof(a)) != 0) {
+        if (fd >= 0)
+            close(fd);
+        return NULL;
+    }
+    const char get[] = "GET /metrics HTTP/1.0\r\n\r\n";
+    size_t cap = 1 << 16, len = 0;
+    char *buf = malloc(cap);
+    if (buf && send(fd, get, sizeof(get) - 1, MSG_NOSIGNAL) == (ssize_t)(sizeof(get) - 1)) {
+        struct pollfd p = {.fd = fd, .events = POLLIN};
+        ssize_t n = 1;
+        while (n > 0 && poll(&p, 1, 5000) > 0) {
+            if (len + 4096 > cap && !(buf = realloc(buf, cap *= 2)))
+                break;
+            n = recv(fd, buf + len, cap - len - 1, 0);
+            len += n > 0 ? (size_t)n : 0;
+        }
+    }
+    close(fd);
+    if (buf)
+        buf[len] = '\0';
+    return buf;
+}
+
+/* The value of one series in a scrape; -1 if absent. */
+static double metric(const char *text, const char *series)
+{
+    size_t n = strlen(series);
+    for (const char *line = text; line && *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL)
+        if (strncmp(line, series, n) == 0 && line[n] == ' ')
+            return strtod(line + n + 1, NULL);
+    return -1;
+}
+
+/* While the quiet connections (ids 5 to 7: the flood's are 1 to 4) stream:
+ * the metrics show the flood's connections paused, the quiet ones not. */
+static void check_pause_metrics(const struct daemon *d)
+{
+    char *text = NULL;
+    double flood = 0;
+    for (int tries = 0; tries < 100 && flood <= 0; tries++, sleep_ms(20)) {
+        free(text);
+        text = scrape(d);
+        flood = 0;
+        for (int id = 1; text && id <= FLOOD_CONNS; id++) {
+            char series[96];
+            snprintf(series, sizeof(series), "seccheckd_connection_pauses_total{conn=\"%d\"}", id);
+            flood += metric(text, series) > 0 ? metric(text, series) : 0;
+        }
+    }
+    assert_non_null(text);
+    assert_true(flood > 0);
+    assert_true(metric(text, "seccheckd_pauses_total") >= flood);
+    assert_true(metric(text, "seccheckd_paused_seconds_total") > 0);
+    for (int id = FLOOD_CONNS + 1; id <= FLOOD_CONNS + QUIET_CONNS; id++) {
+        char series[96];
+        snprintf(series, sizeof(series), "seccheckd_connection_pauses_total{conn=\"%d\"}", id);
+        assert_true(metric(text, series) == 0);   /* present (open), never paused */
+    }
+    free(text);
+}
+
 __attribute__((format(printf, 2, 3))) static long long dbq(const struct daemon *d, const char *fmt, ...)
 {
     char sql[512];
@@ -143,7 +219,10 @@ __attribute__((format(printf, 2, 3))) static long long dbq(const struct daemon *
 static void flood_and_quiet(struct fixture *f, const char *on_full)
 {
     daemon_prepare(&f->d);
-    const char *args[] = {"--on-full", on_full, "--batch-size", "16384", "--queue-max", "2", NULL};
+    char metrics[320];
+    snprintf(metrics, sizeof(metrics), "unix:%s/metrics.sock", f->d.dir);
+    const char *args[] = {"--on-full", on_full, "--batch-size", "16384", "--queue-max", "2", "--metrics-listen",
+                          metrics, NULL};
     const char *bin = getenv("FAIRNESS_SECCHECKD_BIN");
     assert_true(daemon_start(&f->d, bin ? bin : SECCHECKD_BIN, args));
     const char *flood[] = {"--trace", TRACES_DIR "/mixed_syscalls.trace", "--connections", "4", "--mode", "block",
@@ -179,6 +258,8 @@ static void test_block_pauses_only_the_flood(void **state)
 {
     struct fixture *f = *state;
     flood_and_quiet(f, "block");
+    assert_true(daemon_wait_log(&f->d, " opened: ", FLOOD_CONNS + QUIET_CONNS, 5000));
+    check_pause_metrics(&f->d);
     loadgen_wait(&f->quiet, 30000);
     loadgen_wait(&f->flood, 30000);
     long long quiet_dropped = loadgen_number(&f->quiet, "dropped");
