@@ -82,7 +82,8 @@ quiet_sql() {
         SELECT count(*), max(read_to_commit) / 1000000, max(send_to_commit) / 1000000,
                (SELECT sum(paused_count) FROM connections WHERE id IN q),
                (SELECT sum(sandbox_dropped) FROM connections WHERE id IN q),
-               (SELECT sum(paused_count) FROM connections WHERE id NOT IN q)
+               (SELECT sum(paused_count) FROM connections WHERE id NOT IN q),
+               (SELECT max(paused_ns) / 1000000 FROM connections WHERE id IN q)
         FROM l"
 }
 
@@ -104,7 +105,7 @@ for run in $(seq "$runs"); do
     wait "$LG_PID" || die "loadgen failed (logs/quiet-$run.err)"
     wait "$FLOOD_PID" || die "loadgen failed (logs/flood-$run.err)"
     recv_wait_drained 5
-    read -r _ _ _ qpaused _ fpaused <<<"$(quiet_sql "$quiet_rate")"
+    read -r _ _ _ qpaused _ fpaused _ <<<"$(quiet_sql "$quiet_rate")"
     recv_stop
     echo "$run $(json "$out/logs/quiet-$run.json" sent) $(json "$out/logs/quiet-$run.json" dropped)" \
         "$(json "$out/logs/alone-$run.json" msgs_per_s) $(json "$out/logs/flood-$run.json" msgs_per_s)" \
@@ -136,9 +137,10 @@ for run, sent, dropped, a, b, qp, fp in rows:
 print(f"\nquiet sandbox ({quiet_rate}/s, {seconds} s, sentry mode) beside the flood: drops per run "
       f"{', '.join(r[2] for r in rows)}; flood drain rate beside it / alone: {beside / alone:.2f}x "
       f"(means {beside / len(rows):,.0f} / {alone / len(rows):,.0f} events/s)")
-events, read_commit, send_commit, qpaused, qdropped, fpaused = open(f"{out}/many.txt").read().split()
+events, read_commit, send_commit, qpaused, qdropped, fpaused, qpaused_ms = open(f"{out}/many.txt").read().split()
 lg = json.load(open(f"{out}/logs/many.json"))
 print(f"{many} quiet sandboxes at {many_rate}/s beside the flood: {lg['sent']:,} sent, {lg['dropped']} dropped "
-      f"at the sender ({qdropped} reported), {events} stored, paused {qpaused} times (the flood {fpaused}); "
+      f"at the sender ({qdropped} reported), {events} stored, paused {qpaused} times (at most {qpaused_ms} ms in all "
+      f"for one; the flood {fpaused}); "
       f"worst commit latency {send_commit} ms from the scheduled send ({read_commit} ms from the read)")
 PY
