@@ -42,7 +42,9 @@ static const char schema_sql[] =
     "  dropped_count_regressions INTEGER NOT NULL DEFAULT 0,"
     "  rejected INTEGER NOT NULL,"
     "  decode_errors INTEGER NOT NULL,"
-    "  close_reason TEXT);"
+    "  close_reason TEXT,"
+    "  paused_count INTEGER NOT NULL DEFAULT 0,"   /* reading paused: over its fair share of the queue */
+    "  paused_ns INTEGER NOT NULL DEFAULT 0);"
 
     "CREATE TABLE IF NOT EXISTS events("
     "  id INTEGER PRIMARY KEY,"
@@ -91,13 +93,20 @@ static const char insert_event_sql[] =
 static const char upsert_conn_sql[] =
     "INSERT INTO connections(id, run_id, peer_pid, peer_uid, peer_gid, connect_ns, close_ns,"
     " client_version, messages, bytes, last_dropped_count, sandbox_dropped, rejected,"
-    " decode_errors, close_reason, dropped_count_regressions) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
+    " decode_errors, close_reason, dropped_count_regressions, paused_count, paused_ns)"
+    " VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
     " ON CONFLICT(id) DO UPDATE SET close_ns=excluded.close_ns,"
     " client_version=excluded.client_version, messages=excluded.messages,"
     " bytes=excluded.bytes, last_dropped_count=excluded.last_dropped_count,"
     " sandbox_dropped=excluded.sandbox_dropped, rejected=excluded.rejected,"
     " decode_errors=excluded.decode_errors, close_reason=excluded.close_reason,"
-    " dropped_count_regressions=excluded.dropped_count_regressions";
+    " dropped_count_regressions=excluded.dropped_count_regressions,"
+    " paused_count=excluded.paused_count, paused_ns=excluded.paused_ns";
+
+/* A database made before the connections table had them. */
+static const char conn_pause_columns_sql[] =
+    "ALTER TABLE connections ADD COLUMN paused_count INTEGER NOT NULL DEFAULT 0;"
+    "ALTER TABLE connections ADD COLUMN paused_ns INTEGER NOT NULL DEFAULT 0;";
 
 static const char update_run_sql[] =
     "UPDATE runs SET received=received+?1, stored=stored+?2, discarded=discarded+?3,"

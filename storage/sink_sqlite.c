@@ -255,6 +255,8 @@ static int upsert_conn(struct sqlite_sink *s, const struct conn_record *c)
     sqlite3_bind_int64(st, 14, (sqlite3_int64)c->decode_errors);
     bind_text_or_null(st, 15, c->close_reason);
     sqlite3_bind_int64(st, 16, (sqlite3_int64)c->dropped_count_regressions);
+    sqlite3_bind_int64(st, 17, (sqlite3_int64)c->paused_count);
+    sqlite3_bind_int64(st, 18, c->paused_ns);
     int rc = sqlite3_step(st);
     sqlite3_reset(st);
     return rc == SQLITE_DONE ? 0 : -1;
@@ -534,6 +536,13 @@ static int chain_check_db(struct sqlite_sink *s, const struct sink_sqlite_option
     return sqlutil_exec(s->db, sql, err, errlen) == 0 ? 0 : -1;
 }
 
+static int add_missing_conn_columns(sqlite3 *db, char *err, size_t errlen)
+{
+    if (sqlutil_int(db, "SELECT count(*) FROM pragma_table_info('connections') WHERE name='paused_count'", 1) > 0)
+        return 0;
+    return sqlutil_exec(db, conn_pause_columns_sql, err, errlen);
+}
+
 static int setup_schema(struct sqlite_sink *s, const struct sink_sqlite_options *o, char *err, size_t errlen)
 {
     char sql[256];
@@ -545,7 +554,7 @@ static int setup_schema(struct sqlite_sink *s, const struct sink_sqlite_options 
         sqlutil_exec(s->db, "BEGIN IMMEDIATE", err, errlen) != 0)
         return -1;
     snprintf(sql, sizeof(sql), "INSERT OR IGNORE INTO meta VALUES('schema_version','%d')", SQLITE_SCHEMA_VERSION);
-    if (sqlutil_exec(s->db, schema_sql, err, errlen) != 0 ||
+    if (sqlutil_exec(s->db, schema_sql, err, errlen) != 0 || add_missing_conn_columns(s->db, err, errlen) != 0 ||
         sqlutil_exec(s->db, views_sql, err, errlen) != 0 ||
         check_schema_version(s->db, err, errlen) != 0 || event_indexes_apply(s->db, o->indexes, err, errlen) != 0 ||
         sqlutil_exec(s->db, sql, err, errlen) != 0 || chain_check_db(s, o, err, errlen) != 0) {
