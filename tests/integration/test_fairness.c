@@ -61,7 +61,7 @@ static void loadgen_kill(struct loadgen *g)
 {
     if (g->pid > 0) {
         kill(g->pid, SIGKILL);
-        waitpid(g->pid, NULL, 0);
+        reaper_wait(g->pid);
         g->pid = 0;
     }
 }
@@ -73,6 +73,7 @@ static int teardown(void **state)
     loadgen_kill(&f->quiet);
     daemon_cleanup(&f->d);
     free(f);
+    reaper_clear();   /* anything else the test started */
     return 0;
 }
 
