@@ -381,6 +381,46 @@ static void test_null_rules(void **state)
     arena_free(&a);
 }
 
+/* A newer gVisor's context_data, with a field this schema does not know:
+ * the columns cannot hold it, so detail keeps context_data whole (and
+ * events_full takes it from there); exit, which they hold, still goes. */
+static void test_unknown_context_field_stays_in_detail(void **state)
+{
+    (void)state;
+    struct arena a;
+    arena_init(&a, 4096, 1 << 20);
+    struct strbuf sb = {0};
+    struct event ev;
+    Gvisor__Common__ContextData ctx = GVISOR__COMMON__CONTEXT_DATA__INIT;
+    ctx.thread_id = 5;
+    uint8_t ctx_bytes[64];
+    size_t ctx_len = protobuf_c_message_pack(&ctx.base, ctx_bytes);
+    ctx_bytes[ctx_len++] = 0x98;   /* field 99, varint: unknown here */
+    ctx_bytes[ctx_len++] = 0x06;
+    ctx_bytes[ctx_len++] = 0x01;
+    uint8_t payload[96];
+    size_t plen = 0;
+    payload[plen++] = 0x0a;        /* Open.context_data */
+    payload[plen++] = (uint8_t)ctx_len;
+    memcpy(payload + plen, ctx_bytes, ctx_len);
+    plen += ctx_len;
+    static const uint8_t rest[] = {0x12, 0x02, 0x08, 0x03, 0x18, 0x02};   /* exit{result 3}, sysno 2 */
+    memcpy(payload + plen, rest, sizeof(rest));
+    plen += sizeof(rest);
+    uint8_t pkt[128];
+    decode_packet(&a, pkt, make_packet(pkt, 7, 0, payload, plen), &ev);
+    assert_int_equal(ev.status, DECODE_OK);
+    const char *line = render_line(&sb, &ev);
+    assert_int_equal(int_at(line, "$.detail.context_data.thread_id"), 5);
+    assert_int_equal(int_at(line, "$.detail.context_data._unknown_fields"), 1);
+    assert_int_equal(int_at(line, "$.thread_id"), 5);   /* the columns have what they can hold */
+    assert_string_equal(type_of(line, "$.detail.exit"), "");
+    assert_string_equal(type_of(line, "$.detail.sysno"), "");
+    assert_int_equal(int_at(line, "$.result"), 3);
+    strbuf_free(&sb);
+    arena_free(&a);
+}
+
 /* Strings from the sandbox are not trusted to be UTF-8 or free of
  * control characters: the line stays one valid JSON line. */
 static void test_hostile_strings(void **state)
@@ -412,6 +452,7 @@ int main(void)
         cmocka_unit_test(test_unknown_type_is_raw_hex),
         cmocka_unit_test(test_null_rules),
         cmocka_unit_test(test_hostile_strings),
+        cmocka_unit_test(test_unknown_context_field_stays_in_detail),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
