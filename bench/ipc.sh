@@ -28,8 +28,9 @@ SIGTERM after loadgen exits and the receiver has drained.
                      repeat for more; "more" = redis_rw and mixed_syscalls
                      [redis_rw: ~14-byte packets, the realistic hot case]
   --bin DIR          built binaries [$BIN_DIR]
-  --base-bin DIR     binaries of receivers named KIND@base (e.g. sqlite@base:
+  --base-bin DIR     the binaries of receivers named KIND@base (e.g. sqlite@base:
                      an older build, measured interleaved with this one)
+  --alt NAME=DIR     the same for receivers KIND@NAME; repeat for more
   --traces DIR       recorded traces [$TRACES_DIR]
   --help             this text
 
@@ -60,7 +61,8 @@ while [ $# -gt 0 ]; do
         --conns) conns=${2:?--conns LIST}; shift 2 ;;
         --trace) trace_args+=("${2:?--trace NAME|FILE}"); shift 2 ;;
         --bin) BIN_DIR=${2:?--bin DIR}; shift 2 ;;
-        --base-bin) BASE_BIN_DIR=${2:?--base-bin DIR}; shift 2 ;;
+        --base-bin) alt_add "base=${2:?--base-bin DIR}"; shift 2 ;;
+        --alt) alt_add "${2:?--alt NAME=DIR}"; shift 2 ;;
         --traces) TRACES_DIR=${2:?--traces DIR}; shift 2 ;;
         *) usage >&2; die "unknown option '$1'" ;;
     esac

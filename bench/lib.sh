@@ -11,9 +11,14 @@ SUMMARIZE=("python3" "$BENCH_DIR/summarize.py")
 
 # Defaults the scripts' options override.
 BIN_DIR=${SECCHECKD_BIN_DIR:-$REPO_DIR/build/bin}
-# --base-bin DIR: a receiver named KIND@base runs DIR's binaries, so an older
-# build is measured in the same interleaved invocation as this one.
-BASE_BIN_DIR=
+# --alt NAME=DIR (and --base-bin DIR, which is --alt base=DIR): a receiver
+# named KIND@NAME runs DIR's binaries, so another build (an older release, a
+# variant) is measured in the same interleaved invocation as this one.
+declare -A ALT_BIN=()
+alt_add() {   # alt_add NAME=DIR
+    [[ $1 =~ ^([A-Za-z0-9_-]+)=(.+)$ ]] || die "--alt wants NAME=DIR, got '$1'"
+    ALT_BIN[${BASH_REMATCH[1]}]=${BASH_REMATCH[2]}
+}
 TRACES_DIR=${SECCHECKD_TRACES:-$REPO_DIR/tests/fixtures/traces}
 
 BENCH_TMP=
@@ -68,18 +73,21 @@ need_bins() {
     done
 }
 
-# The binaries directory of receiver KIND or KIND@base.
+# The binaries directory of receiver KIND or KIND@NAME.
 recv_bin_dir() {
     case $1 in
-        *@base) [ -n "$BASE_BIN_DIR" ] || die "receiver $1 needs --base-bin DIR"; echo "$BASE_BIN_DIR" ;;
-        *@*) die "receiver $1: the only suffix is @base" ;;
+        *@*)
+            local name=${1#*@}
+            [ -n "${ALT_BIN[$name]:-}" ] || die "receiver $1 needs --alt $name=DIR (or --base-bin DIR for @base)"
+            echo "${ALT_BIN[$name]}"
+            ;;
         *) echo "$BIN_DIR" ;;
     esac
 }
 
 # Which binaries a receiver needs (for need_bins).
 recv_bins() {
-    case ${1%@base} in
+    case ${1%@*} in
         ref) echo ref-recvmmsg ;;
         dummy) echo seccheck-dummy ;;
         discard | sqlite | sqlite-all) echo seccheckd ;;
@@ -120,7 +128,7 @@ recv_start() {
     RECV_KIND=$kind RECV_LOG=$log RECV_DB= RECV_DB_BYTES= RECV_DB_ROWS=
     bin=$(recv_bin_dir "$kind") || exit 1
     rm -f "$sock"
-    case ${kind%@base} in
+    case ${kind%@*} in
         ref) "$bin/ref-recvmmsg" "$sock" </dev/null >"$log" 2>&1 & ;;
         dummy) "$bin/seccheck-dummy" "$sock" </dev/null >"$log" 2>&1 & ;;
         discard) "$bin/seccheckd" --socket "$sock" --sink discard </dev/null >"$log" 2>&1 & ;;
@@ -128,7 +136,7 @@ recv_start() {
             RECV_DB=$BENCH_TMP/events.db
             rm -f "$RECV_DB" "$RECV_DB-wal" "$RECV_DB-shm"
             local indexes=type
-            [ "${kind%@base}" = sqlite ] || indexes=all
+            [ "${kind%@*}" = sqlite ] || indexes=all
             "$bin/seccheckd" --socket "$sock" --sink sqlite --db "$RECV_DB" --indexes "$indexes" \
                 </dev/null >"$log" 2>&1 &
             ;;
@@ -236,5 +244,8 @@ machine_info() {   # one line per fact, "key: value"
     echo "net.core.wmem_default: $(cat /proc/sys/net/core/wmem_default 2>/dev/null || echo '?')"
     echo "source: $REPO_DIR (git $(git -C "$REPO_DIR" describe --always --dirty 2>/dev/null || echo '?'))"
     echo "binaries: $BIN_DIR ($("$BIN_DIR/seccheckd" --version 2>/dev/null | head -1 || echo 'seccheckd ?'))"
-    [ -z "$BASE_BIN_DIR" ] || echo "base binaries (receivers KIND@base): $BASE_BIN_DIR ($("$BASE_BIN_DIR/seccheckd" --version 2>/dev/null | head -1 || echo 'seccheckd ?'))"
+    local name
+    for name in "${!ALT_BIN[@]}"; do
+        echo "binaries of receivers KIND@$name: ${ALT_BIN[$name]} ($("${ALT_BIN[$name]}/seccheckd" --version 2>/dev/null | head -1 || echo 'seccheckd ?'))"
+    done
 }

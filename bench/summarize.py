@@ -36,7 +36,7 @@ RECEIVER_DESC = {
 # ---------------------------------------------------------------- receivers' logs
 
 def base_kind(kind):
-    """"sqlite@base" (the same receiver from --base-bin's build) -> "sqlite"."""
+    """"sqlite@base" (the same receiver from another build: --base-bin, --alt) -> "sqlite"."""
     return kind.split("@", 1)[0]
 
 
@@ -360,7 +360,7 @@ def cmd_ipc(out):
              "receiver counted exactly what loadgen sent, else the total difference. recv CPU s/M msgs: "
              "receiver utime+stime during the run per million messages received. DB bytes/event: the "
              "database file after a TRUNCATE checkpoint (WAL folded in) over its events rows.")
-    legend = "\n".join("- %s: %s%s" % (k, RECEIVER_DESC[base_kind(k)], " (the --base-bin build)" if "@" in k else "")
+    legend = "\n".join("- %s: %s%s" % (k, RECEIVER_DESC[base_kind(k)], " (the build of --alt/--base-bin %s)" % k.split("@", 1)[1] if "@" in k else "")
                        for k in receivers if base_kind(k) in RECEIVER_DESC)
     if errors:
         err = "Failed runs (left out): " + "; ".join(

@@ -33,8 +33,9 @@ receiver per probe.
   --max-probes N       probes per receiver at most [40]
   --retries N          loadgen --retries (gVisor's sink default: 0) [0]
   --bin DIR            built binaries [$BIN_DIR]
-  --base-bin DIR       binaries of receivers named KIND@base (e.g. sqlite@base:
+  --base-bin DIR       the binaries of receivers named KIND@base (e.g. sqlite@base:
                        an older build, measured interleaved with this one)
+  --alt NAME=DIR       the same for receivers KIND@NAME; repeat for more
   --traces DIR         recorded traces [$TRACES_DIR]
   --help               this text
 
@@ -64,7 +65,8 @@ while [ $# -gt 0 ]; do
         --max-probes) need_uint "$1" "${2:-}"; max_probes=$2; shift 2 ;;
         --retries) [[ ${2:-} =~ ^[0-9]+$ ]] || die "--retries wants an integer"; retries=$2; shift 2 ;;
         --bin) BIN_DIR=${2:?--bin DIR}; shift 2 ;;
-        --base-bin) BASE_BIN_DIR=${2:?--base-bin DIR}; shift 2 ;;
+        --base-bin) alt_add "base=${2:?--base-bin DIR}"; shift 2 ;;
+        --alt) alt_add "${2:?--alt NAME=DIR}"; shift 2 ;;
         --traces) TRACES_DIR=${2:?--traces DIR}; shift 2 ;;
         *) usage >&2; die "unknown option '$1'" ;;
     esac

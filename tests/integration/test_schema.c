@@ -247,6 +247,8 @@ static void test_new_database_stores_each_field_once(void **state)
     assert_true(q(db, "SELECT count(*) FROM events WHERE parent_thread_group_id IS NOT NULL") > 0);
     assert_int_equal(q(db, "SELECT count(*) FROM events WHERE decode_error IS NULL AND time_ns IS NOT NULL"
                            " AND is_exec_session IS NULL"), 0);
+    /* 16 KiB pages: less SQLite work per event than 4 KiB (sink_sqlite.c). */
+    assert_int_equal(q(db, "PRAGMA page_size"), 16384);
     /* type_name is computed, not stored, and still answers. */
     assert_int_equal(q(db, "SELECT hidden FROM pragma_table_xinfo('events') WHERE name='type_name'"), 2);
     assert_int_equal(q(db, "SELECT count(*) FROM events WHERE msg_type=7 AND type_name='SYSCALL_OPEN'"),
@@ -275,6 +277,7 @@ static void test_version_1_database_keeps_working(void **state)
     assert_int_equal(q(db, "SELECT value FROM meta WHERE key='schema_version'"), 2);
     assert_int_equal(q(db, "SELECT value FROM meta WHERE key='schema_v2_first_event_id'"), V1_EVENTS + 1);
     assert_int_equal(q(db, "SELECT count(*) FROM events"), V1_EVENTS + sent);
+    assert_int_equal(q(db, "PRAGMA page_size"), 4096);   /* a database keeps the pages it was made with */
     /* Old rows as they were (whole detail), new rows each field once. */
     assert_int_equal(q(db, "SELECT count(*) FROM events WHERE id <= 1235 AND decode_error IS NULL AND"
                            " json_type(detail, '$.context_data') IS NULL"), 0);
