@@ -303,7 +303,7 @@ static void sqlite_write_batch(struct sink *base, struct batch *b)
             note_success(s);
             s->rows_estimate += (int64_t)b->count;
             maybe_analyze(s, false);
-            retention_step(&s->retention, s->db, realtime_ns());
+            retention_step(&s->retention, s->db, realtime_ns(), false);
             return;
         }
         /* Another process holds the database: each attempt already waited
@@ -362,7 +362,7 @@ static void sqlite_close(struct sink *base)
 static void sqlite_idle(struct sink *base)
 {
     struct sqlite_sink *s = (struct sqlite_sink *)base;
-    retention_step(&s->retention, s->db, realtime_ns());
+    retention_step(&s->retention, s->db, realtime_ns(), true);
 }
 
 static void sqlite_set_retention(struct sink *base, uint64_t retain_s, uint64_t max_db_bytes)
