@@ -72,7 +72,7 @@ static void test_retain_by_age_without_overflow(void **state)
         struct retention r;
         retention_init(&r, ":memory:", cases[i].retain_s, 0, 1000);
         /* The clock read again: a step works for RETENTION_STEP_NS from now. */
-        retention_step(&r, db, realtime_ns());
+        retention_step(&r, db, realtime_ns(), true);
         long long left = count(db, "batches"), events = count(db, "events");
         sqlite3_close(db);
         if (left != cases[i].batches_left || events != 10 * left)
