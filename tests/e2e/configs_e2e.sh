@@ -44,7 +44,7 @@ for cfg in "$src"/configs/*.json "$src"/configs/bench/*.json; do
     elif [ $remote = 1 ]; then
         for _ in $(seq 300); do grep -q "closed" "$dir/dummy.log" && break; sleep 0.01; done
         kill -TERM "$listener"; wait "$listener" || true; listener=
-        messages=$(sed -n 's/^total: [0-9]* connections, \([0-9]*\) messages.*/\1/p' "$dir/dummy.log")
+        messages=$(sed -n 's/^total: [0-9]* connections\{0,1\}, \([0-9]*\) messages.*/\1/p' "$dir/dummy.log")
         if [ "${messages:-0}" -gt 0 ]; then
             echo "ok   - $name: runs, $messages events delivered to the remote sink"
         else
