@@ -425,3 +425,22 @@ long cpu_time_ms(pid_t pid, pid_t tid)
         fail_msg("cannot parse %s", path);
     return (long)((utime + stime) * 1000 / (unsigned long long)sysconf(_SC_CLK_TCK));
 }
+
+int daemon_setup(void **state)
+{
+    struct daemon *d = calloc(1, sizeof(*d));
+    if (!d)
+        return -1;
+    daemon_prepare(d);
+    *state = d;
+    return 0;
+}
+
+int daemon_teardown(void **state)
+{
+    struct daemon *d = *state;
+    daemon_cleanup(d);
+    free(d);
+    reaper_clear();
+    return 0;
+}

@@ -124,6 +124,12 @@ bool closed_by_peer(int fd, int timeout_ms);
 /* Removes the directory and what is in it. */
 void daemon_cleanup(struct daemon *d);
 
+/* A cmocka per-test fixture: a prepared struct daemon in *state. The
+ * teardown stops it, removes its directory and reaps whatever else the test
+ * started (reaper_clear), on every path, a failed assertion included. */
+int daemon_setup(void **state);
+int daemon_teardown(void **state);
+
 /* Runs SQL returning one integer against path; -1 on error. */
 long long db_query_int(const char *db, const char *sql);
 

@@ -149,27 +149,6 @@ static int run_program(const char *dir, const char *binary, const char *const *a
     return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
-/* A test's daemon (scratch directory, maybe a process), made by the setup;
- * the teardown stops and removes it on every path, a failed assertion
- * included. */
-static int daemon_setup(void **state)
-{
-    struct daemon *d = calloc(1, sizeof(*d));
-    if (!d)
-        return -1;
-    daemon_prepare(d);
-    *state = d;
-    return 0;
-}
-
-static int daemon_teardown(void **state)
-{
-    struct daemon *d = *state;
-    daemon_cleanup(d);
-    free(d);
-    return 0;
-}
-
 /* -h is --help everywhere, and the usage block names every command. */
 static void test_h_and_help_name_every_command(void **state)
 {

@@ -126,27 +126,6 @@ static void test_bad_config_files(void **state)
     daemon_cleanup(&d);
 }
 
-/* A test's daemon (scratch directory, maybe a process), made by the setup;
- * the teardown stops and removes it on every path, a failed assertion
- * included. */
-static int daemon_setup(void **state)
-{
-    struct daemon *d = calloc(1, sizeof(*d));
-    if (!d)
-        return -1;
-    daemon_prepare(d);
-    *state = d;
-    return 0;
-}
-
-static int daemon_teardown(void **state)
-{
-    struct daemon *d = *state;
-    daemon_cleanup(d);
-    free(d);
-    return 0;
-}
-
 /* A line longer than the parser's 4,095 bytes is an error naming the file
  * and line, never split: here the tail of a long comment would otherwise
  * become a setting (drop-types). A directory, or any read error, is an

@@ -138,27 +138,6 @@ static void test_restart_sentry_mode(void **state)
     restart_while_streaming("sentry");
 }
 
-/* A test's daemon (scratch directory, maybe a process), made by the setup;
- * the teardown stops and removes it on every path, a failed assertion
- * included. */
-static int daemon_setup(void **state)
-{
-    struct daemon *d = calloc(1, sizeof(*d));
-    if (!d)
-        return -1;
-    daemon_prepare(d);
-    *state = d;
-    return 0;
-}
-
-static int daemon_teardown(void **state)
-{
-    struct daemon *d = *state;
-    daemon_cleanup(d);
-    free(d);
-    return 0;
-}
-
 static void copy_file(const char *from, const char *to, mode_t mode)
 {
     int in = open(from, O_RDONLY | O_CLOEXEC);
