@@ -332,7 +332,7 @@ static int64_t copy_table(PGconn *pg, struct local *l, const struct local_table 
     struct strbuf sql = {0}, buf = {0};
     strbuf_printf(&sql, "COPY %s(host_id,", target);
     local_column_list(t, &sql);
-    strbuf_puts(&sql, ") FROM STDIN");
+    strbuf_puts(&sql, ") FROM STDIN (FORMAT binary)");
     PGresult *res = PQexec(pg, sql.failed ? "" : sql.data);
     strbuf_free(&sql);
     if (PQresultStatus(res) != PGRES_COPY_IN)

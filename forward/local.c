@@ -1,11 +1,14 @@
 /* local.c - reading the daemon's database for the forwarder (local.h). */
 #include "local.h"
 
+#include <errno.h>
+#include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "clock.h"
-#include "copy_text.h"
+#include "copy_binary.h"
 #include "sqlutil.h"
 
 #define BATCH_COLUMNS "id, run_id, first_event_id, last_event_id, events, committed_ns, prev_hash, hash, keyed"
@@ -237,26 +240,71 @@ void local_column_list(const struct local_table *t, struct strbuf *out)
     }
 }
 
-/* One value by what it holds; a value whose storage class differs from its
- * column's declared kind is sent as text, and the server judges it. */
-static void render_value(struct strbuf *out, sqlite3_stmt *st, int col, enum local_kind kind)
+/* A text value as a whole decimal integer or number, as the server's own
+ * input functions would take it; false if it is not one. */
+static bool parse_int(const char *s, int64_t *v)
 {
-    switch (sqlite3_column_type(st, col)) {
-    case SQLITE_NULL: copy_text_null(out); break;
-    case SQLITE_INTEGER: copy_text_int(out, sqlite3_column_int64(st, col)); break;
-    case SQLITE_FLOAT: copy_text_real(out, sqlite3_column_double(st, col)); break;
-    case SQLITE_BLOB:
-    default: {   /* text, or a blob in a text column: by the column's kind */
-        const void *p = sqlite3_column_blob(st, col);
-        size_t n = (size_t)sqlite3_column_bytes(st, col);
-        if (kind == LOCAL_JSON)
-            copy_text_json(out, p, n);
-        else if (kind == LOCAL_BLOB)
-            copy_text_bytea(out, p, n);
-        else
-            copy_text_string(out, p, n);
+    char *end;
+    errno = 0;
+    long long n = strtoll(s, &end, 10);
+    *v = n;
+    return end != s && !*end && errno == 0;
+}
+
+static bool parse_real(const char *s, double *v)
+{
+    char *end;
+    *v = strtod(s, &end);
+    return end != s && !*end;
+}
+
+/* One value in its column's binary form. The daemon stores each column's
+ * declared type; a value of another storage class (SQLite allows it) is
+ * converted where that loses nothing, and refused otherwise, as the server
+ * would refuse its text. */
+static int render_value(struct strbuf *out, sqlite3_stmt *st, int col, enum local_kind kind)
+{
+    int type = sqlite3_column_type(st, col);
+    int64_t i;
+    double d;
+    if (type == SQLITE_NULL) {
+        copy_binary_null(out);
+        return 0;
     }
+    switch (kind) {
+    case LOCAL_INT:
+        if (type == SQLITE_INTEGER)
+            i = sqlite3_column_int64(st, col);
+        else if (type == SQLITE_FLOAT) {
+            d = sqlite3_column_double(st, col);
+            if (!(d == floor(d) && d >= -0x1p63 && d < 0x1p63))
+                return -1;
+            i = (int64_t)d;
+        } else if (type != SQLITE_TEXT || !parse_int((const char *)sqlite3_column_text(st, col), &i))
+            return -1;
+        copy_binary_int8(out, i);
+        return 0;
+    case LOCAL_REAL:
+        if (type == SQLITE_INTEGER || type == SQLITE_FLOAT)
+            d = sqlite3_column_double(st, col);
+        else if (type != SQLITE_TEXT || !parse_real((const char *)sqlite3_column_text(st, col), &d))
+            return -1;
+        copy_binary_float8(out, d);
+        return 0;
+    default:
+        break;
     }
+    /* Text, JSON and bytes: numbers as their text (SQLite's rendering),
+     * text and blobs as their bytes. */
+    const void *p = type == SQLITE_BLOB ? sqlite3_column_blob(st, col) : (const void *)sqlite3_column_text(st, col);
+    size_t n = (size_t)sqlite3_column_bytes(st, col);
+    if (kind == LOCAL_JSON)
+        copy_binary_jsonb(out, p, n);
+    else if (kind == LOCAL_BLOB)
+        copy_binary_bytea(out, p, n);
+    else
+        copy_binary_text(out, p, n);
+    return 0;
 }
 
 int64_t local_copy_rows(struct local *l, const struct local_table *t, const char *where, int64_t lo, int64_t hi,
@@ -278,13 +326,17 @@ int64_t local_copy_rows(struct local *l, const struct local_table *t, const char
     sqlite3_bind_int64(st, 2, hi);
     int64_t rows = 0;
     int step;
+    copy_binary_header(out);
     while ((step = sqlite3_step(st)) == SQLITE_ROW) {
-        copy_text_string(out, host_id, strlen(host_id));
-        for (int i = 0; i < t->ncols; i++) {
-            strbuf_putc(out, '\t');
-            render_value(out, st, i, t->cols[i].kind);
-        }
-        strbuf_putc(out, '\n');
+        copy_binary_row(out, 1 + t->ncols);
+        copy_binary_text(out, host_id, strlen(host_id));
+        for (int i = 0; i < t->ncols; i++)
+            if (render_value(out, st, i, t->cols[i].kind) != 0) {
+                snprintf(err, errlen, "%s row id %lld: column %s holds '%.40s', not a value of its declared type",
+                         t->name, sqlite3_column_int64(st, 0), t->cols[i].name, sqlite3_column_text(st, i));
+                sqlite3_finalize(st);
+                return -1;
+            }
         rows++;
         if (out->len >= flush_at && flush(out, data) != 0) {
             sqlite3_finalize(st);
@@ -297,7 +349,8 @@ int64_t local_copy_rows(struct local *l, const struct local_table *t, const char
         return -1;
     }
     sqlite3_finalize(st);
-    if (out->len && flush(out, data) != 0)
+    copy_binary_trailer(out);
+    if (flush(out, data) != 0)
         return -2;
     return rows;
 }

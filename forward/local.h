@@ -76,10 +76,12 @@ struct local_lag {
 };
 int local_lag_after(struct local *l, int64_t after, struct local_lag *lag);
 
-/* Renders rows of t as COPY text lines "host_id\tcol...\n", from
+/* Renders rows of t as a binary COPY stream (copy_binary.h) of the fields
+ * host_id, then t's columns, from
  *   SELECT <t's columns> FROM t <where> (bound ?1 = lo, ?2 = hi)
  * calling flush whenever out passes flush_at bytes and at the end.
- * Returns rows rendered, -1 on a SQLite error, -2 if flush failed. */
+ * Returns rows rendered, -1 on a SQLite error or a value that does not fit
+ * its column's type, -2 if flush failed. */
 typedef int (*local_flush_cb)(struct strbuf *out, void *data);
 int64_t local_copy_rows(struct local *l, const struct local_table *t, const char *where, int64_t lo, int64_t hi,
                         const char *host_id, struct strbuf *out, size_t flush_at, local_flush_cb flush, void *data,
