@@ -240,6 +240,14 @@ void local_column_list(const struct local_table *t, struct strbuf *out)
     }
 }
 
+int local_column_index(const struct local_table *t, const char *name)
+{
+    for (int i = 0; i < t->ncols; i++)
+        if (strcmp(t->cols[i].name, name) == 0)
+            return i;
+    return -1;
+}
+
 /* A text value as a whole decimal integer or number, as the server's own
  * input functions would take it; false if it is not one. */
 static bool parse_int(const char *s, int64_t *v)
@@ -309,7 +317,7 @@ static int render_value(struct strbuf *out, sqlite3_stmt *st, int col, enum loca
 
 int64_t local_copy_rows(struct local *l, const struct local_table *t, const char *where, int64_t lo, int64_t hi,
                         const char *host_id, struct strbuf *out, size_t flush_at, local_flush_cb flush, void *data,
-                        char *err, size_t errlen)
+                        struct local_span *span, char *err, size_t errlen)
 {
     struct strbuf sql = {0};
     strbuf_puts(&sql, "SELECT ");
@@ -326,6 +334,10 @@ int64_t local_copy_rows(struct local *l, const struct local_table *t, const char
     sqlite3_bind_int64(st, 2, hi);
     int64_t rows = 0;
     int step;
+    if (span) {
+        span->min = INT64_MAX;
+        span->max = INT64_MIN;
+    }
     copy_binary_header(out);
     while ((step = sqlite3_step(st)) == SQLITE_ROW) {
         copy_binary_row(out, 1 + t->ncols);
@@ -337,6 +349,11 @@ int64_t local_copy_rows(struct local *l, const struct local_table *t, const char
                 sqlite3_finalize(st);
                 return -1;
             }
+        if (span && span->col >= 0 && sqlite3_column_type(st, span->col) == SQLITE_INTEGER) {
+            int64_t v = sqlite3_column_int64(st, span->col);
+            span->min = v < span->min ? v : span->min;
+            span->max = v > span->max ? v : span->max;
+        }
         rows++;
         if (out->len >= flush_at && flush(out, data) != 0) {
             sqlite3_finalize(st);

@@ -83,9 +83,18 @@ int local_lag_after(struct local *l, int64_t after, struct local_lag *lag);
  * Returns rows rendered, -1 on a SQLite error or a value that does not fit
  * its column's type, -2 if flush failed. */
 typedef int (*local_flush_cb)(struct strbuf *out, void *data);
+/* Seen while rendering: the smallest and largest integer value of one
+ * column (col -1: none tracked; min > max when no row had one). */
+struct local_span {
+    int col;
+    int64_t min, max;
+};
 int64_t local_copy_rows(struct local *l, const struct local_table *t, const char *where, int64_t lo, int64_t hi,
                         const char *host_id, struct strbuf *out, size_t flush_at, local_flush_cb flush, void *data,
-                        char *err, size_t errlen);
+                        struct local_span *span, char *err, size_t errlen);
+
+/* The index of t's column name, -1 if it has none. */
+int local_column_index(const struct local_table *t, const char *name);
 
 /* PRAGMA data_version: changes when another connection (the daemon)
  * commits. */
