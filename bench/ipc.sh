@@ -28,6 +28,9 @@ SIGTERM after loadgen exits and the receiver has drained.
                      repeat for more; "more" = redis_rw and mixed_syscalls
                      [redis_rw: ~14-byte packets, the realistic hot case]
   --bin DIR          built binaries [$BIN_DIR]
+  --base-bin DIR     the binaries of receivers named KIND@base (e.g. sqlite@base:
+                     an older build, measured interleaved with this one)
+  --alt NAME=DIR     the same for receivers KIND@NAME; repeat for more
   --traces DIR       recorded traces [$TRACES_DIR]
   --help             this text
 
@@ -58,6 +61,8 @@ while [ $# -gt 0 ]; do
         --conns) conns=${2:?--conns LIST}; shift 2 ;;
         --trace) trace_args+=("${2:?--trace NAME|FILE}"); shift 2 ;;
         --bin) BIN_DIR=${2:?--bin DIR}; shift 2 ;;
+        --base-bin) alt_add "base=${2:?--base-bin DIR}"; shift 2 ;;
+        --alt) alt_add "${2:?--alt NAME=DIR}"; shift 2 ;;
         --traces) TRACES_DIR=${2:?--traces DIR}; shift 2 ;;
         *) usage >&2; die "unknown option '$1'" ;;
     esac
@@ -136,7 +141,8 @@ for ((rep = 0; rep < runs; rep++)); do
         "${SUMMARIZE[@]}" record "$out/runs.jsonl" --loadgen-json "$out/logs/$tag.loadgen.json" \
             --recv-kind "$r" --recv-log "$log" --bench-txt "$out/$r.txt" \
             receiver="$r" trace="$tname" mode="$m" conns="$c" rep="$rep" \
-            cpu_ticks=$((t1 - t0)) clk_tck="$CLK_TCK" run_wall_s=$((SECONDS - started)) ${err:+"error=$err"}
+            cpu_ticks=$((t1 - t0)) clk_tck="$CLK_TCK" run_wall_s=$((SECONDS - started)) $(db_size_fields) \
+            ${err:+"error=$err"}
     done < <(rotate "$rep" "${configs[@]}")
 done
 

@@ -11,6 +11,14 @@ SUMMARIZE=("python3" "$BENCH_DIR/summarize.py")
 
 # Defaults the scripts' options override.
 BIN_DIR=${SECCHECKD_BIN_DIR:-$REPO_DIR/build/bin}
+# --alt NAME=DIR (and --base-bin DIR, which is --alt base=DIR): a receiver
+# named KIND@NAME runs DIR's binaries, so another build (an older release, a
+# variant) is measured in the same interleaved invocation as this one.
+declare -A ALT_BIN=()
+alt_add() {   # alt_add NAME=DIR
+    [[ $1 =~ ^([A-Za-z0-9_-]+)=(.+)$ ]] || die "--alt wants NAME=DIR, got '$1'"
+    ALT_BIN[${BASH_REMATCH[1]}]=${BASH_REMATCH[2]}
+}
 TRACES_DIR=${SECCHECKD_TRACES:-$REPO_DIR/tests/fixtures/traces}
 
 BENCH_TMP=
@@ -18,6 +26,8 @@ RECV_PID=
 RECV_KIND=
 RECV_LOG=
 RECV_DB=
+RECV_DB_BYTES=
+RECV_DB_ROWS=
 declare -a BENCH_PIDS=()
 
 die() { echo "${0##*/}: $*" >&2; exit 1; }
@@ -63,9 +73,21 @@ need_bins() {
     done
 }
 
+# The binaries directory of receiver KIND or KIND@NAME.
+recv_bin_dir() {
+    case $1 in
+        *@*)
+            local name=${1#*@}
+            [ -n "${ALT_BIN[$name]:-}" ] || die "receiver $1 needs --alt $name=DIR (or --base-bin DIR for @base)"
+            echo "${ALT_BIN[$name]}"
+            ;;
+        *) echo "$BIN_DIR" ;;
+    esac
+}
+
 # Which binaries a receiver needs (for need_bins).
 recv_bins() {
-    case $1 in
+    case ${1%@*} in
         ref) echo ref-recvmmsg ;;
         dummy) echo seccheck-dummy ;;
         discard | sqlite | sqlite-all) echo seccheckd ;;
@@ -78,9 +100,13 @@ check_receivers() {   # check_receivers LIST(comma separated) -> validates, need
     local r
     IFS=, read -r -a _rs <<<"$1"
     [ ${#_rs[@]} -gt 0 ] || die "no receivers given"
+    local dir saved=$BIN_DIR
     for r in "${_rs[@]}"; do
+        dir=$(recv_bin_dir "$r") || exit 1
+        BIN_DIR=$dir
         # shellcheck disable=SC2046
         need_bins $(recv_bins "$r")
+        BIN_DIR=$saved
     done
     [ -f "$REPO_DIR/dummy/dummy_uds_server.py" ] || die "$REPO_DIR/dummy/dummy_uds_server.py missing"
 }
@@ -98,19 +124,20 @@ CLK_TCK=$(getconf CLK_TCK)
 # recv_start KIND SOCKET LOG: starts a fresh receiver and waits until it
 # says "listening on". Sets RECV_PID, RECV_KIND, RECV_LOG (and RECV_DB for sqlite).
 recv_start() {
-    local kind=$1 sock=$2 log=$3
-    RECV_KIND=$kind RECV_LOG=$log RECV_DB=
+    local kind=$1 sock=$2 log=$3 bin
+    RECV_KIND=$kind RECV_LOG=$log RECV_DB= RECV_DB_BYTES= RECV_DB_ROWS=
+    bin=$(recv_bin_dir "$kind") || exit 1
     rm -f "$sock"
-    case $kind in
-        ref) "$BIN_DIR/ref-recvmmsg" "$sock" </dev/null >"$log" 2>&1 & ;;
-        dummy) "$BIN_DIR/seccheck-dummy" "$sock" </dev/null >"$log" 2>&1 & ;;
-        discard) "$BIN_DIR/seccheckd" --socket "$sock" --sink discard </dev/null >"$log" 2>&1 & ;;
+    case ${kind%@*} in
+        ref) "$bin/ref-recvmmsg" "$sock" </dev/null >"$log" 2>&1 & ;;
+        dummy) "$bin/seccheck-dummy" "$sock" </dev/null >"$log" 2>&1 & ;;
+        discard) "$bin/seccheckd" --socket "$sock" --sink discard </dev/null >"$log" 2>&1 & ;;
         sqlite | sqlite-all)
             RECV_DB=$BENCH_TMP/events.db
             rm -f "$RECV_DB" "$RECV_DB-wal" "$RECV_DB-shm"
             local indexes=type
-            [ "$kind" = sqlite ] || indexes=all
-            "$BIN_DIR/seccheckd" --socket "$sock" --sink sqlite --db "$RECV_DB" --indexes "$indexes" \
+            [ "${kind%@*}" = sqlite ] || indexes=all
+            "$bin/seccheckd" --socket "$sock" --sink sqlite --db "$RECV_DB" --indexes "$indexes" \
                 </dev/null >"$log" 2>&1 &
             ;;
         python) python3 -u "$REPO_DIR/dummy/dummy_uds_server.py" "$sock" </dev/null >"$log" 2>&1 & ;;
@@ -167,8 +194,34 @@ recv_stop() {
     for i in "${BENCH_PIDS[@]}"; do [ "$i" = "$pid" ] || keep+=("$i"); done
     BENCH_PIDS=("${keep[@]}")
     RECV_PID=
-    if [ -n "$RECV_DB" ]; then rm -f "$RECV_DB" "$RECV_DB-wal" "$RECV_DB-shm"; fi
+    if [ -n "$RECV_DB" ]; then
+        db_size "$RECV_DB"
+        rm -f "$RECV_DB" "$RECV_DB-wal" "$RECV_DB-shm"
+    fi
     return "$rc"
+}
+
+# db_size DB: the database's bytes on disk after a TRUNCATE checkpoint (the
+# WAL folded in and emptied) and its events rows, into RECV_DB_BYTES and
+# RECV_DB_ROWS (empty when it cannot be read).
+db_size() {
+    local r
+    r=$(python3 - "$1" <<'PY' 2>/dev/null
+import os, sqlite3, sys
+c = sqlite3.connect(sys.argv[1], timeout=30)
+c.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
+rows = c.execute("SELECT count(*) FROM events").fetchone()[0]
+c.close()
+print(os.path.getsize(sys.argv[1]), rows)
+PY
+    ) || r=
+    read -r RECV_DB_BYTES RECV_DB_ROWS <<<"$r" || true
+}
+
+# The key=value words for summarize.py record of the last sqlite receiver.
+db_size_fields() {
+    [ -n "$RECV_DB_BYTES" ] && echo "db_bytes=$RECV_DB_BYTES db_rows=$RECV_DB_ROWS"
+    return 0
 }
 
 # rotate N ITEMS...: prints the items rotated left by N (one per line), so each
@@ -191,4 +244,8 @@ machine_info() {   # one line per fact, "key: value"
     echo "net.core.wmem_default: $(cat /proc/sys/net/core/wmem_default 2>/dev/null || echo '?')"
     echo "source: $REPO_DIR (git $(git -C "$REPO_DIR" describe --always --dirty 2>/dev/null || echo '?'))"
     echo "binaries: $BIN_DIR ($("$BIN_DIR/seccheckd" --version 2>/dev/null | head -1 || echo 'seccheckd ?'))"
+    local name
+    for name in "${!ALT_BIN[@]}"; do
+        echo "binaries of receivers KIND@$name: ${ALT_BIN[$name]} ($("${ALT_BIN[$name]}/seccheckd" --version 2>/dev/null | head -1 || echo 'seccheckd ?'))"
+    done
 }

@@ -1,6 +1,6 @@
 /* ref_sqlite_insert.c - the storage limit: a bare prepared-statement INSERT
- * loop writing the same rows, with the same schema, pragmas and batch size,
- * as seccheckd's SQLite sink. Rows are decoded and rendered before the clock
+ * loop writing the same rows (event_row.h), with the same schema, pragmas and
+ * batch size, as seccheckd's SQLite sink. Rows are decoded and rendered before the clock
  * starts, so this measures SQLite alone; bench/ compares seccheckd's
  * sustained rate with it.
  * Usage: ref-sqlite-insert [--indexes LIST] DB ROWS BATCH TRACE...   (prints rows/s) */
@@ -13,61 +13,17 @@
 #include "clock.h"
 #include "decode.h"
 #include "event_indexes.h"
-#include "json.h"
+#include "event_json.h"
+#include "event_row.h"
 #include "replay.h"
 #include "schema.sql.h"
+#include "sink.h"
 
 struct row {
     struct event ev;
     char *detail;
+    size_t detail_len;
 };
-
-static void bind_text(sqlite3_stmt *st, int col, const char *s)
-{
-    if (s && *s)
-        sqlite3_bind_text(st, col, s, -1, SQLITE_STATIC);
-}
-
-static void bind_row(sqlite3_stmt *st, const struct row *r)
-{
-    const struct event *ev = &r->ev;
-    sqlite3_clear_bindings(st);
-    sqlite3_bind_int64(st, 1, 1);
-    sqlite3_bind_int64(st, 2, ev->recv_ns);
-    sqlite3_bind_int(st, 3, ev->header.message_type);
-    bind_text(st, 4, decode_type_name(ev->header.message_type));
-    sqlite3_bind_int64(st, 5, ev->header.dropped_count);
-    const Gvisor__Common__ContextData *c = ev->context;
-    if (c) {
-        if (c->time_ns)
-            sqlite3_bind_int64(st, 7, c->time_ns);
-        bind_text(st, 8, c->container_id);
-        if (c->thread_id)
-            sqlite3_bind_int64(st, 9, c->thread_id);
-        if (c->thread_group_id)
-            sqlite3_bind_int64(st, 10, c->thread_group_id);
-        bind_text(st, 11, c->process_name);
-        bind_text(st, 12, c->cwd);
-        if (c->credentials) {
-            sqlite3_bind_int64(st, 13, c->credentials->real_uid);
-            sqlite3_bind_int64(st, 14, c->credentials->effective_uid);
-            sqlite3_bind_int64(st, 15, c->credentials->saved_uid);
-            sqlite3_bind_int64(st, 16, c->credentials->real_gid);
-            sqlite3_bind_int64(st, 17, c->credentials->effective_gid);
-            sqlite3_bind_int64(st, 18, c->credentials->saved_gid);
-        }
-    }
-    if (ev->has_sysno) {
-        sqlite3_bind_int64(st, 19, (sqlite3_int64)ev->sysno);
-        sqlite3_bind_int(st, 20, ev->is_exit);
-        if (ev->is_exit) {
-            sqlite3_bind_int64(st, 21, ev->result);
-            sqlite3_bind_int64(st, 22, ev->errorno);
-        }
-    }
-    bind_text(st, 23, r->detail);
-    sqlite3_bind_blob(st, 24, ev->raw, (int)ev->raw_len, SQLITE_STATIC);
-}
 
 /* Decodes and renders every packet of the traces once, up front. Rows are
  * kept per trace: row i of the run is taken from trace i % ntraces, as
@@ -95,8 +51,9 @@ static struct row *prepare_rows(struct replay_trace *traces, int ntraces, size_t
             r->ev.recv_ns = realtime_ns();
             if (r->ev.msg) {
                 strbuf_reset(&json);
-                json_render_message(&json, r->ev.msg);
+                event_detail_render(&json, &r->ev);
                 r->detail = strdup(json.data);
+                r->detail_len = json.len;
             }
         }
         nrows[t] = n - start[t];
@@ -145,12 +102,18 @@ int main(int argc, char **argv)
     size_t *nrows = calloc((size_t)ntraces, sizeof(*nrows)), *first = calloc((size_t)ntraces, sizeof(*first));
     struct row *rows = prepare_rows(traces, ntraces, nrows, first, &arena);
 
-    sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);   /* as the sink (sink_sqlite.c) */
+    /* The schema, pragmas and indexes: made by the sink itself, then closed. */
+    struct sink_sqlite_options o = {.path = argv[1], .busy_timeout_ms = 5000, .indexes = indexes};
+    struct sink *sink = sink_sqlite_open(&o, err, sizeof(err));
+    if (!sink) {
+        fprintf(stderr, "ref-sqlite-insert: %s\n", err);
+        return 1;
+    }
+    sink_close(sink);
     sqlite3 *db;
     sqlite3_stmt *st;
-    if (sqlite3_open(argv[1], &db) != SQLITE_OK || exec(db, "PRAGMA journal_mode=WAL") ||
-        exec(db, "PRAGMA synchronous=NORMAL") || exec(db, "PRAGMA cache_size=-32768") || exec(db, schema_sql) ||
-        event_indexes_apply(db, indexes, err, sizeof(err)) ||
+    if (sqlite3_open(argv[1], &db) != SQLITE_OK || exec(db, "PRAGMA synchronous=NORMAL") ||
+        exec(db, "PRAGMA cache_size=-32768") ||
         sqlite3_prepare_v3(db, insert_event_sql, -1, SQLITE_PREPARE_PERSISTENT, &st, NULL) != SQLITE_OK) {
         fprintf(stderr, "ref-sqlite-insert: %s\n", sqlite3_errmsg(db));
         return 1;
@@ -159,7 +122,8 @@ int main(int argc, char **argv)
     exec(db, "BEGIN");
     for (size_t i = 0; i < want; i++) {
         size_t t = i % (size_t)ntraces;
-        bind_row(st, &rows[first[t] + (i / (size_t)ntraces) % nrows[t]]);
+        const struct row *r = &rows[first[t] + (i / (size_t)ntraces) % nrows[t]];
+        event_row_bind(st, &r->ev, r->detail, r->detail_len, false);
         if (sqlite3_step(st) != SQLITE_DONE) {
             fprintf(stderr, "ref-sqlite-insert: insert: %s\n", sqlite3_errmsg(db));
             return 1;

@@ -35,9 +35,23 @@ RECEIVER_DESC = {
 
 # ---------------------------------------------------------------- receivers' logs
 
+def base_kind(kind):
+    """"sqlite@base" (the same receiver from another build: --base-bin, --alt) -> "sqlite"."""
+    return kind.split("@", 1)[0]
+
+
+def receiver_order(present):
+    """Known receivers in RECEIVERS order, each followed by its @base twin."""
+    def key(r):
+        k = base_kind(r)
+        return (RECEIVERS.index(k) if k in RECEIVERS else len(RECEIVERS), k, r != k, r)
+    return sorted(present, key=key)
+
+
 def parse_log(kind, text):
     """What a receiver reports at exit: received, sandbox_dropped, and for
     seccheckd its loop figures. Missing values are None."""
+    kind = base_kind(kind)
     r = {"received": None, "sandbox_dropped": None, "recv_connections": None}
     if kind in ("ref", "dummy", "python"):
         m = None
@@ -160,6 +174,8 @@ def cmd_record(args):
             pass
     if "cpu_ticks" in rec and "clk_tck" in rec:
         rec["cpu_s"] = rec["cpu_ticks"] / rec["clk_tck"]
+    if rec.get("db_bytes") and rec.get("db_rows"):
+        rec["db_bytes_per_event"] = rec["db_bytes"] / rec["db_rows"]
     if check:
         rec["verdict"], rec["reason"] = zero_drop_verdict(rec)
         print(rec["verdict"] if rec["verdict"] == "ok" else "fail " + rec["reason"])
@@ -181,6 +197,8 @@ def cmd_record(args):
         parts.append("sandbox dropped %d" % rec["sandbox_dropped"])
     if rec.get("cpu_s") is not None:
         parts.append("cpu %.2fs" % rec["cpu_s"])
+    if rec.get("db_bytes_per_event") is not None:
+        parts.append("db %.0f B/event" % rec["db_bytes_per_event"])
     if rec.get("longest_stall_ms") is not None:
         parts.append("stall %.1fms" % rec["longest_stall_ms"])
         if rec.get("longest_own_stall_ms") is not None:
@@ -283,7 +301,7 @@ def cmd_ipc(out):
         if r.get("cpu_s") is not None and r.get("received"):
             r["cpu_per_m"] = r["cpu_s"] / r["received"] * 1e6
     traces = ordered({r["trace"] for r in good}, ["redis_rw", "mixed_syscalls"])
-    receivers = ordered({r["receiver"] for r in good}, RECEIVERS)
+    receivers = receiver_order({r["receiver"] for r in good})
     texts, mds = [], []
     nruns = max([r["rep"] for r in runs] + [0]) + 1 if runs else 0
     for trace in traces:
@@ -313,6 +331,7 @@ def cmd_ipc(out):
                              fmt_num(med([r.get("received") for r in rs])), rs_note,
                              fmt_num(med([r["drop_pct"] for r in rs]), 2) if mode == "sentry" else "-",
                              fmt_num(med([r.get("cpu_per_m") for r in rs]), 3),
+                             fmt_num(med([r.get("db_bytes_per_event") for r in rs])),
                              len(rs)])
             d, p = sel.get("dummy"), sel.get("python")
             hr = [mode, conns]
@@ -324,8 +343,8 @@ def cmd_ipc(out):
                 hr.append(fmt_ratio(ratio(s, sel["ref"], "msgs_per_s")) if s and sel.get("ref") else "-")
             head_rows.append(hr)
         headers = ["mode", "conns", "receiver", "msgs/s (median)", "min-max", "vs ref", "sent (median)",
-                   "received (median)", "received=sent", "drop %", "recv CPU s/M msgs", "runs"]
-        t, m = table(headers, rows, ["l", "r", "l"] + ["r"] * 9)
+                   "received (median)", "received=sent", "drop %", "recv CPU s/M msgs", "DB bytes/event", "runs"]
+        t, m = table(headers, rows, ["l", "r", "l"] + ["r"] * 10)
         title = "IPC export, trace %s: median over %d interleaved runs" % (trace, nruns)
         texts.append(title + "\n\n" + t)
         mds.append("## " + title + "\n\n" + m)
@@ -339,8 +358,10 @@ def cmd_ipc(out):
              "sentry: what got through unpaced, the rest was dropped at the sender). vs ref, ratios: ratio of "
              "the medians above, measured in this same interleaved invocation. received=sent: 'all' when every run's "
              "receiver counted exactly what loadgen sent, else the total difference. recv CPU s/M msgs: "
-             "receiver utime+stime during the run per million messages received.")
-    legend = "\n".join("- %s: %s" % (k, RECEIVER_DESC[k]) for k in receivers if k in RECEIVER_DESC)
+             "receiver utime+stime during the run per million messages received. DB bytes/event: the "
+             "database file after a TRUNCATE checkpoint (WAL folded in) over its events rows.")
+    legend = "\n".join("- %s: %s%s" % (k, RECEIVER_DESC[base_kind(k)], " (the build of --alt/--base-bin %s)" % k.split("@", 1)[1] if "@" in k else "")
+                       for k in receivers if base_kind(k) in RECEIVER_DESC)
     if errors:
         err = "Failed runs (left out): " + "; ".join(
             "%s %s c%s rep %s: %s" % (r.get("receiver"), r.get("mode"), r.get("conns"), r.get("rep"), r["error"])
@@ -361,7 +382,7 @@ def cmd_ipc(out):
 def cmd_zero_drop(out):
     probes = load_jsonl(os.path.join(out, "probes.jsonl"))
     search = {s["receiver"]: s for s in load_jsonl(os.path.join(out, "search.jsonl"))}
-    receivers = ordered(set(search) | {p["receiver"] for p in probes}, RECEIVERS)
+    receivers = receiver_order(set(search) | {p["receiver"] for p in probes})
     conns = next((p["conns"] for p in probes), 8)
     ref_best = search.get("ref", {}).get("best_total")
     rows = []
@@ -378,7 +399,8 @@ def cmd_zero_drop(out):
                        default=None)
         own_all = max([p["longest_own_stall_ms"] for p in ps if p.get("longest_own_stall_ms") is not None],
                       default=None)
-        is_d = rc in ("discard", "sqlite", "sqlite-all")
+        is_d = base_kind(rc) in ("discard", "sqlite", "sqlite-all")
+        bpe = med([p.get("db_bytes_per_event") for p in at_best])
         rows.append([rc, fmt_num(best) if best else "none", fmt_num(s.get("best_rate")) if best else "-",
                      fmt_ratio(best / ref_best) if best and ref_best else "-",
                      fmt_num(s.get("fail_total")) if s.get("fail_total") else "not reached",
@@ -388,11 +410,13 @@ def cmd_zero_drop(out):
                      fmt_num(over1) if is_d and over1 is not None else "-",
                      fmt_num(stall_all, 2) if is_d else "-",
                      fmt_num(own_best, 2) if is_d and own_best is not None else "-",
-                     fmt_num(own_all, 2) if is_d and own_all is not None else "-"])
+                     fmt_num(own_all, 2) if is_d and own_all is not None else "-",
+                     fmt_num(bpe) if bpe is not None else "-"])
     headers = ["receiver", "zero-drop total msgs/s", "per conn", "vs ref", "first failing total",
                "why it failed", "probes", "longest stall ms (at best)", "stalls>1ms (at best)",
-               "longest stall ms (any probe)", "own stall ms (at best)", "own stall ms (any probe)"]
-    t, m = table(headers, rows, ["l"] + ["r"] * 5 + ["l"] + ["r"] * 5)
+               "longest stall ms (any probe)", "own stall ms (at best)", "own stall ms (any probe)",
+               "DB bytes/event (at best)"]
+    t, m = table(headers, rows, ["l"] + ["r"] * 5 + ["l"] + ["r"] * 6)
     meta = next(iter(search.values()), {})
     title = ("Highest paced total rate with zero drops, sentry mode, %s connections, trace %s "
              "(good: %s consecutive zero-drop %ss probes; bad: %s failed probes; resolution %s%%)" %

@@ -33,6 +33,9 @@ receiver per probe.
   --max-probes N       probes per receiver at most [40]
   --retries N          loadgen --retries (gVisor's sink default: 0) [0]
   --bin DIR            built binaries [$BIN_DIR]
+  --base-bin DIR       the binaries of receivers named KIND@base (e.g. sqlite@base:
+                       an older build, measured interleaved with this one)
+  --alt NAME=DIR       the same for receivers KIND@NAME; repeat for more
   --traces DIR         recorded traces [$TRACES_DIR]
   --help               this text
 
@@ -62,6 +65,8 @@ while [ $# -gt 0 ]; do
         --max-probes) need_uint "$1" "${2:-}"; max_probes=$2; shift 2 ;;
         --retries) [[ ${2:-} =~ ^[0-9]+$ ]] || die "--retries wants an integer"; retries=$2; shift 2 ;;
         --bin) BIN_DIR=${2:?--bin DIR}; shift 2 ;;
+        --base-bin) alt_add "base=${2:?--base-bin DIR}"; shift 2 ;;
+        --alt) alt_add "${2:?--alt NAME=DIR}"; shift 2 ;;
         --traces) TRACES_DIR=${2:?--traces DIR}; shift 2 ;;
         *) usage >&2; die "unknown option '$1'" ;;
     esac
@@ -101,7 +106,7 @@ probe() {
     recv_stop || err=${err:-"receiver exit $?"}
     "${SUMMARIZE[@]}" record "$out/probes.jsonl" --loadgen-json "$out/logs/$tag.loadgen.json" \
         --recv-kind "$r" --recv-log "$log" --check-zero-drop \
-        receiver="$r" trace="$tname" conns="$conns" rate="$rate" probe="$n" ${err:+"error=$err"} \
+        receiver="$r" trace="$tname" conns="$conns" rate="$rate" probe="$n" $(db_size_fields) ${err:+"error=$err"} \
         >"$BENCH_TMP/verdict"
     VERDICT=fail REASON="no result"
     read -r VERDICT REASON <"$BENCH_TMP/verdict" || true

@@ -104,6 +104,7 @@ void decode_event(const struct decoder *d, struct arena *arena, const struct wir
     ev->raw_len = (uint32_t)len;
     ev->header = *header;
     ev->msg = NULL;
+    ev->layout = NULL;
     ev->context = NULL;
     ev->has_sysno = ev->is_exit = false;
     ev->sysno = 0;
@@ -131,6 +132,7 @@ void decode_event(const struct decoder *d, struct arena *arena, const struct wir
         return;
     }
     ev->status = DECODE_OK;
+    ev->layout = l;
     extract_common(l, ev);
 }
 

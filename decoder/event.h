@@ -20,6 +20,8 @@ enum decode_status {
     DECODE_STATUS_COUNT
 };
 
+struct decode_layout;
+
 struct event {
     uint64_t conn_id;
     int64_t recv_ns;              /* CLOCK_REALTIME when read from the socket */
@@ -28,6 +30,7 @@ struct event {
     struct wire_header header;
     enum decode_status status;
     const ProtobufCMessage *msg;  /* NULL unless status == DECODE_OK */
+    const struct decode_layout *layout;   /* msg's common fields (decode.h); NULL with msg */
 
     /* Fields most messages share, found once through the descriptors. */
     const Gvisor__Common__ContextData *context;   /* NULL when not sent */

@@ -206,14 +206,28 @@ static bool field_present(const ProtobufCMessage *msg, const ProtobufCFieldDescr
     return *(const void *const *)((const char *)msg + f->offset) != NULL;
 }
 
+static bool omitted(const ProtobufCFieldDescriptor *f, const ProtobufCFieldDescriptor *const *omit, size_t nomit)
+{
+    for (size_t i = 0; i < nomit; i++)
+        if (omit[i] == f)
+            return true;
+    return false;
+}
+
 int json_render_message(struct strbuf *out, const ProtobufCMessage *msg)
+{
+    return json_render_message_omitting(out, msg, NULL, 0);
+}
+
+int json_render_message_omitting(struct strbuf *out, const ProtobufCMessage *msg,
+                                 const ProtobufCFieldDescriptor *const *omit, size_t nomit)
 {
     const ProtobufCMessageDescriptor *desc = msg->descriptor;
     bool first = true;
     strbuf_putc(out, '{');
     for (unsigned i = 0; i < desc->n_fields; i++) {
         const ProtobufCFieldDescriptor *f = &desc->fields[i];
-        if (!field_present(msg, f))
+        if (!field_present(msg, f) || omitted(f, omit, nomit))
             continue;
         if (!first)
             strbuf_putc(out, ',');

@@ -18,6 +18,11 @@
 /* Appends msg as a JSON object. Returns 0, or -1 if the buffer could not grow. */
 int json_render_message(struct strbuf *out, const ProtobufCMessage *msg);
 
+/* The same, leaving out the top-level fields listed in omit (descriptors of
+ * msg's own fields; nested messages are written whole). */
+int json_render_message_omitting(struct strbuf *out, const ProtobufCMessage *msg,
+                                 const ProtobufCFieldDescriptor *const *omit, size_t nomit);
+
 /* True when s[0..len) is valid UTF-8 (no overlongs, surrogates or code
  * points past U+10FFFF). */
 bool utf8_valid(const char *s, size_t len);

@@ -17,6 +17,7 @@ static void on_handle_closed(uv_handle_t *h)
     if (--c->open_handles == 0) {
         if (!c->detached)
             close(c->fd);
+        share_account_drop(c->share);   /* lives on while batches still hold its events */
         free(c);
     }
 }
@@ -25,6 +26,7 @@ void conn_close(struct conn *c, const char *reason)
 {
     if (c->state == CONN_CLOSED)
         return;
+    conn_fold_pause(c);
     c->state = CONN_CLOSED;
     c->rec.close_ns = realtime_ns();
     snprintf(c->rec.close_reason, sizeof(c->rec.close_reason), "%s", reason);
@@ -40,6 +42,14 @@ static void on_handshake_timeout(uv_timer_t *t)
     log_warn("connection %llu: no handshake within %u ms, closing", (unsigned long long)c->rec.id,
              c->env->handshake_timeout_ms);
     conn_close(c, "handshake_timeout");
+}
+
+/* A connection that starts streaming while reading is paused starts paused:
+ * its poll would otherwise fire every turn, each read refused. */
+static void pause_unless_readable(struct conn *c)
+{
+    if (c->env->may_read(c, c->env->data) == CONN_STOP)
+        conn_pause(c);
 }
 
 static void conn_handshake(struct conn *c)
@@ -74,6 +84,7 @@ static void conn_handshake(struct conn *c)
     c->rec.client_version = version;
     c->state = CONN_STREAMING;
     c->dirty = true;
+    pause_unless_readable(c);
     log_debug("connection %llu: handshake done, client version %u", (unsigned long long)c->rec.id, version);
 }
 
@@ -89,8 +100,25 @@ static void log_rejections(struct conn *c, int64_t now)
     c->rejections_logged_ns = now;
 }
 
-/* Hands n received packets to ingest; true if one of them was EOF. */
-static bool conn_ingest(struct conn *c, unsigned n)
+/* One packet to ingest; what became an event is charged to c's share of
+ * the batch it went into (ingest may have sealed the one before), by the
+ * arena bytes it took there (its copy and what decoding it allocated). */
+static void ingest_charged(struct conn *c, const uint8_t *pkt, size_t len, bool truncated, int64_t now)
+{
+    struct pipeline *p = c->env->ingest->pipeline;
+    struct batch *before = pipeline_current(p);
+    size_t count_before = before->count, used_before = arena_used(&before->arena);
+    ingest_packet(c->env->ingest, &c->rec, pkt, len, truncated, now);
+    struct batch *b = pipeline_current(p);
+    bool same = b == before;
+    if (b->count > (same ? count_before : 0) &&
+        share_charge(c->share, b, arena_used(&b->arena) - (same ? used_before : 0)) != 0)
+        log_debug("connection %llu: out of memory for its share entry; not charged", (unsigned long long)c->rec.id);
+}
+
+/* Hands n received packets to ingest (or drops them, counted); true if one
+ * of them was EOF. */
+static bool conn_ingest(struct conn *c, unsigned n, bool drop)
 {
     struct recv_ring *ring = c->env->ring;
     int64_t now = realtime_ns();
@@ -100,8 +128,12 @@ static bool conn_ingest(struct conn *c, unsigned n)
         bool truncated;
         const uint8_t *pkt = recv_ring_packet(ring, i, &len, &truncated);
         eof = len == 0 && !truncated;
-        if (!eof)
-            ingest_packet(c->env->ingest, &c->rec, pkt, len, truncated, now);
+        if (eof)
+            break;
+        if (drop)
+            ingest_drop(c->env->ingest, &c->rec, len);
+        else
+            ingest_charged(c, pkt, len, truncated, now);
     }
     log_rejections(c, now);
     return eof;
@@ -112,7 +144,8 @@ enum conn_read_result conn_read(struct conn *c, unsigned budget)
     const struct conn_env *env = c->env;
     bool reset_seen = false;
     while (budget > 0) {
-        if (!env->can_read(env->data))
+        enum conn_go go = env->may_read(c, env->data);
+        if (go == CONN_STOP)
             return CONN_READ_BLOCKED;
         unsigned want = budget < env->ring->nslots ? budget : env->ring->nslots;
         int n = recv_ring_fill(env->ring, c->fd, want);
@@ -128,7 +161,7 @@ enum conn_read_result conn_read(struct conn *c, unsigned budget)
             return CONN_READ_CLOSED;
         }
         c->dirty = true;
-        if (conn_ingest(c, (unsigned)n)) {
+        if (conn_ingest(c, (unsigned)n, go == CONN_DROP)) {
             conn_close(c, "eof");
             return CONN_READ_CLOSED;
         }
@@ -170,15 +203,36 @@ void conn_pause(struct conn *c)
     if (c->state == CONN_STREAMING && !c->paused) {
         uv_poll_stop(&c->poll);
         c->paused = true;
+        c->paused_since_ns = monotonic_ns();
+        c->rec.paused_count++;
+        c->dirty = true;
     }
+}
+
+void conn_fold_pause(struct conn *c)
+{
+    if (!c->paused || c->held)
+        return;
+    int64_t now = monotonic_ns();
+    c->rec.paused_ns += now - c->paused_since_ns;
+    c->paused_since_ns = now;
+    c->dirty = true;
 }
 
 void conn_resume(struct conn *c)
 {
-    if (c->state == CONN_STREAMING && c->paused) {
+    if (c->state == CONN_STREAMING && c->paused && !c->held) {
+        conn_fold_pause(c);
         uv_poll_start(&c->poll, UV_READABLE | UV_DISCONNECT, on_readable);
         c->paused = false;
     }
+}
+
+void conn_hold(struct conn *c)
+{
+    conn_fold_pause(c);
+    uv_poll_stop(&c->poll);
+    c->paused = c->held = true;
 }
 
 static void read_peer_credentials(struct conn *c)
@@ -197,6 +251,10 @@ static void read_peer_credentials(struct conn *c)
 static struct conn *conn_create(const struct conn_env *env, int fd)
 {
     struct conn *c = calloc(1, sizeof(*c));
+    if (c && !(c->share = share_account_new(env->share_pool))) {
+        free(c);
+        c = NULL;
+    }
     if (!c) {
         close(fd);
         return NULL;
@@ -205,6 +263,7 @@ static struct conn *conn_create(const struct conn_env *env, int fd)
     c->fd = fd;
     if (uv_poll_init(env->loop, &c->poll, fd) != 0) {
         close(fd);
+        share_account_drop(c->share);
         free(c);
         return NULL;
     }
@@ -220,6 +279,8 @@ static void conn_watch(struct conn *c)
     uv_poll_start(&c->poll, UV_READABLE | UV_DISCONNECT, on_readable);
     if (c->state == CONN_HANDSHAKE)
         uv_timer_start(&c->handshake_timer, on_handshake_timeout, c->env->handshake_timeout_ms, 0);
+    else
+        pause_unless_readable(c);
 }
 
 struct conn *conn_new(const struct conn_env *env, int fd, uint64_t id)

@@ -13,22 +13,31 @@
 #include <uv.h>
 
 #include "batch.h"
+#include "fair_share.h"
 #include "ingest.h"
 #include "recv_ring.h"
 
 struct conn;
 
+/* What a connection may do with what it reads (server.c's backpressure). */
+enum conn_go {
+    CONN_GO,     /* read and keep */
+    CONN_STOP,   /* stop reading (paused until resumed) */
+    CONN_DROP,   /* read and drop, counted (--on-full drop, over its share) */
+};
+
 struct conn_env {
     uv_loop_t *loop;
     struct recv_ring *ring;
     struct ingest *ingest;
+    struct fair_share *share_pool;  /* each connection's share account is in it */
     unsigned read_budget;           /* packets per connection per loop turn */
     unsigned handshake_timeout_ms;
-    /* May reading go on? False while the pipeline is saturated. */
-    bool (*can_read)(void *data);
+    /* May c read on? Asked before each receive. */
+    enum conn_go (*may_read)(struct conn *c, void *data);
     /* The connection is closing: its record is final. */
     void (*on_close)(struct conn *c, void *data);
-    /* A connection stopped reading because can_read said no. */
+    /* A connection stopped reading because may_read said stop. */
     void (*on_blocked)(struct conn *c, void *data);
     int64_t *read_ns;               /* time spent reading is added here */
     void *data;
@@ -50,6 +59,9 @@ struct conn {
     enum conn_state state;
     bool dirty;                 /* record changed since the last snapshot */
     bool paused;
+    bool held;                  /* paused for shutdown, not backpressure: not counted */
+    int64_t paused_since_ns;    /* monotonic, while paused by backpressure */
+    struct share_account *share;   /* its part of what the writer has not committed */
     bool detached;              /* handed to a new image: keep the fd open */
     uv_poll_t poll;
     uv_timer_t handshake_timer;
@@ -74,9 +86,17 @@ void conn_detach(struct conn *c);
 /* Reads up to budget packets (streaming connections only). */
 enum conn_read_result conn_read(struct conn *c, unsigned budget);
 
-/* Stops or restarts watching the socket (backpressure). */
+/* Stops or restarts watching the socket (backpressure): counted in the
+ * record's paused_count and paused_ns. */
 void conn_pause(struct conn *c);
 void conn_resume(struct conn *c);
+
+/* Stops watching the socket for good (shutdown drains it directly): not a
+ * pause, not counted. */
+void conn_hold(struct conn *c);
+
+/* Adds the time paused so far to the record (before it is snapshot). */
+void conn_fold_pause(struct conn *c);
 
 /* Closes the connection: the record gets close time and reason, on_close
  * runs, handles close and the conn is freed from the loop. Idempotent. */

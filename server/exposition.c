@@ -4,6 +4,8 @@
 #include <stdio.h>
 #include <sys/stat.h>
 
+#include "clock.h"
+
 /* ---- the text format ---- */
 
 static void family(struct strbuf *o, const char *name, const char *type, const char *help)
@@ -54,8 +56,12 @@ static void render_connections(struct strbuf *o, const struct server *s)
 {
     gauge(o, "connections_open", "Sandbox connections open now (handshaking or streaming).", s->nconns);
     counter(o, "connections_total", "Sandbox connections accepted.", s->stats.connections_total);
-    counter(o, "connections_refused_total", "Connections closed at once: --max-connections were open.",
+    counter(o, "connections_refused_total",
+            "Connections closed at once: --max-connections were open, or no descriptor was left.",
             s->stats.connections_refused);
+    counter(o, "connections_refused_no_fd_total",
+            "Of the refused: accept failed for lack of descriptors (raise the open-file limit).",
+            s->stats.connections_refused_no_fd);
     counter(o, "connections_denied_total", "Connections closed at once: peer uid not in --allow-uid.",
             s->stats.connections_denied);
     counter(o, "handshake_failures_total", "Connections closed before a valid handshake.",
@@ -65,6 +71,37 @@ static void render_connections(struct strbuf *o, const struct server *s)
         dropped += c->rec.sandbox_dropped;
     counter(o, "sandbox_dropped_total", "Events the sandboxes dropped before sending (their dropped_count, "
             "wrap-safe, summed over open and closed connections).", dropped);
+}
+
+/* Time c has spent paused, the pause going on included. */
+static int64_t paused_ns(const struct conn *c, int64_t now)
+{
+    return c->rec.paused_ns + (c->paused && !c->held ? now - c->paused_since_ns : 0);
+}
+
+/* Backpressure by connection (open ones; the totals include closed ones):
+ * a connection over its fair share of the writer queue pauses. */
+static void render_pauses(struct strbuf *o, const struct server *s)
+{
+    int64_t now = monotonic_ns();
+    uint64_t pauses = s->stats.pauses;
+    int64_t paused = s->stats.paused_ns;
+    for (const struct conn *c = s->conns; c; c = c->next) {
+        pauses += c->rec.paused_count;
+        paused += paused_ns(c, now);
+    }
+    counter(o, "pauses_total", "Times a connection's reading paused, open and closed connections: it held more "
+            "than its fair share of the writer queue, or the reserve was full too.", pauses);
+    family(o, "paused_seconds_total", "counter", "Time connections spent paused, open and closed.");
+    strbuf_printf(o, "seccheckd_paused_seconds_total %.9f\n", (double)paused / 1e9);
+    family(o, "connection_pauses_total", "counter", "Times this open connection's reading paused.");
+    for (const struct conn *c = s->conns; c; c = c->next)
+        strbuf_printf(o, "seccheckd_connection_pauses_total{conn=\"%" PRIu64 "\"} %" PRIu64 "\n", c->rec.id,
+                      c->rec.paused_count);
+    family(o, "connection_paused_seconds_total", "counter", "Time this open connection spent paused.");
+    for (const struct conn *c = s->conns; c; c = c->next)
+        strbuf_printf(o, "seccheckd_connection_paused_seconds_total{conn=\"%" PRIu64 "\"} %.9f\n", c->rec.id,
+                      (double)paused_ns(c, now) / 1e9);
 }
 
 /* A packet counts as received (and as rejected, undecoded or discarded by
@@ -138,6 +175,7 @@ static void render_storage(struct strbuf *o, struct server *s)
 void exposition_render(struct strbuf *out, struct server *s)
 {
     render_connections(out, s);
+    render_pauses(out, s);
     render_messages(out, &s->pipeline);
     render_types(out, s->stats.received_by_type);
     render_storage(out, s);

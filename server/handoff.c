@@ -29,10 +29,10 @@ static void write_conn(FILE *f, const struct handoff_conn *c)
     const struct conn_record *r = &c->rec;
     fprintf(f,
             "conn %d %d %" PRIu64 " %" PRId64 " %" PRId64 " %" PRId64 " %" PRId64 " %" PRIu32 " %" PRIu64
-            " %" PRIu64 " %" PRIu32 " %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 "\n",
+            " %" PRIu64 " %" PRIu32 " %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRId64 "\n",
             c->fd, (int)c->state, r->id, r->peer_pid, r->peer_uid, r->peer_gid, r->connect_ns, r->client_version,
             r->messages, r->bytes, r->last_dropped_count, r->sandbox_dropped, r->rejected, r->decode_errors,
-            r->dropped_count_regressions);
+            r->dropped_count_regressions, r->paused_count, r->paused_ns);
 }
 
 int handoff_save(const struct handoff *h, char *err, size_t errlen)
@@ -68,12 +68,13 @@ static int parse_conn(const char *line, struct handoff_conn *c)
     memset(c, 0, sizeof(*c));
     int n = sscanf(line,
                    "conn %d %d %" SCNu64 " %" SCNd64 " %" SCNd64 " %" SCNd64 " %" SCNd64 " %" SCNu32 " %" SCNu64
-                   " %" SCNu64 " %" SCNu32 " %" SCNu64 " %" SCNu64 " %" SCNu64 " %" SCNu64,
+                   " %" SCNu64 " %" SCNu32 " %" SCNu64 " %" SCNu64 " %" SCNu64 " %" SCNu64 " %" SCNu64 " %" SCNd64,
                    &c->fd, &state, &r->id, &r->peer_pid, &r->peer_uid, &r->peer_gid, &r->connect_ns,
                    &r->client_version, &r->messages, &r->bytes, &r->last_dropped_count, &r->sandbox_dropped,
-                   &r->rejected, &r->decode_errors, &r->dropped_count_regressions);
-    /* 14 fields: written by a build before dropped_count_regressions (an upgrade). */
-    if ((n != 14 && n != 15) || (state != CONN_HANDSHAKE && state != CONN_STREAMING) || fcntl(c->fd, F_GETFD) < 0)
+                   &r->rejected, &r->decode_errors, &r->dropped_count_regressions, &r->paused_count, &r->paused_ns);
+    /* 14 or 15 fields: written by a build before dropped_count_regressions,
+     * or before the pause counters (an upgrade). */
+    if ((n != 14 && n != 15 && n != 17) || (state != CONN_HANDSHAKE && state != CONN_STREAMING) || fcntl(c->fd, F_GETFD) < 0)
         return -1;
     c->state = (enum conn_state)state;
     return set_cloexec(c->fd, 1);

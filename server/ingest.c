@@ -22,6 +22,15 @@ static void track_drops(struct conn_record *rec, uint32_t dropped_count)
     rec->last_dropped_count = dropped_count;
 }
 
+void ingest_drop(struct ingest *in, struct conn_record *rec, size_t len)
+{
+    rec->messages++;
+    rec->bytes += len;
+    struct batch *b = pipeline_current(in->pipeline);
+    b->counts.received++;
+    reject(b, rec, REJECT_QUEUE_FULL);
+}
+
 int ingest_packet(struct ingest *in, struct conn_record *rec, const uint8_t *pkt, size_t len, bool truncated,
                   int64_t recv_ns)
 {
@@ -29,7 +38,7 @@ int ingest_packet(struct ingest *in, struct conn_record *rec, const uint8_t *pkt
     rec->bytes += len;
     struct batch *b = pipeline_current(in->pipeline);
     if (!batch_has_room(b, len)) {
-        if (in->drop_when_full && pipeline_saturated(in->pipeline)) {
+        if (in->drop_when_full && pipeline_exhausted(in->pipeline)) {
             b->counts.received++;
             reject(b, rec, REJECT_QUEUE_FULL);
             return 0;

@@ -23,8 +23,9 @@ struct ingest {
     /* Check and count headers only; discard packets without keeping or
      * decoding them (seccheck-dummy). */
     bool count_only;
-    /* --on-full drop: when every batch is in flight, count and drop new
-     * packets instead of growing the queue (reading never pauses). */
+    /* --on-full drop: when every batch, reserve included, is in flight,
+     * count and drop new packets instead of growing the queue (reading
+     * never pauses). */
     bool drop_when_full;
     const struct filter *filter;    /* NULL: keep everything */
     /* NULL, or INGEST_TYPE_SLOTS counters: packets whose header parsed, by
@@ -40,5 +41,9 @@ struct ingest {
  * receive slot. Returns 0, or -1 when no memory was left for it (counted). */
 int ingest_packet(struct ingest *in, struct conn_record *rec, const uint8_t *pkt, size_t len, bool truncated,
                   int64_t recv_ns);
+
+/* --on-full drop, for a connection over its fair share while the queue is
+ * full: the packet is counted as received and rejected queue_full, not kept. */
+void ingest_drop(struct ingest *in, struct conn_record *rec, size_t len);
 
 #endif

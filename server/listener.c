@@ -91,23 +91,32 @@ int listener_open(struct listener *l, const char *path, int backlog, mode_t mode
         snprintf(err, errlen, "socket(AF_UNIX, SOCK_SEQPACKET): %s", strerror(errno));
         return -1;
     }
-    if (bind(fd, (struct sockaddr *)&addr, sizeof(addr)) != 0) {
-        snprintf(err, errlen, "cannot bind %s: %s (check that the directory exists and is writable)", path,
-                 strerror(errno));
+    /* The file bind creates takes the socket's own mode, less the umask: set
+     * both before bind so no call ever goes by the path (a chmod after bind
+     * follows a symlink planted there in between). */
+    if (fchmod(fd, mode) != 0) {
+        snprintf(err, errlen, "cannot set mode %o on the socket: %s", (unsigned)mode, strerror(errno));
         goto fail;
     }
-    if (chmod(path, mode) != 0) {
-        snprintf(err, errlen, "cannot set mode %o on %s: %s", (unsigned)mode, path, strerror(errno));
-        goto fail_unlink;
+    mode_t umask_was = umask(0);   /* at start-up, before any thread creates files */
+    int bound = bind(fd, (struct sockaddr *)&addr, sizeof(addr));
+    int bind_errno = errno;
+    umask(umask_was);
+    if (bound != 0) {
+        snprintf(err, errlen, "cannot bind %s: %s (check that the directory exists and is writable)", path,
+                 strerror(bind_errno));
+        goto fail;
     }
     if (listen(fd, backlog) != 0) {
         snprintf(err, errlen, "listen on %s: %s", path, strerror(errno));
         goto fail_unlink;
     }
     struct stat st;
-    if (stat(path, &st) != 0) {
-        snprintf(err, errlen, "stat %s after bind: %s", path, strerror(errno));
-        goto fail_unlink;
+    if (lstat(path, &st) != 0 || !S_ISSOCK(st.st_mode)) {
+        snprintf(err, errlen, "%s was removed or replaced right after bind (is another process using the "
+                 "directory?)", path);
+        close(fd);
+        return -1;   /* not ours to unlink */
     }
     l->fd = fd;
     strcpy(l->path, path);

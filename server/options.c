@@ -302,6 +302,9 @@ static const struct option_def defs[] = {
      "longest an event waits before its batch is written", "100"},
     {"queue-max", "N", KIND_SIZE, NUM(server.pipeline.queue_max, 1, 4096), RESTART,
      "batches queued for the writer before --on-full applies", "8"},
+    {"queue-reserve", "N", KIND_SIZE, NUM(server.pipeline.reserve, 0, 4096), RESTART,
+     "batches more for connections under their fair share of the\nqueue, once it is full (0: everyone stops "
+     "at once)", "2"},
     {"on-full", "block|drop", KIND_CUSTOM, CUSTOM(server.drop_when_full, parse_on_full), RESTART,
      "when the queue is full: stop reading (the kernel buffer fills,\nthen the sandbox drops and counts), or keep "
      "reading and drop\nhere, counted as rejected queue_full",

@@ -1,6 +1,7 @@
 #include "server.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +15,8 @@
 #include "notify.h"
 
 #define ACCEPTS_PER_TURN 64
+#define LOG_EVERY_NS (10 * 1000000000LL)   /* repeated warnings: at most one line per 10 s */
+#define ACCEPT_BACKOFF_MS 100              /* accept failing for lack of resources: wait this long */
 
 void server_config_defaults(struct server_config *cfg)
 {
@@ -28,33 +31,46 @@ void server_config_defaults(struct server_config *cfg)
         .recv_batch = 32,
         .flush_ms = 100,
         .drain_timeout_ms = 2000,
-        .pipeline = {.limits = {.max_events = 4096, .max_bytes = 8u << 20}, .queue_max = 8},
+        .pipeline = {.limits = {.max_events = 4096, .max_bytes = 8u << 20}, .queue_max = 8, .reserve = 2},
     };
 }
 
-/* ---- backpressure ---- */
+static void seal_current(struct server *s);
 
-static void set_paused(struct server *s, bool paused)
-{
-    if (s->paused == paused)
-        return;
-    s->paused = paused;
-    log_debug("%s reading: %zu batches in flight", paused ? "pausing" : "resuming",
-              pipeline_in_flight(&s->pipeline));
-    for (struct conn *c = s->conns; c; c = c->next)
-        paused ? conn_pause(c) : conn_resume(c);
-}
+/* ---- backpressure: fair shares of the writer queue ----
+ *
+ * Below --queue-max batches in flight everyone reads. At --queue-max, a
+ * connection holding more than its fair share of what the writer has not
+ * committed (fair_share.h) stops (block) or has what it sends dropped and
+ * counted (drop); the others read on, into up to --queue-reserve batches
+ * more. The share shrinks as the reserve fills (to half with one of two
+ * reserve batches left), so connections that dropped just under it (their
+ * batches came back) do not use up the room the quiet ones need. With the
+ * reserve in flight too, every connection stops (block), or what does not
+ * fit is dropped (drop, in ingest). */
 
-static bool can_read(void *data)
+static enum conn_go may_read(struct conn *c, void *data)
 {
     struct server *s = data;
-    return s->cfg.drop_when_full || !pipeline_saturated(&s->pipeline);
+    const struct pipeline *p = &s->pipeline;
+    if (!pipeline_saturated(p))
+        return CONN_GO;
+    size_t left = pipeline_reserve_left(p);
+    if (s->cfg.drop_when_full) {
+        /* Exhausted: the ones under (a sliver of) their share go on, and
+         * ingest drops what does not fit in the open batch. */
+        size_t num = left ? left : 1, den = p->cfg.reserve ? p->cfg.reserve : 1;
+        return share_over_fair(c->share, num, den) ? CONN_DROP : CONN_GO;
+    }
+    if (left == 0 || share_over_fair(c->share, left, p->cfg.reserve))
+        return CONN_STOP;
+    return CONN_GO;
 }
 
 static void drain_step(struct server *s);
 
-/* c filled the pipeline: it goes to the tail of the list, so after the
- * pause the others are re-armed, and read, before it. */
+/* c was told to stop: it pauses, and goes to the tail of the list, so the
+ * others are re-armed, and read, before it. */
 static void on_blocked(struct conn *c, void *data)
 {
     struct server *s = data;
@@ -71,18 +87,26 @@ static void on_blocked(struct conn *c, void *data)
         c->prev = tail;
         c->next = NULL;
     }
-    set_paused(s, true);
+    conn_pause(c);
+    log_debug("connection %" PRIu64 " paused: %" PRIu64 " of %" PRIu64 " queued units among %u connections, %zu "
+              "batches in flight",
+              c->rec.id, c->share->units, s->shares.units, s->shares.holders, pipeline_in_flight(&s->pipeline));
 }
 
+/* A batch came back: the paused connections that may read now resume. */
 static void on_space(void *data)
 {
     struct server *s = data;
-    if (pipeline_saturated(&s->pipeline))
+    if (s->stopping) {
+        if (!pipeline_saturated(&s->pipeline))
+            drain_step(s);
         return;
-    if (s->stopping)
-        drain_step(s);
-    else
-        set_paused(s, false);
+    }
+    if (s->flush_pending && !pipeline_saturated(&s->pipeline))
+        seal_current(s);   /* the flush the full queue put off */
+    for (struct conn *c = s->conns; c; c = c->next)
+        if (c->paused && may_read(c, s) == CONN_GO)
+            conn_resume(c);
 }
 
 /* ---- connection bookkeeping ---- */
@@ -91,6 +115,7 @@ static void snapshot_dirty_conns(struct batch *b, void *data)
 {
     struct server *s = data;
     for (struct conn *c = s->conns; c; c = c->next) {
+        conn_fold_pause(c);
         if (c->dirty && batch_add_conn(b, &c->rec) == 0)
             c->dirty = false;
     }
@@ -104,6 +129,8 @@ static void on_conn_close(struct conn *c, void *data)
     if (c->rec.client_version == 0 && strcmp(c->rec.close_reason, "shutdown") != 0)
         s->stats.handshake_failures++;
     s->stats.sandbox_dropped += c->rec.sandbox_dropped;
+    s->stats.pauses += c->rec.paused_count;
+    s->stats.paused_ns += c->rec.paused_ns;
     if (c->prev)
         c->prev->next = c->next;
     else
@@ -141,13 +168,24 @@ static bool peer_allowed(const struct server *s, int fd, struct ucred *cred)
     return false;
 }
 
+/* A hostile peer may connect flat out: the first of a kind is logged, then
+ * at most one line per 10 s (the line carries the running count). */
+static bool log_due(int64_t *last_ns)
+{
+    int64_t now = monotonic_ns();
+    if (*last_ns != 0 && now - *last_ns < LOG_EVERY_NS)
+        return false;
+    *last_ns = now;
+    return true;
+}
+
 static void accept_one(struct server *s, int fd)
 {
     struct ucred cred = {0};
     if (!peer_allowed(s, fd, &cred)) {
         close(fd);
-        /* Log the first and then every 1000th: a hostile peer may retry fast. */
-        if (s->stats.connections_denied++ % 1000 == 0)
+        s->stats.connections_denied++;
+        if (log_due(&s->denied_logged_ns))
             log_warn("denied a connection from pid %d uid %d: not in --allow-uid (%" PRIu64 " denied so far)",
                      (int)cred.pid, (int)cred.uid, s->stats.connections_denied);
         return;
@@ -155,7 +193,9 @@ static void accept_one(struct server *s, int fd)
     if (s->nconns >= s->cfg.max_connections) {
         close(fd);
         s->stats.connections_refused++;
-        log_warn("refused a connection: already %u open (raise --max-connections)", s->nconns);
+        if (log_due(&s->refused_logged_ns))
+            log_warn("refused a connection: already %u open (raise --max-connections; %" PRIu64
+                     " refused so far)", s->nconns, s->stats.connections_refused);
         return;
     }
     struct conn *c = conn_new(&s->conn_env, fd, s->next_conn_id);
@@ -168,6 +208,73 @@ static void accept_one(struct server *s, int fd)
     link_conn(s, c);
     log_info("connection %" PRIu64 " opened: peer pid %" PRId64 " uid %" PRId64, c->rec.id, c->rec.peer_pid,
              c->rec.peer_uid);
+}
+
+/* A descriptor held back for the moment accept fails with EMFILE. */
+static int open_reserve_fd(void)
+{
+    return open("/dev/null", O_RDONLY | O_CLOEXEC);
+}
+
+/* Out of descriptors (libuv's uv__emfile_trick, nginx does the same): the
+ * listener is level-triggered, so a connection left in the backlog would
+ * wake the loop every turn. Free the reserve, accept and close what is
+ * pending (the peers see EOF at once), take the reserve back. Returns the
+ * connections refused, or -1 when the trick cannot work now. */
+static int refuse_pending_for_lack_of_fds(struct server *s)
+{
+    if (s->reserve_fd < 0 && (s->reserve_fd = open_reserve_fd()) < 0)
+        return -1;
+    close(s->reserve_fd);
+    s->reserve_fd = -1;
+    int refused = 0;
+    for (int i = 0; i < ACCEPTS_PER_TURN; i++) {
+        int fd = accept4(s->listener.fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        if (fd < 0) {
+            if (errno == EINTR || errno == ECONNABORTED)
+                continue;
+            if (errno != EAGAIN && errno != EWOULDBLOCK)
+                refused = -1;
+            break;
+        }
+        close(fd);
+        refused++;
+    }
+    s->reserve_fd = open_reserve_fd();   /* a slot another thread took is tried again next time */
+    return refused;
+}
+
+static void on_listener_readable(uv_poll_t *h, int status, int events);
+
+static void on_accept_backoff_over(uv_timer_t *t)
+{
+    struct server *s = t->data;
+    if (!s->stopping)
+        uv_poll_start(&s->listen_poll, UV_READABLE, on_listener_readable);
+}
+
+/* accept failed for a reason other than an empty backlog: count and say so
+ * (rate-limited), and never leave the loop spinning on the listener. */
+static void accept_failed(struct server *s, int err)
+{
+    int refused = -1;
+    if (err == EMFILE || err == ENFILE)
+        refused = refuse_pending_for_lack_of_fds(s);
+    if (refused > 0) {
+        s->stats.connections_refused += (uint64_t)refused;
+        s->stats.connections_refused_no_fd += (uint64_t)refused;
+    }
+    if (log_due(&s->accept_failed_logged_ns))
+        log_error("accept: %s: %s (%" PRIu64 " connections refused for lack of descriptors so far; raise the "
+                  "open-file limit, ulimit -n or LimitNOFILE=, or lower --max-connections)",
+                  strerror(err), refused >= 0 ? "closing pending connections" : "pausing accept for 100 ms",
+                  s->stats.connections_refused_no_fd);
+    if (refused < 0) {
+        /* No reserve, or another error (ENOBUFS, ENOMEM): stop watching the
+         * listener for a while; the backlog waits in the kernel. */
+        uv_poll_stop(&s->listen_poll);
+        uv_timer_start(&s->accept_backoff_timer, on_accept_backoff_over, ACCEPT_BACKOFF_MS, 0);
+    }
 }
 
 static void on_listener_readable(uv_poll_t *h, int status, int events)
@@ -187,7 +294,7 @@ static void on_listener_readable(uv_poll_t *h, int status, int events)
         if (errno == EINTR || errno == ECONNABORTED)
             continue;
         if (errno != EAGAIN && errno != EWOULDBLOCK)
-            log_error("accept: %s", strerror(errno));
+            accept_failed(s, errno);
         break;
     }
 }
@@ -196,14 +303,17 @@ static void on_listener_readable(uv_poll_t *h, int status, int events)
 
 static void seal_current(struct server *s)
 {
-    /* --on-full drop: a full queue keeps the open batch open (ingest drops
-     * what does not fit) rather than growing past --queue-max. */
-    if (s->cfg.drop_when_full && pipeline_saturated(&s->pipeline))
+    /* With the queue full, a batch sealed now would only wait behind the
+     * full ones, and a small one sealed at every flush would use up the
+     * reserve meant for the connections under their share: the open batch
+     * stays open (ingest seals it once full) until a batch comes back. */
+    if (pipeline_saturated(&s->pipeline)) {
+        s->flush_pending = true;
         return;
+    }
+    s->flush_pending = false;
     if (pipeline_seal(&s->pipeline) != 0)
         log_error("out of memory sealing a batch; it stays open");
-    if (!can_read(s))
-        set_paused(s, true);
 }
 
 static void on_flush_timer(uv_timer_t *t)
@@ -221,6 +331,7 @@ static void close_handle(uv_handle_t *h)
 static void close_loop_handles(struct server *s)
 {
     close_handle((uv_handle_t *)&s->flush_timer);
+    close_handle((uv_handle_t *)&s->accept_backoff_timer);
     close_handle((uv_handle_t *)&s->drain_timer);
     close_handle((uv_handle_t *)&s->watchdog_timer);
     close_handle((uv_handle_t *)&s->sigint);
@@ -280,13 +391,14 @@ void server_stop(struct server *s)
     log_info("stopping: no new connections; draining %u open", s->nconns);
     uv_poll_stop(&s->listen_poll);
     close_handle((uv_handle_t *)&s->listen_poll);
+    close_handle((uv_handle_t *)&s->accept_backoff_timer);
     listener_close(&s->listener);
     for (struct conn *c = s->conns, *next; c; c = next) {
         next = c->next;
         if (c->state == CONN_HANDSHAKE)
             conn_close(c, "shutdown");
         else
-            conn_pause(c);   /* drain_step reads them directly */
+            conn_hold(c);   /* drain_step reads them directly */
     }
     s->drain_deadline_ns = monotonic_ns() + (int64_t)s->cfg.drain_timeout_ms * 1000000;
     uv_timer_start(&s->drain_timer, on_drain_timeout, s->cfg.drain_timeout_ms, 0);
@@ -326,6 +438,7 @@ void server_restart(struct server *s)
     notify_send("RELOADING=1");
     s->stopping = s->finished = true;
     uv_poll_stop(&s->listen_poll);
+    uv_timer_stop(&s->accept_backoff_timer);
     for (struct conn *c = s->conns; c; c = c->next)
         c->dirty = true;   /* their rows show the counts at the handoff */
     pipeline_finish(&s->pipeline);
@@ -382,7 +495,8 @@ static int start_handles(struct server *s, char *err, size_t errlen)
     start_watchdog(s);
     uv_timer_init(loop, &s->flush_timer);
     uv_timer_init(loop, &s->drain_timer);
-    s->flush_timer.data = s->drain_timer.data = s;
+    uv_timer_init(loop, &s->accept_backoff_timer);
+    s->flush_timer.data = s->drain_timer.data = s->accept_backoff_timer.data = s;
     uv_timer_start(&s->flush_timer, on_flush_timer, s->cfg.flush_ms, s->cfg.flush_ms);
     uv_signal_init(loop, &s->sigint);
     uv_signal_init(loop, &s->sigterm);
@@ -484,6 +598,7 @@ int server_listen(struct server *s, const struct server_config *cfg, char *err, 
     s->cfg = *cfg;
     s->listener.fd = -1;
     s->handoff_fd = -1;
+    s->reserve_fd = -1;
     raise_fd_limit(cfg->max_connections);
     int inherited = handoff_load_from_env(&s->inherited, err, errlen);
     if (inherited < 0)
@@ -504,7 +619,8 @@ int server_listen(struct server *s, const struct server_config *cfg, char *err, 
     }
     if (listener_open(&s->listener, cfg->socket_path, SOMAXCONN, cfg->socket_mode, err, errlen) != 0)
         return -1;
-    if (cfg->socket_gid >= 0 && chown(cfg->socket_path, (uid_t)-1, (gid_t)cfg->socket_gid) != 0) {
+    /* lchown: a symlink planted at the path is not followed. */
+    if (cfg->socket_gid >= 0 && lchown(cfg->socket_path, (uid_t)-1, (gid_t)cfg->socket_gid) != 0) {
         snprintf(err, errlen, "cannot give %s to group %lld: %s", cfg->socket_path, cfg->socket_gid,
                  strerror(errno));
         return -1;
@@ -527,11 +643,13 @@ int server_start(struct server *s, uv_loop_t *loop, struct sink *sink, char *err
         snprintf(err, errlen, "out of memory for %u receive slots of %zu bytes", cfg->recv_batch, cfg->max_message);
         return -1;
     }
+    fair_share_init(&s->shares, s->cfg.pipeline.queue_max, &s->cfg.pipeline.limits);
     if (pipeline_init(&s->pipeline, loop, sink, &s->cfg.pipeline, on_space, snapshot_dirty_conns, s) != 0) {
         snprintf(err, errlen, "cannot start the %s sink's pipeline (out of memory or threads)", sink->ops->name);
         return -1;
     }
     s->started = true;
+    s->reserve_fd = open_reserve_fd();   /* none is no error: accept_failed pauses instead */
     s->ingest = (struct ingest){.decoder = &s->decoder, .pipeline = &s->pipeline, .count_only = cfg->count_only,
                                .drop_when_full = cfg->drop_when_full, .filter = &s->filter,
                                .by_type = s->stats.received_by_type};
@@ -541,7 +659,8 @@ int server_start(struct server *s, uv_loop_t *loop, struct sink *sink, char *err
         .ingest = &s->ingest,
         .read_budget = cfg->read_budget,
         .handshake_timeout_ms = cfg->handshake_timeout_ms,
-        .can_read = can_read,
+        .may_read = may_read,
+        .share_pool = &s->shares,
         .on_close = on_conn_close,
         .on_blocked = on_blocked,
         .read_ns = &s->stalls.read_ns,
@@ -572,6 +691,9 @@ void server_free(struct server *s)
     }
     if (s->started)
         pipeline_free(&s->pipeline);
+    if (s->reserve_fd >= 0)
+        close(s->reserve_fd);
+    s->reserve_fd = -1;
     recv_ring_free(&s->ring);
 }
 

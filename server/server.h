@@ -54,10 +54,13 @@ struct server_config {
 
 struct server_stats {
     uint64_t connections_total;     /* accepted and kept */
-    uint64_t connections_refused;   /* over --max-connections */
+    uint64_t connections_refused;   /* over --max-connections, or out of descriptors */
+    uint64_t connections_refused_no_fd;   /* of those: accept failed with EMFILE/ENFILE */
     uint64_t connections_denied;    /* peer uid not in --allow-uid */
     uint64_t handshake_failures;
     uint64_t sandbox_dropped;       /* of closed connections */
+    uint64_t pauses;                /* of closed connections: times paused */
+    int64_t paused_ns;              /* and time spent paused */
     uint64_t received_by_type[INGEST_TYPE_SLOTS];   /* ingest counts them (metrics) */
 };
 
@@ -67,6 +70,8 @@ struct server {
     struct sink *sink;
     struct listener listener;
     uv_poll_t listen_poll;
+    uv_timer_t accept_backoff_timer;   /* restarts listen_poll after accept failed */
+    int reserve_fd;                 /* given up when out of descriptors (server.c) */
     uv_signal_t sigint, sigterm, sigusr2, sighup;
     struct filter filter;
     uv_timer_t flush_timer, drain_timer, watchdog_timer;
@@ -75,18 +80,20 @@ struct server {
     struct decoder decoder;
     struct ingest ingest;
     struct pipeline pipeline;
+    struct fair_share shares;       /* who holds what the writer has not committed */
     struct conn_env conn_env;
     struct conn *conns;
     unsigned nconns;
     uint64_t next_conn_id;
     bool started;                   /* pipeline running */
-    bool paused;
     bool stopping;
     bool finished;
+    bool flush_pending;             /* a flush put off while the queue was full */
     struct handoff inherited;       /* state adopted from the previous image */
     int handoff_fd;                 /* >= 0: re-exec with this state after uv_run */
     int64_t drain_deadline_ns;      /* monotonic */
     struct server_stats stats;
+    int64_t denied_logged_ns, refused_logged_ns, accept_failed_logged_ns;   /* rate limits */
     struct metrics metrics;         /* the endpoint, when metrics_listen is set */
 };
 

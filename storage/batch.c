@@ -41,6 +41,7 @@ void batch_free(struct batch *b)
     arena_free(&b->arena);
     free(b->events);
     free(b->conns);
+    free(b->shares);
     free(b);
 }
 

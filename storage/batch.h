@@ -44,6 +44,8 @@ struct conn_record {
     uint64_t dropped_count_regressions;   /* headers whose count went backwards */
     uint64_t rejected;
     uint64_t decode_errors;        /* unknown types + bad payloads (stored raw) */
+    uint64_t paused_count;         /* times reading paused (backpressure, over its fair share) */
+    int64_t paused_ns;             /* time spent paused */
     char close_reason[32];         /* "" while open */
 };
 
@@ -63,6 +65,14 @@ struct batch_result {
     int64_t write_ns;              /* sink_write_batch took this long; 0: not written */
 };
 
+/* What one connection's share account (fair_share.h) put into a batch. */
+struct share_account;
+struct batch_share {
+    struct share_account *owner;
+    uint64_t units;                /* of batch room (fair_share.h) */
+    uint64_t events;
+};
+
 struct batch_limits {
     size_t max_events;
     size_t max_bytes;              /* arena limit */
@@ -79,6 +89,9 @@ struct batch {
     size_t conns_cap;
     struct batch_counts counts;
     struct batch_result result;
+    struct batch_share *shares;    /* fair_share.c fills and releases these */
+    size_t nshares;
+    size_t shares_cap;
 };
 
 struct batch *batch_new(const struct batch_limits *limits);

@@ -1,8 +1,10 @@
 /* event_json.c - the events table's columns and the decoded message as one
- * JSON object per line. Field order follows the table. */
+ * JSON object per line, and the detail document both carry. Field order
+ * follows the table. */
 #include "event_json.h"
 
 #include <inttypes.h>
+#include <stdbool.h>
 #include <string.h>
 
 #include "decode.h"
@@ -61,6 +63,12 @@ static void put_hex(struct strbuf *out, const char *name, const uint8_t *data, s
     strbuf_putc(out, '"');
 }
 
+static void put_bool(struct strbuf *out, const char *name, bool v)
+{
+    key(out, name);
+    strbuf_puts(out, v ? "true" : "false");
+}
+
 static void put_context(struct strbuf *out, const Gvisor__Common__ContextData *c)
 {
     put_nonzero(out, "time_ns", c->time_ns);
@@ -80,6 +88,15 @@ static void put_context(struct strbuf *out, const Gvisor__Common__ContextData *c
     }
 }
 
+/* The columns schema 2 added, after the syscall's as in the table. */
+static void put_context_more(struct strbuf *out, const Gvisor__Common__ContextData *c)
+{
+    put_nonzero(out, "thread_start_time_ns", c->thread_start_time_ns);
+    put_nonzero(out, "thread_group_start_time_ns", c->thread_group_start_time_ns);
+    put_int(out, "parent_thread_group_id", c->parent_thread_group_id);
+    put_bool(out, "is_exec_session", c->is_exec_session);
+}
+
 /* is_exit is a JSON boolean (the table's 0/1); result and errno only on exit. */
 static void put_syscall(struct strbuf *out, const struct event *ev)
 {
@@ -95,6 +112,35 @@ static void put_syscall(struct strbuf *out, const struct event *ev)
     }
 }
 
+/* A sub-message the columns hold field by field, unless it carries fields
+ * this schema does not know (a newer gVisor): then detail keeps it whole. */
+static bool columns_hold(const ProtobufCMessage *m)
+{
+    return !m || m->n_unknown_fields == 0;
+}
+
+static bool context_in_columns(const Gvisor__Common__ContextData *c)
+{
+    return !c || (columns_hold(&c->base) && columns_hold(c->credentials ? &c->credentials->base : NULL));
+}
+
+int event_detail_render(struct strbuf *out, const struct event *ev)
+{
+    const ProtobufCFieldDescriptor *omit[3];
+    size_t nomit = 0;
+    const struct decode_layout *l = ev->layout;
+    if (l && l->context && context_in_columns(ev->context))
+        omit[nomit++] = l->context;
+    if (l && l->sysno && ev->sysno <= INT64_MAX)
+        omit[nomit++] = l->sysno;
+    if (l && l->exit) {
+        const ProtobufCMessage *exit = *(const ProtobufCMessage *const *)((const char *)ev->msg + l->exit->offset);
+        if (columns_hold(exit))
+            omit[nomit++] = l->exit;
+    }
+    return json_render_message_omitting(out, ev->msg, omit, nomit);
+}
+
 int event_json_render(struct strbuf *out, const struct event *ev)
 {
     strbuf_puts(out, "{\"conn_id\":");
@@ -107,9 +153,11 @@ int event_json_render(struct strbuf *out, const struct event *ev)
     if (ev->context)
         put_context(out, ev->context);
     put_syscall(out, ev);
+    if (ev->context)
+        put_context_more(out, ev->context);
     if (ev->msg) {
         key(out, "detail");
-        json_render_message(out, ev->msg);
+        event_detail_render(out, ev);
     } else {
         put_hex(out, "raw", ev->raw, ev->raw_len);
     }

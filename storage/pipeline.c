@@ -65,6 +65,7 @@ static void clear_fd(int fd)
 
 static void collect(struct pipeline *p, struct batch *b)
 {
+    share_release(b);
     batch_counts_add(&p->counts, &b->counts);
     p->result.stored += b->result.stored;
     p->result.discarded += b->result.discarded;
@@ -246,6 +247,19 @@ int pipeline_seal(struct pipeline *p)
 bool pipeline_saturated(const struct pipeline *p)
 {
     return !p->free_list && p->batches > p->cfg.queue_max;
+}
+
+bool pipeline_exhausted(const struct pipeline *p)
+{
+    return !p->free_list && p->batches > p->cfg.queue_max + p->cfg.reserve;
+}
+
+size_t pipeline_reserve_left(const struct pipeline *p)
+{
+    if (!pipeline_saturated(p))
+        return p->cfg.reserve;
+    size_t used = p->batches - 1 - p->cfg.queue_max;   /* sealed past queue_max (all but the open one) */
+    return used < p->cfg.reserve ? p->cfg.reserve - used : 0;
 }
 
 size_t pipeline_in_flight(struct pipeline *p)

@@ -4,8 +4,11 @@
  * writer thread (sinks that do I/O), or is written inline (discard).
  * Sealing always succeeds, so packets already read from a socket are never
  * lost; once queue_max batches are in flight the pipeline reports itself
- * saturated and the caller stops reading until on_space says a batch is free
- * again: backpressure instead of unbounded memory.
+ * saturated and the connections holding more than their fair share stop
+ * reading until on_space says a batch is free again; the others may fill
+ * up to reserve batches more, then the pipeline is exhausted and everyone
+ * stops: backpressure instead of unbounded memory. A batch's share entries
+ * are released when it comes back, on the loop thread.
  *
  * The loop thread never waits for the writer: batches travel both ways on
  * lock-free lists, each with an eventfd to wake the other side (a lock held
@@ -22,12 +25,14 @@
 #include <uv.h>
 
 #include "batch.h"
+#include "fair_share.h"
 #include "histogram.h"
 #include "sink.h"
 
 struct pipeline_config {
     struct batch_limits limits;
     size_t queue_max;             /* sealed batches waiting or being written */
+    size_t reserve;               /* more, sealed from connections under their fair share */
 };
 
 typedef void (*pipeline_space_cb)(void *data);
@@ -83,8 +88,16 @@ bool pipeline_current_empty(const struct pipeline *p);
  * queue limit if it must. -1 (current batch kept) only when out of memory. */
 int pipeline_seal(struct pipeline *p);
 
-/* True when queue_max batches are in flight: stop reading until on_space. */
+/* True when queue_max batches are in flight: connections over their fair
+ * share (fair_share.h) stop reading until on_space. */
 bool pipeline_saturated(const struct pipeline *p);
+
+/* True when the reserve is in flight too: every connection stops. */
+bool pipeline_exhausted(const struct pipeline *p);
+
+/* Reserve batches not in flight: cfg.reserve until saturated, 0 once
+ * exhausted. */
+size_t pipeline_reserve_left(const struct pipeline *p);
 
 /* Sealed batches not yet returned. */
 size_t pipeline_in_flight(struct pipeline *p);

@@ -165,11 +165,16 @@ static uint64_t file_size(const char *path)
 }
 
 /* TRUNCATE resets the WAL when no reader needs its frames; a reader holding
- * an old snapshot blocks that, and the WAL keeps growing until it ends. */
-static void checkpoint(struct retention *r, sqlite3 *db, int64_t now_ns)
+ * an old snapshot blocks that, and the WAL keeps growing until it ends.
+ * While batches are being written it waits for the WAL to pass the limit:
+ * SQLite's own checkpoint after a commit already lets the next one start
+ * the WAL over in place, and truncating it every 2 s made each new WAL
+ * grow the file again (~10% of the daemon's CPU on the mixed trace,
+ * bench/ipc.sh). Idle, it shrinks the file. */
+static void checkpoint(struct retention *r, sqlite3 *db, int64_t now_ns, bool idle)
 {
     bool large = file_size(r->wal_path) > RETENTION_WAL_LIMIT;
-    if (!large && now_ns - r->last_checkpoint_ns < 2 * NS_PER_S)
+    if (!large && (!idle || now_ns - r->last_checkpoint_ns < 2 * NS_PER_S))
         return;
     r->last_checkpoint_ns = now_ns;
     /* Waiting for readers here would hold up the writer: try briefly. */
@@ -185,7 +190,7 @@ static void checkpoint(struct retention *r, sqlite3 *db, int64_t now_ns)
     }
 }
 
-void retention_step(struct retention *r, sqlite3 *db, int64_t now_ns)
+void retention_step(struct retention *r, sqlite3 *db, int64_t now_ns, bool idle)
 {
     uint64_t max = atomic_load(&r->max_db_bytes);
     bool over_size = max && retention_db_bytes(db) > max;
@@ -193,5 +198,5 @@ void retention_step(struct retention *r, sqlite3 *db, int64_t now_ns)
         r->last_step_ns = now_ns;
         prune(r, db, now_ns);
     }
-    checkpoint(r, db, now_ns);
+    checkpoint(r, db, now_ns, idle);
 }

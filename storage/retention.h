@@ -8,10 +8,10 @@
  * chain's anchor so `seccheckd verify` checks from there; the newest batch
  * always stays, so the chain and the event ids continue) while they are
  * older than --retain or the database is larger than --max-db-size, and
- * checkpoints the WAL (TRUNCATE) so it does not grow past its limit. When
- * `seccheckd forward` runs (its forward_progress table exists), batches it
- * has not shipped are kept whatever their age; only --max-db-size deletes
- * them, and they are counted (batches_deleted_unshipped). A
+ * checkpoints the WAL (TRUNCATE: when idle, or past its limit) so it stays
+ * short. When `seccheckd forward` runs (its forward_progress table exists),
+ * batches it has not shipped are kept whatever their age; only --max-db-size
+ * deletes them, and they are counted (batches_deleted_unshipped). A
  * reader holding a snapshot can hold the WAL back; that is logged.
  */
 #ifndef SECCHECKD_RETENTION_H
@@ -46,8 +46,9 @@ void retention_init(struct retention *r, const char *db_path, uint64_t retain_s,
 /* Pragmas to apply once on a newly opened database. */
 int retention_setup(sqlite3 *db, char *err, size_t errlen);
 
-/* One bounded step, if one is due; its own transaction. */
-void retention_step(struct retention *r, sqlite3 *db, int64_t now_ns);
+/* One bounded step, if one is due; its own transaction. idle: no batch is
+ * being written (the sink's idle upkeep), the time to shrink the WAL. */
+void retention_step(struct retention *r, sqlite3 *db, int64_t now_ns, bool idle);
 
 /* Bytes of the database in use (pages minus the free list). */
 uint64_t retention_db_bytes(sqlite3 *db);

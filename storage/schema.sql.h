@@ -1,6 +1,14 @@
 /* schema.sql.h - the SQLite schema, version SQLITE_SCHEMA_VERSION.
- * Included by sink_sqlite.c only; kept apart so the SQL reads as SQL. */
-#define SQLITE_SCHEMA_VERSION 1
+ * Included by sink_sqlite.c only; kept apart so the SQL reads as SQL.
+ *
+ * Version 2 stores each event once: detail holds the message's own fields,
+ * not context_data, sysno or exit, which the columns hold (event_json.h);
+ * events_full (views.sql.h) puts the whole message back together. A
+ * version 1 database (detail whole, type_name stored) is upgraded in place
+ * at start by adding the four new context columns, which SQLite does
+ * without touching a row; its old rows keep their whole detail, and
+ * meta.schema_v2_first_event_id says where the new ones begin. */
+#define SQLITE_SCHEMA_VERSION 2
 
 static const char schema_sql[] =
     "CREATE TABLE IF NOT EXISTS meta("
@@ -42,14 +50,37 @@ static const char schema_sql[] =
     "  dropped_count_regressions INTEGER NOT NULL DEFAULT 0,"
     "  rejected INTEGER NOT NULL,"
     "  decode_errors INTEGER NOT NULL,"
-    "  close_reason TEXT);"
+    "  close_reason TEXT,"
+    "  paused_count INTEGER NOT NULL DEFAULT 0,"   /* reading paused: over its fair share of the queue */
+    "  paused_ns INTEGER NOT NULL DEFAULT 0);"
 
+    /* Tamper evidence (chain.h): one row per committed batch of events, in
+     * the batch's transaction; hash chains on from the previous row. */
+    "CREATE TABLE IF NOT EXISTS batches("
+    "  id INTEGER PRIMARY KEY,"
+    "  run_id INTEGER NOT NULL,"
+    "  first_event_id INTEGER,"
+    "  last_event_id INTEGER,"
+    "  events INTEGER NOT NULL,"
+    "  committed_ns INTEGER NOT NULL,"
+    "  prev_hash BLOB NOT NULL,"
+    "  hash BLOB NOT NULL,"
+    "  keyed INTEGER NOT NULL);";
+
+/* The events table, in two parts around the type_name expression (built
+ * from the decoder's names: schema_type_name_sql). Version 1 stored
+ * type_name; here it is computed on read, so costs no byte. The last four
+ * columns are version 2's, last so that an upgraded version 1 table has
+ * the same columns in the same order. */
+static const char events_table_head_sql[] =
     "CREATE TABLE IF NOT EXISTS events("
     "  id INTEGER PRIMARY KEY,"
     "  conn_id INTEGER NOT NULL,"
     "  recv_ns INTEGER NOT NULL,"
     "  msg_type INTEGER NOT NULL,"
-    "  type_name TEXT,"
+    "  type_name TEXT GENERATED ALWAYS AS (";
+static const char events_table_tail_sql[] =
+    ") VIRTUAL,"
     "  dropped_count INTEGER NOT NULL,"
     "  decode_error TEXT,"
     "  time_ns INTEGER,"
@@ -65,39 +96,52 @@ static const char schema_sql[] =
     "  result INTEGER,"
     "  errno INTEGER,"
     "  detail TEXT,"
-    "  raw BLOB NOT NULL);"
+    "  raw BLOB NOT NULL,"
+    "  thread_start_time_ns INTEGER,"
+    "  thread_group_start_time_ns INTEGER,"
+    "  parent_thread_group_id INTEGER,"
+    "  is_exec_session INTEGER);";
     /* Its secondary indexes are chosen at start (--indexes): event_indexes.c. */
 
-    /* Tamper evidence (chain.h): one row per committed batch of events, in
-     * the batch's transaction; hash chains on from the previous row. */
-    "CREATE TABLE IF NOT EXISTS batches("
-    "  id INTEGER PRIMARY KEY,"
-    "  run_id INTEGER NOT NULL,"
-    "  first_event_id INTEGER,"
-    "  last_event_id INTEGER,"
-    "  events INTEGER NOT NULL,"
-    "  committed_ns INTEGER NOT NULL,"
-    "  prev_hash BLOB NOT NULL,"
-    "  hash BLOB NOT NULL,"
-    "  keyed INTEGER NOT NULL);";
+/* Version 1 -> 2, in the start transaction: adding a column only rewrites
+ * the table's definition, so it takes the same time on any size. */
+static const char upgrade_v1_sql[] =
+    "ALTER TABLE events ADD COLUMN thread_start_time_ns INTEGER;"
+    "ALTER TABLE events ADD COLUMN thread_group_start_time_ns INTEGER;"
+    "ALTER TABLE events ADD COLUMN parent_thread_group_id INTEGER;"
+    "ALTER TABLE events ADD COLUMN is_exec_session INTEGER;"
+    "INSERT OR REPLACE INTO meta SELECT 'schema_v2_first_event_id', coalesce(max(id), 0) + 1 FROM events;"
+    "UPDATE meta SET value = '2' WHERE key = 'schema_version';";
 
-static const char insert_event_sql[] =
-    "INSERT INTO events(conn_id, recv_ns, msg_type, type_name, dropped_count, decode_error,"
-    " time_ns, container_id, thread_id, thread_group_id, process_name, cwd,"
-    " real_uid, effective_uid, saved_uid, real_gid, effective_gid, saved_gid,"
-    " sysno, is_exit, result, errno, detail, raw)"
-    " VALUES(?,?,?,?,?,?, ?,?,?,?,?,?, ?,?,?,?,?,?, ?,?,?,?,?,?)";
+/* Parameter numbers are the bind_* indexes in sink_sqlite.c; an upgraded
+ * version 1 table still stores type_name (?28), the other does not. */
+#define INSERT_EVENT_COLUMNS \
+    "INSERT INTO events(conn_id, recv_ns, msg_type, dropped_count, decode_error," \
+    " time_ns, container_id, thread_id, thread_group_id, process_name, cwd," \
+    " real_uid, effective_uid, saved_uid, real_gid, effective_gid, saved_gid," \
+    " sysno, is_exit, result, errno, detail, raw," \
+    " thread_start_time_ns, thread_group_start_time_ns, parent_thread_group_id, is_exec_session"
+#define INSERT_EVENT_VALUES "?1,?2,?3,?4,?5, ?6,?7,?8,?9,?10,?11, ?12,?13,?14,?15,?16,?17, ?18,?19,?20,?21,?22,?23, ?24,?25,?26,?27"
+static const char insert_event_sql[] = INSERT_EVENT_COLUMNS ") VALUES(" INSERT_EVENT_VALUES ")";
+static const char insert_event_v1_sql[] = INSERT_EVENT_COLUMNS ", type_name) VALUES(" INSERT_EVENT_VALUES ",?28)";
 
 static const char upsert_conn_sql[] =
     "INSERT INTO connections(id, run_id, peer_pid, peer_uid, peer_gid, connect_ns, close_ns,"
     " client_version, messages, bytes, last_dropped_count, sandbox_dropped, rejected,"
-    " decode_errors, close_reason, dropped_count_regressions) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
+    " decode_errors, close_reason, dropped_count_regressions, paused_count, paused_ns)"
+    " VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
     " ON CONFLICT(id) DO UPDATE SET close_ns=excluded.close_ns,"
     " client_version=excluded.client_version, messages=excluded.messages,"
     " bytes=excluded.bytes, last_dropped_count=excluded.last_dropped_count,"
     " sandbox_dropped=excluded.sandbox_dropped, rejected=excluded.rejected,"
     " decode_errors=excluded.decode_errors, close_reason=excluded.close_reason,"
-    " dropped_count_regressions=excluded.dropped_count_regressions";
+    " dropped_count_regressions=excluded.dropped_count_regressions,"
+    " paused_count=excluded.paused_count, paused_ns=excluded.paused_ns";
+
+/* A database made before the connections table had them. */
+static const char conn_pause_columns_sql[] =
+    "ALTER TABLE connections ADD COLUMN paused_count INTEGER NOT NULL DEFAULT 0;"
+    "ALTER TABLE connections ADD COLUMN paused_ns INTEGER NOT NULL DEFAULT 0;";
 
 static const char update_run_sql[] =
     "UPDATE runs SET received=received+?1, stored=stored+?2, discarded=discarded+?3,"

@@ -1,6 +1,10 @@
 #include "sqlutil.h"
 
 #include <stdio.h>
+#include <string.h>
+
+#include "json.h"
+#include "strbuf.h"
 
 int sqlutil_exec(sqlite3 *db, const char *sql, char *err, size_t errlen)
 {
@@ -36,4 +40,21 @@ bool sqlutil_has(sqlite3 *db, const char *type, const char *name)
     }
     sqlite3_finalize(st);
     return found;
+}
+
+void sqlutil_bind_text(sqlite3_stmt *st, int col, const char *s)
+{
+    if (!s || !*s) {
+        sqlite3_bind_null(st, col);
+        return;
+    }
+    size_t len = strlen(s);
+    if (utf8_valid(s, len)) {
+        sqlite3_bind_text(st, col, s, (int)len, SQLITE_STATIC);
+        return;
+    }
+    struct strbuf clean = {0};
+    utf8_sanitize(&clean, s, len);
+    sqlite3_bind_text(st, col, clean.failed ? "" : clean.data, clean.failed ? 0 : (int)clean.len, SQLITE_TRANSIENT);
+    strbuf_free(&clean);
 }

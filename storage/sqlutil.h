@@ -1,6 +1,6 @@
 /* sqlutil.h - the few SQLite calls every storage module makes the same way:
  * run SQL with a message on failure, read one integer, ask whether a table
- * or index exists. */
+ * or index exists, bind text from a sandbox. */
 #ifndef SECCHECKD_SQLUTIL_H
 #define SECCHECKD_SQLUTIL_H
 
@@ -19,5 +19,12 @@ int64_t sqlutil_int(sqlite3 *db, const char *sql, int64_t fallback);
 
 /* Whether sqlite_master has an object of this type ("table", "index"). */
 bool sqlutil_has(sqlite3 *db, const char *type, const char *name);
+
+/* Binds s to parameter col: NULL for NULL or "" (the tables' rule), else
+ * the string, SQLITE_STATIC (s must outlive the step). Text columns must
+ * hold valid UTF-8 (readers such as Python's sqlite3 refuse anything else)
+ * and a sandbox may send any bytes: the rare invalid string is bound as a
+ * sanitized copy (U+FFFD per bad byte); the raw column keeps the original. */
+void sqlutil_bind_text(sqlite3_stmt *st, int col, const char *s);
 
 #endif

@@ -3,6 +3,36 @@
  * in detail) are decoded here: family (u16 LE), port (u16 BE), IPv4/IPv6
  * address, or a Unix path ("@" for the abstract namespace). */
 static const char views_sql[] =
+    /* The whole message of each decoded event as one JSON document, the
+     * one version 1 stored in detail: the parts the columns hold
+     * (context_data when sent: is_exec_session is NULL otherwise; exit on
+     * exit; sysno), each unless detail has it (a version 1 row has them
+     * all; a version 2 row keeps one the columns cannot hold exactly),
+     * with detail patched over them. Zero values come back as the proto's
+     * defaults (the columns store them as NULL). */
+    "CREATE VIEW IF NOT EXISTS events_full AS\n"
+    "SELECT id, conn_id, recv_ns, msg_type, type_name, dropped_count, decode_error,\n"
+    "       CASE WHEN detail IS NOT NULL THEN json_patch(json_patch(json_patch(\n"
+    "         CASE WHEN is_exec_session IS NULL OR json_type(detail, '$.context_data') IS NOT NULL THEN '{}'\n"
+    "         ELSE json_object('context_data', json_patch(json_object(\n"
+    "           'time_ns', coalesce(time_ns, 0), 'thread_id', coalesce(thread_id, 0),\n"
+    "           'thread_start_time_ns', coalesce(thread_start_time_ns, 0),\n"
+    "           'thread_group_id', coalesce(thread_group_id, 0),\n"
+    "           'thread_group_start_time_ns', coalesce(thread_group_start_time_ns, 0),\n"
+    "           'container_id', coalesce(container_id, '')),\n"
+    "           json_patch(CASE WHEN real_uid IS NULL THEN '{}' ELSE json_object('credentials', json_object(\n"
+    "             'real_uid', real_uid, 'effective_uid', effective_uid, 'saved_uid', saved_uid,\n"
+    "             'real_gid', real_gid, 'effective_gid', effective_gid, 'saved_gid', saved_gid)) END,\n"
+    "           json_object('cwd', coalesce(cwd, ''), 'process_name', coalesce(process_name, ''),\n"
+    "             'parent_thread_group_id', coalesce(parent_thread_group_id, 0),\n"
+    "             'is_exec_session', json(CASE is_exec_session WHEN 0 THEN 'false' ELSE 'true' END))))) END,\n"
+    "         CASE WHEN is_exit = 1 AND json_type(detail, '$.exit') IS NULL\n"
+    "              THEN json_object('exit', json_object('result', result, 'errorno', errno)) ELSE '{}' END),\n"
+    "         CASE WHEN sysno IS NULL OR json_type(detail, '$.sysno') IS NOT NULL THEN '{}'\n"
+    "              ELSE json_object('sysno', sysno) END),\n"
+    "         detail) END AS message\n"
+    "FROM events;\n"
+    "\n"
     "CREATE VIEW IF NOT EXISTS execs AS\n"
     "SELECT id, conn_id, time_ns, datetime(time_ns / 1000000000, 'unixepoch') AS time, container_id,\n"
     "       thread_group_id, process_name AS parent_name, json_extract(detail, '$.binary_path') AS binary_path,\n"

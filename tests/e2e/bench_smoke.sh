@@ -79,6 +79,8 @@ for m in block sentry; do
         done
     done
 done
+check "ipc sqlite rows show DB bytes/event" \
+    grep -qE "^block +1 +sqlite +[0-9,]+ .* [0-9]+\.[0-9]{3} +[0-9,]+ +1$" "$dir/ipc/summary.txt"
 check "ipc headline table" grep -q "^Headline ratios, trace redis_rw" "$dir/ipc/summary.txt"
 check "ipc runs.jsonl has 20 runs, none failed" \
     bash -c "[ \$(wc -l <'$dir/ipc/runs.jsonl') = 20 ] && ! grep -q '\"error\"' '$dir/ipc/runs.jsonl'"
@@ -98,7 +100,7 @@ for r in "${receivers[@]}"; do
     check "zero_drop table row $r" grep -qE "^$r +([0-9,]+|none) " "$dir/zd/summary.txt"
 done
 check "zero_drop seccheckd rows show the longest stall and the loop's own" \
-    grep -qE "^(discard|sqlite) .* [0-9]+\.[0-9]{2} +([0-9]+\.[0-9]{2}|-) +[0-9]+\.[0-9]{2}$" "$dir/zd/summary.txt"
+    grep -qE "^(discard|sqlite) .* [0-9]+\.[0-9]{2} +([0-9]+\.[0-9]{2}|-) +[0-9]+\.[0-9]{2} +([0-9,]+|-)$" "$dir/zd/summary.txt"
 check "zero_drop search.jsonl has one result per receiver" [ "$(wc -l <"$dir/zd/search.jsonl")" = 5 ]
 check "zero_drop.sh left no receiver or temp dir" no_leftovers
 

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <time.h>
@@ -65,7 +66,9 @@ void sleep_ms(int ms)
         ;
 }
 
-bool daemon_spawn(struct daemon *d, const char *const *argv, const char *ready)
+/* daemon_spawn; nofile > 0 also sets RLIMIT_NOFILE (soft and hard) in the
+ * child before exec. */
+static bool spawn_limited(struct daemon *d, const char *const *argv, const char *ready, unsigned nofile)
 {
     /* Truncated here, not in the child, so a previous run's log is gone
      * before we start looking for the ready line. */
@@ -78,6 +81,9 @@ bool daemon_spawn(struct daemon *d, const char *const *argv, const char *ready)
     if (d->pid == 0) {
         dup2(fd, 1);
         dup2(fd, 2);
+        struct rlimit rl = {.rlim_cur = nofile, .rlim_max = nofile};
+        if (nofile > 0 && setrlimit(RLIMIT_NOFILE, &rl) != 0)
+            _exit(126);
         execv(argv[0], (char *const *)argv);
         _exit(127);
     }
@@ -99,7 +105,13 @@ bool daemon_spawn(struct daemon *d, const char *const *argv, const char *ready)
     return false;
 }
 
-bool daemon_start(struct daemon *d, const char *binary, const char *const *extra_args)
+bool daemon_spawn(struct daemon *d, const char *const *argv, const char *ready)
+{
+    return spawn_limited(d, argv, ready, 0);
+}
+
+/* daemon_start; nofile > 0: under that open-file limit. */
+static bool start_limited(struct daemon *d, const char *binary, const char *const *extra_args, unsigned nofile)
 {
     const char *argv[64];
     int n = 0;
@@ -111,7 +123,17 @@ bool daemon_start(struct daemon *d, const char *binary, const char *const *extra
     for (int i = 0; extra_args && extra_args[i] && n < 62; i++)
         argv[n++] = extra_args[i];
     argv[n] = NULL;
-    return daemon_spawn(d, argv, "info: listening on");
+    return spawn_limited(d, argv, "info: listening on", nofile);
+}
+
+bool daemon_start(struct daemon *d, const char *binary, const char *const *extra_args)
+{
+    return start_limited(d, binary, extra_args, 0);
+}
+
+bool daemon_start_nofile(struct daemon *d, const char *binary, const char *const *extra_args, unsigned nofile)
+{
+    return start_limited(d, binary, extra_args, nofile);
 }
 
 int daemon_stop_within(struct daemon *d, int timeout_ms)
@@ -380,4 +402,26 @@ int open_fd_count(pid_t pid)
         n += e->d_name[0] != '.';
     closedir(dir);
     return n;
+}
+
+long cpu_time_ms(pid_t pid, pid_t tid)
+{
+    char path[64], buf[1024];
+    if (tid > 0)
+        snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", (int)pid, (int)tid);
+    else
+        snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        fail_msg("cannot read %s", path);
+    size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    /* Fields 14 and 15 (utime, stime), counted after the ")" that ends the
+     * command name, which may itself hold spaces. */
+    const char *p = strrchr(buf, ')');
+    unsigned long long utime = 0, stime = 0;
+    if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &utime, &stime) != 2)
+        fail_msg("cannot parse %s", path);
+    return (long)((utime + stime) * 1000 / (unsigned long long)sysconf(_SC_CLK_TCK));
 }

@@ -32,6 +32,10 @@ void daemon_prepare(struct daemon *d);
  * waits until it logs that it listens. false if it exited or timed out. */
 bool daemon_start(struct daemon *d, const char *binary, const char *const *extra_args);
 
+/* daemon_start under an open-file limit: RLIMIT_NOFILE soft and hard set
+ * to nofile in the child before exec (the daemon cannot raise it). */
+bool daemon_start_nofile(struct daemon *d, const char *binary, const char *const *extra_args, unsigned nofile);
+
 /* Starts any program (argv[0] is its path) with stdout and stderr in the
  * log, and waits until the log contains ready. The process is a
  * reaper_fork child: it never outlives the test. */
@@ -131,5 +135,9 @@ long rss_kib(pid_t pid);
 
 /* Open file descriptors of pid, from /proc; fails the test if unreadable. */
 int open_fd_count(pid_t pid);
+
+/* CPU time (user + system) of pid, or of its thread tid when tid > 0, in
+ * ms, from /proc; fails the test if unreadable. */
+long cpu_time_ms(pid_t pid, pid_t tid);
 
 #endif

@@ -756,6 +756,15 @@ static void assert_detail_string(const struct daemon *d, const char *where, cons
     assert_db_bytes(d, sql, want, strlen(want));
 }
 
+/* The same through events_full, whose message holds context_data again. */
+static void assert_full_string(const struct daemon *d, const char *where, const char *path, const char *want)
+{
+    char sql[512];
+    snprintf(sql, sizeof(sql), "SELECT CAST(json_extract(message,'%s') AS BLOB) FROM events_full WHERE %s", path,
+             where);
+    assert_db_bytes(d, sql, want, strlen(want));
+}
+
 /* Invalid UTF-8 in an Open's pathname and fd_path, and in every string of
  * a container/start (id, cwd, args, env, context container_id, cwd,
  * process_name): stored decoded, detail valid JSON with U+FFFD for each
@@ -808,9 +817,9 @@ static void test_invalid_utf8_strings(void **state)
         assert_detail_string(&d, where, "$.args[0]", want);
         assert_detail_string(&d, where, "$.args[1]", "plain");
         assert_detail_string(&d, where, "$.env[2]", want);
-        assert_detail_string(&d, where, "$.context_data.container_id", want);
-        assert_detail_string(&d, where, "$.context_data.process_name", want);
-        assert_detail_string(&d, where, "$.context_data.cwd", want);
+        assert_full_string(&d, where, "$.context_data.container_id", want);
+        assert_full_string(&d, where, "$.context_data.process_name", want);
+        assert_full_string(&d, where, "$.context_data.cwd", want);
         snprintf(sql, sizeof(sql), "SELECT raw FROM events WHERE %s", where);
         assert_db_bytes(&d, sql, sent[N_UTF8 + i].data, sent[N_UTF8 + i].len);
         /* The copied columns are there (bytes as sent; see the report). */

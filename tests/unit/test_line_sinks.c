@@ -8,6 +8,7 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <openssl/evp.h>
 
 #include "batch.h"
 #include "decode.h"
@@ -18,6 +19,12 @@
 #include "gvisor/syscall.pb-c.h"
 
 static struct decoder dec;
+
+/* test_text_unchanged_on_traces */
+#define EXEC_LOOP_TEXT_SHA256 "fc7a8c580dcc86704bed18ca82208d15a8e2acee31ad00d74480184e6b4b3f7d"
+#define MIXED_SYSCALLS_TEXT_SHA256 "307d7c6cbcfe97f62687f8e6d77efc0184db2dbbd214407dc8e1d042001c4453"
+#define REDIS_RW_TEXT_SHA256 "1a567fba6cb2fc24d65ccbf2c13e78e5f652a015648c01c54ad0fe1ba068a643"
+#define DROPS_TEXT_SHA256 "efd0fc7f3b933e2186f8b203642abbb4f359dc2345f1f59d58a837eacfb48187"
 
 static int setup(void **state)
 {
@@ -601,6 +608,54 @@ static void test_text_lines(void **state)
     scratch_dir_remove(dir);
 }
 
+/* The text sink's output of every recorded trace, byte for byte, as the
+ * release before schema 2 wrote it: the SHA-256 of each file, taken with
+ * this same test built on that release (commit e82976e). Storing each
+ * event once changed the table and the NDJSON lines, not this. */
+static void test_text_unchanged_on_traces(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *trace;
+        const char *sha256;
+    } want[] = {
+        {"exec_loop.trace", EXEC_LOOP_TEXT_SHA256},
+        {"mixed_syscalls.trace", MIXED_SYSCALLS_TEXT_SHA256},
+        {"redis_rw.trace", REDIS_RW_TEXT_SHA256},
+        {"drops.trace", DROPS_TEXT_SHA256},
+    };
+    for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+        struct trace_pkts t;
+        trace_load(want[i].trace, &t);
+        char dir[64], path[128], err[512];
+        scratch_dir(dir);
+        snprintf(path, sizeof(path), "%s/events.txt", dir);
+        struct sink *s = sink_text_open(path, err, sizeof(err));
+        if (!s)
+            fail_msg("%s", err);
+        struct batch *b = new_batch(t.n);
+        fill(b, &t, 0, t.n);
+        sink_write_batch(s, b);
+        assert_int_equal(b->result.stored, t.n);
+        sink_close(s);
+        size_t len;
+        uint8_t *data = slurp(path, &len);
+        uint8_t md[EVP_MAX_MD_SIZE];
+        unsigned mdlen = 0;
+        assert_int_equal(EVP_Digest(data, len, md, &mdlen, EVP_sha256(), NULL), 1);
+        char hex[2 * EVP_MAX_MD_SIZE + 1];
+        for (unsigned k = 0; k < mdlen; k++)
+            snprintf(hex + 2 * k, 3, "%02x", md[k]);
+        print_message("%s: %zu bytes of text, sha256 %s\n", want[i].trace, len, hex);
+        if (strcmp(hex, want[i].sha256) != 0)
+            fail_msg("%s: the text sink's output changed (sha256 %s, was %s)", want[i].trace, hex, want[i].sha256);
+        free(data);
+        batch_free(b);
+        trace_free(&t);
+        scratch_dir_remove(dir);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -614,6 +669,7 @@ int main(void)
         cmocka_unit_test(test_symlink_refused_at_open),
         cmocka_unit_test(test_symlink_refused_after_rotation),
         cmocka_unit_test(test_text_lines),
+        cmocka_unit_test(test_text_unchanged_on_traces),
     };
     return cmocka_run_group_tests(tests, setup, NULL);
 }
