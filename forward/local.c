@@ -84,7 +84,7 @@ static enum local_kind kind_of(const char *name, const char *decl)
 static int load_table(sqlite3 *db, struct local_table *t, bool *changed, char *err, size_t errlen)
 {
     char sql[128];
-    snprintf(sql, sizeof(sql), "PRAGMA table_info(%s)", t->name);
+    snprintf(sql, sizeof(sql), "PRAGMA table_xinfo(%s)", t->name);
     sqlite3_stmt *st;
     if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) {
         snprintf(err, errlen, "%s: %s", t->name, sqlite3_errmsg(db));

@@ -3,7 +3,8 @@
  * the forward_progress table the forwarder keeps there for retention.
  *
  * Tables are described by their columns as the database declares them
- * (PRAGMA table_info), never by a list compiled in: a database written by an
+ * (PRAGMA table_xinfo, so generated columns such as schema 2's type_name are
+ * shipped as plain values), never by a list compiled in: a database written by an
  * older or newer daemon forwards the columns it has.
  */
 #ifndef SECCHECKD_FORWARD_LOCAL_H
