@@ -2,7 +2,6 @@
 #include "local.h"
 
 #include <errno.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -285,7 +284,7 @@ static int render_value(struct strbuf *out, sqlite3_stmt *st, int col, enum loca
             i = sqlite3_column_int64(st, col);
         else if (type == SQLITE_FLOAT) {
             d = sqlite3_column_double(st, col);
-            if (!(d == floor(d) && d >= -0x1p63 && d < 0x1p63))
+            if (!(d >= -0x1p63 && d < 0x1p63) || (double)(int64_t)d != d)   /* NaN fails the first */
                 return -1;
             i = (int64_t)d;
         } else if (type != SQLITE_TEXT || !parse_int((const char *)sqlite3_column_text(st, col), &i))
