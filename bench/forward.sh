@@ -20,6 +20,8 @@ Usage: bench/forward.sh [OPTIONS]
   --events N           events to forward [300000]
   --trace NAME         trace in the traces directory [mixed_syscalls]
   --txn-events N       forward --txn-events [65536]
+  --repeat N           part 1: forward the same database N times, each into
+                       emptied central tables (a range, not one figure) [1]
   --zero-drop          also run part 2 (a few minutes)
   --conns N            part 2: loadgen connections [4]
   --probe-seconds S    part 2: length of each probe [3]
@@ -29,7 +31,7 @@ Usage: bench/forward.sh [OPTIONS]
 USAGE
 }
 
-events=300000 trace=mixed_syscalls txn=65536 zero=0 conns=4 probe_s=3
+events=300000 trace=mixed_syscalls txn=65536 zero=0 conns=4 probe_s=3 repeat=1
 bin=$repo/build/bin traces=$repo/tests/fixtures/traces
 while [ $# -gt 0 ]; do
     case $1 in
@@ -37,6 +39,7 @@ while [ $# -gt 0 ]; do
         --events) events=${2:?}; shift 2 ;;
         --trace) trace=${2:?}; shift 2 ;;
         --txn-events) txn=${2:?}; shift 2 ;;
+        --repeat) repeat=${2:?}; shift 2 ;;
         --zero-drop) zero=1; shift ;;
         --conns) conns=${2:?}; shift 2 ;;
         --probe-seconds) probe_s=${2:?}; shift 2 ;;
@@ -45,7 +48,7 @@ while [ $# -gt 0 ]; do
         *) echo "bench/forward.sh: unknown option '$1' (try --help)" >&2; exit 2 ;;
     esac
 done
-for v in "$events" "$txn" "$conns" "$probe_s"; do
+for v in "$events" "$txn" "$conns" "$probe_s" "$repeat"; do
     [[ $v =~ ^[0-9]+$ && $v -gt 0 ]] || { echo "bench/forward.sh: expected a positive integer, got '$v'" >&2; exit 2; }
 done
 
@@ -62,17 +65,42 @@ wait_for 20 test -S "$dir/s.sock"
 stop "$d"
 stored=$(sqlite3 "$dir/t.db" "SELECT count(*) FROM events")
 bytes=$(stat -c %s "$dir/t.db")
-t0=$(now)
-spawn f "$bin/seccheckd" forward --db "$dir/t.db" --to "$PG_URL" --host-id bench --txn-events "$txn" --poll-ms 20
-wait_for 600 caught_up "$dir/t.db" bench || { echo "forwarder did not catch up"; tail "$dir/f.log"; exit 1; }
-t1=$(now)
-stop "$f"
-central=$(psql_c "SELECT count(*) FROM events WHERE host_id = 'bench'")
-[ "$central" = "$stored" ] || { echo "central has $central events, local $stored"; exit 1; }
-rate=$(awk -v n="$stored" -v a="$t0" -v b="$t1" 'BEGIN { printf "%.0f", n / (b - a) }')
-secs=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", b - a }')
-echo "forward throughput: $stored events ($trace, local db $((bytes >> 20)) MiB) in $secs s = $rate events/s" \
-     "(txn-events $txn, PostgreSQL 15 local, fsync on, $(nproc) CPUs)"
+# CPU seconds a process has used (user + system), and its children's.
+cpu_s() { awk -v t="$(getconf CLK_TCK)" '{ sub(/.*\) /, ""); printf "%.2f", ($12 + $13) / t }' "/proc/$1/stat" 2>/dev/null || echo 0; }
+# The whole server's CPU: the postmaster, its live children, the ones it reaped.
+pg_cpu_s() {
+    local pm p total
+    pm=$(head -1 "$PG_DIR/data/postmaster.pid")
+    total=$(awk -v t="$(getconf CLK_TCK)" '{ sub(/.*\) /, ""); printf "%.2f", ($12 + $13 + $14 + $15) / t }' "/proc/$pm/stat")
+    for p in $(pgrep -P "$pm"); do total=$(awk -v a="$total" -v b="$(cpu_s "$p")" 'BEGIN { printf "%.2f", a + b }'); done
+    echo "$total"
+}
+per_m() { awk -v s="$1" -v n="$stored" 'BEGIN { printf "%.1f", s * 1e6 / n }'; }
+
+for run in $(seq "$repeat"); do
+    psql_c "SET client_min_messages = warning; DROP TABLE IF EXISTS events, batches, runs, connections, hosts, gaps, refusals CASCADE" >/dev/null
+    psql_c "CHECKPOINT" >/dev/null
+    load=$(cut -d' ' -f1 /proc/loadavg)
+    pg0=$(pg_cpu_s)
+    t0=$(now)
+    spawn f "$bin/seccheckd" forward --db "$dir/t.db" --to "$PG_URL" --host-id bench --txn-events "$txn" --poll-ms 20
+    wait_for 600 caught_up "$dir/t.db" bench || { echo "forwarder did not catch up"; tail "$dir/f.log"; exit 1; }
+    t1=$(now)
+    fcpu=$(cpu_s "$f")
+    bpid=$(psql_c "SELECT pid FROM pg_stat_activity WHERE application_name = 'seccheckd-forward'")
+    bcpu=$(cpu_s "${bpid:-0}")
+    pg1=$(pg_cpu_s)
+    stop "$f"
+    central=$(psql_c "SELECT count(*) FROM events WHERE host_id = 'bench'")
+    [ "$central" = "$stored" ] || { echo "central has $central events, local $stored"; exit 1; }
+    rate=$(awk -v n="$stored" -v a="$t0" -v b="$t1" 'BEGIN { printf "%.0f", n / (b - a) }')
+    secs=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", b - a }')
+    pgall=$(awk -v a="$pg0" -v b="$pg1" 'BEGIN { printf "%.2f", b - a }')
+    echo "forward throughput: $stored events ($trace, local db $((bytes >> 20)) MiB) in $secs s = $rate events/s" \
+         "(txn-events $txn, PostgreSQL 15 local, fsync on, $(nproc) CPUs, load $load)"
+    echo "  CPU s per million events: forwarder $(per_m "$fcpu"), its PostgreSQL backend $(per_m "$bcpu")," \
+         "whole server $(per_m "$pgall")"
+done
 
 [ $zero = 1 ] || exit 0
 

@@ -1,11 +1,13 @@
 /* local.c - reading the daemon's database for the forwarder (local.h). */
 #include "local.h"
 
+#include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "clock.h"
-#include "copy_text.h"
+#include "copy_binary.h"
 #include "sqlutil.h"
 
 #define BATCH_COLUMNS "id, run_id, first_event_id, last_event_id, events, committed_ns, prev_hash, hash, keyed"
@@ -81,7 +83,7 @@ static enum local_kind kind_of(const char *name, const char *decl)
 static int load_table(sqlite3 *db, struct local_table *t, bool *changed, char *err, size_t errlen)
 {
     char sql[128];
-    snprintf(sql, sizeof(sql), "PRAGMA table_info(%s)", t->name);
+    snprintf(sql, sizeof(sql), "PRAGMA table_xinfo(%s)", t->name);
     sqlite3_stmt *st;
     if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) {
         snprintf(err, errlen, "%s: %s", t->name, sqlite3_errmsg(db));
@@ -237,31 +239,84 @@ void local_column_list(const struct local_table *t, struct strbuf *out)
     }
 }
 
-/* One value by what it holds; a value whose storage class differs from its
- * column's declared kind is sent as text, and the server judges it. */
-static void render_value(struct strbuf *out, sqlite3_stmt *st, int col, enum local_kind kind)
+int local_column_index(const struct local_table *t, const char *name)
 {
-    switch (sqlite3_column_type(st, col)) {
-    case SQLITE_NULL: copy_text_null(out); break;
-    case SQLITE_INTEGER: copy_text_int(out, sqlite3_column_int64(st, col)); break;
-    case SQLITE_FLOAT: copy_text_real(out, sqlite3_column_double(st, col)); break;
-    case SQLITE_BLOB:
-    default: {   /* text, or a blob in a text column: by the column's kind */
-        const void *p = sqlite3_column_blob(st, col);
-        size_t n = (size_t)sqlite3_column_bytes(st, col);
-        if (kind == LOCAL_JSON)
-            copy_text_json(out, p, n);
-        else if (kind == LOCAL_BLOB)
-            copy_text_bytea(out, p, n);
-        else
-            copy_text_string(out, p, n);
+    for (int i = 0; i < t->ncols; i++)
+        if (strcmp(t->cols[i].name, name) == 0)
+            return i;
+    return -1;
+}
+
+/* A text value as a whole decimal integer or number, as the server's own
+ * input functions would take it; false if it is not one. */
+static bool parse_int(const char *s, int64_t *v)
+{
+    char *end;
+    errno = 0;
+    long long n = strtoll(s, &end, 10);
+    *v = n;
+    return end != s && !*end && errno == 0;
+}
+
+static bool parse_real(const char *s, double *v)
+{
+    char *end;
+    *v = strtod(s, &end);
+    return end != s && !*end;
+}
+
+/* One value in its column's binary form. The daemon stores each column's
+ * declared type; a value of another storage class (SQLite allows it) is
+ * converted where that loses nothing, and refused otherwise, as the server
+ * would refuse its text. */
+static int render_value(struct strbuf *out, sqlite3_stmt *st, int col, enum local_kind kind)
+{
+    int type = sqlite3_column_type(st, col);
+    int64_t i;
+    double d;
+    if (type == SQLITE_NULL) {
+        copy_binary_null(out);
+        return 0;
     }
+    switch (kind) {
+    case LOCAL_INT:
+        if (type == SQLITE_INTEGER)
+            i = sqlite3_column_int64(st, col);
+        else if (type == SQLITE_FLOAT) {
+            d = sqlite3_column_double(st, col);
+            if (!(d >= -0x1p63 && d < 0x1p63) || (double)(int64_t)d != d)   /* NaN fails the first */
+                return -1;
+            i = (int64_t)d;
+        } else if (type != SQLITE_TEXT || !parse_int((const char *)sqlite3_column_text(st, col), &i))
+            return -1;
+        copy_binary_int8(out, i);
+        return 0;
+    case LOCAL_REAL:
+        if (type == SQLITE_INTEGER || type == SQLITE_FLOAT)
+            d = sqlite3_column_double(st, col);
+        else if (type != SQLITE_TEXT || !parse_real((const char *)sqlite3_column_text(st, col), &d))
+            return -1;
+        copy_binary_float8(out, d);
+        return 0;
+    default:
+        break;
     }
+    /* Text, JSON and bytes: numbers as their text (SQLite's rendering),
+     * text and blobs as their bytes. */
+    const void *p = type == SQLITE_BLOB ? sqlite3_column_blob(st, col) : (const void *)sqlite3_column_text(st, col);
+    size_t n = (size_t)sqlite3_column_bytes(st, col);
+    if (kind == LOCAL_JSON)
+        copy_binary_jsonb(out, p, n);
+    else if (kind == LOCAL_BLOB)
+        copy_binary_bytea(out, p, n);
+    else
+        copy_binary_text(out, p, n);
+    return 0;
 }
 
 int64_t local_copy_rows(struct local *l, const struct local_table *t, const char *where, int64_t lo, int64_t hi,
                         const char *host_id, struct strbuf *out, size_t flush_at, local_flush_cb flush, void *data,
-                        char *err, size_t errlen)
+                        struct local_span *span, char *err, size_t errlen)
 {
     struct strbuf sql = {0};
     strbuf_puts(&sql, "SELECT ");
@@ -278,13 +333,26 @@ int64_t local_copy_rows(struct local *l, const struct local_table *t, const char
     sqlite3_bind_int64(st, 2, hi);
     int64_t rows = 0;
     int step;
+    if (span) {
+        span->min = INT64_MAX;
+        span->max = INT64_MIN;
+    }
+    copy_binary_header(out);
     while ((step = sqlite3_step(st)) == SQLITE_ROW) {
-        copy_text_string(out, host_id, strlen(host_id));
-        for (int i = 0; i < t->ncols; i++) {
-            strbuf_putc(out, '\t');
-            render_value(out, st, i, t->cols[i].kind);
+        copy_binary_row(out, 1 + t->ncols);
+        copy_binary_text(out, host_id, strlen(host_id));
+        for (int i = 0; i < t->ncols; i++)
+            if (render_value(out, st, i, t->cols[i].kind) != 0) {
+                snprintf(err, errlen, "%s row id %lld: column %s holds '%.40s', not a value of its declared type",
+                         t->name, sqlite3_column_int64(st, 0), t->cols[i].name, sqlite3_column_text(st, i));
+                sqlite3_finalize(st);
+                return -1;
+            }
+        if (span && span->col >= 0 && sqlite3_column_type(st, span->col) == SQLITE_INTEGER) {
+            int64_t v = sqlite3_column_int64(st, span->col);
+            span->min = v < span->min ? v : span->min;
+            span->max = v > span->max ? v : span->max;
         }
-        strbuf_putc(out, '\n');
         rows++;
         if (out->len >= flush_at && flush(out, data) != 0) {
             sqlite3_finalize(st);
@@ -297,7 +365,8 @@ int64_t local_copy_rows(struct local *l, const struct local_table *t, const char
         return -1;
     }
     sqlite3_finalize(st);
-    if (out->len && flush(out, data) != 0)
+    copy_binary_trailer(out);
+    if (flush(out, data) != 0)
         return -2;
     return rows;
 }

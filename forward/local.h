@@ -3,7 +3,8 @@
  * the forward_progress table the forwarder keeps there for retention.
  *
  * Tables are described by their columns as the database declares them
- * (PRAGMA table_info), never by a list compiled in: a database written by an
+ * (PRAGMA table_xinfo, so generated columns such as schema 2's type_name are
+ * shipped as plain values), never by a list compiled in: a database written by an
  * older or newer daemon forwards the columns it has.
  */
 #ifndef SECCHECKD_FORWARD_LOCAL_H
@@ -76,14 +77,25 @@ struct local_lag {
 };
 int local_lag_after(struct local *l, int64_t after, struct local_lag *lag);
 
-/* Renders rows of t as COPY text lines "host_id\tcol...\n", from
+/* Renders rows of t as a binary COPY stream (copy_binary.h) of the fields
+ * host_id, then t's columns, from
  *   SELECT <t's columns> FROM t <where> (bound ?1 = lo, ?2 = hi)
  * calling flush whenever out passes flush_at bytes and at the end.
- * Returns rows rendered, -1 on a SQLite error, -2 if flush failed. */
+ * Returns rows rendered, -1 on a SQLite error or a value that does not fit
+ * its column's type, -2 if flush failed. */
 typedef int (*local_flush_cb)(struct strbuf *out, void *data);
+/* Seen while rendering: the smallest and largest integer value of one
+ * column (col -1: none tracked; min > max when no row had one). */
+struct local_span {
+    int col;
+    int64_t min, max;
+};
 int64_t local_copy_rows(struct local *l, const struct local_table *t, const char *where, int64_t lo, int64_t hi,
                         const char *host_id, struct strbuf *out, size_t flush_at, local_flush_cb flush, void *data,
-                        char *err, size_t errlen);
+                        struct local_span *span, char *err, size_t errlen);
+
+/* The index of t's column name, -1 if it has none. */
+int local_column_index(const struct local_table *t, const char *name);
 
 /* PRAGMA data_version: changes when another connection (the daemon)
  * commits. */
