@@ -16,6 +16,23 @@ fleet_setup() {
     dir=$(mktemp -d "/tmp/seccheckd-$1-XXXXXX")
     trap fleet_cleanup EXIT
     trap 'exit 130' INT TERM
+    fleet_janitor
+}
+
+# A test killed outright (ctest's timeout sends SIGKILL to its process group)
+# runs no EXIT trap, and the PostgreSQL server pg_ctl started has left that
+# group. So a janitor in a session of its own waits for this shell to go,
+# then stops the server and removes $dir; after a normal exit it finds both
+# gone already.
+fleet_janitor() {
+    local ctl=("$PG_BIN/pg_ctl")
+    [ "$(id -u)" = 0 ] && ctl=(runuser -u nobody -- "$PG_BIN/pg_ctl")
+    setsid bash -c '
+        owner=$1 top=$2
+        shift 2
+        while kill -0 "$owner" 2>/dev/null; do sleep 1; done
+        [ -f "$top/pg/data/postmaster.pid" ] && "$@" -D "$top/pg/data" stop -m immediate -w -t 30
+        rm -rf "$top"' fleet-janitor "$$" "$dir" "${ctl[@]}" </dev/null >/dev/null 2>&1 &
 }
 
 fleet_cleanup() {
