@@ -11,7 +11,7 @@ int cli_parse_uint(const char *prog, const char *opt, const char *val, uint64_t 
 {
     char *end;
     errno = 0;
-    unsigned long long v = strtoull(val, &end, 0);
+    unsigned long long v = strtoull(val, &end, 10);
     if (errno || end == val || *end || val[0] == '-' || v < min || v > max) {
         fprintf(stderr, "%s: --%s: expected a whole number from %llu to %llu, got '%s'\n", prog, opt,
                 (unsigned long long)min, (unsigned long long)max, val);

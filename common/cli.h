@@ -10,8 +10,8 @@
 
 #include <stdint.h>
 
-/* Parses a decimal (or 0x/0 prefixed) unsigned integer in [min, max];
- * prints "PROG: --OPT: ..." and returns -1 otherwise. opt is the option's
+/* Parses a decimal unsigned integer in [min, max] (010 is ten, not octal
+ * eight; 0x10 is refused); prints "PROG: --OPT: ..." and returns -1 otherwise. opt is the option's
  * name without dashes ("conn"). */
 int cli_parse_uint(const char *prog, const char *opt, const char *val, uint64_t min, uint64_t max, uint64_t *out);
 

@@ -362,7 +362,7 @@ static int apply(struct options *o, const struct option_def *d, const char *valu
     }
     char *end;
     errno = 0;
-    v = strtoull(value, &end, 0);
+    v = strtoull(value, &end, 10);
     if (errno || end == value || *end || value[0] == '-' || v < d->min || v > d->max) {
         snprintf(err, errlen, "--%s: expected a whole number from %llu to %llu, got '%s'", d->name,
                  (unsigned long long)d->min, (unsigned long long)d->max, value);

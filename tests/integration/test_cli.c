@@ -193,6 +193,9 @@ static void test_usage_errors_exit_2_under_the_program_name(void **state)
         {SECCHECKD_BIN, "seccheckd", {"-x"}, "seccheckd: unknown option '-x'"},
         {SECCHECKD_BIN, "seccheckd", {"--socket"}, "seccheckd: option '--socket' needs a value"},
         {SECCHECKD_BIN, "seccheckd", {"--help=yes"}, "seccheckd: option '--help' takes no value"},
+        /* numbers are decimal: 010 is ten, never octal eight, and 0x10 is no number */
+        {SECCHECKD_BIN, "seccheckd", {"--batch-size", "0x10"}, "seccheckd: --batch-size: expected a whole number"},
+        {LOADGEN_BIN, "seccheck-loadgen", {"--connections", "0x2"}, "seccheck-loadgen: --connections: expected a whole number"},
         {SECCHECKD_BIN, "seccheckd", {"--socket", d->socket, "--db", d->db, "--metrics-listen", "0.0.0.0:9464"},
          "seccheckd: --metrics-listen 0.0.0.0:9464: 0.0.0.0 is not a loopback address"},
         {SECCHECKD_BIN, "seccheckd", {"--socket", d->socket, "--db", d->db, "--metrics-listen", "127.0.0.1:99999"},
