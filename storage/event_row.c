@@ -4,19 +4,12 @@
 #include "event_json.h"
 #include "sqlutil.h"
 
-/* 0 means "not collected" for these: gVisor never reports a zero time or id. */
-static void bind_nonzero(sqlite3_stmt *st, int col, int64_t v)
-{
-    if (v)
-        sqlite3_bind_int64(st, col, v);
-}
-
 static void bind_context(sqlite3_stmt *st, const Gvisor__Common__ContextData *c)
 {
-    bind_nonzero(st, 6, c->time_ns);
+    sqlutil_bind_nonzero(st, 6, c->time_ns);
     sqlutil_bind_text(st, 7, c->container_id);
-    bind_nonzero(st, 8, c->thread_id);
-    bind_nonzero(st, 9, c->thread_group_id);
+    sqlutil_bind_nonzero(st, 8, c->thread_id);
+    sqlutil_bind_nonzero(st, 9, c->thread_group_id);
     sqlutil_bind_text(st, 10, c->process_name);
     sqlutil_bind_text(st, 11, c->cwd);
     const Gvisor__Common__Credentials *cr = c->credentials;
@@ -28,8 +21,8 @@ static void bind_context(sqlite3_stmt *st, const Gvisor__Common__ContextData *c)
         sqlite3_bind_int64(st, 16, cr->effective_gid);
         sqlite3_bind_int64(st, 17, cr->saved_gid);
     }
-    bind_nonzero(st, 24, c->thread_start_time_ns);
-    bind_nonzero(st, 25, c->thread_group_start_time_ns);
+    sqlutil_bind_nonzero(st, 24, c->thread_start_time_ns);
+    sqlutil_bind_nonzero(st, 25, c->thread_group_start_time_ns);
     sqlite3_bind_int64(st, 26, c->parent_thread_group_id);
     sqlite3_bind_int(st, 27, c->is_exec_session != 0);
 }

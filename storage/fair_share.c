@@ -69,7 +69,6 @@ int share_charge(struct share_account *a, struct batch *b, size_t bytes)
     a->units += units;
     a->events++;
     pool->units += units;
-    pool->events++;
     return 0;
 }
 
@@ -82,7 +81,6 @@ void share_release(struct batch *b)
         a->units -= e->units;
         a->events -= e->events;
         pool->units -= e->units;
-        pool->events -= e->events;
         if (a->units == 0 && e->units > 0)
             pool->holders--;
         unref(a);

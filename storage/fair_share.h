@@ -38,7 +38,6 @@ struct fair_share {
     uint64_t room;          /* units the queue holds: queue_max * max_events */
     size_t unit_bytes;      /* a packet costs one unit per this many bytes, at least one */
     uint64_t units;         /* charged and not yet released, all accounts */
-    uint64_t events;
     unsigned holders;       /* accounts holding at least one unit */
     unsigned open;          /* accounts whose connection is open */
 };

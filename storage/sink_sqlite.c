@@ -172,14 +172,6 @@ static int insert_event(struct sqlite_sink *s, const struct event *ev)
     return 0;
 }
 
-static void bind_nonzero(sqlite3_stmt *st, int col, int64_t v)
-{
-    if (v)
-        sqlite3_bind_int64(st, col, v);
-    else
-        sqlite3_bind_null(st, col);
-}
-
 static int upsert_conn(struct sqlite_sink *s, const struct conn_record *c)
 {
     sqlite3_stmt *st = s->upsert_conn;
@@ -189,8 +181,8 @@ static int upsert_conn(struct sqlite_sink *s, const struct conn_record *c)
     sqlite3_bind_int64(st, 4, c->peer_uid);
     sqlite3_bind_int64(st, 5, c->peer_gid);
     sqlite3_bind_int64(st, 6, c->connect_ns);
-    bind_nonzero(st, 7, c->close_ns);
-    bind_nonzero(st, 8, c->client_version);
+    sqlutil_bind_nonzero(st, 7, c->close_ns);
+    sqlutil_bind_nonzero(st, 8, c->client_version);
     sqlite3_bind_int64(st, 9, (sqlite3_int64)c->messages);
     sqlite3_bind_int64(st, 10, (sqlite3_int64)c->bytes);
     sqlite3_bind_int64(st, 11, c->last_dropped_count);

@@ -58,3 +58,11 @@ void sqlutil_bind_text(sqlite3_stmt *st, int col, const char *s)
     sqlite3_bind_text(st, col, clean.failed ? "" : clean.data, clean.failed ? 0 : (int)clean.len, SQLITE_TRANSIENT);
     strbuf_free(&clean);
 }
+
+void sqlutil_bind_nonzero(sqlite3_stmt *st, int col, int64_t v)
+{
+    if (v)
+        sqlite3_bind_int64(st, col, v);
+    else
+        sqlite3_bind_null(st, col);
+}

@@ -27,4 +27,8 @@ bool sqlutil_has(sqlite3 *db, const char *type, const char *name);
  * sanitized copy (U+FFFD per bad byte); the raw column keeps the original. */
 void sqlutil_bind_text(sqlite3_stmt *st, int col, const char *s);
 
+/* Binds v, or NULL for 0 ("not collected": gVisor never reports a zero
+ * time or id, and a connection not closed yet has no close time). */
+void sqlutil_bind_nonzero(sqlite3_stmt *st, int col, int64_t v);
+
 #endif

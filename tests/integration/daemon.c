@@ -444,3 +444,16 @@ int daemon_teardown(void **state)
     reaper_clear();
     return 0;
 }
+
+/* The number after key on the log's summary line that holds anchor. */
+long long summary_number(const char *log, const char *anchor, const char *key)
+{
+    const char *line = strstr(log, anchor);
+    if (!line)
+        fail_msg("no summary line with '%s' in the log", anchor);
+    const char *end = strchr(line, '\n');
+    const char *k = strstr(line, key);
+    if (!k || (end && k > end))
+        fail_msg("no '%s' on the summary line '%s'", key, anchor);
+    return strtoll(k + strlen(key), NULL, 10);
+}

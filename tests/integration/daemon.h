@@ -136,6 +136,10 @@ long long db_query_int(const char *db, const char *sql);
 /* Sleeps ms milliseconds, resuming after signals. */
 void sleep_ms(int ms);
 
+/* The number after key on the log's summary line that holds anchor (a
+ * failed assertion if either is missing). */
+long long summary_number(const char *log, const char *anchor, const char *key);
+
 /* Resident set of pid in KiB, from /proc; fails the test if unreadable. */
 long rss_kib(pid_t pid);
 

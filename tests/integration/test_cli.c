@@ -17,21 +17,29 @@
 #include "listener.h"
 
 /* Runs seccheckd with args to completion; returns exit code, output in out. */
-static int run_capture(const char *const *args, char *out, size_t outlen)
+/* Runs binary with args (NULL-terminated) in dir (NULL: here) to
+ * completion, at most 10 s; returns its exit code, stdout and stderr in out. */
+static int run_program(const char *dir, const char *binary, const char *const *args, char *out, size_t outlen)
 {
-    char cmd[2048] = SECCHECKD_BIN;
-    for (int i = 0; args[i]; i++) {
-        strcat(cmd, " '");
-        strcat(cmd, args[i]);
-        strcat(cmd, "'");
-    }
-    strcat(cmd, " 2>&1");
+    char cmd[4096];
+    size_t len = (size_t)snprintf(cmd, sizeof(cmd), "%s%s%stimeout 10 %s", dir ? "cd '" : "", dir ? dir : "",
+                                  dir ? "' && " : "", binary);
+    for (int i = 0; args[i]; i++)
+        len += (size_t)snprintf(cmd + len, sizeof(cmd) - len, " '%s'", args[i]);
+    snprintf(cmd + len, sizeof(cmd) - len, " 2>&1");
+    assert_true(len < sizeof(cmd) - 8);
     FILE *p = popen(cmd, "r");
     assert_non_null(p);
     size_t n = fread(out, 1, outlen - 1, p);
     out[n] = '\0';
     int status = pclose(p);
     return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+/* seccheckd with args: its exit code, stdout and stderr in out. */
+static int run_capture(const char *const *args, char *out, size_t outlen)
+{
+    return run_program(NULL, SECCHECKD_BIN, args, out, outlen);
 }
 
 static void test_help_and_version(void **state)
@@ -128,25 +136,6 @@ static void test_refuses_a_live_listener(void **state)
     assert_int_equal(daemon_stop(&first), 0);
     daemon_cleanup(&second);
     daemon_cleanup(&first);
-}
-
-/* Runs binary with args (NULL-terminated) in dir (NULL: here) to
- * completion, at most 10 s; returns its exit code, stdout and stderr in out. */
-static int run_program(const char *dir, const char *binary, const char *const *args, char *out, size_t outlen)
-{
-    char cmd[4096];
-    size_t len = (size_t)snprintf(cmd, sizeof(cmd), "%s%s%stimeout 10 %s", dir ? "cd '" : "", dir ? dir : "",
-                                  dir ? "' && " : "", binary);
-    for (int i = 0; args[i]; i++)
-        len += (size_t)snprintf(cmd + len, sizeof(cmd) - len, " '%s'", args[i]);
-    snprintf(cmd + len, sizeof(cmd) - len, " 2>&1");
-    assert_true(len < sizeof(cmd) - 8);
-    FILE *p = popen(cmd, "r");
-    assert_non_null(p);
-    size_t n = fread(out, 1, outlen - 1, p);
-    out[n] = '\0';
-    int status = pclose(p);
-    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
 /* -h is --help everywhere, and the usage block names every command. */

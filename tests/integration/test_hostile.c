@@ -137,19 +137,6 @@ static void assert_db_bytes(const struct daemon *d, const char *sql, const void 
     free(got);
 }
 
-/* The number after key on the log's summary line that contains anchor. */
-static long long summary_number(const char *log, const char *anchor, const char *key)
-{
-    const char *line = strstr(log, anchor);
-    if (!line)
-        fail_msg("no summary line with '%s' in the log", anchor);
-    const char *end = strchr(line, '\n');
-    const char *k = strstr(line, key);
-    if (!k || (end && k > end))
-        fail_msg("no '%s' on the summary line '%s'", key, anchor);
-    return strtoll(k + strlen(key), NULL, 10);
-}
-
 /* A rejection reason counted n times, in the runs row and in the summary. */
 static void assert_rejected(const struct daemon *d, const char *log, const char *reason, long long n)
 {

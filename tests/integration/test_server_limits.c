@@ -106,19 +106,6 @@ static int64_t now_ms(void)
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-/* The number after key on the log's summary line that holds anchor. */
-static long long summary_number(const char *log, const char *anchor, const char *key)
-{
-    const char *line = strstr(log, anchor);
-    if (!line)
-        fail_msg("no summary line with '%s' in the log", anchor);
-    const char *end = strchr(line, '\n');
-    const char *k = strstr(line, key);
-    if (!k || (end && k > end))
-        fail_msg("no '%s' on the summary line '%s'", key, anchor);
-    return strtoll(k + strlen(key), NULL, 10);
-}
-
 /* Stops the daemon, asserts a clean exit and a summary that adds up;
  * returns the log (free it). */
 static char *stop_cleanly(struct fixture *f)
