@@ -41,12 +41,14 @@ stage_asan() {
 
 # ThreadSanitizer over what crosses threads: the loop/writer handoff (lock-
 # free lists, pipeline.c) under the unit pipeline tests and a full replay of
-# every trace over 8 connections, and restarts under load.
+# every trace over 8 connections, restarts under load, and fair shares
+# (batches released to their connections' accounts as they come back).
 stage_tsan() {
     configure build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSECCHECKD_TSAN=ON
-    cmake --build build-tsan -j"$jobs" --target seccheckd seccheck-loadgen test_sink_sqlite test_replay test_restart
+    cmake --build build-tsan -j"$jobs" --target seccheckd seccheck-loadgen test_sink_sqlite test_replay test_restart \
+        test_fairness
     (cd build-tsan && TSAN_OPTIONS=halt_on_error=1:abort_on_error=1:allocator_may_return_null=1 \
-        ctest --output-on-failure -R '^(unit\.sink_sqlite|integration\.replay|integration\.restart)$')
+        ctest --output-on-failure -R '^(unit\.sink_sqlite|integration\.(replay|restart|fairness))$')
 }
 
 # What a packager builds: Release, every target, gcc's -O2/-O3-only warnings.
