@@ -408,10 +408,12 @@ static int ship_once(struct forwarder *f, struct local_batch *batches, bool *mor
     rc = central_ship(f->pg, &f->local, f->o.host_id, batches, ok, &events, err, errlen);
     if (rc == -2)
         *kind = ERR_LOCAL;
+    int64_t commit_ns = monotonic_ns();
     if (rc == 0)
         rc = central_commit(f->pg, err, errlen);
     if (rc != 0)
         return -1;
+    commit_ns = monotonic_ns() - commit_ns;
     f->shipped = batches[ok - 1].id;
     f->batches_total += (uint64_t)ok;
     f->events_total += (uint64_t)events;
@@ -419,8 +421,8 @@ static int ship_once(struct forwarder *f, struct local_batch *batches, bool *mor
     f->interval_events += (uint64_t)events;
     f->transactions_total++;
     *more = ok == n && (n == MAX_BATCHES_PER_TXN || events >= (int64_t)f->o.txn_events);
-    log_debug("forward: shipped batches %" PRId64 "..%" PRId64 " (%" PRId64 " events)", batches[0].id,
-              batches[ok - 1].id, events);
+    log_debug("forward: shipped batches %" PRId64 "..%" PRId64 " (%" PRId64 " events); commit %.1f ms",
+              batches[0].id, batches[ok - 1].id, events, (double)commit_ns / 1e6);
     return 0;
 }
 
