@@ -7,6 +7,7 @@
 #include <string.h>
 #include <sys/socket.h>
 
+#include "central_views.sql.h"
 #include "clock.h"
 #include "log.h"
 #include "strbuf.h"
@@ -136,55 +137,6 @@ static const char fixed_schema[] =
     "  last_seen timestamptz NOT NULL DEFAULT now(),"
     "  PRIMARY KEY(host_id, batch_id));";
 
-/* The local database's views (storage/views.sql.h) for PostgreSQL, per
- * host, on columns every schema version has. */
-static const char views_sql[] =
-    /* Replaced whole: CREATE OR REPLACE cannot change a column's type. */
-    "DROP VIEW IF EXISTS processes_per_container, execs, files_opened, failed_syscalls, sandbox_drops, network;\n"
-    "CREATE VIEW execs AS\n"
-    "SELECT host_id, id, conn_id, time_ns, to_timestamp(time_ns / 1e9) AS time, container_id,\n"
-    "       thread_group_id, process_name AS parent_name, detail->>'binary_path' AS binary_path,\n"
-    "       detail->'argv' AS argv, cwd, real_uid\n"
-    "FROM events WHERE msg_type = 3;\n"
-    "CREATE VIEW processes_per_container AS\n"
-    "SELECT host_id, container_id, binary_path, count(*) AS execs, min(time) AS first, max(time) AS last\n"
-    "FROM execs GROUP BY host_id, container_id, binary_path;\n"
-    "CREATE VIEW files_opened AS\n"
-    "SELECT host_id, id, conn_id, time_ns, to_timestamp(time_ns / 1e9) AS time, container_id, process_name,\n"
-    "       thread_group_id, CASE sysno WHEN 2 THEN 'open' WHEN 85 THEN 'creat' ELSE 'openat' END AS call,\n"
-    "       detail->>'pathname' AS pathname, detail->>'fd_path' AS dir, detail->'flags' AS flags,\n"
-    "       detail->'mode' AS mode, result AS fd, errno\n"
-    "FROM events WHERE msg_type = 7 AND is_exit = 1;\n"
-    "CREATE VIEW failed_syscalls AS\n"
-    "SELECT host_id, id, conn_id, time_ns, to_timestamp(time_ns / 1e9) AS time, container_id, process_name,\n"
-    "       type_name, sysno, errno, result, detail->>'pathname' AS pathname\n"
-    "FROM events WHERE is_exit = 1 AND errno != 0;\n"
-    "CREATE VIEW sandbox_drops AS\n"
-    "SELECT c.host_id, c.id AS conn_id, c.peer_pid, to_timestamp(c.connect_ns / 1e9) AS connected,\n"
-    "       to_timestamp(c.close_ns / 1e9) AS closed, c.close_reason, c.messages, c.sandbox_dropped,\n"
-    "       round(100.0 * c.sandbox_dropped / greatest(c.messages + c.sandbox_dropped, 1), 3) AS drop_pct,\n"
-    "       (SELECT string_agg(DISTINCT e.container_id, ',') FROM events e\n"
-    "        WHERE e.host_id = c.host_id AND e.conn_id = c.id AND e.msg_type = 1) AS containers\n"
-    "FROM connections c;\n"
-    "CREATE VIEW network AS\n"
-    "SELECT host_id, id, conn_id, time_ns, to_timestamp(time_ns / 1e9) AS time, container_id, process_name,\n"
-    "       thread_group_id, lower(substr(type_name, 9)) AS call, is_exit, detail->'fd' AS fd, family,\n"
-    "       CASE\n"
-    "         WHEN family = 2 AND length(a) >= 8 THEN get_byte(a, 4) || '.' || get_byte(a, 5) || '.' ||\n"
-    "              get_byte(a, 6) || '.' || get_byte(a, 7) || ':' || port\n"
-    "         WHEN family = 10 AND length(a) >= 24 THEN '[' || (SELECT string_agg(substr(encode(a, 'hex'),\n"
-    "              17 + 4 * g, 4), ':' ORDER BY g) FROM generate_series(0, 7) g) || ']:' || port\n"
-    "         WHEN family = 1 THEN 'unix:' || CASE WHEN length(a) <= 2 THEN '(unnamed)'\n"
-    "              WHEN get_byte(a, 2) = 0 THEN '@' || encode(rtrim(substr(a, 4), '\\x00'::bytea), 'escape')\n"
-    "              ELSE encode(rtrim(substr(a, 3), '\\x00'::bytea), 'escape') END\n"
-    "       END AS address,\n"
-    "       encode(a, 'hex') AS address_hex, result, errno\n"
-    "FROM (SELECT e.*, CASE WHEN length(a) >= 2 THEN get_byte(a, 0) + 256 * get_byte(a, 1) END AS family,\n"
-    "             CASE WHEN length(a) >= 4 THEN get_byte(a, 2) * 256 + get_byte(a, 3) END AS port\n"
-    "      FROM (SELECT *, CASE WHEN detail->>'address' ~ '^([0-9a-fA-F]{2})*$'\n"
-    "                           THEN decode(detail->>'address', 'hex') END AS a\n"
-    "            FROM events WHERE msg_type IN (10, 24, 25, 37) AND detail IS NOT NULL) AS e) AS n;\n";
-
 static const char *pg_type(enum local_kind k)
 {
     switch (k) {
@@ -218,7 +170,7 @@ int central_ensure_schema(PGconn *pg, const struct local *l, char *err, size_t e
     mirror_sql(&sql, &l->connections);
     mirror_sql(&sql, &l->events);
     mirror_sql(&sql, &l->batches);
-    strbuf_puts(&sql, views_sql);
+    strbuf_puts(&sql, central_views_sql);
     strbuf_puts(&sql, "COMMIT;");
     int rc = sql.failed ? -1 : exec_command(pg, sql.data, "creating the central schema", err, errlen);
     if (sql.failed)

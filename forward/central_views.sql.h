@@ -1,0 +1,98 @@
+/* central_views.sql.h - the local database's views (storage/views.sql.h)
+ * written for PostgreSQL, each with host_id: one central database holds
+ * many hosts. Included by central.c only, and run after the mirror tables
+ * are made (central_ensure_schema), so every column a view names exists
+ * once any version 2 database has forwarded. tests/fleet/views.sh checks
+ * that each gives, per host, the local view's rows. */
+static const char central_views_sql[] =
+    /* Replaced whole, so a new build's views take over: CREATE OR REPLACE
+     * cannot change a column's type or drop one. Every view here is named,
+     * dependants (processes_per_container on execs) first. */
+    "DROP VIEW IF EXISTS processes_per_container, execs, files_opened, failed_syscalls, sandbox_drops, network,\n"
+    "  events_full;\n"
+    /* events_full: the whole message, as the local view rebuilds it with
+     * SQLite's json_patch (RFC 7396: a patch's nulls delete keys, objects
+     * merge recursively). The rebuilt parts (context_data when sent:
+     * is_exec_session is NULL otherwise; exit on exit; sysno), each unless
+     * detail has it (a version 1 row has them all; a version 2 row keeps
+     * one the columns cannot hold exactly), have top-level keys disjoint
+     * from detail's, so a shallow || gives the merge; jsonb_strip_nulls
+     * does what the patch does to nulls (a rebuilt credential or exit
+     * field the columns lack, a sub-message detail renders as null). A
+     * detail that is not an object replaces the document, as in
+     * json_patch. Zero values come back as the proto's defaults (the
+     * columns store them as NULL). Numbers are exact: jsonb holds them as
+     * numeric. */
+    "CREATE VIEW events_full AS\n"
+    "SELECT host_id, id, conn_id, recv_ns, msg_type, type_name, dropped_count, decode_error,\n"
+    "       CASE WHEN detail IS NULL OR jsonb_typeof(detail) <> 'object' THEN detail\n"
+    "       ELSE jsonb_strip_nulls(\n"
+    "         CASE WHEN is_exec_session IS NULL OR detail ? 'context_data' THEN '{}'::jsonb\n"
+    "         ELSE jsonb_build_object('context_data', jsonb_build_object(\n"
+    "           'time_ns', coalesce(time_ns, 0), 'thread_id', coalesce(thread_id, 0),\n"
+    "           'thread_start_time_ns', coalesce(thread_start_time_ns, 0),\n"
+    "           'thread_group_id', coalesce(thread_group_id, 0),\n"
+    "           'thread_group_start_time_ns', coalesce(thread_group_start_time_ns, 0),\n"
+    "           'container_id', coalesce(container_id, ''), 'cwd', coalesce(cwd, ''),\n"
+    "           'process_name', coalesce(process_name, ''),\n"
+    "           'parent_thread_group_id', coalesce(parent_thread_group_id, 0),\n"
+    "           'is_exec_session', is_exec_session <> 0)\n"
+    "           || CASE WHEN real_uid IS NULL THEN '{}'::jsonb ELSE jsonb_build_object('credentials',\n"
+    "                jsonb_build_object('real_uid', real_uid, 'effective_uid', effective_uid,\n"
+    "                  'saved_uid', saved_uid, 'real_gid', real_gid, 'effective_gid', effective_gid,\n"
+    "                  'saved_gid', saved_gid)) END) END\n"
+    "         || CASE WHEN is_exit = 1 AND NOT detail ? 'exit'\n"
+    "                 THEN jsonb_build_object('exit', jsonb_build_object('result', result, 'errorno', errno))\n"
+    "                 ELSE '{}'::jsonb END\n"
+    "         || CASE WHEN sysno IS NULL OR detail ? 'sysno' THEN '{}'::jsonb\n"
+    "                 ELSE jsonb_build_object('sysno', sysno) END)\n"
+    "         || jsonb_strip_nulls(detail) END AS message\n"
+    "FROM events;\n"
+    "CREATE VIEW execs AS\n"
+    "SELECT host_id, id, conn_id, time_ns, to_timestamp(time_ns / 1e9) AS time, container_id,\n"
+    "       thread_group_id, process_name AS parent_name, detail->>'binary_path' AS binary_path,\n"
+    "       detail->'argv' AS argv, cwd, real_uid\n"
+    "FROM events WHERE msg_type = 3;\n"
+    "CREATE VIEW processes_per_container AS\n"
+    "SELECT host_id, container_id, binary_path, count(*) AS execs, min(time) AS first, max(time) AS last\n"
+    "FROM execs GROUP BY host_id, container_id, binary_path;\n"
+    "CREATE VIEW files_opened AS\n"
+    "SELECT host_id, id, conn_id, time_ns, to_timestamp(time_ns / 1e9) AS time, container_id, process_name,\n"
+    "       thread_group_id, CASE sysno WHEN 2 THEN 'open' WHEN 85 THEN 'creat' ELSE 'openat' END AS call,\n"
+    "       detail->>'pathname' AS pathname, detail->>'fd_path' AS dir, detail->'flags' AS flags,\n"
+    "       detail->'mode' AS mode, result AS fd, errno\n"
+    "FROM events WHERE msg_type = 7 AND is_exit = 1;\n"
+    "CREATE VIEW failed_syscalls AS\n"
+    "SELECT host_id, id, conn_id, time_ns, to_timestamp(time_ns / 1e9) AS time, container_id, process_name,\n"
+    "       type_name, sysno, errno, result, detail->>'pathname' AS pathname\n"
+    "FROM events WHERE is_exit = 1 AND errno != 0;\n"
+    "CREATE VIEW sandbox_drops AS\n"
+    "SELECT c.host_id, c.id AS conn_id, c.peer_pid, to_timestamp(c.connect_ns / 1e9) AS connected,\n"
+    "       to_timestamp(c.close_ns / 1e9) AS closed, c.close_reason, c.messages, c.sandbox_dropped,\n"
+    "       round(100.0 * c.sandbox_dropped / greatest(c.messages + c.sandbox_dropped, 1), 3) AS drop_pct,\n"
+    "       (SELECT string_agg(DISTINCT e.container_id, ',') FROM events e\n"
+    "        WHERE e.host_id = c.host_id AND e.conn_id = c.id AND e.msg_type = 1) AS containers\n"
+    "FROM connections c;\n"
+    /* Decoded as the local view decodes, byte for byte: bytes past a
+     * short address's end read as 0 (family, port, IPv4) or as nothing
+     * (IPv6 groups); a Unix path ends at its first NUL, each byte one
+     * character (SQLite's char(), so Latin-1). */
+    "CREATE VIEW network AS\n"
+    "SELECT host_id, id, conn_id, time_ns, to_timestamp(time_ns / 1e9) AS time, container_id, process_name,\n"
+    "       thread_group_id, lower(substr(type_name, 9)) AS call, is_exit, detail->'fd' AS fd, family,\n"
+    "       CASE family\n"
+    "         WHEN 2 THEN get_byte(p, 4) || '.' || get_byte(p, 5) || '.' || get_byte(p, 6) || '.' ||\n"
+    "              get_byte(p, 7) || ':' || port\n"
+    "         WHEN 10 THEN '[' || (SELECT string_agg(substr(encode(a, 'hex'), 17 + 4 * g, 4), ':' ORDER BY g)\n"
+    "              FROM generate_series(0, 7) g) || ']:' || port\n"
+    "         WHEN 1 THEN 'unix:' || CASE WHEN length(a) <= 2 THEN '(unnamed)'\n"
+    "              ELSE CASE WHEN get_byte(a, 2) = 0 THEN '@' ELSE '' END || convert_from(substr(path, 1,\n"
+    "                   coalesce(nullif(position('\\x00'::bytea IN path), 0) - 1, length(path))), 'LATIN1') END\n"
+    "       END AS address,\n"
+    "       encode(a, 'hex') AS address_hex, result, errno\n"
+    "FROM (SELECT e.*, get_byte(p, 0) + 256 * get_byte(p, 1) AS family, get_byte(p, 2) * 256 + get_byte(p, 3) AS port,\n"
+    "             substr(a, CASE WHEN get_byte(p, 2) = 0 THEN 4 ELSE 3 END) AS path\n"
+    "      FROM (SELECT *, a || '\\x0000000000000000'::bytea AS p\n"
+    "            FROM (SELECT *, CASE WHEN detail->>'address' ~ '^([0-9a-fA-F]{2})*$'\n"
+    "                                 THEN decode(detail->>'address', 'hex') END AS a\n"
+    "                  FROM events WHERE msg_type IN (10, 24, 25, 37) AND detail IS NOT NULL) AS d) AS e) AS n;\n";
