@@ -1,0 +1,191 @@
+#!/usr/bin/env bash
+# The central views (forward/central_views.sql.h) give, for each host, the
+# rows the local database's views (storage/views.sql.h) give: one daemon
+# database per recorded trace, and one made by schema version 1 and
+# upgraded, each forwarded as its own host to a real PostgreSQL 15.
+#
+# Each local view is dumped as CSV and loaded into a table centrally, typed
+# so that what must differ is compared as the same thing: JSON as jsonb (so
+# events_full's message is jsonb equality with the local json_patch text),
+# numbers as numbers, times as UTC seconds (local datetime() text, central
+# timestamptz; time_ns, where a view has it, is compared exactly). Then
+# EXCEPT ALL both ways must be empty, and the row counts equal.
+# Usage: views.sh BIN_DIR TRACES_DIR
+set -uo pipefail
+bin=${1:?usage: views.sh BIN_DIR TRACES_DIR}
+traces=${2:?usage: views.sh BIN_DIR TRACES_DIR}
+here=$(cd "$(dirname "$0")" && pwd)
+fixture_v1="$here/../fixtures/db/schema-v1.db"
+. "$here/pg.sh"
+. "$here/lib.sh"
+
+fleet_setup fleet-views
+pg_start "$dir" || exit 1
+
+daemon() {   # daemon NAME: a daemon on $dir/NAME.db
+    rm -f "$dir/$1.sock"
+    spawn "d_$1" "$bin/seccheckd" --socket "$dir/$1.sock" --db "$dir/$1.db" --batch-size 256
+    wait_for 20 test -S "$dir/$1.sock"
+}
+load() {   # load NAME TRACE_FILE MESSAGES
+    "$bin/seccheck-loadgen" --socket "$dir/$1.sock" --trace "$2" --mode block --messages "$3" >>"$dir/load.log" 2>&1
+}
+fill() {   # fill NAME TRACE_FILE MESSAGES: the daemon stopped after, so the database holds still
+    local pid
+    daemon "$1" || return 1
+    eval "pid=\$d_$1"
+    load "$1" "$2" "$3"
+    local rc=$?
+    stop "$pid"
+    return $rc
+}
+
+# ---------------------------------------------------------------- the hosts' databases
+hosts=()
+for t in "$traces"/*.trace; do
+    name=$(basename "$t" .trace)
+    check "$name: 3000 messages stored" fill "$name" "$t" 3000
+    hosts+=("$name")
+done
+# Version 1 rows (detail whole) and, after the daemon's upgrade, version 2
+# rows of the same trace in one database.
+cp "$fixture_v1" "$dir/v1.db"
+check "v1: the fixture upgraded and appended to" fill v1 "$traces/mixed_syscalls.trace" 1235
+check "v1: now schema version 2" [ "$(sqlite_c "$dir/v1.db" "SELECT value FROM meta WHERE key = 'schema_version'")" = 2 ]
+hosts+=(v1)
+
+for h in "${hosts[@]}"; do
+    spawn "f_$h" "$bin/seccheckd" forward --db "$dir/$h.db" --to "$PG_URL" --host-id "$h" --poll-ms 50 \
+        --retry-min-ms 100 --retry-max-ms 500
+done
+for h in "${hosts[@]}"; do
+    check "$h caught up" wait_for 60 caught_up "$dir/$h.db" "$h"
+done
+for h in "${hosts[@]}"; do
+    eval "stop \$f_$h"
+done
+
+# ---------------------------------------------------------------- the views
+# One line per view: name | local columns (SQLite) | their types centrally
+# | the central view's columns, in the same order, made comparable.
+# group_concat's order is SQLite's, string_agg's sorted: compared sorted.
+sorted_list() { echo "(SELECT string_agg(x, ',' ORDER BY x) FROM unnest(string_to_array($1, ',')) x)"; }
+as_loaded() { echo "${1/containers/$(sorted_list containers)}"; }
+
+utc="AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS')"
+views=(
+"events_full|id, conn_id, recv_ns, msg_type, type_name, dropped_count, decode_error, message
+|id bigint, conn_id bigint, recv_ns bigint, msg_type bigint, type_name text, dropped_count bigint,
+ decode_error text, message jsonb
+|id, conn_id, recv_ns, msg_type, type_name, dropped_count, decode_error, message"
+"execs|id, conn_id, time_ns, time, container_id, thread_group_id, parent_name, binary_path, argv, cwd, real_uid
+|id bigint, conn_id bigint, time_ns bigint, time text, container_id text, thread_group_id bigint,
+ parent_name text, binary_path text, argv jsonb, cwd text, real_uid bigint
+|id, conn_id, time_ns, to_char(time $utc, container_id, thread_group_id, parent_name, binary_path, argv, cwd,
+ real_uid"
+"processes_per_container|container_id, binary_path, execs, first, last
+|container_id text, binary_path text, execs bigint, first text, last text
+|container_id, binary_path, execs, to_char(first $utc, to_char(last $utc"
+"files_opened|id, conn_id, time_ns, time, container_id, process_name, thread_group_id, call, pathname, dir,
+ flags, mode, fd, errno
+|id bigint, conn_id bigint, time_ns bigint, time text, container_id text, process_name text,
+ thread_group_id bigint, call text, pathname text, dir text, flags jsonb, mode jsonb, fd bigint, errno bigint
+|id, conn_id, time_ns, to_char(time $utc, container_id, process_name, thread_group_id, call, pathname, dir,
+ flags, mode, fd, errno"
+"failed_syscalls|id, conn_id, time_ns, time, container_id, process_name, type_name, sysno, errno, result, pathname
+|id bigint, conn_id bigint, time_ns bigint, time text, container_id text, process_name text, type_name text,
+ sysno bigint, errno bigint, result bigint, pathname text
+|id, conn_id, time_ns, to_char(time $utc, container_id, process_name, type_name, sysno, errno, result, pathname"
+"sandbox_drops|conn_id, peer_pid, connected, closed, close_reason, messages, sandbox_dropped, drop_pct,
+ containers
+|conn_id bigint, peer_pid bigint, connected text, closed text, close_reason text, messages bigint,
+ sandbox_dropped bigint, drop_pct numeric, containers text
+|conn_id, peer_pid, to_char(connected $utc, to_char(closed $utc, close_reason, messages, sandbox_dropped,
+ drop_pct, $(sorted_list containers)"
+"network|id, conn_id, time_ns, time, container_id, process_name, thread_group_id, call, is_exit, fd, family,
+ address, address_hex, result, errno
+|id bigint, conn_id bigint, time_ns bigint, time text, container_id text, process_name text,
+ thread_group_id bigint, call text, is_exit bigint, fd jsonb, family bigint, address text, address_hex text,
+ result bigint, errno bigint
+|id, conn_id, time_ns, to_char(time $utc, container_id, process_name, thread_group_id, call, is_exit, fd,
+ family, address, address_hex, result, errno"
+)
+
+# Loads HOST's rows of a local view into local_VIEW centrally.
+load_local_view() {   # load_local_view HOST VIEW LOCAL_COLUMNS COLUMN_TYPES
+    local csv="$dir/$1.$2.csv"
+    sqlite3 -csv "$dir/$1.db" "SELECT '$1', $3 FROM $2" >"$csv" || return 1
+    psql "$PG_URL" -v ON_ERROR_STOP=1 -X -q <<SQL
+SET client_min_messages = warning;
+CREATE TABLE IF NOT EXISTS local_$2(host text NOT NULL, $4);
+\copy local_$2 FROM '$csv' (FORMAT csv)
+SQL
+}
+
+# The rows that differ (either way) and the counts, for HOST and VIEW.
+differing() {   # differing HOST VIEW LOCAL_COLUMNS CENTRAL_COLUMNS
+    psql_c "SELECT count(*) FROM (
+              (SELECT $3 FROM local_$2 WHERE host = '$1' EXCEPT ALL SELECT $4 FROM $2 WHERE host_id = '$1')
+              UNION ALL
+              (SELECT $4 FROM $2 WHERE host_id = '$1' EXCEPT ALL SELECT $3 FROM local_$2 WHERE host = '$1')) d"
+}
+show_differences() {   # the first few, to say what differs
+    psql_c "(SELECT 'local  ', $3 FROM local_$2 WHERE host = '$1' EXCEPT ALL SELECT 'local  ', $4 FROM $2 WHERE host_id = '$1')
+            UNION ALL
+            (SELECT 'central', $4 FROM $2 WHERE host_id = '$1' EXCEPT ALL SELECT 'central', $3 FROM local_$2 WHERE host = '$1')
+            ORDER BY 2 LIMIT 6" | cut -c1-400
+}
+
+same_view() {   # same_view HOST VIEW LOCAL_COLUMNS COLUMN_TYPES CENTRAL_COLUMNS
+    local n_local n_central diff
+    load_local_view "$1" "$2" "$3" "$4" || return 1
+    n_local=$(sqlite_c "$dir/$1.db" "SELECT count(*) FROM $2")
+    n_central=$(psql_c "SELECT count(*) FROM $2 WHERE host_id = '$1'")
+    diff=$(differing "$1" "$2" "$(as_loaded "$3")" "$5")
+    echo "     $1 $2: $n_local local rows, $n_central central, $diff differ"
+    if [ "$n_local" != "$n_central" ] || [ "$diff" != 0 ]; then
+        show_differences "$1" "$2" "$(as_loaded "$3")" "$5"
+        return 1
+    fi
+}
+
+for v in "${views[@]}"; do
+    IFS='|' read -r -d '' view lcols types ccols <<<"$v"
+    view=${view//$'\n'/ } lcols=${lcols//$'\n'/ } types=${types//$'\n'/ } ccols=${ccols//$'\n'/ }
+    psql_c "SELECT 1 FROM $view LIMIT 0" >/dev/null
+    check "the central view $view exists" [ $? = 0 ]
+    for h in "${hosts[@]}"; do
+        check "$h: central $view = local $view" same_view "$h" "$view" "$lcols" "$types" "$ccols"
+    done
+done
+
+# events_full holds every event, each with a message unless undecoded.
+for h in "${hosts[@]}"; do
+    IFS='|' read -r events messages <<<"$(sqlite_c "$dir/$h.db" "SELECT count(*), count(message) FROM events_full")"
+    check "$h: events_full has every event ($events), $messages with a message, all compared" \
+        [ "$events" = "$(sqlite_c "$dir/$h.db" "SELECT count(*) FROM events")" -a \
+          "$(psql_c "SELECT count(*) FROM local_events_full l JOIN events_full c ON c.host_id = l.host AND c.id = l.id
+                     WHERE l.host = '$h' AND l.message = c.message")" = "$messages" ]
+done
+
+# The comparisons cover what the traces hold: execs, opens, failed calls,
+# and connect/bind/accept with IPv4, IPv6 and Unix addresses.
+covered=$(psql_c "SELECT (SELECT count(*) FROM execs) || ' ' || (SELECT count(*) FROM files_opened) || ' ' ||
+                         (SELECT count(*) FROM failed_syscalls) || ' ' ||
+                         (SELECT count(*) FILTER (WHERE family = 2) || ' ' || count(*) FILTER (WHERE family = 10)
+                                 || ' ' || count(*) FILTER (WHERE family = 1) FROM network) || ' ' ||
+                         (SELECT count(*) FROM events WHERE detail ? 'context_data') || ' ' ||
+                         (SELECT count(*) FROM events WHERE is_exec_session IS NOT NULL)")
+read -r n_execs n_opens n_failed n_ipv4 n_ipv6 n_unix n_v1 n_v2 <<<"$covered"
+echo "     central rows: execs $n_execs, files_opened $n_opens, failed_syscalls $n_failed," \
+    "network IPv4 $n_ipv4 IPv6 $n_ipv6 Unix $n_unix; version 1 rows $n_v1, version 2 rows with context $n_v2"
+for n in n_execs n_opens n_failed n_ipv4 n_ipv6 n_unix n_v1 n_v2; do
+    check "compared some ${n#n_} rows (${!n})" [ "${!n:-0}" -gt 0 ]
+done
+
+if [ $failures != 0 ]; then
+    for f in "$dir"/*.log; do echo "---- $f"; tail -15 "$f"; done
+    echo "$failures failed"
+    exit 1
+fi
+echo "all passed"
