@@ -1,10 +1,16 @@
 /* central_views.sql.h - the local database's views (storage/views.sql.h)
  * written for PostgreSQL, each with host_id: one central database holds
  * many hosts. Included by central.c only, and run after the mirror tables
- * are made (central_ensure_schema), so every column a view names exists
- * once any version 2 database has forwarded. tests/fleet/views.sh checks
+ * are made (central_ensure_schema). tests/fleet/views.sh checks
  * that each gives, per host, the local view's rows. */
 static const char central_views_sql[] =
+    /* The columns events_full names that schema version 1 lacks: the mirror
+     * adds a host's columns, and a version 1 database the daemon never
+     * upgraded can still be forwarded, first of all. NULL there, as in an
+     * upgraded database's old rows, whose detail holds the whole message. */
+    "ALTER TABLE events ADD COLUMN IF NOT EXISTS thread_start_time_ns bigint,\n"
+    "  ADD COLUMN IF NOT EXISTS thread_group_start_time_ns bigint,\n"
+    "  ADD COLUMN IF NOT EXISTS parent_thread_group_id bigint, ADD COLUMN IF NOT EXISTS is_exec_session bigint;\n"
     /* Replaced whole, so a new build's views take over: CREATE OR REPLACE
      * cannot change a column's type or drop one. Every view here is named,
      * dependants (processes_per_container on execs) first. */
@@ -18,11 +24,12 @@ static const char central_views_sql[] =
      * one the columns cannot hold exactly), have top-level keys disjoint
      * from detail's, so a shallow || gives the merge; jsonb_strip_nulls
      * does what the patch does to nulls (a rebuilt credential or exit
-     * field the columns lack, a sub-message detail renders as null). A
-     * detail that is not an object replaces the document, as in
-     * json_patch. Zero values come back as the proto's defaults (the
-     * columns store them as NULL). Numbers are exact: jsonb holds them as
-     * numeric. */
+     * field the columns lack, a sub-message detail renders as null); it
+     * also drops them from objects inside arrays, which json_patch keeps,
+     * but the messages' repeated fields are all strings. A detail that is
+     * not an object replaces the document, as in json_patch. Zero values
+     * come back as the proto's defaults (the columns store them as NULL).
+     * Numbers are exact: jsonb holds them as numeric. */
     "CREATE VIEW events_full AS\n"
     "SELECT host_id, id, conn_id, recv_ns, msg_type, type_name, dropped_count, decode_error,\n"
     "       CASE WHEN detail IS NULL OR jsonb_typeof(detail) <> 'object' THEN detail\n"

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # The central views (forward/central_views.sql.h) give, for each host, the
 # rows the local database's views (storage/views.sql.h) give: one daemon
-# database per recorded trace, and one made by schema version 1 and
-# upgraded, each forwarded as its own host to a real PostgreSQL 15.
+# database per recorded trace, one made by schema version 1 and upgraded,
+# and a copy holding rows the traces lack, each forwarded as its own host to
+# a real PostgreSQL 15; before them, the schema version 1 fixture never
+# upgraded, whose messages must be the upgraded copy's.
 #
 # Each local view is dumped as CSV and loaded into a table centrally, typed
 # so that what must differ is compared as the same thing: JSON as jsonb (so
@@ -91,6 +93,14 @@ SELECT count(*) FROM pick WHERE k <= 10;"
 sqlite_c "$dir/mixed_syscalls.db" ".backup '$dir/edges.db'"
 check "edges: the rows the traces lack written" [ "$(sqlite_c "$dir/edges.db" "$edges_sql")" = 10 ]
 hosts+=(edges)
+
+# First of all, alone: the fixture as schema version 1 left it, never
+# upgraded, so the central events table starts without version 2's columns
+# (events_full names them; central_views.sql.h adds them).
+cp "$fixture_v1" "$dir/v1raw.db"
+spawn f_v1raw "$bin/seccheckd" forward --db "$dir/v1raw.db" --to "$PG_URL" --host-id v1raw --poll-ms 50
+check "v1raw (never upgraded) caught up as the first host" wait_for 60 caught_up "$dir/v1raw.db" v1raw
+stop "$f_v1raw"
 
 for h in "${hosts[@]}"; do
     spawn "f_$h" "$bin/seccheckd" forward --db "$dir/$h.db" --to "$PG_URL" --host-id "$h" --poll-ms 50 \
@@ -205,6 +215,14 @@ for h in "${hosts[@]}"; do
           "$(psql_c "SELECT count(*) FROM local_events_full l JOIN events_full c ON c.host_id = l.host AND c.id = l.id
                      WHERE l.host = '$h' AND l.message = c.message")" = "$messages" ]
 done
+
+# The never-upgraded database has no events_full; its rows are the
+# upgraded one's first rows, whose messages were compared above.
+v1_rows="SELECT id, message FROM events_full WHERE host_id = 'v1' AND id <= 1235"
+v1raw_rows="SELECT id, message FROM events_full WHERE host_id = 'v1raw'"
+check "v1raw: every event's central message is the upgraded database's" \
+    [ "$(psql_c "SELECT count(*) FROM ($v1raw_rows) r")" = 1235 -a \
+      "$(psql_c "SELECT count(*) FROM (($v1_rows EXCEPT ALL $v1raw_rows) UNION ALL ($v1raw_rows EXCEPT ALL $v1_rows)) d")" = 0 ]
 
 # The comparisons cover what the traces hold: execs, opens, failed calls,
 # and connect/bind/accept with IPv4, IPv6 and Unix addresses.
