@@ -24,14 +24,18 @@ Usage: bench/forward.sh [OPTIONS]
                        emptied central tables (a range, not one figure) [1]
   --zero-drop          also run part 2 (a few minutes)
   --conns N            part 2: loadgen connections [4]
-  --probe-seconds S    part 2: length of each probe [3]
+  --probe-seconds S    part 2: length of each probe [2]
+  --zero-drop-runs N   part 2: searches, each giving a ratio [1]
+  --central-nice N     the central server's CPU priority (nice, 0-19) [0]. A fleet's
+                       central server runs on another machine; on a small machine
+                       a positive value stands in for that in part 2
   --bin DIR            built binaries [build/bin]
   --traces DIR         recorded traces [tests/fixtures/traces]
   --help               this text
 USAGE
 }
 
-events=300000 trace=mixed_syscalls txn=65536 zero=0 conns=4 probe_s=3 repeat=1
+events=300000 trace=mixed_syscalls txn=65536 zero=0 conns=4 probe_s=2 repeat=1 zd_runs=1 central_nice=0
 bin=$repo/build/bin traces=$repo/tests/fixtures/traces
 while [ $# -gt 0 ]; do
     case $1 in
@@ -43,17 +47,21 @@ while [ $# -gt 0 ]; do
         --zero-drop) zero=1; shift ;;
         --conns) conns=${2:?}; shift 2 ;;
         --probe-seconds) probe_s=${2:?}; shift 2 ;;
+        --zero-drop-runs) zd_runs=${2:?}; shift 2 ;;
+        --central-nice) central_nice=${2:?}; shift 2 ;;
         --bin) bin=${2:?}; shift 2 ;;
         --traces) traces=${2:?}; shift 2 ;;
         *) echo "bench/forward.sh: unknown option '$1' (try --help)" >&2; exit 2 ;;
     esac
 done
-for v in "$events" "$txn" "$conns" "$probe_s" "$repeat"; do
+[[ $central_nice =~ ^[0-9]+$ && $central_nice -le 19 ]] ||
+    { echo "bench/forward.sh: --central-nice: expected 0 to 19, got '$central_nice'" >&2; exit 2; }
+for v in "$events" "$txn" "$conns" "$probe_s" "$repeat" "$zd_runs"; do
     [[ $v =~ ^[0-9]+$ && $v -gt 0 ]] || { echo "bench/forward.sh: expected a positive integer, got '$v'" >&2; exit 2; }
 done
 
 fleet_setup bench-forward
-PG_FSYNC=on pg_start "$dir" || exit 1
+PG_FSYNC=on PG_SHARED_BUFFERS=128MB PG_NICE=$central_nice pg_start "$dir" || exit 1
 
 now() { date +%s.%N; }
 
@@ -97,7 +105,7 @@ for run in $(seq "$repeat"); do
     secs=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", b - a }')
     pgall=$(awk -v a="$pg0" -v b="$pg1" 'BEGIN { printf "%.2f", b - a }')
     echo "forward throughput: $stored events ($trace, local db $((bytes >> 20)) MiB) in $secs s = $rate events/s" \
-         "(txn-events $txn, PostgreSQL 15 local, fsync on, $(nproc) CPUs, load $load)"
+         "(txn-events $txn, PostgreSQL 15 local, fsync on, shared_buffers 128MB, $(nproc) CPUs, load $load)"
     echo "  CPU s per million events: forwarder $(per_m "$fcpu"), its PostgreSQL backend $(per_m "$bcpu")," \
          "whole server $(per_m "$pgall")"
 done
@@ -105,41 +113,26 @@ done
 [ $zero = 1 ] || exit 0
 
 # ---------------------------------------------------------------- 2. zero-drop rate, alone and with the forwarder
-probe() {   # probe RATE_PER_CONN WITH_FORWARDER -> 0 when zero drops
-    local rate=$1 with=$2 n=$((probes += 1))
-    rm -f "$dir/z.sock" "$dir/z$n.db"*
-    spawn zd "$bin/seccheckd" --socket "$dir/z.sock" --db "$dir/z$n.db"
-    wait_for 20 test -S "$dir/z.sock"
-    if [ "$with" = 1 ]; then
-        spawn zf "$bin/seccheckd" forward --db "$dir/z$n.db" --to "$PG_URL" --host-id "z$n" --poll-ms 50
-    fi
-    "$bin/seccheck-loadgen" --socket "$dir/z.sock" --trace "$traces/$trace.trace" --mode sentry \
-        --connections "$conns" --rate "$rate" --duration "$probe_s" --json >"$dir/probe.json" 2>>"$dir/probe.err"
-    local ok=$?
-    [ "$with" = 1 ] && stop "$zf"
-    stop "$zd"
-    rm -f "$dir/z$n.db"*
-    [ $ok = 0 ] && python3 -c '
+# bench/zero_drop.sh's search (interleaved probes, each rate confirmed), the
+# daemon alone (sqlite) and with its forwarder beside it (sqlite+forward).
+ratios=()
+results=$repo/bench/results/$(date +%Y%m%d-%H%M%S)-forward-zero-drop
+fwd_nice=${FORWARD_NICE:-$(sed -n 's/^Nice=//p' "$repo/systemd/seccheckd-forward.service")}
+for run in $(seq "$zd_runs"); do
+    zd_out=$results-$run
+    BENCH_PG_URL=$PG_URL "$here/zero_drop.sh" --receivers sqlite,sqlite+forward --trace "$trace" --conns "$conns" \
+        --probe-seconds "$probe_s" --bin "$bin" --traces "$traces" --out "$zd_out" >"$dir/zero-drop-$run.log" 2>&1 ||
+        { tail -20 "$dir/zero-drop-$run.log"; exit 1; }
+    read -r alone with < <(python3 -c '
 import json, sys
-r = json.load(open(sys.argv[1]))
-d = r.get("dropped", r.get("messages_dropped", 1))
-sys.exit(0 if d == 0 else 1)' "$dir/probe.json"
-}
-search() {   # search WITH_FORWARDER -> best zero-drop rate per connection
-    local with=$1 good=0 bad=0 r=2000
-    while [ $bad = 0 ] && [ $r -le 512000 ]; do
-        if probe $r "$with"; then good=$r; r=$((r * 2)); else bad=$r; fi
-    done
-    [ $bad = 0 ] && { echo $good; return; }
-    for _ in 1 2 3 4; do
-        r=$(((good + bad) / 2))
-        if probe $r "$with"; then good=$r; else bad=$r; fi
-    done
-    echo $good
-}
-probes=0
-alone=$(search 0)
-with=$(search 1)
-ratio=$(awk -v a="$alone" -v w="$with" 'BEGIN { printf "%.2f", a ? w / a : 0 }')
-echo "zero-drop rate ($trace, sentry mode, $conns connections, ${probe_s}s probes):" \
-     "alone $((alone * conns)) msgs/s, with forward running $((with * conns)) msgs/s: ${ratio}x"
+best = {json.loads(l)["receiver"]: json.loads(l)["best_total"] for l in open(sys.argv[1])}
+print(best.get("sqlite", 0), best.get("sqlite+forward", 0))' "$zd_out/search.jsonl")
+    ratio=$(awk -v a="$alone" -v w="$with" 'BEGIN { printf "%.2f", a ? w / a : 0 }')
+    ratios+=("$ratio")
+    echo "zero-drop rate ($trace, sentry mode, $conns connections, ${probe_s}s probes, load $(cut -d' ' -f1 /proc/loadavg)):" \
+         "alone $alone msgs/s, with forward running $with msgs/s: ${ratio}x" \
+         "(forwarder at nice ${fwd_nice:-0}, central server at nice $central_nice; probes in $zd_out)"
+done
+[ "$zd_runs" -gt 1 ] && echo "zero-drop ratios: ${ratios[*]}; median $(printf '%s\n' "${ratios[@]}" | sort -n |
+    awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }')x"
+exit 0

@@ -90,9 +90,9 @@ recv_bins() {
     case ${1%@*} in
         ref) echo ref-recvmmsg ;;
         dummy) echo seccheck-dummy ;;
-        discard | sqlite | sqlite-all) echo seccheckd ;;
+        discard | sqlite | sqlite-all | sqlite+forward) echo seccheckd ;;
         python) ;;
-        *) die "unknown receiver '$1' (ref, dummy, discard, sqlite, sqlite-all, python)" ;;
+        *) die "unknown receiver '$1' (ref, dummy, discard, sqlite, sqlite-all, sqlite+forward, python)" ;;
     esac
 }
 
@@ -132,7 +132,7 @@ recv_start() {
         ref) "$bin/ref-recvmmsg" "$sock" </dev/null >"$log" 2>&1 & ;;
         dummy) "$bin/seccheck-dummy" "$sock" </dev/null >"$log" 2>&1 & ;;
         discard) "$bin/seccheckd" --socket "$sock" --sink discard </dev/null >"$log" 2>&1 & ;;
-        sqlite | sqlite-all)
+        sqlite | sqlite-all | sqlite+forward)
             RECV_DB=$BENCH_TMP/events.db
             rm -f "$RECV_DB" "$RECV_DB-wal" "$RECV_DB-shm"
             local indexes=type
@@ -147,12 +147,34 @@ recv_start() {
     BENCH_PIDS+=("$RECV_PID")
     local deadline=$((SECONDS + 15))
     while [ $SECONDS -lt $deadline ]; do
-        grep -q "listening on" "$log" 2>/dev/null && [ -S "$sock" ] && return 0
+        if grep -q "listening on" "$log" 2>/dev/null && [ -S "$sock" ]; then
+            [ "${kind%@*}" = sqlite+forward ] && forward_start "$bin" "$log.forward"
+            return 0
+        fi
         kill -0 "$RECV_PID" 2>/dev/null || break
         sleep 0.01
     done
     cat "$log" >&2
     die "receiver $kind did not start (log above)"
+}
+
+# sqlite+forward: `seccheckd forward` beside the daemon, shipping its database
+# to BENCH_PG_URL (bench/forward.sh starts that server), a new host id per
+# receiver, at the CPU priority and policy its systemd unit gives it
+# (FORWARD_NICE overrides the priority).
+FORWARD_PID=
+FORWARD_SEQ=0
+FORWARD_UNIT=$REPO_DIR/systemd/seccheckd-forward.service
+FORWARD_NICE=${FORWARD_NICE:-$(sed -n 's/^Nice=//p' "$FORWARD_UNIT")}
+FORWARD_POLICY=(chrt --other 0)
+grep -qx 'CPUSchedulingPolicy=batch' "$FORWARD_UNIT" && FORWARD_POLICY=(chrt --batch 0)
+forward_start() {   # forward_start BIN_DIR LOG
+    [ -n "${BENCH_PG_URL:-}" ] || die "receiver sqlite+forward needs a central server in BENCH_PG_URL (bench/forward.sh --zero-drop sets one up)"
+    FORWARD_SEQ=$((FORWARD_SEQ + 1))
+    "${FORWARD_POLICY[@]}" nice -n "${FORWARD_NICE:-0}" "$1/seccheckd" forward --db "$RECV_DB" --to "$BENCH_PG_URL" \
+        --host-id "bench-$$-$FORWARD_SEQ" </dev/null >"$2" 2>&1 &
+    FORWARD_PID=$!
+    BENCH_PIDS+=("$FORWARD_PID")
 }
 
 # recv_wait_drained CONNECTIONS: after the senders closed, waits until the
@@ -190,8 +212,13 @@ recv_stop() {
         kill -KILL "$pid" 2>/dev/null || true
     fi
     wait "$pid" 2>/dev/null || rc=$?
+    if [ -n "$FORWARD_PID" ]; then   # after the daemon, which may still commit at exit
+        kill -TERM "$FORWARD_PID" 2>/dev/null || true
+        wait "$FORWARD_PID" 2>/dev/null || true
+    fi
     local -a keep=()
-    for i in "${BENCH_PIDS[@]}"; do [ "$i" = "$pid" ] || keep+=("$i"); done
+    for i in "${BENCH_PIDS[@]}"; do [ "$i" = "$pid" ] || [ "$i" = "$FORWARD_PID" ] || keep+=("$i"); done
+    FORWARD_PID=
     BENCH_PIDS=("${keep[@]}")
     RECV_PID=
     if [ -n "$RECV_DB" ]; then

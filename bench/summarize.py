@@ -22,13 +22,14 @@ import re
 import statistics
 import sys
 
-RECEIVERS = ["ref", "dummy", "discard", "sqlite", "sqlite-all", "python"]
+RECEIVERS = ["ref", "dummy", "discard", "sqlite", "sqlite-all", "sqlite+forward", "python"]
 RECEIVER_DESC = {
     "ref": "ref-recvmmsg: epoll + recvmmsg discard loop (the physical limit)",
     "dummy": "seccheck-dummy: seccheckd's receive path, count and discard",
     "discard": "seccheckd --sink discard: receive + full decode, nothing stored",
     "sqlite": "seccheckd --sink sqlite: receive + decode + store (fresh DB per run)",
     "sqlite-all": "seccheckd --sink sqlite --indexes all: as sqlite, with all four indexes",
+    "sqlite+forward": "as sqlite, with `seccheckd forward` shipping the database to PostgreSQL beside it",
     "python": "dummy/dummy_uds_server.py: gVisor's Python baseline, thread per connection",
 }
 
@@ -399,7 +400,7 @@ def cmd_zero_drop(out):
                        default=None)
         own_all = max([p["longest_own_stall_ms"] for p in ps if p.get("longest_own_stall_ms") is not None],
                       default=None)
-        is_d = base_kind(rc) in ("discard", "sqlite", "sqlite-all")
+        is_d = base_kind(rc) in ("discard", "sqlite", "sqlite-all", "sqlite+forward")
         bpe = med([p.get("db_bytes_per_event") for p in at_best])
         rows.append([rc, fmt_num(best) if best else "none", fmt_num(s.get("best_rate")) if best else "-",
                      fmt_ratio(best / ref_best) if best and ref_best else "-",

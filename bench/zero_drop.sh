@@ -20,8 +20,10 @@ The receivers' searches are interleaved (one probe each per round), a fresh
 receiver per probe.
 
   --out DIR            results directory [bench/results/<timestamp>-zero-drop]
-  --receivers LIST     from ref,dummy,discard,sqlite,sqlite-all,python
-                       [ref,dummy,discard,sqlite,python]; sqlite-all: --indexes all
+  --receivers LIST     from ref,dummy,discard,sqlite,sqlite-all,sqlite+forward,python
+                       [ref,dummy,discard,sqlite,python]; sqlite-all: --indexes all;
+                       sqlite+forward: with `seccheckd forward` beside it, shipping to
+                       the PostgreSQL in BENCH_PG_URL (bench/forward.sh --zero-drop)
   --conns N            connections [8]
   --trace T            trace name in the traces directory, or a file [redis_rw]
   --probe-seconds S    length of each probe [2]

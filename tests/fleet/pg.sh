@@ -8,6 +8,10 @@
 #   pg_stop        stop it (immediate) and remove DIR/pg; safe to call twice
 #   psql_c SQL     run SQL, print unaligned tuples only
 # PG_FSYNC=on for a durable server (the bench); the tests run with fsync off.
+# PG_SHARED_BUFFERS: the tests' small server takes 64MB (the bench gives it
+# PostgreSQL's own default, 128MB).
+# PG_NICE=N runs the server at that CPU priority (the bench's stand-in for a
+# central server on another machine).
 # The caller's EXIT trap must call pg_stop.
 
 PG_BIN=${PG_BIN:-$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1)}
@@ -38,7 +42,7 @@ unix_socket_directories = '$PG_DIR'
 fsync = ${PG_FSYNC:-off}
 synchronous_commit = on
 max_connections = 30
-shared_buffers = 64MB
+shared_buffers = ${PG_SHARED_BUFFERS:-64MB}
 CONF
     PG_SOCKDIR=$PG_DIR
     PG_URL="postgresql:///postgres?host=$PG_SOCKDIR&user=$(pg_user)"
@@ -47,7 +51,7 @@ CONF
 
 pg_user() { if [ "$(id -u)" = 0 ]; then echo nobody; else id -un; fi; }
 
-pg_ctl_do() { "${PG_AS[@]}" "$PG_BIN/pg_ctl" -D "$PG_DIR/data" "$@"; }
+pg_ctl_do() { nice -n "${PG_NICE:-0}" "${PG_AS[@]}" "$PG_BIN/pg_ctl" -D "$PG_DIR/data" "$@"; }
 
 pg_stop() {
     [ -n "$PG_DIR" ] || return 0
