@@ -157,12 +157,56 @@ static void mirror_sql(struct strbuf *sql, const struct local_table *t)
     for (int i = 1; i < t->ncols; i++)
         strbuf_printf(sql, "ALTER TABLE %s ADD COLUMN IF NOT EXISTS %s %s;", t->name, t->cols[i].name,
                       pg_type(t->cols[i].kind));
-    /* The staging table upserts go through; dropped so it follows new columns. */
-    strbuf_printf(sql, "DROP TABLE IF EXISTS pg_temp.incoming_%s;", t->name);
+}
+
+static bool has_column(PGresult *res, const char *table, const char *column)
+{
+    for (int i = 0; i < PQntuples(res); i++)
+        if (strcmp(PQgetvalue(res, i, 0), table) == 0 && strcmp(PQgetvalue(res, i, 1), column) == 0)
+            return true;
+    return false;
+}
+
+static bool has_columns(PGresult *res, const struct local_table *t)
+{
+    for (int i = 0; i < t->ncols; i++)
+        if (!has_column(res, t->name, t->cols[i].name))
+            return false;
+    return true;
+}
+
+/* The schema has every column of l's tables and this build's views and
+ * fixed tables (marked by CENTRAL_SCHEMA_MARK on events_full). Checked
+ * first because the DDL, even when it changes nothing, locks the tables
+ * ACCESS EXCLUSIVE: a forwarder starting on one host waited for every
+ * other host's transaction, held up the next ones, and could deadlock with
+ * one going on to upsert runs. Any error: not current. */
+static bool schema_current(PGconn *pg, const struct local *l)
+{
+    PGresult *res = PQexec(pg, "SELECT obj_description(to_regclass('events_full'), 'pg_class')");
+    bool current = PQresultStatus(res) == PGRES_TUPLES_OK && PQntuples(res) == 1 &&
+                   strcmp(PQgetvalue(res, 0, 0), CENTRAL_SCHEMA_MARK) == 0;
+    PQclear(res);
+    if (!current)
+        return false;
+    res = PQexec(pg, "SELECT table_name, column_name FROM information_schema.columns"
+                     " WHERE table_schema = current_schema()"
+                     " AND table_name IN ('runs', 'connections', 'events', 'batches')");
+    current = PQresultStatus(res) == PGRES_TUPLES_OK && has_columns(res, &l->runs) &&
+              has_columns(res, &l->connections) && has_columns(res, &l->events) && has_columns(res, &l->batches);
+    PQclear(res);
+    return current;
 }
 
 int central_ensure_schema(PGconn *pg, const struct local *l, char *err, size_t errlen)
 {
+    /* The staging tables upserts go through are this session's own,
+     * LIKE their table: dropped so they follow new columns. */
+    if (exec_command(pg, "DROP TABLE IF EXISTS pg_temp.incoming_runs, pg_temp.incoming_connections",
+                     "dropping the staging tables", err, errlen) != 0)
+        return -1;
+    if (schema_current(pg, l))
+        return 0;
     struct strbuf sql = {0};
     strbuf_puts(&sql, "BEGIN; SELECT pg_advisory_xact_lock(7061746);");   /* arbitrary: "seccheckd schema" */
     strbuf_puts(&sql, fixed_schema);

@@ -3,6 +3,11 @@
  * many hosts. Included by central.c only, and run after the mirror tables
  * are made (central_ensure_schema). tests/fleet/views.sh checks
  * that each gives, per host, the local view's rows. */
+/* Set on events_full as its comment, last: a schema that has it has this
+ * build's views and fixed tables, and central_ensure_schema leaves it be
+ * (with every column of the host's tables). Change it with either. */
+#define CENTRAL_SCHEMA_MARK "seccheckd central schema 2"
+
 static const char central_views_sql[] =
     /* The columns events_full names that schema version 1 lacks: the mirror
      * adds a host's columns, and a version 1 database the daemon never
@@ -102,4 +107,5 @@ static const char central_views_sql[] =
     "      FROM (SELECT *, a || '\\x0000000000000000'::bytea AS p\n"
     "            FROM (SELECT *, CASE WHEN detail->>'address' ~ '^([0-9a-fA-F]{2})*$'\n"
     "                                 THEN decode(detail->>'address', 'hex') END AS a\n"
-    "                  FROM events WHERE msg_type IN (10, 24, 25, 37) AND detail IS NOT NULL) AS d) AS e) AS n;\n";
+    "                  FROM events WHERE msg_type IN (10, 24, 25, 37) AND detail IS NOT NULL) AS d) AS e) AS n;\n"
+    "COMMENT ON VIEW events_full IS '" CENTRAL_SCHEMA_MARK "';\n";

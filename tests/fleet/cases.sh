@@ -4,7 +4,8 @@
 # (two hosts sharing an id, both ways), counted, never merged; retention
 # keeping what is not shipped, and --max-db-size's forced deletion recorded
 # centrally as a gap; hostile text and a newer schema's extra column
-# forwarded; the metrics endpoint.
+# forwarded; the metrics endpoint; a forwarder starting on a current
+# central schema changes nothing (no DDL, so no lock behind other hosts).
 # Usage: cases.sh BIN_DIR TRACES_DIR
 set -uo pipefail
 bin=${1:?usage: cases.sh BIN_DIR TRACES_DIR}
@@ -162,6 +163,22 @@ check "a value not of its column's type is named in the log" \
 check "... and nothing of its transaction was shipped" \
     [ "$(psql_c "SELECT count(*) FROM events WHERE host_id = 'host-h2' AND id <= 7")" = 0 ]
 stop "$f_h2"
+
+# ---------------------------------------------------------------- a current schema is left alone
+# Its DDL would lock events ACCESS EXCLUSIVE, behind every other host's
+# transaction: here one holding events for 8 s.
+check "the central schema carries this build's mark" \
+    [ "$(psql_c "SELECT obj_description('events_full'::regclass, 'pg_class')")" = "seccheckd central schema 2" ]
+daemon s
+load s exec_loop 600
+spawn hold psql "$PG_URL" -X -q -c "BEGIN; LOCK TABLE events IN ROW EXCLUSIVE MODE; SELECT pg_sleep(8); COMMIT"
+check "another host's transaction holds events" wait_for 5 bash -c "[ \"\$(psql \"$PG_URL\" -X -A -t -c \"SELECT count(*)
+    FROM pg_locks l JOIN pg_class c ON c.oid = l.relation WHERE c.relname = 'events' AND l.granted
+    AND l.pid <> pg_backend_pid()\")\" -ge 1 ]"
+forwarder s host-s
+check "a new host's forwarder ships meanwhile: no schema change, no lock wait" wait_for 4 caught_up "$dir/s.db" host-s
+check "... while that transaction still runs" kill -0 "$hold"
+stop "$f_s"; stop "$d_s"; stop "$hold"
 
 if [ $failures != 0 ]; then
     for f in "$dir"/*.log; do echo "---- $f"; tail -15 "$f"; done
