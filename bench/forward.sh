@@ -26,7 +26,8 @@ Usage: bench/forward.sh [OPTIONS]
   --conns N            part 2: loadgen connections [4]
   --probe-seconds S    part 2: length of each probe [2]
   --zero-drop-runs N   part 2: searches, each giving a ratio [1]
-  --central-nice N     the central server's CPU priority (nice, 0-19) [0]. A fleet's
+  --central-nice N     the central server's CPU priority (nice 0-19, or idle:
+                       SCHED_IDLE) [0]. A fleet's
                        central server runs on another machine; on a small machine
                        a positive value stands in for that in part 2
   --bin DIR            built binaries [build/bin]
@@ -54,8 +55,8 @@ while [ $# -gt 0 ]; do
         *) echo "bench/forward.sh: unknown option '$1' (try --help)" >&2; exit 2 ;;
     esac
 done
-[[ $central_nice =~ ^[0-9]+$ && $central_nice -le 19 ]] ||
-    { echo "bench/forward.sh: --central-nice: expected 0 to 19, got '$central_nice'" >&2; exit 2; }
+[[ $central_nice = idle || ($central_nice =~ ^[0-9]+$ && $central_nice -le 19) ]] ||
+    { echo "bench/forward.sh: --central-nice: expected 0 to 19 or idle, got '$central_nice'" >&2; exit 2; }
 for v in "$events" "$txn" "$conns" "$probe_s" "$repeat" "$zd_runs"; do
     [[ $v =~ ^[0-9]+$ && $v -gt 0 ]] || { echo "bench/forward.sh: expected a positive integer, got '$v'" >&2; exit 2; }
 done

@@ -51,7 +51,12 @@ CONF
 
 pg_user() { if [ "$(id -u)" = 0 ]; then echo nobody; else id -un; fi; }
 
-pg_ctl_do() { nice -n "${PG_NICE:-0}" "${PG_AS[@]}" "$PG_BIN/pg_ctl" -D "$PG_DIR/data" "$@"; }
+pg_ctl_do() {
+    local policy=(chrt --other 0)
+    [ "${PG_NICE:-0}" = idle ] && policy=(chrt --idle 0)
+    "${policy[@]}" nice -n "$( [ "${PG_NICE:-0}" = idle ] && echo 19 || echo "${PG_NICE:-0}")" \
+        "${PG_AS[@]}" "$PG_BIN/pg_ctl" -D "$PG_DIR/data" "$@"
+}
 
 pg_stop() {
     [ -n "$PG_DIR" ] || return 0
