@@ -26,10 +26,10 @@ Usage: bench/forward.sh [OPTIONS]
   --conns N            part 2: loadgen connections [4]
   --probe-seconds S    part 2: length of each probe [2]
   --zero-drop-runs N   part 2: searches, each giving a ratio [1]
-  --central-nice N     the central server's CPU priority (nice 0-19, or idle:
-                       SCHED_IDLE) [0]. A fleet's
-                       central server runs on another machine; on a small machine
-                       a positive value stands in for that in part 2
+  --central-nice N     the central server's CPU priority: nice 0-19, or idle
+                       (SCHED_IDLE) [0]. A fleet's central server runs on another
+                       machine; here it shares the cores (measured: its priority
+                       hardly moved the part 2 ratio)
   --bin DIR            built binaries [build/bin]
   --traces DIR         recorded traces [tests/fixtures/traces]
   --help               this text
