@@ -161,7 +161,7 @@ recv_start() {
 # sqlite+forward: `seccheckd forward` beside the daemon, shipping its database
 # to BENCH_PG_URL (bench/forward.sh starts that server), a new host id per
 # receiver, at the CPU priority and policy its systemd unit gives it
-# (FORWARD_NICE overrides the priority).
+# (FORWARD_NICE overrides the priority; FORWARD_ARGS adds options).
 FORWARD_PID=
 FORWARD_SEQ=0
 FORWARD_UNIT=$REPO_DIR/systemd/seccheckd-forward.service
@@ -172,7 +172,7 @@ forward_start() {   # forward_start BIN_DIR LOG
     [ -n "${BENCH_PG_URL:-}" ] || die "receiver sqlite+forward needs a central server in BENCH_PG_URL (bench/forward.sh --zero-drop sets one up)"
     FORWARD_SEQ=$((FORWARD_SEQ + 1))
     "${FORWARD_POLICY[@]}" nice -n "${FORWARD_NICE:-0}" "$1/seccheckd" forward --db "$RECV_DB" --to "$BENCH_PG_URL" \
-        --host-id "bench-$$-$FORWARD_SEQ" </dev/null >"$2" 2>&1 &
+        --host-id "bench-$$-$FORWARD_SEQ" ${FORWARD_ARGS:-} </dev/null >"$2" 2>&1 &
     FORWARD_PID=$!
     BENCH_PIDS+=("$FORWARD_PID")
 }
