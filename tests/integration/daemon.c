@@ -377,6 +377,54 @@ long long db_query_int(const char *db, const char *sql)
     return v;
 }
 
+long long dbq(const struct daemon *d, const char *fmt, ...)
+{
+    char sql[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(sql, sizeof(sql), fmt, ap);
+    va_end(ap);
+    return db_query_int(d->db, sql);
+}
+
+long long sqlq(sqlite3 *db, const char *sql)
+{
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
+        fail_msg("%s: %s", sql, sqlite3_errmsg(db));
+    if (sqlite3_step(st) != SQLITE_ROW)
+        fail_msg("%s: no row (%s)", sql, sqlite3_errmsg(db));
+    long long v = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    return v;
+}
+
+long long json_file_number(const char *path, const char *key)
+{
+    FILE *in = fopen(path, "r");
+    if (!in)
+        fail_msg("cannot open %s", path);
+    char json[4096];
+    size_t len = fread(json, 1, sizeof(json) - 1, in);
+    fclose(in);
+    json[len] = '\0';
+    char needle[64];
+    snprintf(needle, sizeof(needle), "\"%s\":", key);
+    const char *at = strstr(json, needle);
+    if (!at)
+        fail_msg("no %s in %s: %s", key, path, json);
+    return strtoll(at + strlen(needle), NULL, 10);
+}
+
+double metric(const char *text, const char *series)
+{
+    size_t n = strlen(series);
+    for (const char *line = text; line && *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL)
+        if (strncmp(line, series, n) == 0 && line[n] == ' ')
+            return strtod(line + n + 1, NULL);
+    return -1;
+}
+
 long rss_kib(pid_t pid)
 {
     char path[64], line[256];

@@ -133,6 +133,22 @@ int daemon_teardown(void **state);
 /* Runs SQL returning one integer against path; -1 on error. */
 long long db_query_int(const char *db, const char *sql);
 
+/* db_query_int on d's database, the SQL made by printf. */
+__attribute__((format(printf, 2, 3))) long long dbq(const struct daemon *d, const char *fmt, ...);
+
+/* The first column of SQL's first row on an open database; fails the test
+ * without one. */
+struct sqlite3;
+long long sqlq(struct sqlite3 *db, const char *sql);
+
+/* The number after "key": in a JSON file (seccheck-loadgen --json); fails
+ * the test without one. */
+long long json_file_number(const char *path, const char *key);
+
+/* The value of one series ("name" or "name{label=\"v\"}") in a Prometheus
+ * scrape; -1 if absent. */
+double metric(const char *text, const char *series);
+
 /* Sleeps ms milliseconds, resuming after signals. */
 void sleep_ms(int ms);
 

@@ -132,18 +132,6 @@ static size_t load_lines(sqlite3 *db, const char *path)
     return n;
 }
 
-static long long q(sqlite3 *db, const char *sql)
-{
-    sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
-        fail_msg("%s: %s", sql, sqlite3_errmsg(db));
-    if (sqlite3_step(st) != SQLITE_ROW)
-        fail_msg("%s: %s", sql, sqlite3_errmsg(db));
-    long long v = sqlite3_column_int64(st, 0);
-    sqlite3_finalize(st);
-    return v;
-}
-
 static void attach(sqlite3 *db, const char *path)
 {
     char sql[512];
@@ -174,12 +162,13 @@ static void test_ndjson_next_to_sqlite(void **state)
     size_t lines = load_lines(db, nd_path);
     attach(db, d.db);
     assert_int_equal(lines, sent);
-    assert_int_equal(q(db, "SELECT count(*) FROM ev.events"), (long long)sent);
-    assert_int_equal(q(db, "SELECT sum(messages) FROM ev.connections"), (long long)sent);
-    assert_int_equal(q(db, "SELECT count(*) FROM nd WHERE NOT json_valid(line)"), 0);
-    assert_int_equal(q(db, "SELECT count(DISTINCT json_extract(line, '$.conn_id')) FROM nd"), NTRACES * COPIES);
+    assert_int_equal(sqlq(db, "SELECT count(*) FROM ev.events"), (long long)sent);
+    assert_int_equal(sqlq(db, "SELECT sum(messages) FROM ev.connections"), (long long)sent);
+    assert_int_equal(sqlq(db, "SELECT count(*) FROM nd WHERE NOT json_valid(line)"), 0);
+    assert_int_equal(sqlq(db, "SELECT count(DISTINCT json_extract(line, '$.conn_id')) FROM nd"),
+                     NTRACES * COPIES);
     /* The k-th line of a connection is its k-th row. */
-    assert_int_equal(q(db, "WITH a AS (SELECT json_extract(line, '$.conn_id') AS c,"
+    assert_int_equal(sqlq(db, "WITH a AS (SELECT json_extract(line, '$.conn_id') AS c,"
                            "   row_number() OVER (PARTITION BY json_extract(line, '$.conn_id') ORDER BY seq) AS k,"
                            "   json_extract(line, '$.msg_type') AS t, json(json_extract(line, '$.detail')) AS dt"
                            "   FROM nd),"
@@ -187,9 +176,11 @@ static void test_ndjson_next_to_sqlite(void **state)
                            "   msg_type AS t, json(detail) AS dt FROM ev.events)"
                            " SELECT count(*) FROM a JOIN b USING (c, k) WHERE a.t IS b.t AND a.dt IS b.dt"),
                      (long long)sent);
-    assert_true(q(db, "SELECT count(*) FROM nd WHERE json_extract(line, '$.container_id') LIKE 'runsc-%'") > 0);
+    assert_true(sqlq(db, "SELECT count(*) FROM nd WHERE json_extract(line, '$.container_id')"
+                               " LIKE 'runsc-%'") > 0);
     /* Each value once: the context is at the top, not again in detail. */
-    assert_int_equal(q(db, "SELECT count(*) FROM nd WHERE json_type(line, '$.detail.context_data') IS NOT NULL"), 0);
+    assert_int_equal(
+        sqlq(db, "SELECT count(*) FROM nd WHERE json_type(line, '$.detail.context_data') IS NOT NULL"), 0);
     sqlite3_close(db);
 
     /* (e) The export of the database is the live stream, line for line. */
@@ -207,7 +198,7 @@ static void test_ndjson_next_to_sqlite(void **state)
     load_lines(db, nd_path);
     load_lines(db, out_path);
     char sql[2048];
-    long long conn3 = q(db, "SELECT count(*) FROM nd WHERE json_extract(line, '$.conn_id') = 3") / 2;
+    long long conn3 = sqlq(db, "SELECT count(*) FROM nd WHERE json_extract(line, '$.conn_id') = 3") / 2;
     assert_true(conn3 > 0);
     snprintf(sql, sizeof(sql),
              "WITH a AS (SELECT line, row_number() OVER (ORDER BY seq) AS k FROM nd"
@@ -215,9 +206,9 @@ static void test_ndjson_next_to_sqlite(void **state)
              " b AS (SELECT line, row_number() OVER (ORDER BY seq) AS k FROM nd WHERE file = '%s')"
              " SELECT count(*) FROM a JOIN b USING (k) WHERE a.line = b.line",
              nd_path, out_path);
-    assert_int_equal(q(db, sql), conn3);
+    assert_int_equal(sqlq(db, sql), conn3);
     snprintf(sql, sizeof(sql), "SELECT count(*) FROM nd WHERE file = '%s'", out_path);
-    assert_int_equal(q(db, sql), conn3);
+    assert_int_equal(sqlq(db, sql), conn3);
     sqlite3_close(db);
     daemon_cleanup(&d);
 }
@@ -252,15 +243,15 @@ static void test_ndjson_rotation(void **state)
         assert_true(load_lines(db, name) > 0);
         char sql[600];
         snprintf(sql, sizeof(sql), "SELECT max(length(CAST(line AS BLOB)) + 1) FROM nd WHERE file = '%s'", name);
-        long long longest = q(db, sql);
+        long long longest = sqlq(db, sql);
         if (i > 0)   /* rotated files are complete; the current one may be short */
             assert_true(st.st_size > 64 * 1024 - longest);
         assert_true(st.st_size <= 64 * 1024 + longest);
     }
-    assert_int_equal(q(db, "SELECT count(*) FROM nd WHERE NOT json_valid(line)"), 0);
+    assert_int_equal(sqlq(db, "SELECT count(*) FROM nd WHERE NOT json_valid(line)"), 0);
     /* Oldest first, the kept files continue each other: per connection the
      * receive times only grow. */
-    assert_int_equal(q(db, "SELECT count(*) FROM (SELECT json_extract(line, '$.recv_ns') AS t, lag("
+    assert_int_equal(sqlq(db, "SELECT count(*) FROM (SELECT json_extract(line, '$.recv_ns') AS t, lag("
                            " json_extract(line, '$.recv_ns')) OVER (PARTITION BY json_extract(line, '$.conn_id')"
                            " ORDER BY CASE WHEN file LIKE '%.2' THEN 0 WHEN file LIKE '%.1' THEN 1 ELSE 2 END, seq)"
                            " AS prev FROM nd) WHERE t < prev"),

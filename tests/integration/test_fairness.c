@@ -112,23 +112,6 @@ static void loadgen_wait(struct loadgen *g, int timeout_ms)
     assert_int_equal(code, 0);
 }
 
-/* The number after "key": in its JSON, once it finished. */
-static long long loadgen_number(const struct loadgen *g, const char *key)
-{
-    FILE *in = fopen(g->out, "r");
-    assert_non_null(in);
-    char json[4096] = "";
-    size_t len = fread(json, 1, sizeof(json) - 1, in);
-    fclose(in);
-    json[len] = '\0';
-    char needle[64];
-    snprintf(needle, sizeof(needle), "\"%s\":", key);
-    const char *at = strstr(json, needle);
-    if (!at)
-        fail_msg("no %s in the output of seccheck-loadgen: %s", key, json);
-    return strtoll(at + strlen(needle), NULL, 10);
-}
-
 /* GET /metrics from the daemon's unix:DIR/metrics.sock endpoint: the whole
  * answer (malloc'd), or NULL. */
 static char *scrape(const struct daemon *d)
@@ -164,16 +147,6 @@ static char *scrape(const struct daemon *d)
     return buf;
 }
 
-/* The value of one series in a scrape; -1 if absent. */
-static double metric(const char *text, const char *series)
-{
-    size_t n = strlen(series);
-    for (const char *line = text; line && *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL)
-        if (strncmp(line, series, n) == 0 && line[n] == ' ')
-            return strtod(line + n + 1, NULL);
-    return -1;
-}
-
 /* While the quiet connections (ids 5 to 7: the flood's are 1 to 4) stream:
  * the metrics show the flood's connections paused, the quiet ones not. */
 static void check_pause_metrics(const struct daemon *d)
@@ -200,16 +173,6 @@ static void check_pause_metrics(const struct daemon *d)
         assert_true(metric(text, series) == 0);   /* present (open), never paused */
     }
     free(text);
-}
-
-__attribute__((format(printf, 2, 3))) static long long dbq(const struct daemon *d, const char *fmt, ...)
-{
-    char sql[512];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(sql, sizeof(sql), fmt, ap);
-    va_end(ap);
-    return db_query_int(d->db, sql);
 }
 
 /* The daemon with large batches (a commit takes a while) and a short queue,
@@ -247,7 +210,8 @@ static void stop_cleanly(struct fixture *f)
     assert_int_equal(status, 0);
     assert_null(strstr(log, "MISMATCH"));
     free(log);
-    assert_int_equal(dbq(&f->d, "SELECT received - stored - discarded - rejected - store_failed FROM runs"), 0);
+    assert_int_equal(
+        dbq(&f->d, "SELECT received - stored - discarded - rejected - store_failed FROM runs"), 0);
 }
 
 /* Quiet connections are those opened after the flood's. */
@@ -262,9 +226,9 @@ static void test_block_pauses_only_the_flood(void **state)
     check_pause_metrics(&f->d);
     loadgen_wait(&f->quiet, 30000);
     loadgen_wait(&f->flood, 30000);
-    long long quiet_dropped = loadgen_number(&f->quiet, "dropped");
-    long long quiet_sent = loadgen_number(&f->quiet, "sent");
-    long long flood_sent = loadgen_number(&f->flood, "sent");
+    long long quiet_dropped = json_file_number(f->quiet.out, "dropped");
+    long long quiet_sent = json_file_number(f->quiet.out, "sent");
+    long long flood_sent = json_file_number(f->flood.out, "sent");
     stop_cleanly(f);
     long long flood_paused = dbq(&f->d, "SELECT sum(paused_count) FROM connections WHERE " FLOOD_WHERE);
     long long quiet_paused = dbq(&f->d, "SELECT sum(paused_count) FROM connections WHERE " QUIET_WHERE);
@@ -287,7 +251,7 @@ static void test_drop_lands_on_the_flood(void **state)
     flood_and_quiet(f, "drop");
     loadgen_wait(&f->quiet, 30000);
     loadgen_wait(&f->flood, 30000);
-    long long quiet_dropped = loadgen_number(&f->quiet, "dropped");
+    long long quiet_dropped = json_file_number(f->quiet.out, "dropped");
     stop_cleanly(f);
     long long quiet_rejected = dbq(&f->d, "SELECT sum(rejected) FROM connections WHERE " QUIET_WHERE);
     long long flood_rejected = dbq(&f->d, "SELECT sum(rejected) FROM connections WHERE " FLOOD_WHERE);

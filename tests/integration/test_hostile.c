@@ -96,16 +96,6 @@ static char *stop_daemon(struct daemon *d)
     return log;
 }
 
-__attribute__((format(printf, 2, 3))) static long long dbq(const struct daemon *d, const char *fmt, ...)
-{
-    char sql[1024];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(sql, sizeof(sql), fmt, ap);
-    va_end(ap);
-    return db_query_int(d->db, sql);
-}
-
 /* Bytes of column 0 of the first row of sql (TEXT or BLOB) into a malloc'd
  * buffer; NULL when there is no row or the value is NULL. */
 static uint8_t *db_bytes(const struct daemon *d, const char *sql, size_t *len)
@@ -263,13 +253,15 @@ static void send_marker(int fd, const char *marker)
 
 static long long marker_rows(const struct daemon *d, const char *marker)
 {
-    return dbq(d, "SELECT count(*) FROM events WHERE msg_type=7 AND json_extract(detail,'$.pathname')='%s'", marker);
+    return dbq(d, "SELECT count(*) FROM events WHERE msg_type=7 AND json_extract(detail,'$.pathname')='%s'",
+                        marker);
 }
 
 /* The connection that sent the marker. */
 static long long marker_conn(const struct daemon *d, const char *marker)
 {
-    return dbq(d, "SELECT conn_id FROM events WHERE msg_type=7 AND json_extract(detail,'$.pathname')='%s'", marker);
+    return dbq(d, "SELECT conn_id FROM events WHERE msg_type=7 AND json_extract(detail,'$.pathname')='%s'",
+                        marker);
 }
 
 static size_t put_varint(uint8_t *out, uint64_t v)

@@ -140,16 +140,6 @@ static int http_status(const char *answer)
     return status;
 }
 
-/* The value of one series ("name" or "name{label=\"v\"}"); -1 if absent. */
-static double metric(const char *text, const char *series)
-{
-    size_t n = strlen(series);
-    for (const char *line = text; line && *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL)
-        if (strncmp(line, series, n) == 0 && line[n] == ' ')
-            return strtod(line + n + 1, NULL);
-    return -1;
-}
-
 __attribute__((format(printf, 2, 3))) static double metricf(const char *text, const char *fmt, ...)
 {
     char series[256];

@@ -34,21 +34,6 @@ static pid_t start_loadgen(const char *socket, const char *mode, const char *out
     return pid;
 }
 
-static long long json_field(const char *path, const char *key)
-{
-    FILE *f = fopen(path, "r");
-    assert_non_null(f);
-    char buf[4096];
-    size_t n = fread(buf, 1, sizeof(buf) - 1, f);
-    fclose(f);
-    buf[n] = '\0';
-    char pattern[64];
-    snprintf(pattern, sizeof(pattern), "\"%s\":", key);
-    const char *p = strstr(buf, pattern);
-    assert_non_null(p);
-    return atoll(p + strlen(pattern));
-}
-
 /* Waits until the log shows n completed restarts. */
 static void wait_for_adoptions(const struct daemon *d, int n)
 {
@@ -75,7 +60,7 @@ static void restart_while_streaming(const char *mode)
     assert_int_equal(d.pid, pid);
     assert_int_equal(daemon_stop(&d), 0);   /* the same PID took SIGTERM */
 
-    long long sent = json_field(out, "sent"), dropped = json_field(out, "dropped");
+    long long sent = json_file_number(out, "sent"), dropped = json_file_number(out, "dropped");
     long long rows = db_query_int(d.db, "SELECT count(*) FROM events");
     printf("%s: loadgen sent %lld, dropped %lld at the client; stored %lld over %lld runs\n", mode, sent, dropped,
            rows, db_query_int(d.db, "SELECT count(*) FROM runs"));

@@ -72,18 +72,6 @@ static sqlite3 *db_open(const char *path)
     return db;
 }
 
-static long long q(sqlite3 *db, const char *sql)
-{
-    sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
-        fail_msg("%s: %s", sql, sqlite3_errmsg(db));
-    if (sqlite3_step(st) != SQLITE_ROW)
-        fail_msg("%s: no row (%s)", sql, sqlite3_errmsg(db));
-    long long v = sqlite3_column_int64(st, 0);
-    sqlite3_finalize(st);
-    return v;
-}
-
 static void exec(sqlite3 *db, const char *sql)
 {
     char *msg = NULL;
@@ -159,10 +147,10 @@ static void assert_every_field_reachable(const char *path)
     sqlite3 *db = db_open(path);
     long long decoded = decode_every_row(db);
     assert_true(decoded > 0);
-    assert_int_equal(q(db, "SELECT count(*) FROM events_full WHERE decode_error IS NULL AND json_valid(message)"),
+    assert_int_equal(sqlq(db, "SELECT count(*) FROM events_full WHERE decode_error IS NULL AND json_valid(message)"),
                      decoded);
-    assert_int_equal(q(db, "SELECT count(*) FROM events_full WHERE decode_error IS NOT NULL AND message IS NOT NULL"),
-                     0);
+    assert_int_equal(
+        sqlq(db, "SELECT count(*) FROM events_full WHERE decode_error IS NOT NULL AND message IS NOT NULL"), 0);
     const char *want = "SELECT id, doc FROM temp.want";
     const char *full = "SELECT id, message AS doc FROM events_full WHERE decode_error IS NULL";
     assert_int_equal(tree_difference(db, want, full), 0);   /* nothing lost */
@@ -236,23 +224,23 @@ static void test_new_database_stores_each_field_once(void **state)
     const int all[] = {0, 1, 2, 3};
     long long sent = daemon_run(all, NTRACES);
     sqlite3 *db = db_open(current.db);
-    assert_int_equal(q(db, "SELECT count(*) FROM events"), sent);
-    assert_int_equal(q(db, "SELECT value FROM meta WHERE key='schema_version'"), 2);
-    assert_int_equal(q(db, "SELECT count(*) FROM events WHERE json_type(detail, '$.context_data') IS NOT NULL"
+    assert_int_equal(sqlq(db, "SELECT count(*) FROM events"), sent);
+    assert_int_equal(sqlq(db, "SELECT value FROM meta WHERE key='schema_version'"), 2);
+    assert_int_equal(sqlq(db, "SELECT count(*) FROM events WHERE json_type(detail, '$.context_data') IS NOT NULL"
                            " OR json_type(detail, '$.sysno') IS NOT NULL OR json_type(detail, '$.exit') IS NOT NULL"),
                      0);
     /* The added context columns hold what the traces sent. */
-    assert_true(q(db, "SELECT count(*) FROM events WHERE thread_start_time_ns > 0 AND thread_group_start_time_ns > 0")
-                > 0);
-    assert_true(q(db, "SELECT count(*) FROM events WHERE parent_thread_group_id IS NOT NULL") > 0);
-    assert_int_equal(q(db, "SELECT count(*) FROM events WHERE decode_error IS NULL AND time_ns IS NOT NULL"
+    assert_true(
+        sqlq(db, "SELECT count(*) FROM events WHERE thread_start_time_ns > 0 AND thread_group_start_time_ns > 0") > 0);
+    assert_true(sqlq(db, "SELECT count(*) FROM events WHERE parent_thread_group_id IS NOT NULL") > 0);
+    assert_int_equal(sqlq(db, "SELECT count(*) FROM events WHERE decode_error IS NULL AND time_ns IS NOT NULL"
                            " AND is_exec_session IS NULL"), 0);
     /* 16 KiB pages: less SQLite work per event than 4 KiB (sink_sqlite.c). */
-    assert_int_equal(q(db, "PRAGMA page_size"), 16384);
+    assert_int_equal(sqlq(db, "PRAGMA page_size"), 16384);
     /* type_name is computed, not stored, and still answers. */
-    assert_int_equal(q(db, "SELECT hidden FROM pragma_table_xinfo('events') WHERE name='type_name'"), 2);
-    assert_int_equal(q(db, "SELECT count(*) FROM events WHERE msg_type=7 AND type_name='SYSCALL_OPEN'"),
-                     q(db, "SELECT count(*) FROM events WHERE msg_type=7"));
+    assert_int_equal(sqlq(db, "SELECT hidden FROM pragma_table_xinfo('events') WHERE name='type_name'"), 2);
+    assert_int_equal(sqlq(db, "SELECT count(*) FROM events WHERE msg_type=7 AND type_name='SYSCALL_OPEN'"),
+                     sqlq(db, "SELECT count(*) FROM events WHERE msg_type=7"));
     sqlite3_close(db);
     assert_every_field_reachable(current.db);
 }
@@ -274,34 +262,34 @@ static void test_version_1_database_keeps_working(void **state)
     free(log);
 
     sqlite3 *db = db_open(current.db);
-    assert_int_equal(q(db, "SELECT value FROM meta WHERE key='schema_version'"), 2);
-    assert_int_equal(q(db, "SELECT value FROM meta WHERE key='schema_v2_first_event_id'"), V1_EVENTS + 1);
-    assert_int_equal(q(db, "SELECT count(*) FROM events"), V1_EVENTS + sent);
-    assert_int_equal(q(db, "PRAGMA page_size"), 4096);   /* a database keeps the pages it was made with */
+    assert_int_equal(sqlq(db, "SELECT value FROM meta WHERE key='schema_version'"), 2);
+    assert_int_equal(sqlq(db, "SELECT value FROM meta WHERE key='schema_v2_first_event_id'"), V1_EVENTS + 1);
+    assert_int_equal(sqlq(db, "SELECT count(*) FROM events"), V1_EVENTS + sent);
+    assert_int_equal(sqlq(db, "PRAGMA page_size"), 4096);   /* a database keeps the pages it was made with */
     /* Old rows as they were (whole detail), new rows each field once. */
-    assert_int_equal(q(db, "SELECT count(*) FROM events WHERE id <= 1235 AND decode_error IS NULL AND"
+    assert_int_equal(sqlq(db, "SELECT count(*) FROM events WHERE id <= 1235 AND decode_error IS NULL AND"
                            " json_type(detail, '$.context_data') IS NULL"), 0);
-    assert_int_equal(q(db, "SELECT count(*) FROM events WHERE id > 1235 AND"
+    assert_int_equal(sqlq(db, "SELECT count(*) FROM events WHERE id > 1235 AND"
                            " json_type(detail, '$.context_data') IS NOT NULL"), 0);
-    assert_int_equal(q(db, "SELECT count(*) FROM events WHERE id > 1235 AND decode_error IS NULL AND"
+    assert_int_equal(sqlq(db, "SELECT count(*) FROM events WHERE id > 1235 AND decode_error IS NULL AND"
                            " (type_name IS NULL OR is_exec_session IS NULL)"), 0);
     /* The views see both. */
     static const char *const views[] = {"execs", "files_opened", "failed_syscalls", "network"};
     for (size_t i = 0; i < sizeof(views) / sizeof(views[0]); i++) {
         char sql[160];
         snprintf(sql, sizeof(sql), "SELECT count(*) FROM %s WHERE id <= 1235", views[i]);
-        long long old_rows = q(db, sql);
+        long long old_rows = sqlq(db, sql);
         snprintf(sql, sizeof(sql), "SELECT count(*) FROM %s WHERE id > 1235", views[i]);
-        long long new_rows = q(db, sql);
+        long long new_rows = sqlq(db, sql);
         if (old_rows == 0 || new_rows < old_rows)
             fail_msg("view %s: %lld old rows, %lld new (mixed_syscalls was replayed into both)", views[i],
                      old_rows, new_rows);
     }
-    assert_int_equal(q(db, "SELECT count(*) FROM sandbox_drops WHERE containers LIKE 'runsc-%'"), 4);
+    assert_int_equal(sqlq(db, "SELECT count(*) FROM sandbox_drops WHERE containers LIKE 'runsc-%'"), 4);
     /* The same trace gives the same messages before and after the upgrade. */
-    assert_int_equal(q(db, "SELECT count(*) FROM (SELECT message FROM events_full WHERE conn_id = 1"
+    assert_int_equal(sqlq(db, "SELECT count(*) FROM (SELECT message FROM events_full WHERE conn_id = 1"
                            " EXCEPT SELECT message FROM events_full WHERE conn_id = 2)"), 0);
-    long long batches = q(db, "SELECT count(*) FROM batches"), events = q(db, "SELECT count(*) FROM events");
+    long long batches = sqlq(db, "SELECT count(*) FROM batches"), events = sqlq(db, "SELECT count(*) FROM events");
     sqlite3_close(db);
     assert_every_field_reachable(current.db);
 
