@@ -26,17 +26,23 @@ Usage: bench/forward.sh [OPTIONS]
   --conns N            part 2: loadgen connections [4]
   --probe-seconds S    part 2: length of each probe [2]
   --zero-drop-runs N   part 2: searches, each giving a ratio [1]
+  --max-probes N       part 2: probes per receiver and search at most [40]
+  --out DIR            part 2: search N's files go to DIR-N
+                       [bench/results/<timestamp>-forward-zero-drop]
   --central-nice N     the central server's CPU priority: nice 0-19, or idle
-                       (SCHED_IDLE) [0]. A fleet's central server runs on another
-                       machine; here it shares the cores (measured: its priority
-                       hardly moved the part 2 ratio)
+                       (SCHED_IDLE) [idle]. A fleet's central server runs on
+                       another machine; here it shares the 2 cores, and idle
+                       gives it only the CPU the host leaves unused, so part 2
+                       measures what the forwarder costs the host. 0 makes it
+                       compete with the daemon on equal terms
   --bin DIR            built binaries [build/bin]
   --traces DIR         recorded traces [tests/fixtures/traces]
   --help               this text
 USAGE
 }
 
-events=300000 trace=mixed_syscalls txn=65536 zero=0 conns=4 probe_s=2 repeat=1 zd_runs=1 central_nice=0
+events=300000 trace=mixed_syscalls txn=65536 zero=0 conns=4 probe_s=2 repeat=1 zd_runs=1 central_nice=idle
+max_probes=40 results=
 bin=$repo/build/bin traces=$repo/tests/fixtures/traces
 while [ $# -gt 0 ]; do
     case $1 in
@@ -50,6 +56,8 @@ while [ $# -gt 0 ]; do
         --probe-seconds) probe_s=${2:?}; shift 2 ;;
         --zero-drop-runs) zd_runs=${2:?}; shift 2 ;;
         --central-nice) central_nice=${2:?}; shift 2 ;;
+        --max-probes) max_probes=${2:?}; shift 2 ;;
+        --out) results=${2:?}; shift 2 ;;
         --bin) bin=${2:?}; shift 2 ;;
         --traces) traces=${2:?}; shift 2 ;;
         *) echo "bench/forward.sh: unknown option '$1' (try --help)" >&2; exit 2 ;;
@@ -57,7 +65,7 @@ while [ $# -gt 0 ]; do
 done
 [[ $central_nice = idle || ($central_nice =~ ^[0-9]+$ && $central_nice -le 19) ]] ||
     { echo "bench/forward.sh: --central-nice: expected 0 to 19 or idle, got '$central_nice'" >&2; exit 2; }
-for v in "$events" "$txn" "$conns" "$probe_s" "$repeat" "$zd_runs"; do
+for v in "$events" "$txn" "$conns" "$repeat" "$zd_runs" "$max_probes"; do
     [[ $v =~ ^[0-9]+$ && $v -gt 0 ]] || { echo "bench/forward.sh: expected a positive integer, got '$v'" >&2; exit 2; }
 done
 
@@ -117,12 +125,13 @@ done
 # bench/zero_drop.sh's search (interleaved probes, each rate confirmed), the
 # daemon alone (sqlite) and with its forwarder beside it (sqlite+forward).
 ratios=()
-results=$repo/bench/results/$(date +%Y%m%d-%H%M%S)-forward-zero-drop
+results=${results:-$repo/bench/results/$(date +%Y%m%d-%H%M%S)-forward-zero-drop}
 fwd_nice=${FORWARD_NICE:-$(sed -n 's/^Nice=//p' "$repo/systemd/seccheckd-forward.service")}
 for run in $(seq "$zd_runs"); do
     zd_out=$results-$run
     BENCH_PG_URL=$PG_URL "$here/zero_drop.sh" --receivers sqlite,sqlite+forward --trace "$trace" --conns "$conns" \
-        --probe-seconds "$probe_s" --bin "$bin" --traces "$traces" --out "$zd_out" >"$dir/zero-drop-$run.log" 2>&1 ||
+        --probe-seconds "$probe_s" --max-probes "$max_probes" --bin "$bin" --traces "$traces" --out "$zd_out" \
+        >"$dir/zero-drop-$run.log" 2>&1 ||
         { tail -20 "$dir/zero-drop-$run.log"; exit 1; }
     read -r alone with < <(python3 -c '
 import json, sys

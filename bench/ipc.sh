@@ -138,6 +138,7 @@ for ((rep = 0; rep < runs; rep++)); do
         recv_wait_drained "$c"
         t1=$(cpu_ticks "$RECV_PID")
         recv_stop || err=${err:-"receiver exit $?"}
+        err=${err:-$FORWARD_ERROR}
         "${SUMMARIZE[@]}" record "$out/runs.jsonl" --loadgen-json "$out/logs/$tag.loadgen.json" \
             --recv-kind "$r" --recv-log "$log" --bench-txt "$out/$r.txt" \
             receiver="$r" trace="$tname" mode="$m" conns="$c" rep="$rep" \

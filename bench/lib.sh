@@ -28,6 +28,7 @@ RECV_LOG=
 RECV_DB=
 RECV_DB_BYTES=
 RECV_DB_ROWS=
+RECV_DB_INDEXES=
 declare -a BENCH_PIDS=()
 
 die() { echo "${0##*/}: $*" >&2; exit 1; }
@@ -125,7 +126,7 @@ CLK_TCK=$(getconf CLK_TCK)
 # says "listening on". Sets RECV_PID, RECV_KIND, RECV_LOG (and RECV_DB for sqlite).
 recv_start() {
     local kind=$1 sock=$2 log=$3 bin
-    RECV_KIND=$kind RECV_LOG=$log RECV_DB= RECV_DB_BYTES= RECV_DB_ROWS=
+    RECV_KIND=$kind RECV_LOG=$log RECV_DB= RECV_DB_BYTES= RECV_DB_ROWS= RECV_DB_INDEXES=
     bin=$(recv_bin_dir "$kind") || exit 1
     rm -f "$sock"
     case ${kind%@*} in
@@ -136,7 +137,7 @@ recv_start() {
             RECV_DB=$BENCH_TMP/events.db
             rm -f "$RECV_DB" "$RECV_DB-wal" "$RECV_DB-shm"
             local indexes=type
-            [ "${kind%@*}" = sqlite ] || indexes=all
+            [ "${kind%@*}" = sqlite-all ] && indexes=all
             "$bin/seccheckd" --socket "$sock" --sink sqlite --db "$RECV_DB" --indexes "$indexes" \
                 </dev/null >"$log" 2>&1 &
             ;;
@@ -161,8 +162,13 @@ recv_start() {
 # sqlite+forward: `seccheckd forward` beside the daemon, shipping its database
 # to BENCH_PG_URL (bench/forward.sh starts that server), a new host id per
 # receiver, at the CPU priority and policy its systemd unit gives it
-# (FORWARD_NICE overrides the priority; FORWARD_ARGS adds options).
+# (FORWARD_NICE overrides the priority; FORWARD_ARGS adds options). The load
+# starts once it is connected, as a forwarder that runs all the time would
+# be; at the end it must have shipped every batch (forward_finish).
 FORWARD_PID=
+FORWARD_HOST=
+FORWARD_FIELDS=
+FORWARD_ERROR=
 FORWARD_SEQ=0
 FORWARD_UNIT=$REPO_DIR/systemd/seccheckd-forward.service
 FORWARD_NICE=${FORWARD_NICE:-$(sed -n 's/^Nice=//p' "$FORWARD_UNIT")}
@@ -171,10 +177,41 @@ grep -qx 'CPUSchedulingPolicy=batch' "$FORWARD_UNIT" && FORWARD_POLICY=(chrt --b
 forward_start() {   # forward_start BIN_DIR LOG
     [ -n "${BENCH_PG_URL:-}" ] || die "receiver sqlite+forward needs a central server in BENCH_PG_URL (bench/forward.sh --zero-drop sets one up)"
     FORWARD_SEQ=$((FORWARD_SEQ + 1))
+    FORWARD_HOST=bench-$$-$FORWARD_SEQ
     "${FORWARD_POLICY[@]}" nice -n "${FORWARD_NICE:-0}" "$1/seccheckd" forward --db "$RECV_DB" --to "$BENCH_PG_URL" \
-        --host-id "bench-$$-$FORWARD_SEQ" ${FORWARD_ARGS:-} </dev/null >"$2" 2>&1 &
+        --host-id "$FORWARD_HOST" ${FORWARD_ARGS:-} </dev/null >"$2" 2>&1 &
     FORWARD_PID=$!
     BENCH_PIDS+=("$FORWARD_PID")
+    local deadline=$((SECONDS + 15))
+    until grep -q "forward: connected to the central server" "$2"; do
+        kill -0 "$FORWARD_PID" 2>/dev/null && [ $SECONDS -lt $deadline ] ||
+            { cat "$2" >&2; die "seccheckd forward did not connect to $BENCH_PG_URL (log above)"; }
+        sleep 0.01
+    done
+}
+
+# forward_finish: after the daemon stopped, waits (30 s at most) until the
+# central copy holds the daemon's last batch, then stops the forwarder. Sets
+# FORWARD_FIELDS for the probe record: forward_behind (batches it had not
+# shipped, 0 when it caught up) and forward_catchup_s (from the daemon's exit),
+# and FORWARD_ERROR when it did not catch up.
+forward_finish() {
+    local newest shipped=0 start deadline=$((SECONDS + 30))
+    start=$(date +%s.%N)
+    newest=$(sqlite3 "$RECV_DB" "SELECT coalesce(max(id), 0) FROM batches" 2>/dev/null) || newest=-1
+    while :; do
+        shipped=$(psql "$BENCH_PG_URL" -X -A -t -c \
+            "SELECT coalesce(max(id), 0) FROM batches WHERE host_id = '$FORWARD_HOST'" 2>/dev/null) || shipped=0
+        [ "$shipped" -ge "$newest" ] || [ $SECONDS -ge $deadline ] && break
+        sleep 0.1
+    done
+    FORWARD_FIELDS="forward_behind=$((newest > shipped ? newest - shipped : 0))"
+    FORWARD_ERROR=
+    [ "$newest" -ge 0 ] && [ "$shipped" -ge "$newest" ] ||
+        FORWARD_ERROR="seccheckd forward had shipped batch $shipped of $newest 30 s after the daemon stopped"
+    FORWARD_FIELDS+=" forward_catchup_s=$(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')"
+    kill -TERM "$FORWARD_PID" 2>/dev/null || true
+    wait "$FORWARD_PID" 2>/dev/null || true
 }
 
 # recv_wait_drained CONNECTIONS: after the senders closed, waits until the
@@ -212,10 +249,8 @@ recv_stop() {
         kill -KILL "$pid" 2>/dev/null || true
     fi
     wait "$pid" 2>/dev/null || rc=$?
-    if [ -n "$FORWARD_PID" ]; then   # after the daemon, which may still commit at exit
-        kill -TERM "$FORWARD_PID" 2>/dev/null || true
-        wait "$FORWARD_PID" 2>/dev/null || true
-    fi
+    FORWARD_FIELDS= FORWARD_ERROR=
+    [ -n "$FORWARD_PID" ] && forward_finish   # after the daemon, which may still commit at exit
     local -a keep=()
     for i in "${BENCH_PIDS[@]}"; do [ "$i" = "$pid" ] || [ "$i" = "$FORWARD_PID" ] || keep+=("$i"); done
     FORWARD_PID=
@@ -238,16 +273,19 @@ import os, sqlite3, sys
 c = sqlite3.connect(sys.argv[1], timeout=30)
 c.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
 rows = c.execute("SELECT count(*) FROM events").fetchone()[0]
+indexes = [n for (n,) in c.execute("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'events'"
+                                    " AND sql IS NOT NULL ORDER BY name")]
 c.close()
-print(os.path.getsize(sys.argv[1]), rows)
+print(os.path.getsize(sys.argv[1]), rows, ",".join(indexes) or "none")
 PY
     ) || r=
-    read -r RECV_DB_BYTES RECV_DB_ROWS <<<"$r" || true
+    read -r RECV_DB_BYTES RECV_DB_ROWS RECV_DB_INDEXES <<<"$r" || true
 }
 
 # The key=value words for summarize.py record of the last sqlite receiver.
 db_size_fields() {
-    [ -n "$RECV_DB_BYTES" ] && echo "db_bytes=$RECV_DB_BYTES db_rows=$RECV_DB_ROWS"
+    [ -n "$RECV_DB_BYTES" ] && echo "db_bytes=$RECV_DB_BYTES db_rows=$RECV_DB_ROWS db_indexes=$RECV_DB_INDEXES"
+    [ -n "$FORWARD_FIELDS" ] && echo "$FORWARD_FIELDS"
     return 0
 }
 

@@ -148,6 +148,7 @@ run_sandbox() {
     if [ -n "$kind" ]; then
         [ $rc = 0 ] && recv_wait_drained 1
         recv_stop || err=${err:-"receiver exit $?"}
+        err=${err:-$FORWARD_ERROR}
     fi
     if [ "$w" = redis ]; then
         value=$(sed -n 's/^"SET","\([0-9.]*\)".*/\1/p' "$sout" | head -1)

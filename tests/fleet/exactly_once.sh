@@ -112,6 +112,15 @@ for h in a b; do
 done
 check "a forwarder saw the central server go away and retried" \
     grep -q "retrying in" "$dir/f_a.log" "$dir/f_b.log"
+# The last retry of each forwarder is followed by the line saying it is back.
+reconnected() {
+    local f
+    for f in "$dir/f_a.log" "$dir/f_b.log"; do
+        awk '/retrying in/ { back = 0 } /forward: connected to the central server/ { back = 1 } END { exit !back }' "$f" ||
+            return 1
+    done
+}
+check "... and logged when it was connected again" reconnected
 check "host b's events span two daemon runs (SIGUSR2)" \
     [ "$(psql_c "SELECT count(*) FROM runs WHERE host_id = 'host-b'")" -ge 2 ]
 check "no refusals nor gaps" [ "$(psql_c "SELECT (SELECT count(*) FROM refusals) + (SELECT count(*) FROM gaps)")" = 0 ]

@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# Smoke run of bench/forward.sh with tiny sizes: both parts finish and print
+# their figures, and the zero-drop comparison compares like with like: the
+# daemon beside its forwarder has the same indexes as the daemon alone, the
+# load starts once the forwarder is connected, and every probe's forwarder
+# shipped every batch (a forwarder that ships nothing would cost nothing).
+# Usage: bench_smoke.sh SOURCE_DIR BIN_DIR TRACES_DIR
+set -uo pipefail
+src=${1:?usage: bench_smoke.sh SOURCE_DIR BIN_DIR TRACES_DIR}
+bin=${2:?usage: bench_smoke.sh SOURCE_DIR BIN_DIR TRACES_DIR}
+traces=${3:?usage: bench_smoke.sh SOURCE_DIR BIN_DIR TRACES_DIR}
+
+dir=$(mktemp -d /tmp/seccheckd-forward-smoke-XXXXXX)
+trap 'rm -rf "$dir"' EXIT
+mkdir "$dir/tmp"
+export TMPDIR=$dir/tmp   # zero_drop.sh's private directory goes here
+
+failures=0
+check() {   # check DESCRIPTION COMMAND...
+    local what=$1
+    shift
+    if "$@"; then echo "ok   - $what"; else echo "FAIL - $what"; failures=$((failures + 1)); fi
+}
+
+rc=0
+timeout 600 bash "$src/bench/forward.sh" --events 3000 --zero-drop --probe-seconds 0.5 --max-probes 3 \
+    --out "$dir/zd" --bin "$bin" --traces "$traces" >"$dir/out.txt" 2>&1 || rc=$?
+cat "$dir/out.txt"
+check "forward.sh exits 0" [ $rc = 0 ]
+check "part 1 prints the throughput" grep -qE '^forward throughput: 3000 events .* = [0-9]+ events/s' "$dir/out.txt"
+check "part 2 prints the ratio" grep -qE '^zero-drop rate .* alone [0-9]+ msgs/s, with forward running [0-9]+ msgs/s: [0-9.]+x' "$dir/out.txt"
+
+# probes FIELD RECEIVER: that field of each probe of that receiver, one per line.
+probes() {
+    python3 - "$1" "$2" "$dir"/zd-1/probes.jsonl <<'PY'
+import json, sys
+for line in open(sys.argv[3]):
+    r = json.loads(line)
+    if r.get("receiver") == sys.argv[2]:
+        print(r.get(sys.argv[1]))
+PY
+}
+check "each receiver ran 3 probes" \
+    [ "$(probes rate sqlite | wc -l)" = 3 ] && [ "$(probes rate sqlite+forward | wc -l)" = 3 ]
+check "the daemon alone and beside its forwarder have the same indexes" \
+    [ "$(probes db_indexes sqlite | sort -u)" = "$(probes db_indexes sqlite+forward | sort -u)" ]
+check "... the default ones (events_by_type)" [ "$(probes db_indexes sqlite | sort -u)" = events_by_type ]
+check "every probe's forwarder shipped every batch" [ "$(probes forward_behind sqlite+forward | sort -u)" = 0 ]
+check "... and was connected before the load" \
+    bash -c "for f in '$dir'/zd-1/logs/sqlite+forward-*.log.forward; do grep -q 'connected to the central server' \"\$f\" || exit 1; done"
+no_leftovers() {   # no process but this one with $dir in its command line
+    local p
+    for p in /proc/[0-9]*; do
+        [ "${p#/proc/}" = $$ ] && continue
+        tr '\0' ' ' 2>/dev/null <"$p/cmdline" | grep -q -- "$dir/" && { echo "  left running: ${p#/proc/}"; return 1; }
+    done
+    return 0
+}
+check "no process left with the bench's directory" no_leftovers
+check "zero_drop.sh's private directory is gone" [ -z "$(ls -A "$dir/tmp")" ]
+
+[ $failures = 0 ] && echo "all passed" && exit 0
+echo "$failures failed"
+exit 1
