@@ -137,8 +137,7 @@ for ((rep = 0; rep < runs; rep++)); do
             </dev/null >"$out/logs/$tag.loadgen.json" 2>"$out/logs/$tag.loadgen.err" || err="loadgen exit $?: $(tail -1 "$out/logs/$tag.loadgen.err")"
         recv_wait_drained "$c"
         t1=$(cpu_ticks "$RECV_PID")
-        recv_stop || err=${err:-"receiver exit $?"}
-        err=${err:-$FORWARD_ERROR}
+        recv_stop || err=${err:-$RECV_ERROR}
         "${SUMMARIZE[@]}" record "$out/runs.jsonl" --loadgen-json "$out/logs/$tag.loadgen.json" \
             --recv-kind "$r" --recv-log "$log" --bench-txt "$out/$r.txt" \
             receiver="$r" trace="$tname" mode="$m" conns="$c" rep="$rep" \

@@ -29,6 +29,7 @@ RECV_DB=
 RECV_DB_BYTES=
 RECV_DB_ROWS=
 RECV_DB_INDEXES=
+RECV_ERROR=
 declare -a BENCH_PIDS=()
 
 die() { echo "${0##*/}: $*" >&2; exit 1; }
@@ -168,7 +169,6 @@ recv_start() {
 FORWARD_PID=
 FORWARD_HOST=
 FORWARD_FIELDS=
-FORWARD_ERROR=
 FORWARD_SEQ=0
 FORWARD_UNIT=$REPO_DIR/systemd/seccheckd-forward.service
 FORWARD_NICE=${FORWARD_NICE:-$(sed -n 's/^Nice=//p' "$FORWARD_UNIT")}
@@ -193,8 +193,8 @@ forward_start() {   # forward_start BIN_DIR LOG
 # forward_finish: after the daemon stopped, waits (30 s at most) until the
 # central copy holds the daemon's last batch, then stops the forwarder. Sets
 # FORWARD_FIELDS for the probe record: forward_behind (batches it had not
-# shipped, 0 when it caught up) and forward_catchup_s (from the daemon's exit),
-# and FORWARD_ERROR when it did not catch up.
+# shipped, 0 when it caught up) and forward_catchup_s (from the daemon's exit);
+# returns 1, with RECV_ERROR saying why, when it did not catch up.
 forward_finish() {
     local newest shipped=0 start deadline=$((SECONDS + 30))
     start=$(date +%s.%N)
@@ -206,12 +206,12 @@ forward_finish() {
         sleep 0.1
     done
     FORWARD_FIELDS="forward_behind=$((newest > shipped ? newest - shipped : 0))"
-    FORWARD_ERROR=
-    [ "$newest" -ge 0 ] && [ "$shipped" -ge "$newest" ] ||
-        FORWARD_ERROR="seccheckd forward had shipped batch $shipped of $newest 30 s after the daemon stopped"
     FORWARD_FIELDS+=" forward_catchup_s=$(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')"
     kill -TERM "$FORWARD_PID" 2>/dev/null || true
     wait "$FORWARD_PID" 2>/dev/null || true
+    [ "$newest" -ge 0 ] && [ "$shipped" -ge "$newest" ] && return 0
+    RECV_ERROR=${RECV_ERROR:-"seccheckd forward had shipped batch $shipped of $newest 30 s after the daemon stopped"}
+    return 1
 }
 
 # recv_wait_drained CONNECTIONS: after the senders closed, waits until the
@@ -237,7 +237,9 @@ recv_wait_drained() {
     done
 }
 
-# recv_stop: SIGTERM, wait for the summary (KILL after 20 s). Returns the exit code.
+# recv_stop: SIGTERM, wait for the summary (KILL after 20 s). Returns non-zero,
+# with RECV_ERROR saying why, when the receiver exited with an error or its
+# forwarder (sqlite+forward) had not shipped everything.
 recv_stop() {
     local pid=$RECV_PID rc=0 i
     [ -n "$pid" ] || return 0
@@ -249,8 +251,11 @@ recv_stop() {
         kill -KILL "$pid" 2>/dev/null || true
     fi
     wait "$pid" 2>/dev/null || rc=$?
-    FORWARD_FIELDS= FORWARD_ERROR=
-    [ -n "$FORWARD_PID" ] && forward_finish   # after the daemon, which may still commit at exit
+    RECV_ERROR= FORWARD_FIELDS=
+    [ "$rc" = 0 ] || RECV_ERROR="receiver exit $rc"
+    if [ -n "$FORWARD_PID" ]; then   # after the daemon, which may still commit at exit
+        forward_finish || [ "$rc" != 0 ] || rc=1
+    fi
     local -a keep=()
     for i in "${BENCH_PIDS[@]}"; do [ "$i" = "$pid" ] || [ "$i" = "$FORWARD_PID" ] || keep+=("$i"); done
     FORWARD_PID=

@@ -147,8 +147,7 @@ run_sandbox() {
     [ $rc = 0 ] || err="runsc exit $rc: $(tail -1 "$serr" | cut -c1-200)"
     if [ -n "$kind" ]; then
         [ $rc = 0 ] && recv_wait_drained 1
-        recv_stop || err=${err:-"receiver exit $?"}
-        err=${err:-$FORWARD_ERROR}
+        recv_stop || err=${err:-$RECV_ERROR}
     fi
     if [ "$w" = redis ]; then
         value=$(sed -n 's/^"SET","\([0-9.]*\)".*/\1/p' "$sout" | head -1)

@@ -105,8 +105,7 @@ probe() {
         </dev/null >"$out/logs/$tag.loadgen.json" 2>"$out/logs/$tag.loadgen.err" ||
         err="loadgen exit $?: $(tail -1 "$out/logs/$tag.loadgen.err")"
     recv_wait_drained "$conns"
-    recv_stop || err=${err:-"receiver exit $?"}
-    err=${err:-$FORWARD_ERROR}
+    recv_stop || err=${err:-$RECV_ERROR}
     "${SUMMARIZE[@]}" record "$out/probes.jsonl" --loadgen-json "$out/logs/$tag.loadgen.json" \
         --recv-kind "$r" --recv-log "$log" --check-zero-drop \
         receiver="$r" trace="$tname" conns="$conns" rate="$rate" probe="$n" $(db_size_fields) ${err:+"error=$err"} \

@@ -238,9 +238,10 @@ static int ensure_connections(struct forwarder *f, enum error_kind *kind, char *
             return -1;
         f->schema_ready = true;
     }
-    if (!f->central_up)   /* the counterpart of "unreachable ... retrying" */
+    if (!f->central_up) {   /* the counterpart of "unreachable ... retrying" */
         log_info("forward: connected to the central server, schema ready");
-    f->central_up = true;
+        f->central_up = true;
+    }
     return 0;
 }
 
@@ -541,7 +542,8 @@ static void render(struct strbuf *o, void *data)
            f->lag.events);
     METRIC("lag_seconds", "gauge", "Age of the oldest batch not shipped yet.", "%.3f", f->lag_seconds);
     METRIC("shipped_batch_id", "gauge", "Last batch id the central copy holds.", "%" PRId64, f->shipped);
-    METRIC("central_up", "gauge", "1 while connected to the central server, its schema ready.", "%d", f->central_up ? 1 : 0);
+    METRIC("central_up", "gauge", "1 while connected to the central server, its schema ready.", "%d",
+           f->central_up ? 1 : 0);
 #undef METRIC
     strbuf_puts(o, "# HELP seccheckd_forward_errors_total Failed steps by kind (each is retried).\n"
                    "# TYPE seccheckd_forward_errors_total counter\n");

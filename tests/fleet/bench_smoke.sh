@@ -10,17 +10,12 @@ src=${1:?usage: bench_smoke.sh SOURCE_DIR BIN_DIR TRACES_DIR}
 bin=${2:?usage: bench_smoke.sh SOURCE_DIR BIN_DIR TRACES_DIR}
 traces=${3:?usage: bench_smoke.sh SOURCE_DIR BIN_DIR TRACES_DIR}
 
-dir=$(mktemp -d /tmp/seccheckd-forward-smoke-XXXXXX)
-trap 'rm -rf "$dir"' EXIT
+. "$src/tests/fleet/pg.sh"
+. "$src/tests/fleet/lib.sh"
+
+fleet_setup forward-smoke
 mkdir "$dir/tmp"
 export TMPDIR=$dir/tmp   # zero_drop.sh's private directory goes here
-
-failures=0
-check() {   # check DESCRIPTION COMMAND...
-    local what=$1
-    shift
-    if "$@"; then echo "ok   - $what"; else echo "FAIL - $what"; failures=$((failures + 1)); fi
-}
 
 rc=0
 timeout 600 bash "$src/bench/forward.sh" --events 3000 --zero-drop --probe-seconds 0.5 --max-probes 3 \
@@ -59,6 +54,8 @@ no_leftovers() {   # no process but this one with $dir in its command line
 check "no process left with the bench's directory" no_leftovers
 check "zero_drop.sh's private directory is gone" [ -z "$(ls -A "$dir/tmp")" ]
 
-[ $failures = 0 ] && echo "all passed" && exit 0
-echo "$failures failed"
-exit 1
+if [ $failures != 0 ]; then
+    echo "$failures failed"
+    exit 1
+fi
+echo "all passed"

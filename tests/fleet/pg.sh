@@ -52,10 +52,9 @@ CONF
 pg_user() { if [ "$(id -u)" = 0 ]; then echo nobody; else id -un; fi; }
 
 pg_ctl_do() {
-    local policy=(chrt --other 0)
-    [ "${PG_NICE:-0}" = idle ] && policy=(chrt --idle 0)
-    "${policy[@]}" nice -n "$( [ "${PG_NICE:-0}" = idle ] && echo 19 || echo "${PG_NICE:-0}")" \
-        "${PG_AS[@]}" "$PG_BIN/pg_ctl" -D "$PG_DIR/data" "$@"
+    local priority=(chrt --other 0 nice -n "${PG_NICE:-0}")
+    [ "${PG_NICE:-0}" = idle ] && priority=(chrt --idle 0 nice -n 19)
+    "${priority[@]}" "${PG_AS[@]}" "$PG_BIN/pg_ctl" -D "$PG_DIR/data" "$@"
 }
 
 pg_stop() {
