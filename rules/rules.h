@@ -1,0 +1,211 @@
+/* rules.h - Falco-style detection over decoded gVisor events: the module's
+ * whole interface.
+ *
+ * Rules files in Falco's YAML format (lists, macros, rules, append) are
+ * compiled once into a rule_set: each condition becomes a tree over Falco's
+ * field names, and each rule is indexed by the event types it can match, so
+ * an event tests only the rules that can match it. A rules_engine evaluates
+ * one rule_set over a stream of decoded events (decoder/event.h), keeps a
+ * bounded process table per sandbox connection (parents, command lines,
+ * working directories), throttles, and renders each alert as Falco's JSON.
+ *
+ * It knows nothing of sockets, batches or sinks: events in, alerts out. The
+ * daemon runs one engine on its writer thread (never the socket thread);
+ * `seccheckd rules test` runs one offline over trace files or a database.
+ *
+ * Threads: a rule_set is immutable once loaded and may be handed to another
+ * thread; an engine and its alert_list belong to one thread at a time.
+ * Every byte of an event comes from a sandbox that may be hostile: nothing
+ * here trusts a length, a count or a string from it.
+ */
+#ifndef SECCHECKD_RULES_H
+#define SECCHECKD_RULES_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "event.h"
+
+/* ---- priorities: Falco's eight, highest first ---- */
+
+enum rules_priority {
+    RULES_EMERGENCY = 0,
+    RULES_ALERT,
+    RULES_CRITICAL,
+    RULES_ERROR,
+    RULES_WARNING,
+    RULES_NOTICE,
+    RULES_INFORMATIONAL,
+    RULES_DEBUG,
+    RULES_PRIORITY_COUNT
+};
+
+/* As Falco spells it in its output: "Warning", "Informational". */
+const char *rules_priority_name(enum rules_priority p);
+/* Any case; "info" is Informational. 0, or -1 for an unknown name. */
+int rules_priority_parse(const char *s, enum rules_priority *out);
+
+/* ---- diagnostics: every error and warning with file:line:column ---- */
+
+struct rules_diag_item {
+    bool is_error;           /* else a warning */
+    char *file;              /* as given (a path, or the name passed to rule_set_load_buffer) */
+    unsigned line, column;   /* 1-based; 0 when the problem has no position (a missing file) */
+    char *message;
+};
+
+struct rules_diag {
+    struct rules_diag_item *items;
+    size_t count, cap;
+    size_t errors, warnings;
+};
+
+void rules_diag_free(struct rules_diag *d);
+/* One line per item: "FILE:LINE:COLUMN: error: MESSAGE". */
+void rules_diag_print(const struct rules_diag *d, FILE *out);
+
+/* ---- loading ---- */
+
+struct rule_set;
+
+/* Limits on what a rules file may make the daemon do (refused with file and
+ * line past them). */
+#define RULES_FILE_MAX_BYTES (16u << 20)   /* one rules file */
+#define RULES_MAX_ITEMS 100000             /* lists + macros + rules, all files */
+#define RULES_MAX_NESTING 64               /* parentheses and macro expansion depth */
+
+/* Loads the files in order as one set; a directory loads its *.yaml files in
+ * name order. Later files see (and may append to) what earlier ones defined.
+ * Returns NULL when any error was found, every one of them in diag; warnings
+ * (unknown top-level keys, required_engine_version: said once) go to diag
+ * either way. */
+struct rule_set *rule_set_load(const char *const *paths, size_t npaths, struct rules_diag *diag);
+
+/* The same for one file's text held in memory (tests, the fuzzer). */
+struct rule_set *rule_set_load_buffer(const char *name, const char *text, size_t len, struct rules_diag *diag);
+
+void rule_set_free(struct rule_set *rs);
+
+struct rule_set_stats {
+    size_t files, lists, macros;
+    size_t rules;            /* defined */
+    size_t rules_enabled;
+};
+void rule_set_get_stats(const struct rule_set *rs, struct rule_set_stats *out);
+
+/* Rules in load order: [0, rule_set_rule_count). */
+size_t rule_set_rule_count(const struct rule_set *rs);
+
+struct rule_info {
+    const char *name;
+    const char *desc;
+    enum rules_priority priority;
+    bool enabled;
+    const char *const *tags;   /* sorted */
+    size_t ntags;
+    const char *file;          /* where the rule was defined */
+    unsigned line;
+};
+void rule_set_rule_info(const struct rule_set *rs, size_t i, struct rule_info *out);
+
+/* The event types rule i can match, comma separated ("open,openat"), or
+ * "all" when its condition does not restrict evt.type. Written into buf
+ * (cut to buflen, always terminated). */
+void rule_set_rule_types(const struct rule_set *rs, size_t i, char *buf, size_t buflen);
+
+/* ---- evaluation ---- */
+
+struct rules_engine_config {
+    const char *hostname;       /* the alert JSON's "hostname" (copied) */
+    /* Process table, over every connection: past it the connection holding
+     * the most entries loses its least recently used one (counted), so one
+     * sandbox cannot push another's processes out. */
+    size_t max_processes;
+    /* Throttling per (rule, container): a token bucket of `burst` alerts
+     * refilled at `rate` per second of event time. rate 0: no throttling. */
+    double rate;
+    double burst;
+    /* Longest value of one rendered output field, in bytes (the rule sees
+     * the whole value); longer ones are cut, marked with "...". */
+    size_t output_field_max;
+};
+
+#define RULES_DEFAULT_MAX_PROCESSES 65536
+#define RULES_DEFAULT_RATE 10.0
+#define RULES_DEFAULT_BURST 100.0
+#define RULES_DEFAULT_OUTPUT_FIELD_MAX 1024
+
+void rules_engine_config_defaults(struct rules_engine_config *cfg);
+
+struct rules_engine;
+
+/* NULL when out of memory. Starts with no rules (every event is only
+ * observed, as by rules_engine_observe). */
+struct rules_engine *rules_engine_new(const struct rules_engine_config *cfg);
+void rules_engine_free(struct rules_engine *e);
+
+/* Installs rs (the engine owns it from now on and frees the previous set);
+ * NULL: no rules. The process tables and throttle state are kept. */
+void rules_engine_set_rules(struct rules_engine *e, struct rule_set *rs);
+const struct rule_set *rules_engine_rules(const struct rules_engine *e);
+
+/* One alert, ready for every output. Strings live in the alert_list until
+ * its reset. */
+struct alert {
+    size_t event_index;         /* the index passed to rules_engine_eval */
+    const char *rule;
+    enum rules_priority priority;
+    int64_t time_ns;            /* the event's time (context time_ns, else its receive time) */
+    const char *container_id;   /* NULL: the event carries none */
+    const char *output;         /* Falco's "output": "HH:MM:SS.nnnnnnnnn: Priority rendered-text" */
+    const char *output_fields;  /* JSON object: one key per %field of the rule's output, plus evt.time */
+    const char *tags;           /* JSON array of strings, sorted */
+    uint64_t suppressed;        /* alerts of this rule and container throttled since the last one */
+    const char *json;           /* the whole alert as one line of Falco's JSON (no newline) */
+    size_t json_len;
+};
+
+/* Throttled alerts of one rule in the events evaluated into a list. */
+struct alert_suppressed {
+    const char *rule;
+    uint64_t count;
+};
+
+/* Alerts raised over some events (a batch). Reset keeps the memory, so the
+ * steady state allocates nothing. */
+struct alert_list {
+    struct alert *items;
+    size_t count, cap;
+    struct alert_suppressed *suppressed;
+    size_t nsuppressed, suppressed_cap;
+    uint64_t dropped;           /* alerts lost because memory ran out (counted, logged by the caller) */
+    void *storage;              /* the strings, owned by the list */
+};
+
+void alert_list_reset(struct alert_list *l);
+void alert_list_free(struct alert_list *l);
+
+/* Updates the process table of ev->conn_id from ev, then evaluates every
+ * rule that can match ev's event type, appending an alert to out for each
+ * match (or counting it as suppressed). index is stored in the alert. Never
+ * fails: an event that cannot be classified matches nothing. */
+void rules_engine_eval(struct rules_engine *e, const struct event *ev, size_t index, struct alert_list *out);
+
+/* Updates the process table only (rebuilding it after a restart). */
+void rules_engine_observe(struct rules_engine *e, const struct event *ev);
+
+/* The connection ended: its process table goes. */
+void rules_engine_conn_closed(struct rules_engine *e, uint64_t conn_id);
+
+struct rules_engine_stats {
+    uint64_t events;             /* evaluated */
+    uint64_t alerts;             /* appended to lists */
+    uint64_t suppressed;         /* throttled */
+    uint64_t processes;          /* in the tables now */
+    uint64_t process_evictions;  /* removed to stay under max_processes */
+};
+void rules_engine_get_stats(const struct rules_engine *e, struct rules_engine_stats *out);
+
+#endif
