@@ -11,6 +11,7 @@ packages=(
     libsqlite3-dev sqlite3                 # storage, and the CLI to query it
     libssl-dev                             # hashing (tamper-evidence chain)
     libpq-dev                              # seccheckd forward: the central PostgreSQL client
+    libyaml-dev                            # rules files (Falco's YAML format)
     postgresql                             # a real server (15) for the forward tests and bench
     libcmocka-dev                          # unit tests
     runsc                                  # real gVisor for the end-to-end test

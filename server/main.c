@@ -13,6 +13,7 @@
 #include "log.h"
 #include "notify.h"
 #include "options.h"
+#include "rules_cli.h"
 #include "self_binary.h"
 #include "server.h"
 #include "sink.h"
@@ -213,6 +214,8 @@ static int run_subcommand(int argc, char **argv, bool *handled)
         return export_main(argc - 1, argv + 1);
     if (strcmp(argv[1], "gvisor-config") == 0)
         return gvisor_config_main(argc - 1, argv + 1);
+    if (strcmp(argv[1], "rules") == 0)
+        return rules_main(argc - 1, argv + 1);
     *handled = false;
     return 0;
 }

@@ -1,0 +1,280 @@
+/* engine.c - the rules engine: the process table, the rules indexed by
+ * event type, throttling and alert lists (rules.h). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "fields.h"
+#include "filter.h"
+#include "gvisor/container.pb-c.h"
+#include "proctab.h"
+#include "render.h"
+#include "ruleset.h"
+#include "rules.h"
+#include "throttle.h"
+
+struct rules_engine {
+    struct rules_engine_config cfg;
+    char *hostname;
+    struct rule_set *rs;
+    struct proctab *pt;
+    struct throttle throttle;
+    struct field_slot *slots;
+    size_t nslots;
+    uint32_t gen;
+    uint64_t num;
+    struct fdinfo fd;
+    struct strbuf fdname, text, fields, json;
+    struct rules_engine_stats stats;
+};
+
+/* The alert_list's strings: an arena, so reset keeps the memory. */
+struct alert_store {
+    struct arena arena;
+};
+
+void rules_engine_config_defaults(struct rules_engine_config *cfg)
+{
+    *cfg = (struct rules_engine_config){.hostname = "localhost", .max_processes = RULES_DEFAULT_MAX_PROCESSES,
+                                        .rate = RULES_DEFAULT_RATE, .burst = RULES_DEFAULT_BURST,
+                                        .output_field_max = RULES_DEFAULT_OUTPUT_FIELD_MAX};
+}
+
+struct rules_engine *rules_engine_new(const struct rules_engine_config *cfg)
+{
+    struct rules_engine *e = calloc(1, sizeof(*e));
+    if (!e)
+        return NULL;
+    e->cfg = *cfg;
+    e->hostname = strdup(cfg->hostname ? cfg->hostname : "");
+    e->pt = proctab_new(cfg->max_processes);
+    if (!e->hostname || !e->pt || throttle_init(&e->throttle, cfg->rate, cfg->burst) != 0) {
+        rules_engine_free(e);
+        return NULL;
+    }
+    e->cfg.hostname = e->hostname;
+    if (!e->cfg.output_field_max)
+        e->cfg.output_field_max = RULES_DEFAULT_OUTPUT_FIELD_MAX;
+    return e;
+}
+
+void rules_engine_free(struct rules_engine *e)
+{
+    if (!e)
+        return;
+    rule_set_free(e->rs);
+    proctab_free(e->pt);
+    throttle_free(&e->throttle);
+    for (size_t i = 0; i < e->nslots; i++)
+        strbuf_free(&e->slots[i].buf);
+    free(e->slots);
+    strbuf_free(&e->fdname);
+    strbuf_free(&e->text);
+    strbuf_free(&e->fields);
+    strbuf_free(&e->json);
+    free(e->hostname);
+    free(e);
+}
+
+void rules_engine_set_rules(struct rules_engine *e, struct rule_set *rs)
+{
+    if (rs && rs->nslots > e->nslots) {
+        struct field_slot *n = realloc(e->slots, rs->nslots * sizeof(*n));
+        if (!n) {
+            /* Cannot evaluate this set: keep none rather than crash. */
+            rule_set_free(rs);
+            rs = NULL;
+        } else {
+            memset(n + e->nslots, 0, (rs->nslots - e->nslots) * sizeof(*n));
+            e->slots = n;
+            e->nslots = rs->nslots;
+        }
+    }
+    rule_set_free(e->rs);
+    e->rs = rs;
+}
+
+const struct rule_set *rules_engine_rules(const struct rules_engine *e) { return e->rs; }
+
+/* ---- alert lists ---- */
+
+void alert_list_reset(struct alert_list *l)
+{
+    l->count = 0;
+    l->nsuppressed = 0;
+    l->dropped = 0;
+    if (l->storage)
+        arena_reset(&((struct alert_store *)l->storage)->arena);
+}
+
+void alert_list_free(struct alert_list *l)
+{
+    if (l->storage) {
+        arena_free(&((struct alert_store *)l->storage)->arena);
+        free(l->storage);
+    }
+    free(l->items);
+    free(l->suppressed);
+    memset(l, 0, sizeof(*l));
+}
+
+static struct arena *store_of(struct alert_list *l)
+{
+    if (!l->storage) {
+        struct alert_store *s = malloc(sizeof(*s));
+        if (!s)
+            return NULL;
+        arena_init(&s->arena, 64 * 1024, SIZE_MAX);
+        l->storage = s;
+    }
+    return &((struct alert_store *)l->storage)->arena;
+}
+
+static const char *keep(struct arena *a, const char *s, size_t len)
+{
+    char *d = arena_alloc(a, len + 1);
+    if (d) {
+        memcpy(d, s, len);
+        d[len] = '\0';
+    }
+    return d;
+}
+
+static void count_suppressed(struct alert_list *l, const char *rule)
+{
+    for (size_t i = 0; i < l->nsuppressed; i++)
+        if (strcmp(l->suppressed[i].rule, rule) == 0) {
+            l->suppressed[i].count++;
+            return;
+        }
+    struct arena *a = store_of(l);
+    const char *name = a ? keep(a, rule, strlen(rule)) : NULL;
+    if (!name)
+        return;
+    if (l->nsuppressed == l->suppressed_cap) {
+        size_t cap = l->suppressed_cap ? l->suppressed_cap * 2 : 8;
+        struct alert_suppressed *n = realloc(l->suppressed, cap * sizeof(*n));
+        if (!n)
+            return;
+        l->suppressed = n;
+        l->suppressed_cap = cap;
+    }
+    l->suppressed[l->nsuppressed++] = (struct alert_suppressed){.rule = name, .count = 1};
+}
+
+/* ---- evaluation ---- */
+
+static const char *container_of(const struct event *ev)
+{
+    if (ev->header.message_type == 1) {
+        const char *id = ((const Gvisor__Container__Start *)ev->msg)->id;
+        if (id && id[0])
+            return id;
+    }
+    return ev->context && ev->context->container_id && ev->context->container_id[0] ? ev->context->container_id
+                                                                                     : NULL;
+}
+
+static void raise_alert(struct rules_engine *e, struct evctx *x, const struct rule *r, size_t index,
+                        struct alert_list *out)
+{
+    const char *container = container_of(x->ev);
+    uint64_t suppressed;
+    if (!throttle_take(&e->throttle, r->name, container, x->time_ns, &suppressed)) {
+        e->stats.suppressed++;
+        count_suppressed(out, r->name);
+        return;
+    }
+    struct render_rule rr = {.name = r->name, .priority = r->priority, .output = &r->output, .tags_json = r->tags_json};
+    struct render_out ro = {.text = &e->text, .fields = &e->fields, .json = &e->json};
+    render_alert(x, &rr, e->cfg.hostname, e->cfg.output_field_max, suppressed, &ro);
+    struct arena *a = store_of(out);
+    if (!a || e->text.failed || e->fields.failed || e->json.failed) {
+        out->dropped++;
+        return;
+    }
+    if (out->count == out->cap) {
+        size_t cap = out->cap ? out->cap * 2 : 16;
+        struct alert *n = realloc(out->items, cap * sizeof(*n));
+        if (!n) {
+            out->dropped++;
+            return;
+        }
+        out->items = n;
+        out->cap = cap;
+    }
+    struct alert al = {.event_index = index, .priority = r->priority, .time_ns = x->time_ns, .suppressed = suppressed};
+    al.rule = keep(a, r->name, strlen(r->name));
+    al.container_id = container ? keep(a, container, strlen(container)) : NULL;
+    al.output = keep(a, e->text.data, e->text.len);
+    al.output_fields = keep(a, e->fields.data, e->fields.len);
+    al.tags = keep(a, r->tags_json, strlen(r->tags_json));
+    al.json = keep(a, e->json.data, e->json.len);
+    al.json_len = e->json.len;
+    if (!al.rule || (container && !al.container_id) || !al.output || !al.output_fields || !al.tags || !al.json) {
+        out->dropped++;
+        return;
+    }
+    out->items[out->count++] = al;
+    e->stats.alerts++;
+}
+
+static void evaluate(struct rules_engine *e, const struct event *ev, const struct evclass *c, struct proc *p,
+                     const struct proc_effect *fx, size_t index, struct alert_list *out)
+{
+    const struct rule_set *rs = e->rs;
+    const struct rule_index *ix = c->syscall_enter ? &rs->enters : &rs->exits;
+    uint32_t from = ix->off[c->type], to = ix->off[c->type + 1];
+    if (from == to)
+        return;
+    if (++e->gen == 0) {   /* wrapped: no slot may look current */
+        for (size_t i = 0; i < e->nslots; i++)
+            e->slots[i].gen = 0;
+        e->gen = 1;
+    }
+    struct evctx x = {.ev = ev, .cls = *c, .num = e->num, .pt = e->pt, .proc = p, .slots = e->slots, .gen = e->gen,
+                      .fd = &e->fd, .fdname = &e->fdname};
+    x.time_ns = ev->context && ev->context->time_ns ? ev->context->time_ns : ev->recv_ns;
+    for (uint32_t i = from; i < to; i++) {
+        const struct rule *r = &rs->rules[ix->ids[i]];
+        /* one exec reaches the rules once: as sentry/execve */
+        if (fx->exec_repeat && !r->names_point)
+            continue;
+        if (filter_eval(&x, r->cond))
+            raise_alert(e, &x, r, index, out);
+    }
+}
+
+void rules_engine_eval(struct rules_engine *e, const struct event *ev, size_t index, struct alert_list *out)
+{
+    e->stats.events++;
+    e->num++;
+    struct evclass c;
+    if (!evtype_classify(ev, &c))
+        return;
+    struct proc_effect fx;
+    struct proc *p = proctab_apply(e->pt, ev, &fx);
+    if (e->rs)
+        evaluate(e, ev, &c, p, &fx, index, out);
+    proctab_finish(e->pt, p, &fx);
+}
+
+void rules_engine_observe(struct rules_engine *e, const struct event *ev)
+{
+    struct evclass c;
+    if (!evtype_classify(ev, &c))
+        return;
+    struct proc_effect fx;
+    struct proc *p = proctab_apply(e->pt, ev, &fx);
+    proctab_finish(e->pt, p, &fx);
+}
+
+void rules_engine_conn_closed(struct rules_engine *e, uint64_t conn_id) { proctab_conn_closed(e->pt, conn_id); }
+
+void rules_engine_get_stats(const struct rules_engine *e, struct rules_engine_stats *out)
+{
+    *out = e->stats;
+    struct proctab_stats ps;
+    proctab_get_stats(e->pt, &ps);
+    out->processes = ps.processes;
+    out->process_evictions = ps.evictions;
+}

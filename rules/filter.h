@@ -1,0 +1,125 @@
+/* filter.h - Falco's condition language: parsing into a tree, compiling
+ * every value once (numbers, IP networks, glob patterns, lowercased
+ * icontains needles, pmatch path parts, sorted in-sets), and evaluating the
+ * tree on an event without allocating.
+ *
+ * Grammar and lexing follow libsinsp's filter parser: `not` binds tighter
+ * than `and`, `and` tighter than `or`; a bare identifier is a macro; values
+ * are bare words, '...' or "..." with Falco's escapes; `in`, `intersects`
+ * and `pmatch` take a parenthesized list (list names inside it expand to
+ * their items) or a list name. `<`, `<=`, `>`, `>=` take a number.
+ */
+#ifndef SECCHECKD_RULES_FILTER_H
+#define SECCHECKD_RULES_FILTER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "arena.h"
+#include "evtype.h"
+#include "fields.h"
+
+/* Beyond this many nodes after macro expansion a condition is refused: a
+ * rules file must not make one event cost unbounded work. */
+#define FILTER_MAX_EXPANDED 100000
+
+enum filter_op {
+    OP_EQ, OP_NE, OP_LT, OP_LE, OP_GT, OP_GE, OP_CONTAINS, OP_ICONTAINS, OP_BCONTAINS, OP_STARTSWITH,
+    OP_BSTARTSWITH, OP_ENDSWITH, OP_GLOB, OP_IGLOB, OP_IN, OP_INTERSECTS, OP_PMATCH, OP_EXISTS, OP_COUNT
+};
+
+const char *filter_op_name(enum filter_op op);
+
+/* A number as compared: sign and magnitude cover int64 and uint64 alike. */
+struct fnum {
+    bool neg;
+    uint64_t mag;
+};
+
+/* One compiled value. */
+struct operand {
+    const char *s;            /* the text, unescaped, NUL-terminated */
+    uint32_t len;
+    bool has_num, has_bool, has_ip;
+    struct fnum num;
+    bool b;
+    uint8_t ipfam;            /* 4 or 6 */
+    uint8_t prefix;           /* network bits; 32 or 128 for a single address */
+    uint8_t ip[16];
+    const char *lower;        /* icontains, iglob: the value lowercased */
+    const uint8_t *bytes;     /* bcontains, bstartswith: the hex decoded */
+    uint32_t nbytes;
+    /* pmatch: the value's path parts */
+    const char *const *parts;
+    const uint32_t *part_lens;
+    const bool *part_glob;
+    uint32_t nparts;
+};
+
+struct check {
+    struct fieldref field;
+    enum filter_op op;
+    struct operand *vals;     /* one for binary operators; the list for in/intersects/pmatch */
+    uint32_t nvals;
+    /* in/intersects: the values sorted, for binary search */
+    const struct operand **by_str;
+    const struct operand **by_num;
+    uint32_t nby_num;
+};
+
+enum cnode_kind { CN_AND, CN_OR, CN_NOT, CN_CHECK, CN_TYPES, CN_MACRO, CN_CONST };
+
+struct cnode {
+    enum cnode_kind kind;
+    bool const_val;               /* CN_CONST */
+    uint32_t n;
+    struct cnode **kids;          /* AND, OR: n children; NOT: one */
+    struct check *chk;            /* CN_CHECK */
+    struct evtype_set *types;     /* CN_TYPES: evt.type is one of these */
+    const struct cnode *body;     /* CN_MACRO: the macro's compiled condition (shared) */
+    /* what the expanded condition is, computed bottom-up at compile */
+    uint64_t size;                /* nodes after macro expansion (saturates) */
+    uint32_t macro_depth;
+    bool uses_dir, uses_point;
+};
+
+/* A list's items as a condition sees them. */
+struct filter_list {
+    const char *const *items;
+    const uint32_t *lens;
+    size_t n;
+};
+
+/* What the parser asks of the loader. pos arguments are byte offsets in the
+ * text being parsed. */
+struct filter_env {
+    void *ctx;
+    struct arena *arena;          /* the rule set's: compiled nodes live there */
+    /* A visible macro by name: its compiled condition; NULL and *failed
+     * when it exists but did not compile (already reported); NULL, !*failed
+     * when undefined (the callback reports it: it knows why). */
+    const struct cnode *(*macro)(void *ctx, const char *name, size_t len, size_t pos, bool *failed);
+    const struct filter_list *(*list)(void *ctx, const char *name, size_t len);
+    uint32_t (*slot)(void *ctx, const struct fieldref *f);
+    void (*error)(void *ctx, size_t pos, const char *message);
+};
+
+/* The compiled condition, or NULL after reporting every error found. */
+struct cnode *filter_parse(const struct filter_env *env, const char *text, size_t len);
+
+/* Builds `field op (values)` directly (exceptions); same checks as parsing.
+ * pos is where to report a problem. */
+struct cnode *filter_make_check(const struct filter_env *env, const char *field, size_t flen, enum filter_op op,
+                                const char *const *values, const uint32_t *lens, size_t nvalues, size_t pos);
+/* AND / OR / NOT over nodes (NULL kids make the result NULL). */
+struct cnode *filter_make_node(struct arena *a, enum cnode_kind kind, struct cnode **kids, uint32_t n);
+/* The operator named s (exceptions' comps), or -1. */
+int filter_op_parse(const char *s);
+
+/* Event types on which the node may be true (T) and may be false (F). */
+void filter_types(const struct cnode *n, struct evtype_set *may_true, struct evtype_set *may_false);
+
+bool filter_eval(struct evctx *x, const struct cnode *n);
+
+#endif

@@ -1,0 +1,631 @@
+#include "proctab.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gvisor/container.pb-c.h"
+#include "gvisor/sentry.pb-c.h"
+#include "gvisor/syscall.pb-c.h"
+
+#define SLAB_BITS 10
+#define SLAB_SIZE (1u << SLAB_BITS)
+#define CLONE_THREAD 0x00010000u
+
+struct pconn {
+    uint64_t id;
+    uint32_t count;
+    uint32_t lru_head, lru_tail;   /* most recently used first */
+    bool used;
+};
+
+struct proctab {
+    size_t max;
+    struct proc **slabs;
+    size_t nslabs;
+    uint32_t nentries;             /* indices 1..nentries handed out; 0 means none */
+    uint32_t free_head;
+    uint32_t *buckets;
+    uint32_t nbuckets;             /* a power of two */
+    uint32_t live;
+    struct pconn *conns;
+    size_t nconns;
+    size_t last_conn;
+    uint64_t evictions;
+    uint64_t string_bytes;
+};
+
+static struct proc *at(const struct proctab *pt, uint32_t i)
+{
+    return &pt->slabs[(i - 1) >> SLAB_BITS][(i - 1) & (SLAB_SIZE - 1)];
+}
+
+static uint32_t bucket_of(const struct proctab *pt, uint64_t conn_id, int32_t tgid)
+{
+    uint64_t h = conn_id * 0x9e3779b97f4a7c15ull ^ (uint64_t)(uint32_t)tgid * 0xc2b2ae3d27d4eb4full;
+    h ^= h >> 29;
+    return (uint32_t)(h & (pt->nbuckets - 1));
+}
+
+struct proctab *proctab_new(size_t max_processes)
+{
+    struct proctab *pt = calloc(1, sizeof(*pt));
+    if (!pt)
+        return NULL;
+    pt->max = max_processes ? max_processes : 1;
+    if (pt->max > UINT32_MAX - SLAB_SIZE)
+        pt->max = UINT32_MAX - SLAB_SIZE;
+    pt->nbuckets = 256;
+    pt->buckets = calloc(pt->nbuckets, sizeof(*pt->buckets));
+    if (!pt->buckets) {
+        free(pt);
+        return NULL;
+    }
+    return pt;
+}
+
+static void pstr_free(struct pstr *s) { free(s->data); }
+
+void proctab_free(struct proctab *pt)
+{
+    if (!pt)
+        return;
+    for (uint32_t i = 1; i <= pt->nentries; i++) {
+        struct proc *p = at(pt, i);
+        pstr_free(&p->exepath);
+        pstr_free(&p->args);
+        pstr_free(&p->cwd);
+        pstr_free(&p->exec_file);
+    }
+    for (size_t s = 0; s < pt->nslabs; s++)
+        free(pt->slabs[s]);
+    free(pt->slabs);
+    free(pt->buckets);
+    free(pt->conns);
+    free(pt);
+}
+
+/* ---- strings ---- */
+
+/* Replaces s with src[0..len) cut to max bytes; the buffer only grows, so a
+ * recycled entry reuses it. On allocation failure s becomes empty. */
+static void pstr_set(struct proctab *pt, struct pstr *s, const char *src, size_t len, size_t max)
+{
+    if (len > max)
+        len = max;
+    if (len + 1 > s->cap) {
+        size_t cap = s->cap ? s->cap : 16;
+        while (cap < len + 1)
+            cap *= 2;
+        char *n = realloc(s->data, cap);
+        if (!n) {
+            s->len = 0;
+            return;
+        }
+        pt->string_bytes += cap - s->cap;
+        s->data = n;
+        s->cap = (uint32_t)cap;
+    }
+    memcpy(s->data, src, len);
+    s->data[len] = '\0';
+    s->len = (uint32_t)len;
+}
+
+static void pstr_copy(struct proctab *pt, struct pstr *dst, const struct pstr *src, size_t max)
+{
+    pstr_set(pt, dst, src->len ? src->data : "", src->len, max);
+}
+
+/* argv[from..] joined by single spaces, cut to PROC_ARGS_MAX. */
+static void set_args(struct proctab *pt, struct pstr *s, char *const *argv, size_t argc, size_t from)
+{
+    s->len = 0;
+    pstr_set(pt, s, "", 0, PROC_ARGS_MAX);
+    if (s->cap == 0)
+        return;
+    size_t len = 0;
+    for (size_t i = from; i < argc && len < PROC_ARGS_MAX; i++) {
+        const char *a = argv[i] ? argv[i] : "";
+        size_t alen = strlen(a);
+        size_t need = len + (i > from) + alen;
+        if (need > PROC_ARGS_MAX)
+            need = PROC_ARGS_MAX;
+        if (need + 1 > s->cap) {
+            size_t cap = s->cap;
+            while (cap < need + 1)
+                cap *= 2;
+            char *n = realloc(s->data, cap);
+            if (!n)
+                break;
+            pt->string_bytes += cap - s->cap;
+            s->data = n;
+            s->cap = (uint32_t)cap;
+        }
+        if (i > from)
+            s->data[len++] = ' ';
+        size_t take = need - len;
+        memcpy(s->data + len, a, take);
+        len += take;
+    }
+    s->data[len] = '\0';
+    s->len = (uint32_t)len;
+}
+
+size_t proc_comm_len(const char *s, size_t len)
+{
+    if (len <= PROC_NAME_MAX)
+        return len;
+    len = PROC_NAME_MAX;
+    /* Back off a cut UTF-8 sequence: continuation bytes are 10xxxxxx. */
+    size_t back = len;
+    while (back > 0 && ((unsigned char)s[back] & 0xc0) == 0x80)
+        back--;
+    return back;
+}
+
+static void set_name(struct proc *p, const char *s, size_t len)
+{
+    len = proc_comm_len(s, len);
+    memcpy(p->name, s, len);
+    p->name[len] = '\0';
+}
+
+static const char *base_name(const char *path, size_t *len)
+{
+    const char *slash = strrchr(path, '/');
+    const char *b = slash ? slash + 1 : path;
+    *len = strlen(b);
+    return b;
+}
+
+/* ---- connections ---- */
+
+static struct pconn *get_conn(struct proctab *pt, uint64_t id, bool create, uint32_t *index)
+{
+    if (pt->last_conn < pt->nconns && pt->conns[pt->last_conn].used && pt->conns[pt->last_conn].id == id) {
+        *index = (uint32_t)pt->last_conn;
+        return &pt->conns[pt->last_conn];
+    }
+    size_t hole = pt->nconns;
+    for (size_t i = 0; i < pt->nconns; i++) {
+        if (pt->conns[i].used && pt->conns[i].id == id) {
+            pt->last_conn = i;
+            *index = (uint32_t)i;
+            return &pt->conns[i];
+        }
+        if (!pt->conns[i].used && hole == pt->nconns)
+            hole = i;
+    }
+    if (!create)
+        return NULL;
+    if (hole == pt->nconns) {
+        /* Grows in steps of 16: a new sandbox is rare, an event is not. */
+        if ((pt->nconns & 15) == 0) {
+            struct pconn *n = realloc(pt->conns, (pt->nconns + 16) * sizeof(*n));
+            if (!n)
+                return NULL;
+            pt->conns = n;
+        }
+        pt->nconns++;
+    }
+    pt->conns[hole] = (struct pconn){.id = id, .used = true};
+    pt->last_conn = hole;
+    *index = (uint32_t)hole;
+    return &pt->conns[hole];
+}
+
+/* ---- LRU and hash ---- */
+
+static void lru_unlink(struct proctab *pt, struct proc *p)
+{
+    struct pconn *c = &pt->conns[p->conn];
+    if (p->lru_prev)
+        at(pt, p->lru_prev)->lru_next = p->lru_next;
+    else
+        c->lru_head = p->lru_next;
+    if (p->lru_next)
+        at(pt, p->lru_next)->lru_prev = p->lru_prev;
+    else
+        c->lru_tail = p->lru_prev;
+    p->lru_prev = p->lru_next = 0;
+}
+
+static void lru_push_front(struct proctab *pt, struct proc *p)
+{
+    struct pconn *c = &pt->conns[p->conn];
+    p->lru_prev = 0;
+    p->lru_next = c->lru_head;
+    if (c->lru_head)
+        at(pt, c->lru_head)->lru_prev = p->self;
+    c->lru_head = p->self;
+    if (!c->lru_tail)
+        c->lru_tail = p->self;
+}
+
+static void touch(struct proctab *pt, struct proc *p)
+{
+    if (pt->conns[p->conn].lru_head == p->self)
+        return;
+    lru_unlink(pt, p);
+    lru_push_front(pt, p);
+}
+
+static void hash_unlink(struct proctab *pt, struct proc *p)
+{
+    uint32_t *link = &pt->buckets[bucket_of(pt, p->conn_id, p->tgid)];
+    while (*link && *link != p->self)
+        link = &at(pt, *link)->hnext;
+    if (*link)
+        *link = p->hnext;
+    p->hnext = 0;
+}
+
+static void hash_insert(struct proctab *pt, struct proc *p)
+{
+    uint32_t *b = &pt->buckets[bucket_of(pt, p->conn_id, p->tgid)];
+    p->hnext = *b;
+    *b = p->self;
+}
+
+/* Doubles the buckets when entries outnumber them: only while the table grows. */
+static void maybe_grow_buckets(struct proctab *pt)
+{
+    if (pt->live < pt->nbuckets || pt->nbuckets >= (1u << 30))
+        return;
+    uint32_t *n = calloc((size_t)pt->nbuckets * 2, sizeof(*n));
+    if (!n)
+        return;
+    free(pt->buckets);
+    pt->buckets = n;
+    pt->nbuckets *= 2;
+    for (uint32_t i = 1; i <= pt->nentries; i++) {
+        struct proc *p = at(pt, i);
+        if (p->live)
+            hash_insert(pt, p);
+    }
+}
+
+static struct proc *find(const struct proctab *pt, uint64_t conn_id, int32_t tgid)
+{
+    for (uint32_t i = pt->buckets[bucket_of(pt, conn_id, tgid)]; i; i = at(pt, i)->hnext) {
+        struct proc *p = at(pt, i);
+        if (p->tgid == tgid && p->conn_id == conn_id)
+            return p;
+    }
+    return NULL;
+}
+
+static void release(struct proctab *pt, struct proc *p)
+{
+    hash_unlink(pt, p);
+    lru_unlink(pt, p);
+    pt->conns[p->conn].count--;
+    pt->live--;
+    p->live = false;
+    p->hnext = pt->free_head;
+    pt->free_head = p->self;
+}
+
+/* The least recently used entry of the connection holding the most, never
+ * one of the two the caller is working with. */
+static struct proc *victim(struct proctab *pt, const struct proc *keep1, const struct proc *keep2)
+{
+    struct proc *best = NULL;
+    uint32_t best_count = 0;
+    for (size_t c = 0; c < pt->nconns; c++) {
+        if (!pt->conns[c].used || pt->conns[c].count <= best_count)
+            continue;
+        for (uint32_t i = pt->conns[c].lru_tail; i; i = at(pt, i)->lru_prev) {
+            struct proc *p = at(pt, i);
+            if (p != keep1 && p != keep2) {
+                best = p;
+                best_count = pt->conns[c].count;
+                break;
+            }
+        }
+    }
+    return best;
+}
+
+static struct proc *alloc_entry(struct proctab *pt, const struct proc *keep1, const struct proc *keep2)
+{
+    if (pt->live >= pt->max) {
+        struct proc *v = victim(pt, keep1, keep2);
+        if (!v)
+            return NULL;
+        release(pt, v);
+        pt->evictions++;
+    }
+    if (pt->free_head) {
+        struct proc *p = at(pt, pt->free_head);
+        pt->free_head = p->hnext;
+        return p;
+    }
+    uint32_t i = pt->nentries + 1;
+    size_t slab = (i - 1) >> SLAB_BITS;
+    if (slab >= pt->nslabs) {
+        struct proc **ns = realloc(pt->slabs, (slab + 1) * sizeof(*ns));
+        if (!ns)
+            return NULL;
+        pt->slabs = ns;
+        ns[slab] = calloc(SLAB_SIZE, sizeof(struct proc));
+        if (!ns[slab])
+            return NULL;
+        pt->nslabs = slab + 1;
+    }
+    pt->nentries = i;
+    struct proc *p = at(pt, i);
+    p->self = i;
+    return p;
+}
+
+/* Forgets everything an entry knew about a previous process, keeping its
+ * buffers. */
+static void reset(struct proc *p, int64_t start_ns)
+{
+    p->parent_tgid = 0;
+    p->start_ns = start_ns;
+    p->parent_start_ns = 0;
+    p->has_creds = false;
+    p->uid = p->gid = 0;
+    p->exec_tid = 0;
+    p->name[0] = '\0';
+    p->exepath.len = p->args.len = p->cwd.len = p->exec_file.len = 0;
+}
+
+static struct proc *get_or_create(struct proctab *pt, uint32_t conn, uint64_t conn_id, int32_t tgid, int64_t start_ns,
+                                  const struct proc *keep, bool *created)
+{
+    *created = false;
+    struct proc *p = find(pt, conn_id, tgid);
+    if (p) {
+        if (start_ns && p->start_ns && p->start_ns != start_ns) {
+            reset(p, start_ns);   /* the id was reused: another process */
+            *created = true;
+        } else if (start_ns && !p->start_ns) {
+            p->start_ns = start_ns;
+        }
+        touch(pt, p);
+        return p;
+    }
+    p = alloc_entry(pt, keep, NULL);
+    if (!p)
+        return NULL;
+    reset(p, start_ns);
+    p->conn_id = conn_id;
+    p->conn = conn;
+    p->tgid = tgid;
+    p->live = true;
+    pt->live++;
+    pt->conns[conn].count++;
+    hash_insert(pt, p);
+    lru_push_front(pt, p);
+    maybe_grow_buckets(pt);
+    *created = true;
+    return p;
+}
+
+/* ---- applying events ---- */
+
+static bool is_exec_message(uint16_t type) { return type == 3 || type == 11; }
+
+static void from_context(struct proctab *pt, struct proc *p, const Gvisor__Common__ContextData *ctx, uint16_t type)
+{
+    /* Around an exec the context still names the old image. */
+    if (ctx->process_name && ctx->process_name[0] && !is_exec_message(type))
+        set_name(p, ctx->process_name, strlen(ctx->process_name));
+    if (ctx->cwd && ctx->cwd[0])
+        pstr_set(pt, &p->cwd, ctx->cwd, strlen(ctx->cwd), PROC_CWD_MAX);
+    if (ctx->credentials) {
+        p->has_creds = true;
+        p->uid = ctx->credentials->effective_uid;
+        p->gid = ctx->credentials->effective_gid;
+    }
+    if (ctx->parent_thread_group_id > 0 && !p->parent_tgid && ctx->parent_thread_group_id != p->tgid)
+        p->parent_tgid = ctx->parent_thread_group_id;
+}
+
+/* A new child starts as a copy of its parent, as fork makes it. */
+static void inherit(struct proctab *pt, struct proc *child, const struct proc *parent, bool fresh)
+{
+    child->parent_tgid = parent->tgid;
+    child->parent_start_ns = parent->start_ns;
+    if (!fresh)
+        return;
+    memcpy(child->name, parent->name, sizeof(child->name));
+    pstr_copy(pt, &child->exepath, &parent->exepath, PROC_EXEPATH_MAX);
+    pstr_copy(pt, &child->args, &parent->args, PROC_ARGS_MAX);
+    pstr_copy(pt, &child->cwd, &parent->cwd, PROC_CWD_MAX);
+    child->has_creds = parent->has_creds;
+    child->uid = parent->uid;
+    child->gid = parent->gid;
+}
+
+static void add_child(struct proctab *pt, struct proc *parent, int32_t child_tgid, int64_t start_ns)
+{
+    if (child_tgid <= 0 || child_tgid == parent->tgid)
+        return;   /* a thread of the same process */
+    bool created;
+    struct proc *child = get_or_create(pt, parent->conn, parent->conn_id, child_tgid, start_ns, parent, &created);
+    if (child && (created || !child->parent_tgid))
+        inherit(pt, child, parent, created || !child->name[0]);
+}
+
+/* path joined to dir when relative, cut to max. */
+static void set_path(struct proctab *pt, struct pstr *dst, const char *dir, size_t dirlen, const char *path, size_t max)
+{
+    size_t plen = strlen(path);
+    if (path[0] == '/' || dirlen == 0) {
+        pstr_set(pt, dst, path, plen, max);
+        return;
+    }
+    char buf[PROC_CWD_MAX + 1];
+    size_t n = dirlen < max ? dirlen : max;
+    memcpy(buf, dir, n);
+    if (n < max && (n == 0 || buf[n - 1] != '/'))
+        buf[n++] = '/';
+    size_t take = plen < max - n ? plen : max - n;
+    memcpy(buf + n, path, take);
+    pstr_set(pt, dst, buf, n + take, max);
+}
+
+static void exec_image(struct proctab *pt, struct proc *p, const char *exepath, const char *file,
+                       char *const *argv, size_t argc)
+{
+    if (exepath[0] == '/' || !p->cwd.len)
+        pstr_set(pt, &p->exepath, exepath, strlen(exepath), PROC_EXEPATH_MAX);
+    else
+        set_path(pt, &p->exepath, p->cwd.data, p->cwd.len, exepath, PROC_EXEPATH_MAX);
+    set_args(pt, &p->args, argv, argc, 1);
+    size_t blen;
+    const char *b = base_name(file, &blen);
+    if (blen)
+        set_name(p, b, blen);
+    p->exec_file.len = 0;
+}
+
+static void on_sentry_execve(struct proctab *pt, struct proc *p, const Gvisor__Sentry__ExecveInfo *m, int32_t tid)
+{
+    /* comm is the basename of the path given to execve (execfn, else the
+     * syscall's enter point), not of the resolved binary (python3, not
+     * python3.11). */
+    const char *file = m->execfn && m->execfn[0] ? m->execfn
+                       : p->exec_file.len       ? p->exec_file.data
+                                                : (m->binary_path ? m->binary_path : "");
+    char filebuf[PROC_EXEPATH_MAX + 1];
+    snprintf(filebuf, sizeof(filebuf), "%s", file);   /* exec_image clears exec_file */
+    exec_image(pt, p, m->binary_path ? m->binary_path : "", filebuf, m->argv, m->n_argv);
+    p->exec_tid = tid ? tid : -1;
+}
+
+static void on_syscall_execve(struct proctab *pt, struct proc *p, const struct event *ev, int32_t tid,
+                              struct proc_effect *fx)
+{
+    const Gvisor__Syscall__Execve *m = (const Gvisor__Syscall__Execve *)ev->msg;
+    const char *path = m->pathname ? m->pathname : "";
+    if (!ev->is_exit) {
+        pstr_set(pt, &p->exec_file, path, strlen(path), PROC_EXEPATH_MAX);
+        return;
+    }
+    if (ev->errorno != 0)
+        return;   /* a failed exec changes nothing */
+    if (p->exec_tid && (p->exec_tid == -1 || p->exec_tid == tid)) {
+        fx->exec_repeat = true;   /* sentry/execve told it already */
+        p->exec_tid = 0;
+        return;
+    }
+    exec_image(pt, p, path, path, m->argv, m->n_argv);
+}
+
+static void on_chdir(struct proctab *pt, struct proc *p, const struct event *ev)
+{
+    const Gvisor__Syscall__Chdir *m = (const Gvisor__Syscall__Chdir *)ev->msg;
+    if (!ev->is_exit || ev->errorno != 0)
+        return;
+    if (ev->sysno == SYS_FCHDIR) {
+        if (m->fd_path && m->fd_path[0] == '/')
+            pstr_set(pt, &p->cwd, m->fd_path, strlen(m->fd_path), PROC_CWD_MAX);
+    } else if (m->pathname && m->pathname[0]) {
+        char old[PROC_CWD_MAX + 1];
+        size_t n = p->cwd.len;
+        memcpy(old, p->cwd.len ? p->cwd.data : "", n);
+        set_path(pt, &p->cwd, old, n, m->pathname, PROC_CWD_MAX);
+    }
+}
+
+struct proc *proctab_apply(struct proctab *pt, const struct event *ev, struct proc_effect *fx)
+{
+    memset(fx, 0, sizeof(*fx));
+    const Gvisor__Common__ContextData *ctx = ev->context;
+    uint16_t type = ev->header.message_type;
+    if (!ev->msg || !ctx || ctx->thread_group_id <= 0)
+        return NULL;
+    uint32_t conn;
+    if (!get_conn(pt, ev->conn_id, true, &conn))
+        return NULL;
+    bool created;
+    struct proc *p = get_or_create(pt, conn, ev->conn_id, ctx->thread_group_id, ctx->thread_group_start_time_ns,
+                                   NULL, &created);
+    if (!p)
+        return NULL;
+    from_context(pt, p, ctx, type);
+    switch (type) {
+    case 1: {   /* container/start: the sandbox's first process */
+        const Gvisor__Container__Start *m = (const Gvisor__Container__Start *)ev->msg;
+        p->parent_tgid = 0;
+        if (m->n_args > 0 && m->args[0]) {
+            pstr_set(pt, &p->exepath, m->args[0], strlen(m->args[0]), PROC_EXEPATH_MAX);
+            size_t blen;
+            const char *b = base_name(m->args[0], &blen);
+            if (!p->name[0] && blen)
+                set_name(p, b, blen);
+        }
+        set_args(pt, &p->args, m->args, m->n_args, 1);
+        if (m->cwd && m->cwd[0])
+            pstr_set(pt, &p->cwd, m->cwd, strlen(m->cwd), PROC_CWD_MAX);
+        return p;
+    }
+    case 2: {   /* sentry/clone, in the parent's context */
+        const Gvisor__Sentry__CloneInfo *m = (const Gvisor__Sentry__CloneInfo *)ev->msg;
+        add_child(pt, p, m->created_thread_group_id, m->created_thread_start_time_ns);
+        return p;
+    }
+    case 3:
+        on_sentry_execve(pt, p, (const Gvisor__Sentry__ExecveInfo *)ev->msg, ctx->thread_id);
+        return p;
+    case 5:
+        fx->remove_after = ctx->thread_id == 0 || ctx->thread_id == ctx->thread_group_id;
+        return p;
+    case 11:
+        on_syscall_execve(pt, p, ev, ctx->thread_id, fx);
+        return p;
+    case 13:
+        on_chdir(pt, p, ev);
+        return p;
+    case 23:    /* clone, fork, vfork exits in the parent: result is the child */
+    case 29:
+        if (ev->is_exit && ev->errorno == 0 && ev->result > 0 && ev->result <= INT32_MAX) {
+            if (type == 23 && (((const Gvisor__Syscall__Clone *)ev->msg)->flags & CLONE_THREAD))
+                return p;
+            add_child(pt, p, (int32_t)ev->result, 0);
+        }
+        return p;
+    default:
+        return p;
+    }
+}
+
+void proctab_finish(struct proctab *pt, struct proc *p, const struct proc_effect *fx)
+{
+    if (p && fx->remove_after && p->live)
+        release(pt, p);
+}
+
+struct proc *proctab_parent(struct proctab *pt, const struct proc *p)
+{
+    if (!p || p->parent_tgid <= 0 || p->parent_tgid == p->tgid)
+        return NULL;
+    struct proc *q = find(pt, p->conn_id, p->parent_tgid);
+    if (!q || (p->parent_start_ns && q->start_ns && q->start_ns != p->parent_start_ns))
+        return NULL;
+    return q;
+}
+
+void proctab_conn_closed(struct proctab *pt, uint64_t conn_id)
+{
+    uint32_t ci;
+    struct pconn *c = get_conn(pt, conn_id, false, &ci);
+    if (!c)
+        return;
+    while (c->lru_head)
+        release(pt, at(pt, c->lru_head));
+    c->used = false;
+}
+
+void proctab_get_stats(const struct proctab *pt, struct proctab_stats *out)
+{
+    out->processes = pt->live;
+    out->evictions = pt->evictions;
+    out->bytes = (uint64_t)pt->nslabs * SLAB_SIZE * sizeof(struct proc) + (uint64_t)pt->nbuckets * sizeof(uint32_t) +
+                 pt->string_bytes + pt->nconns * sizeof(struct pconn);
+}

@@ -1,0 +1,268 @@
+#include "render.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "json.h"
+
+static bool is_alpha(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
+static bool is_word(char c) { return is_alpha(c) || (c >= '0' && c <= '9') || c == '_'; }
+
+/* The length of a field reference at s: name ('.' part)+ ('[' arg ']')?. */
+static size_t field_ref_len(const char *s, size_t len, size_t *name_len)
+{
+    size_t i = 0, parts = 0;
+    while (i < len && is_alpha(s[i])) {
+        size_t st = i;
+        while (i < len && is_word(s[i]))
+            i++;
+        parts++;
+        if (i + 1 < len && s[i] == '.' && is_alpha(s[i + 1]) && i > st)
+            i++;
+        else
+            break;
+    }
+    if (parts < 2)
+        return 0;
+    *name_len = i;
+    if (i < len && s[i] == '[') {
+        const char *close = memchr(s + i, ']', len - i);
+        if (close)
+            i = (size_t)(close - s) + 1;
+    }
+    return i;
+}
+
+static int key_cmp(const void *a, const void *b)
+{
+    const struct tmpl_key *x = a, *y = b;
+    size_t n = x->len < y->len ? x->len : y->len;
+    int r = memcmp(x->key, y->key, n);
+    return r ? r : (x->len < y->len ? -1 : x->len > y->len);
+}
+
+static int resolve(const struct tmpl_env *env, const char *ref, size_t reflen, size_t name_len, size_t pos,
+                   struct fieldref *out)
+{
+    char err[300];
+    bool has_arg = reflen > name_len;
+    const char *arg = has_arg ? ref + name_len + 1 : NULL;
+    size_t arglen = has_arg ? reflen - name_len - 2 : 0;
+    if (fields_resolve(ref, name_len, arg, arglen, has_arg, env->arena, out, err, sizeof(err)) != 0) {
+        env->error(env->ctx, pos, err);
+        return -1;
+    }
+    if (out->any_ancestor) {
+        snprintf(err, sizeof(err), "'%.*s' needs an index in an output (%.*s[1] is the parent)", (int)name_len, ref,
+                 (int)name_len, ref);
+        env->error(env->ctx, pos, err);
+        return -1;
+    }
+    out->slot = env->slot(env->ctx, out);
+    return 0;
+}
+
+int template_compile(const struct tmpl_env *env, const char *text, size_t len, struct template *out)
+{
+    memset(out, 0, sizeof(*out));
+    size_t cap_parts = 1, cap_keys = 2;
+    for (size_t i = 0; i < len; i++)
+        if (text[i] == '%') {
+            cap_parts++;
+            cap_keys++;
+        }
+    out->parts = arena_alloc(env->arena, cap_parts * sizeof(*out->parts));
+    out->keys = arena_alloc(env->arena, cap_keys * sizeof(*out->keys));
+    if (!out->parts || !out->keys) {
+        env->error(env->ctx, 0, "out of memory");
+        return -1;
+    }
+    int rc = 0;
+    size_t lit = 0, i = 0;
+    while (i < len) {
+        if (text[i] != '%') {
+            i++;
+            continue;
+        }
+        size_t ref_start = i + 1, reflen = 0, name_len = 0, end;
+        if (i + 1 < len && text[i + 1] == '(') {
+            const char *close = memchr(text + i + 2, ')', len - i - 2);
+            if (!close) {
+                env->error(env->ctx, i, "'%(' without its ')'");
+                return -1;
+            }
+            ref_start = i + 2;
+            reflen = (size_t)(close - (text + ref_start));
+            size_t inner = field_ref_len(text + ref_start, reflen, &name_len);
+            if (inner != reflen) {
+                env->error(env->ctx, ref_start, "expected a field name inside %(...)");
+                rc = -1;
+                i = (size_t)(close - text) + 1;
+                continue;
+            }
+            end = (size_t)(close - text) + 1;
+        } else {
+            reflen = field_ref_len(text + ref_start, len - ref_start, &name_len);
+            if (!reflen) {   /* a lone '%': literal text */
+                i++;
+                continue;
+            }
+            end = ref_start + reflen;
+        }
+        struct tmpl_part *p = &out->parts[out->nparts];
+        memset(p, 0, sizeof(*p));
+        p->text = text + lit;
+        p->len = (uint32_t)(i - lit);
+        if (resolve(env, text + ref_start, reflen, name_len, ref_start, &p->field) != 0) {
+            rc = -1;
+        } else {
+            p->has_field = true;
+            out->nparts++;
+            struct tmpl_key *k = &out->keys[out->nkeys++];
+            k->key = text + ref_start;
+            k->len = (uint32_t)reflen;
+            k->field = p->field;
+        }
+        lit = i = end;
+    }
+    if (rc != 0)
+        return rc;
+    struct tmpl_part *tail = &out->parts[out->nparts++];
+    memset(tail, 0, sizeof(*tail));
+    tail->text = text + lit;
+    tail->len = (uint32_t)(len - lit);
+    /* evt.time is always there (as integer nanoseconds). */
+    struct tmpl_key *k = &out->keys[out->nkeys++];
+    memset(k, 0, sizeof(*k));
+    k->key = "evt.time";
+    k->len = 8;
+    if (fields_resolve("evt.time", 8, NULL, 0, false, env->arena, &k->field, (char[8]){0}, 8) == 0)
+        k->field.slot = env->slot(env->ctx, &k->field);
+    qsort(out->keys, out->nkeys, sizeof(*out->keys), key_cmp);
+    size_t u = 0;
+    for (size_t j = 0; j < out->nkeys; j++)
+        if (u == 0 || key_cmp(&out->keys[u - 1], &out->keys[j]) != 0)
+            out->keys[u++] = out->keys[j];
+    out->nkeys = u;
+    return 0;
+}
+
+/* ---- rendering ---- */
+
+/* The longest prefix of at most max bytes that does not split a UTF-8
+ * sequence. */
+static size_t cut_len(const char *s, size_t len, size_t max)
+{
+    if (len <= max)
+        return len;
+    size_t n = max;
+    while (n > 0 && ((unsigned char)s[n] & 0xc0) == 0x80)
+        n--;
+    return n;
+}
+
+static void text_value(struct strbuf *out, const struct fval *v, size_t max)
+{
+    if (v->kind != FV_STR) {
+        fields_render_text(out, v);
+        return;
+    }
+    size_t n = cut_len(v->s, v->len, max);
+    utf8_sanitize(out, v->s, n);
+    if (n < v->len)
+        strbuf_puts(out, "...");
+}
+
+static void json_value(struct strbuf *out, const struct fval *v, size_t max, struct strbuf *tmp)
+{
+    switch (v->kind) {
+    case FV_ABSENT: strbuf_puts(out, "null"); return;
+    case FV_INT: strbuf_put_i64(out, v->i); return;
+    case FV_UINT: strbuf_put_u64(out, v->u); return;
+    case FV_BOOL: strbuf_puts(out, v->b ? "true" : "false"); return;
+    case FV_IP:
+        strbuf_reset(tmp);
+        fields_render_text(tmp, v);
+        json_render_string(out, tmp->data ? tmp->data : "", tmp->len);
+        return;
+    case FV_STR: {
+        size_t n = cut_len(v->s, v->len, max);
+        if (n == v->len) {
+            json_render_string(out, v->s, n);
+            return;
+        }
+        strbuf_reset(tmp);
+        strbuf_append(tmp, v->s, n);
+        strbuf_puts(tmp, "...");
+        json_render_string(out, tmp->data, tmp->len);
+        return;
+    }
+    }
+}
+
+void render_tags_json(struct strbuf *out, const char *const *tags, size_t n)
+{
+    strbuf_putc(out, '[');
+    for (size_t i = 0; i < n; i++) {
+        if (i)
+            strbuf_putc(out, ',');
+        json_render_string(out, tags[i], strlen(tags[i]));
+    }
+    strbuf_putc(out, ']');
+}
+
+void render_alert(struct evctx *x, const struct render_rule *r, const char *hostname, size_t field_max,
+                  uint64_t suppressed, struct render_out *out)
+{
+    const struct template *t = r->output;
+    struct strbuf *text = out->text, *fields = out->fields, *json = out->json;
+    strbuf_reset(text);
+    strbuf_reset(fields);
+    strbuf_reset(json);
+    fields_format_time(text, x->time_ns, false);
+    strbuf_puts(text, ": ");
+    strbuf_puts(text, rules_priority_name(r->priority));
+    strbuf_putc(text, ' ');
+    for (size_t i = 0; i < t->nparts; i++) {
+        const struct tmpl_part *p = &t->parts[i];
+        strbuf_append(text, p->text, p->len);
+        if (p->has_field)
+            text_value(text, fields_get(x, &p->field), field_max);
+    }
+    /* json doubles as scratch for cut values until it is written below */
+    strbuf_putc(fields, '{');
+    for (size_t i = 0; i < t->nkeys; i++) {
+        const struct tmpl_key *k = &t->keys[i];
+        if (i)
+            strbuf_putc(fields, ',');
+        json_render_string(fields, k->key, k->len);
+        strbuf_putc(fields, ':');
+        if (k->field.id == F_EVT_TIME)
+            strbuf_put_i64(fields, x->time_ns);
+        else
+            json_value(fields, fields_get(x, &k->field), field_max, json);
+    }
+    strbuf_putc(fields, '}');
+    strbuf_reset(json);
+    strbuf_puts(json, "{\"hostname\":");
+    json_render_string(json, hostname, strlen(hostname));
+    strbuf_puts(json, ",\"output\":");
+    json_render_string(json, text->data ? text->data : "", text->len);
+    strbuf_puts(json, ",\"output_fields\":");
+    strbuf_append(json, fields->data, fields->len);
+    strbuf_puts(json, ",\"priority\":\"");
+    strbuf_puts(json, rules_priority_name(r->priority));
+    strbuf_puts(json, "\",\"rule\":");
+    json_render_string(json, r->name, strlen(r->name));
+    strbuf_puts(json, ",\"source\":\"syscall\"");
+    if (suppressed) {
+        strbuf_puts(json, ",\"suppressed\":");
+        strbuf_put_u64(json, suppressed);
+    }
+    strbuf_puts(json, ",\"tags\":");
+    strbuf_puts(json, r->tags_json);
+    strbuf_puts(json, ",\"time\":\"");
+    fields_format_time(json, x->time_ns, true);
+    strbuf_puts(json, "\"}");
+}

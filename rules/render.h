@@ -1,0 +1,78 @@
+/* render.h - a rule's output template and the alert it becomes.
+ *
+ * Falco's output syntax: text with %field and %(field) references (every
+ * field checked when the rules load). Rendering gives Falco's three forms:
+ * the text ("HH:MM:SS.nnnnnnnnn: Priority " + the filled template, absent
+ * fields as <NA>), output_fields (a JSON object: one key per field as
+ * spelled, sorted, plus evt.time as integer nanoseconds; numbers as
+ * numbers, absent as null) and the whole alert as one JSON line with the
+ * keys in Falco's (alphabetical) order. Every value from the sandbox is cut
+ * to output_field_max bytes (marked "...") and JSON-escaped; the condition
+ * saw the whole value.
+ */
+#ifndef SECCHECKD_RULES_RENDER_H
+#define SECCHECKD_RULES_RENDER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "arena.h"
+#include "fields.h"
+#include "rules.h"
+#include "strbuf.h"
+
+struct tmpl_part {
+    const char *text;           /* literal text before the field */
+    uint32_t len;
+    bool has_field;
+    struct fieldref field;
+};
+
+struct tmpl_key {
+    const char *key;            /* the field as spelled: "proc.aname[2]" */
+    uint32_t len;
+    struct fieldref field;
+};
+
+struct template {
+    struct tmpl_part *parts;
+    size_t nparts;
+    struct tmpl_key *keys;      /* sorted by key, unique, evt.time among them */
+    size_t nkeys;
+};
+
+/* What compiling a template asks of the loader (errors at byte offsets of
+ * the text, field slots). */
+struct tmpl_env {
+    void *ctx;
+    struct arena *arena;
+    uint32_t (*slot)(void *ctx, const struct fieldref *f);
+    void (*error)(void *ctx, size_t pos, const char *message);
+};
+
+/* 0, or -1 after reporting every bad field. */
+int template_compile(const struct tmpl_env *env, const char *text, size_t len, struct template *out);
+
+/* A rule as the renderer needs it. */
+struct render_rule {
+    const char *name;
+    enum rules_priority priority;
+    const struct template *output;
+    const char *tags_json;      /* JSON array, sorted */
+};
+
+struct render_out {
+    struct strbuf *text;        /* the "output" string */
+    struct strbuf *fields;      /* the output_fields object */
+    struct strbuf *json;        /* the whole alert line */
+};
+
+/* Fills the three buffers (reset first) for the context's event. */
+void render_alert(struct evctx *x, const struct render_rule *r, const char *hostname, size_t field_max,
+                  uint64_t suppressed, struct render_out *out);
+
+/* The tags as a sorted JSON array (strings escaped). */
+void render_tags_json(struct strbuf *out, const char *const *tags, size_t n);
+
+#endif

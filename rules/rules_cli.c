@@ -1,0 +1,372 @@
+/* rules_cli.c - the rules commands: check a rules set, or run it offline
+ * over recorded traces (one connection each) or a seccheckd database (its
+ * raw packets decoded again, in id order), printing the alerts the daemon
+ * would raise as Falco JSON lines. */
+#include "rules_cli.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sqlite3.h>
+
+#include "arena.h"
+#include "cli.h"
+#include "decode.h"
+#include "rules.h"
+#include "tracefile.h"
+#include "wire.h"
+
+#define PROG "seccheckd rules"
+
+enum { RC_OK = 0, RC_FAILED = 1, RC_USAGE = 2 };
+
+static void usage(FILE *out)
+{
+    fprintf(out,
+            "Usage: seccheckd rules check PATH...\n"
+            "       seccheckd rules test PATH... (--trace FILE... | --db DB) [options]\n"
+            "Checks Falco-format rules files, or evaluates them offline.\n"
+            "\n"
+            "  PATH               a rules file, or a directory (its *.yaml files in name order)\n"
+            "\n"
+            "check: prints a summary (lists, macros, rules enabled) and the event types each rule\n"
+            "       can match; every error as FILE:LINE:COLUMN: error: MESSAGE (exit 2).\n"
+            "test:  prints each alert as one Falco JSON line on standard output, and the alerts\n"
+            "       per rule on standard error.\n"
+            "  --trace FILE...    gVisor tracereplay files, each one sandbox connection\n"
+            "  --db DB            a seccheckd database: every stored event, in id order\n"
+            "  --alerts-rate N    alerts per second per rule and container (event time) [%g];\n"
+            "                     0: no throttling\n"
+            "  --alerts-burst N   throttling burst [%g]\n"
+            "  --max-processes N  process table bound [%d]\n"
+            "  --hostname NAME    the alerts' hostname [this host's]\n"
+            "  --help, -h         this text\n"
+            "\n"
+            "Exit status: 0 done, 1 a trace or database could not be read, 2 usage error or\n"
+            "rules with errors.\n",
+            RULES_DEFAULT_RATE, RULES_DEFAULT_BURST, RULES_DEFAULT_MAX_PROCESSES);
+}
+
+/* "seccheckd rules: PROBLEM[ 'ARG'] (try --help)", exit status 2. */
+static int usage_error(const char *problem, const char *arg)
+{
+    if (arg)
+        fprintf(stderr, PROG ": %s '%s' (try --help)\n", problem, arg);
+    else
+        fprintf(stderr, PROG ": %s (try --help)\n", problem);
+    return RC_USAGE;
+}
+
+/* ---- check ---- */
+
+static struct rule_set *load(const char *const *paths, size_t n, bool print_warnings)
+{
+    struct rules_diag diag = {0};
+    struct rule_set *rs = rule_set_load(paths, n, &diag);
+    if (!rs || print_warnings)
+        rules_diag_print(&diag, stderr);
+    if (!rs)
+        fprintf(stderr, PROG ": %zu error%s: rules not loaded\n", diag.errors, cli_plural(diag.errors));
+    rules_diag_free(&diag);
+    return rs;
+}
+
+static int check_main(int argc, char **argv)
+{
+    if (argc < 2)
+        return usage_error("check needs at least one PATH", NULL);
+    for (int i = 1; i < argc; i++)
+        if (argv[i][0] == '-' && argv[i][1])
+            return usage_error("check: unknown option", argv[i]);
+    struct rule_set *rs = load((const char *const *)argv + 1, (size_t)argc - 1, true);
+    if (!rs)
+        return RC_USAGE;
+    struct rule_set_stats st;
+    rule_set_get_stats(rs, &st);
+    printf("%zu list%s, %zu macro%s, %zu rule%s (%zu enabled) in %zu file%s\n", st.lists, cli_plural(st.lists),
+           st.macros, cli_plural(st.macros), st.rules, cli_plural(st.rules), st.rules_enabled, st.files,
+           cli_plural(st.files));
+    char types[4096];
+    for (size_t i = 0; i < rule_set_rule_count(rs); i++) {
+        struct rule_info info;
+        rule_set_rule_info(rs, i, &info);
+        rule_set_rule_types(rs, i, types, sizeof(types));
+        printf("  %s [%s%s]: %s\n", info.name, rules_priority_name(info.priority), info.enabled ? "" : ", disabled",
+               types);
+    }
+    rule_set_free(rs);
+    return RC_OK;
+}
+
+/* ---- test ---- */
+
+struct test_run {
+    struct rules_engine *engine;
+    struct decoder decoder;
+    struct arena arena;
+    struct alert_list alerts;
+    uint64_t events, bad, *per_rule, *suppressed_per_rule;
+    size_t nrules;
+    bool write_failed;
+};
+
+static size_t rule_index(const struct rule_set *rs, const char *name)
+{
+    for (size_t i = 0; i < rule_set_rule_count(rs); i++) {
+        struct rule_info info;
+        rule_set_rule_info(rs, i, &info);
+        if (strcmp(info.name, name) == 0)
+            return i;
+    }
+    return 0;
+}
+
+static void flush_alerts(struct test_run *t)
+{
+    const struct rule_set *rs = rules_engine_rules(t->engine);
+    for (size_t i = 0; i < t->alerts.count; i++) {
+        const struct alert *a = &t->alerts.items[i];
+        if (fwrite(a->json, 1, a->json_len, stdout) != a->json_len || putchar('\n') == EOF)
+            t->write_failed = true;
+        t->per_rule[rule_index(rs, a->rule)]++;
+    }
+    for (size_t i = 0; i < t->alerts.nsuppressed; i++)
+        t->suppressed_per_rule[rule_index(rs, t->alerts.suppressed[i].rule)] += t->alerts.suppressed[i].count;
+    if (t->alerts.dropped)
+        fprintf(stderr, PROG ": %" PRIu64 " alert%s lost: out of memory\n", t->alerts.dropped,
+                cli_plural(t->alerts.dropped));
+    alert_list_reset(&t->alerts);
+}
+
+/* One packet as the daemon receives it. */
+static void feed(struct test_run *t, uint64_t conn_id, int64_t recv_ns, const uint8_t *pkt, size_t len)
+{
+    struct wire_header h;
+    if (wire_header_parse(pkt, len, &h) != WIRE_OK) {
+        t->bad++;
+        return;
+    }
+    arena_reset(&t->arena);
+    uint8_t *copy = arena_memdup(&t->arena, pkt, len);
+    if (!copy) {
+        t->bad++;
+        return;
+    }
+    struct event ev = {.conn_id = conn_id, .recv_ns = recv_ns};
+    decode_event(&t->decoder, &t->arena, &h, copy, len, &ev);
+    ev.conn_id = conn_id;
+    ev.recv_ns = recv_ns;
+    rules_engine_eval(t->engine, &ev, (size_t)t->events, &t->alerts);
+    t->events++;
+    if (t->alerts.count || t->alerts.nsuppressed)
+        flush_alerts(t);
+}
+
+static int run_traces(struct test_run *t, char **traces, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        struct tracefile tf;
+        enum tracefile_status st = tracefile_open(&tf, traces[i]);
+        if (st != TRACEFILE_OK) {
+            fprintf(stderr, PROG ": %s: %s\n", traces[i], tracefile_strerror(st));
+            return RC_FAILED;
+        }
+        const uint8_t *pkt;
+        size_t len;
+        while ((st = tracefile_next(&tf, &pkt, &len)) == TRACEFILE_OK)
+            feed(t, i + 1, 0, pkt, len);
+        tracefile_close(&tf);
+        rules_engine_conn_closed(t->engine, i + 1);
+        if (st != TRACEFILE_END) {
+            fprintf(stderr, PROG ": %s: %s\n", traces[i], tracefile_strerror(st));
+            return RC_FAILED;
+        }
+    }
+    return RC_OK;
+}
+
+static int run_db(struct test_run *t, const char *path)
+{
+    sqlite3 *db = NULL;
+    if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
+        fprintf(stderr, PROG ": cannot open %s: %s\n", path, db ? sqlite3_errmsg(db) : "out of memory");
+        sqlite3_close(db);
+        return RC_FAILED;
+    }
+    sqlite3_busy_timeout(db, 5000);
+    sqlite3_stmt *st = NULL;
+    int rc = RC_OK;
+    if (sqlite3_prepare_v2(db, "SELECT conn_id, recv_ns, raw FROM events ORDER BY id", -1, &st, NULL) != SQLITE_OK) {
+        fprintf(stderr, PROG ": %s is not a seccheckd database: %s\n", path, sqlite3_errmsg(db));
+        rc = RC_FAILED;
+    } else {
+        int step;
+        while ((step = sqlite3_step(st)) == SQLITE_ROW) {
+            const uint8_t *raw = sqlite3_column_blob(st, 2);
+            size_t len = (size_t)sqlite3_column_bytes(st, 2);
+            feed(t, (uint64_t)sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1), raw ? raw : (const uint8_t *)"",
+                 len);
+        }
+        if (step != SQLITE_DONE) {
+            fprintf(stderr, PROG ": reading %s: %s\n", path, sqlite3_errmsg(db));
+            rc = RC_FAILED;
+        }
+    }
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+    return rc;
+}
+
+struct test_options {
+    char **paths, **traces;
+    size_t npaths, ntraces;
+    const char *db;
+    struct rules_engine_config cfg;
+    char hostname[256];
+};
+
+/* Options with a value: "--x V" or "--x=V". */
+static const char *value_of(int argc, char **argv, int *i, const char *name)
+{
+    size_t n = strlen(name);
+    if (strncmp(argv[*i], name, n) != 0)
+        return NULL;
+    if (argv[*i][n] == '=')
+        return argv[*i] + n + 1;
+    if (argv[*i][n] != '\0')
+        return NULL;
+    if (*i + 1 >= argc)
+        return "";
+    return argv[++*i];
+}
+
+static int parse_test(int argc, char **argv, struct test_options *o)
+{
+    rules_engine_config_defaults(&o->cfg);
+    if (gethostname(o->hostname, sizeof(o->hostname)) != 0)
+        snprintf(o->hostname, sizeof(o->hostname), "localhost");
+    o->hostname[sizeof(o->hostname) - 1] = '\0';
+    o->cfg.hostname = o->hostname;
+    o->paths = calloc((size_t)argc, sizeof(*o->paths));
+    o->traces = calloc((size_t)argc, sizeof(*o->traces));
+    if (!o->paths || !o->traces)
+        return RC_FAILED;
+    bool in_traces = false;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v;
+        uint64_t u;
+        if (a[0] != '-' || !a[1]) {
+            if (in_traces)
+                o->traces[o->ntraces++] = argv[i];
+            else
+                o->paths[o->npaths++] = argv[i];
+            continue;
+        }
+        in_traces = false;
+        if (strcmp(a, "--trace") == 0) {
+            in_traces = true;
+        } else if (strncmp(a, "--trace=", 8) == 0) {
+            o->traces[o->ntraces++] = argv[i] + 8;
+        } else if ((v = value_of(argc, argv, &i, "--db"))) {
+            if (!v[0])
+                return usage_error("--db needs a DB", NULL);
+            o->db = v;
+        } else if ((v = value_of(argc, argv, &i, "--alerts-rate"))) {
+            if (cli_parse_double(PROG, "alerts-rate", v, 0, 1e9, &o->cfg.rate) != 0)
+                return RC_USAGE;
+        } else if ((v = value_of(argc, argv, &i, "--alerts-burst"))) {
+            if (cli_parse_double(PROG, "alerts-burst", v, 1, 1e9, &o->cfg.burst) != 0)
+                return RC_USAGE;
+        } else if ((v = value_of(argc, argv, &i, "--max-processes"))) {
+            if (cli_parse_uint(PROG, "max-processes", v, 1, 1u << 30, &u) != 0)
+                return RC_USAGE;
+            o->cfg.max_processes = (size_t)u;
+        } else if ((v = value_of(argc, argv, &i, "--hostname"))) {
+            snprintf(o->hostname, sizeof(o->hostname), "%s", v);
+        } else {
+            return usage_error("test: unknown option", a);
+        }
+    }
+    if (!o->npaths)
+        return usage_error("test needs at least one rules PATH", NULL);
+    if (!o->ntraces == !o->db)
+        return usage_error("test needs either --trace FILE... or --db DB", NULL);
+    return RC_OK;
+}
+
+static int test_main(int argc, char **argv)
+{
+    struct test_options o = {0};
+    int rc = parse_test(argc, argv, &o);
+    struct rule_set *rs = rc == RC_OK ? load((const char *const *)o.paths, o.npaths, false) : NULL;
+    if (rc == RC_OK && !rs)
+        rc = RC_USAGE;
+    struct test_run t = {0};
+    if (rc == RC_OK) {
+        t.nrules = rule_set_rule_count(rs);
+        t.per_rule = calloc(t.nrules + 1, sizeof(*t.per_rule));
+        t.suppressed_per_rule = calloc(t.nrules + 1, sizeof(*t.suppressed_per_rule));
+        t.engine = rules_engine_new(&o.cfg);
+        if (!t.per_rule || !t.suppressed_per_rule || !t.engine) {
+            fprintf(stderr, PROG ": out of memory\n");
+            rule_set_free(rs);
+            rc = RC_FAILED;
+        } else {
+            rules_engine_set_rules(t.engine, rs);
+            decoder_init(&t.decoder);
+            arena_init(&t.arena, 64 * 1024, SIZE_MAX);
+            setvbuf(stdout, NULL, _IOFBF, 1 << 16);
+            rc = o.db ? run_db(&t, o.db) : run_traces(&t, o.traces, o.ntraces);
+            if (fflush(stdout) != 0 || t.write_failed) {
+                fprintf(stderr, PROG ": writing standard output: %s\n", strerror(errno));
+                rc = RC_FAILED;
+            }
+            uint64_t total = 0;
+            for (size_t i = 0; i < t.nrules; i++) {
+                struct rule_info info;
+                rule_set_rule_info(rules_engine_rules(t.engine), i, &info);
+                total += t.per_rule[i];
+                fprintf(stderr, "%s: %" PRIu64 " alert%s", info.name, t.per_rule[i], cli_plural(t.per_rule[i]));
+                if (t.suppressed_per_rule[i])
+                    fprintf(stderr, " (%" PRIu64 " suppressed)", t.suppressed_per_rule[i]);
+                fprintf(stderr, "%s\n", info.enabled ? "" : " [disabled]");
+            }
+            fprintf(stderr, PROG ": %" PRIu64 " event%s, %" PRIu64 " alert%s", t.events, cli_plural(t.events), total,
+                    cli_plural(total));
+            if (t.bad)
+                fprintf(stderr, ", %" PRIu64 " packet%s without a valid header skipped", t.bad, cli_plural(t.bad));
+            fprintf(stderr, "\n");
+            arena_free(&t.arena);
+        }
+    }
+    alert_list_free(&t.alerts);
+    rules_engine_free(t.engine);
+    free(t.per_rule);
+    free(t.suppressed_per_rule);
+    free(o.paths);
+    free(o.traces);
+    return rc;
+}
+
+int rules_main(int argc, char **argv)
+{
+    if (argc < 2)
+        return usage_error("expected a command: check or test", NULL);
+    if (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0) {
+        usage(stdout);
+        return RC_OK;
+    }
+    for (int i = 2; i < argc; i++)
+        if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
+            usage(stdout);
+            return RC_OK;
+        }
+    if (strcmp(argv[1], "check") == 0)
+        return check_main(argc - 1, argv + 1);
+    if (strcmp(argv[1], "test") == 0)
+        return test_main(argc - 1, argv + 1);
+    return usage_error("unknown command (expected check or test):", argv[1]);
+}
