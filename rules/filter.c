@@ -557,14 +557,10 @@ void filter_types(const struct cnode *n, struct evtype_set *t, struct evtype_set
         *f = *n->types;
         evtype_set_invert(f);
         return;
-    case CN_CONST:
+    case CN_CONST:   /* `x in ()`: no evt.type restriction, as in Falco */
+    case CN_CHECK:
         evtype_set_all(t);
-        memset(f, 0, sizeof(*f));
-        if (!n->const_val) {
-            struct evtype_set tmp = *t;
-            *t = *f;
-            *f = tmp;
-        }
+        evtype_set_all(f);
         return;
     case CN_NOT:
         filter_types(n->kids[0], f, t);
@@ -591,10 +587,6 @@ void filter_types(const struct cnode *n, struct evtype_set *t, struct evtype_set
                 evtype_set_and(f, &kf);
             }
         }
-        return;
-    case CN_CHECK:
-        evtype_set_all(t);
-        evtype_set_all(f);
         return;
     }
 }
