@@ -66,6 +66,15 @@ static int resolve(const struct tmpl_env *env, const char *ref, size_t reflen, s
 int template_compile(const struct tmpl_env *env, const char *text, size_t len, struct template *out)
 {
     memset(out, 0, sizeof(*out));
+    /* The parts and keys point into the rule set's own copy of the text. */
+    char *copy = arena_alloc(env->arena, len + 1);
+    if (!copy) {
+        env->error(env->ctx, 0, "out of memory");
+        return -1;
+    }
+    memcpy(copy, text, len);
+    copy[len] = '\0';
+    text = copy;
     size_t cap_parts = 1, cap_keys = 2;
     for (size_t i = 0; i < len; i++)
         if (text[i] == '%') {
