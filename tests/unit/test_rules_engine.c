@@ -1,1 +1,309 @@
-int main(void){return 0;}
+/* test_rules_engine.c - the engine around the rules: the process table
+ * (parents across clone, execve and exit; reused ids; its bound under a
+ * flood of clones), alert rendering (Falco's exact JSON, hostile strings,
+ * caps), throttling. */
+#include "rules_util.h"
+
+static struct evb B;
+static struct alert_list L;
+static struct ctx_parts CP;
+
+static int setup(void **state)
+{
+    (void)state;
+    evb_init(&B);
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    evb_free(&B);
+    alert_list_free(&L);
+    return 0;
+}
+
+static const struct event *clone_ev(uint64_t conn, int32_t parent, int32_t child, int64_t child_start)
+{
+    static Gvisor__Sentry__CloneInfo m;
+    gvisor__sentry__clone_info__init(&m);
+    m.context_data = mk_ctx(&CP, parent, NULL, 10);
+    CP.ctx.process_name = NULL;
+    m.created_thread_id = child;
+    m.created_thread_group_id = child;
+    m.created_thread_start_time_ns = child_start;
+    return evb_build(&B, conn, 2, 0, &m.base);
+}
+
+static const struct event *exec_ev(uint64_t conn, int32_t tgid, int64_t start, const char *path)
+{
+    static Gvisor__Sentry__ExecveInfo m;
+    static char *argv[2];
+    gvisor__sentry__execve_info__init(&m);
+    m.context_data = mk_ctx(&CP, tgid, "old", 20);
+    CP.ctx.thread_group_start_time_ns = start;
+    m.binary_path = (char *)path;
+    argv[0] = (char *)path;
+    argv[1] = (char *)"arg";
+    m.argv = argv;
+    m.n_argv = 2;
+    return evb_build(&B, conn, 3, 0, &m.base);
+}
+
+static const struct event *exit_ev(uint64_t conn, int32_t tgid, int64_t start)
+{
+    static Gvisor__Sentry__TaskExit m;
+    gvisor__sentry__task_exit__init(&m);
+    m.context_data = mk_ctx(&CP, tgid, NULL, 30);
+    CP.ctx.process_name = NULL;
+    CP.ctx.thread_group_start_time_ns = start;
+    return evb_build(&B, conn, 5, 0, &m.base);
+}
+
+/* an event of process tgid (start time start) on conn, with no name */
+static const struct event *touch_ev(uint64_t conn, int32_t tgid, int64_t start)
+{
+    static Gvisor__Syscall__Close m;
+    static Gvisor__Syscall__Exit x;
+    gvisor__syscall__close__init(&m);
+    gvisor__syscall__exit__init(&x);
+    m.context_data = mk_ctx(&CP, tgid, NULL, 40);
+    CP.ctx.process_name = NULL;
+    CP.ctx.thread_group_start_time_ns = start;
+    m.exit = &x;
+    m.sysno = 3;
+    return evb_build(&B, conn, 8, 0, &m.base);
+}
+
+static const char *OUT_RULES =
+    "- rule: close\n  desc: d\n  condition: evt.type = close\n  output: '%proc.name|%proc.pname|%proc.aname[2]|%proc.ppid'\n"
+    "  priority: Notice\n";
+
+/* "name|pname|aname2|ppid" of tgid as a close event sees it. */
+static const char *lineage(struct rules_engine *e, uint64_t conn, int32_t tgid, int64_t start)
+{
+    static char buf[256];
+    assert_int_equal(eval_count(e, touch_ev(conn, tgid, start), &L), 1);
+    const char *o = strstr(L.items[0].output, "Notice ");
+    snprintf(buf, sizeof(buf), "%s", o ? o + 7 : "?");
+    return buf;
+}
+
+static void test_parents_across_clone_exec_exit(void **state)
+{
+    (void)state;
+    struct rules_engine *e = engine_with(OUT_RULES);
+    rules_engine_eval(e, exec_ev(1, 1, 1001, "/bin/sh"), 0, &L);
+    rules_engine_eval(e, clone_ev(1, 1, 2, 1002), 0, &L);
+    assert_string_equal(lineage(e, 1, 2, 1002), "sh|sh|<NA>|1");   /* a fork is a copy of its parent */
+    rules_engine_eval(e, exec_ev(1, 2, 1002, "/usr/bin/bash"), 0, &L);
+    rules_engine_eval(e, clone_ev(1, 2, 3, 1003), 0, &L);
+    rules_engine_eval(e, exec_ev(1, 3, 1003, "/usr/bin/cat"), 0, &L);
+    assert_string_equal(lineage(e, 1, 3, 1003), "cat|bash|sh|2");
+    /* the parent exits: its child loses it */
+    rules_engine_eval(e, exit_ev(1, 2, 1002), 0, &L);
+    assert_string_equal(lineage(e, 1, 3, 1003), "cat|<NA>|<NA>|<NA>");
+    /* id 2 reused by a new process (another start time): not cat's parent */
+    rules_engine_eval(e, clone_ev(1, 1, 2, 5002), 0, &L);
+    assert_string_equal(lineage(e, 1, 2, 5002), "sh|sh|<NA>|1");
+    assert_string_equal(lineage(e, 1, 3, 1003), "cat|<NA>|<NA>|<NA>");
+    /* another connection has its own table */
+    assert_string_equal(lineage(e, 2, 3, 1003), "<NA>|<NA>|<NA>|<NA>");
+    struct rules_engine_stats st;
+    rules_engine_get_stats(e, &st);
+    assert_int_equal(st.processes, 4);   /* conn 1: 1, 2, 3; conn 2: 3 */
+    rules_engine_conn_closed(e, 1);
+    rules_engine_get_stats(e, &st);
+    assert_int_equal(st.processes, 1);
+    assert_string_equal(lineage(e, 1, 3, 1003), "<NA>|<NA>|<NA>|<NA>");
+    rules_engine_free(e);
+}
+
+static void test_observe_rebuilds_without_alerts(void **state)
+{
+    (void)state;
+    struct rules_engine *e = engine_with(OUT_RULES);
+    rules_engine_observe(e, exec_ev(1, 1, 1001, "/bin/sh"));
+    rules_engine_observe(e, clone_ev(1, 1, 2, 1002));
+    rules_engine_observe(e, touch_ev(1, 2, 1002));   /* a close: observed, not evaluated */
+    struct rules_engine_stats st;
+    rules_engine_get_stats(e, &st);
+    assert_int_equal(st.events, 0);
+    assert_int_equal(st.alerts, 0);
+    assert_string_equal(lineage(e, 1, 2, 1002), "sh|sh|<NA>|1");
+    rules_engine_free(e);
+}
+
+static void test_eviction_bound(void **state)
+{
+    (void)state;
+    struct rules_engine_config cfg;
+    rules_engine_config_defaults(&cfg);
+    cfg.max_processes = 100;
+    cfg.rate = 0;
+    struct rules_engine *e = rules_engine_new(&cfg);
+    rules_engine_set_rules(e, rules_ok(OUT_RULES));
+    /* a quiet sandbox with 10 processes */
+    for (int32_t p = 1; p <= 10; p++)
+        rules_engine_observe(e, touch_ev(7, p, 100 + p));
+    /* a hostile one clones 100000 times */
+    for (int32_t c = 2; c < 100002; c++)
+        rules_engine_observe(e, clone_ev(8, 1, c, c));
+    struct rules_engine_stats st;
+    rules_engine_get_stats(e, &st);
+    assert_true(st.processes <= 100);
+    assert_true(st.process_evictions >= 100000 - 100);
+    /* the quiet sandbox kept all of its processes */
+    for (int32_t p = 1; p <= 10; p++)
+        assert_int_equal(eval_count(e, touch_ev(7, p, 100 + p), &L), 1);
+    rules_engine_get_stats(e, &st);
+    assert_true(st.processes <= 100);
+    /* the flood's newest children still know their parent */
+    assert_string_equal(lineage(e, 8, 100001, 100001), "<NA>|<NA>|<NA>|1");
+    rules_engine_free(e);
+}
+
+/* ---- rendering ---- */
+
+static const struct event *shell_ev(const char *name, int64_t time_ns, const char *container)
+{
+    static Gvisor__Syscall__Execve m;
+    static Gvisor__Syscall__Exit x;
+    gvisor__syscall__execve__init(&m);
+    gvisor__syscall__exit__init(&x);
+    m.context_data = mk_ctx(&CP, 9, name, time_ns);
+    CP.ctx.container_id = (char *)container;
+    m.exit = &x;
+    m.sysno = 59;
+    m.pathname = (char *)"/bin/sh";
+    return evb_build(&B, 1, 11, 0, &m.base);
+}
+
+static void test_falco_json_exactly(void **state)
+{
+    (void)state;
+    struct rules_engine *e = engine_with("- rule: Shell\n  desc: d\n  condition: evt.type = execve\n"
+                                         "  output: Shell (proc.name=%proc.name)\n  priority: WARNING\n  tags: [shell]\n");
+    assert_int_equal(eval_count(e, shell_ev("sh", 1700000000000000001, "c1"), &L), 1);
+    const struct alert *a = &L.items[0];
+    assert_string_equal(a->json, "{\"hostname\":\"h1\",\"output\":\"22:13:20.000000001: Warning Shell (proc.name=sh)\","
+                                 "\"output_fields\":{\"evt.time\":1700000000000000001,\"proc.name\":\"sh\"},"
+                                 "\"priority\":\"Warning\",\"rule\":\"Shell\",\"source\":\"syscall\",\"tags\":[\"shell\"],"
+                                 "\"time\":\"2023-11-14T22:13:20.000000001Z\"}");
+    assert_int_equal(a->json_len, strlen(a->json));
+    assert_string_equal(a->rule, "Shell");
+    assert_int_equal(a->priority, RULES_WARNING);
+    assert_int_equal(a->time_ns, 1700000000000000001);
+    assert_string_equal(a->container_id, "c1");
+    assert_string_equal(a->output, "22:13:20.000000001: Warning Shell (proc.name=sh)");
+    assert_string_equal(a->tags, "[\"shell\"]");
+    assert_int_equal(a->suppressed, 0);
+    rules_engine_free(e);
+}
+
+/* a close by a process whose context names it name */
+static const struct event *named_ev(const char *name, int64_t time_ns, const char *container)
+{
+    static Gvisor__Syscall__Close m;
+    static Gvisor__Syscall__Exit x;
+    gvisor__syscall__close__init(&m);
+    gvisor__syscall__exit__init(&x);
+    m.context_data = mk_ctx(&CP, 9, name, time_ns);
+    CP.ctx.container_id = (char *)container;
+    m.exit = &x;
+    m.sysno = 3;
+    return evb_build(&B, 1, 8, 0, &m.base);
+}
+
+static void test_hostile_strings_and_caps(void **state)
+{
+    (void)state;
+    struct rules_engine_config cfg;
+    rules_engine_config_defaults(&cfg);
+    cfg.hostname = "h\"1";
+    cfg.rate = 0;
+    cfg.output_field_max = 8;
+    struct rules_engine *e = rules_engine_new(&cfg);
+    rules_engine_set_rules(e, rules_ok("- rule: \"r\\\"x\"\n  desc: d\n  condition: evt.type = close and proc.name "
+                                       "startswith \"a\\\"\"\n  output: '%proc.name %container.id'\n"
+                                       "  priority: Notice\n  tags: [\"t\\\"\"]\n"));
+    /* a quote, a newline, an invalid UTF-8 byte and a long value */
+    assert_int_equal(eval_count(e, named_ev("a\"\n\xff", 5, "cccccccccccccccccccccccc"), &L), 1);
+    const struct alert *a = &L.items[0];
+    assert_string_equal(a->json, "{\"hostname\":\"h\\\"1\",\"output\":\"00:00:00.000000005: Notice a\\\"\\n\xef\xbf\xbd "
+                                 "cccccccc...\",\"output_fields\":{\"container.id\":\"cccccccc...\",\"evt.time\":5,"
+                                 "\"proc.name\":\"a\\\"\\n\\ufffd\"},\"priority\":\"Notice\",\"rule\":\"r\\\"x\","
+                                 "\"source\":\"syscall\",\"tags\":[\"t\\\"\"],\"time\":\"1970-01-01T00:00:00.000000005Z\"}");
+    rules_engine_free(e);
+}
+
+static void test_throttling(void **state)
+{
+    (void)state;
+    struct rules_engine_config cfg;
+    rules_engine_config_defaults(&cfg);
+    cfg.rate = 2;
+    cfg.burst = 3;
+    struct rules_engine *e = rules_engine_new(&cfg);
+    rules_engine_set_rules(e, rules_ok("- rule: s\n  desc: d\n  condition: evt.type = execve\n  output: o\n"
+                                       "  priority: Notice\n"));
+    const int64_t t0 = 1700000000000000000;
+    alert_list_reset(&L);
+    /* 10 alerts at one instant: the burst passes, 7 are counted */
+    for (int i = 0; i < 10; i++)
+        rules_engine_eval(e, shell_ev("sh", t0, "c1"), (size_t)i, &L);
+    assert_int_equal(L.count, 3);
+    assert_int_equal(L.nsuppressed, 1);
+    assert_string_equal(L.suppressed[0].rule, "s");
+    assert_int_equal(L.suppressed[0].count, 7);
+    /* another container has its own bucket */
+    assert_int_equal(eval_count(e, shell_ev("sh", t0, "c2"), &L), 1);
+    assert_int_equal(L.items[0].suppressed, 0);
+    /* half a second of event time later: one token back, carrying the 7 */
+    assert_int_equal(eval_count(e, shell_ev("sh", t0 + 500000000, "c1"), &L), 1);
+    assert_int_equal(L.items[0].suppressed, 7);
+    assert_non_null(strstr(L.items[0].json, ",\"suppressed\":7,"));
+    assert_int_equal(eval_count(e, shell_ev("sh", t0 + 500000000, "c1"), &L), 0);
+    assert_int_equal(L.nsuppressed, 1);
+    struct rules_engine_stats st;
+    rules_engine_get_stats(e, &st);
+    assert_int_equal(st.alerts, 5);
+    assert_int_equal(st.suppressed, 8);
+    /* bounded: a million containers keep the table at its size */
+    for (int i = 0; i < 100000; i++) {
+        char id[32];
+        snprintf(id, sizeof(id), "x%d", i);
+        alert_list_reset(&L);
+        rules_engine_eval(e, shell_ev("sh", t0 + 2000000000LL + i, id), 0, &L);
+        assert_int_equal(L.count, 1);
+    }
+    rules_engine_free(e);
+}
+
+static void test_reload_keeps_state(void **state)
+{
+    (void)state;
+    struct rules_engine *e = engine_with(OUT_RULES);
+    rules_engine_eval(e, exec_ev(1, 1, 1001, "/bin/sh"), 0, &L);
+    rules_engine_eval(e, clone_ev(1, 1, 2, 1002), 0, &L);
+    rules_engine_set_rules(e, rules_ok(OUT_RULES));   /* SIGHUP: a new set, the same table */
+    assert_string_equal(lineage(e, 1, 2, 1002), "sh|sh|<NA>|1");
+    rules_engine_set_rules(e, NULL);
+    assert_int_equal(eval_count(e, touch_ev(1, 2, 1002), &L), 0);
+    assert_null(rules_engine_rules(e));
+    rules_engine_free(e);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_parents_across_clone_exec_exit),
+        cmocka_unit_test(test_observe_rebuilds_without_alerts),
+        cmocka_unit_test(test_eviction_bound),
+        cmocka_unit_test(test_falco_json_exactly),
+        cmocka_unit_test(test_hostile_strings_and_caps),
+        cmocka_unit_test(test_throttling),
+        cmocka_unit_test(test_reload_keeps_state),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
