@@ -87,6 +87,13 @@ void proctab_free(struct proctab *pt)
 
 /* ---- strings ---- */
 
+/* Buffers come in two sizes: small, or the string's cap. Recycled entries
+ * meet strings of every length, and with two sizes every buffer soon has
+ * the size it will keep, so a steady workload stops allocating. */
+#define PSTR_SMALL 64
+
+static size_t pstr_capacity(size_t need, size_t max) { return need <= PSTR_SMALL ? PSTR_SMALL : max + 1; }
+
 /* Replaces s with src[0..len) cut to max bytes; the buffer only grows, so a
  * recycled entry reuses it. On allocation failure s becomes empty. */
 static void pstr_set(struct proctab *pt, struct pstr *s, const char *src, size_t len, size_t max)
@@ -94,9 +101,7 @@ static void pstr_set(struct proctab *pt, struct pstr *s, const char *src, size_t
     if (len > max)
         len = max;
     if (len + 1 > s->cap) {
-        size_t cap = s->cap ? s->cap : 16;
-        while (cap < len + 1)
-            cap *= 2;
+        size_t cap = pstr_capacity(len + 1, max);
         char *n = realloc(s->data, cap);
         if (!n) {
             s->len = 0;
@@ -131,9 +136,7 @@ static void set_args(struct proctab *pt, struct pstr *s, char *const *argv, size
         if (need > PROC_ARGS_MAX)
             need = PROC_ARGS_MAX;
         if (need + 1 > s->cap) {
-            size_t cap = s->cap;
-            while (cap < need + 1)
-                cap *= 2;
+            size_t cap = pstr_capacity(need + 1, PROC_ARGS_MAX);
             char *n = realloc(s->data, cap);
             if (!n)
                 break;
