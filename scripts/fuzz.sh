@@ -12,6 +12,8 @@
 # 4. Merges (-merge=1) whatever adds coverage into tests/fuzz/corpus, the
 #    regression set every normal build replays (ctest fuzz.regression); commit
 #    it when it changed.
+# 5. The same for the rules loader (seccheck_fuzz_rules, tests/fuzz/corpus_rules,
+#    ctest fuzz.rules_regression), for as long again.
 # Exits non-zero on any crash, leak, timeout or out-of-memory (the input is
 # left in build-fuzz/fuzz/artifacts/, and how to minimize it is printed), and
 # prints the number of executions and the coverage reached.
@@ -48,8 +50,8 @@ echo "== building seccheck_fuzz ($cc, libFuzzer + ASan + UBSan) in $build/"
 cmake -S . -B "$build" -DCMAKE_C_COMPILER="$cc" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
     -DSECCHECKD_SANITIZE=ON -DSECCHECKD_FUZZ=ON -DSECCHECKD_WERROR=ON >/dev/null ||
     die "configure failed (a $build/ from another compiler? remove it)"
-cmake --build "$build" -j"$(nproc)" --target seccheck_fuzz fuzz_seeds >/dev/null ||
-    die "build failed: cmake --build $build --target seccheck_fuzz"
+cmake --build "$build" -j"$(nproc)" --target seccheck_fuzz seccheck_fuzz_rules fuzz_seeds >/dev/null ||
+    die "build failed: cmake --build $build --target seccheck_fuzz seccheck_fuzz_rules"
 fuzzer=$build/bin/seccheck_fuzz
 [ -x "$fuzzer" ] || die "no libFuzzer binary at $fuzzer (libclang-rt-14-dev missing?)"
 
@@ -100,6 +102,32 @@ bytes=$(count_bytes "$corpus")
 echo "fuzz.sh: ${execs:-?} executions in $(( $(date +%s) - started ))s, cov: ${cov:-?} ft: ${ft:-?}"
 echo "fuzz.sh: corpus $corpus: $corpus_after files ($((corpus_after - corpus_before)) new), $bytes bytes"
 [ "$bytes" -le 1000000 ] || echo "fuzz.sh: warning: corpus above 1 MB, re-minimize it (see tests/fuzz/README.md)" >&2
+
+# ---- the rules loader (rules/): its own target and corpus, the same length ----
+rules_fuzzer=$build/bin/seccheck_fuzz_rules
+rules_corpus=tests/fuzz/corpus_rules
+rules_work=$state/rules-work
+rules_log=$state/rules-fuzz.log
+mkdir -p "$rules_work" "$rules_corpus"
+echo "== fuzzing the rules loader for ${secs}s"
+set +e
+"$rules_fuzzer" -max_total_time="$secs" -max_len=65536 -timeout="$timeout" -print_final_stats=1 \
+    -artifact_prefix="$artifacts/rules-" "$rules_work" "$rules_corpus" >"$rules_log" 2>&1
+rules_rc=$?
+"$rules_fuzzer" -merge=1 -max_len=65536 -timeout="$timeout" "$rules_corpus" "$rules_work" >"$state/rules-merge.log" 2>&1
+rules_merge_rc=$?
+set -e
+rules_execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$rules_log" | tail -n 1)
+echo "fuzz.sh: rules loader: ${rules_execs:-?} executions, corpus $rules_corpus: $(count_files "$rules_corpus") files"
+if [ $rules_rc -ne 0 ]; then
+    echo "fuzz.sh: FAILED (rules loader, libFuzzer exit $rules_rc); log: $rules_log" >&2
+    grep -E '^(==[0-9]+==ERROR|SUMMARY|fuzz invariant|.*runtime error)' "$rules_log" | head -n 5 >&2 || true
+    for a in $(find "$artifacts" -maxdepth 1 -type f -name 'rules-*' -newer "$state/.started"); do
+        echo "fuzz.sh: input: $a (reproduce: $rules_fuzzer $a; keep it in $rules_corpus/)" >&2
+    done
+    fuzz_rc=$rules_rc
+fi
+[ $rules_merge_rc -eq 0 ] || { echo "fuzz.sh: rules merge failed (rc $rules_merge_rc)" >&2; merge_rc=$rules_merge_rc; }
 
 if [ $fuzz_rc -ne 0 ]; then
     echo "fuzz.sh: FAILED (libFuzzer exit $fuzz_rc): crash, leak, timeout or OOM; log: $log" >&2
