@@ -1277,8 +1277,9 @@ static struct cnode *compile_check(const struct filter_env *env, struct parser *
                   (t == FT_BOOL && (o->has_bool || (o->has_num && !o->num.neg && o->num.mag <= 1))) ||
                   (t == FT_IP && o->has_ip);
         if (!ok) {
-            perr(p, val_pos, "'%.*s' is not a %s value for '%.*s'", (int)(o->len > 48 ? 48 : o->len), o->s,
-                 t == FT_IP ? "an IP address or network" : type_word(t), (int)flen, field);
+            perr(p, val_pos, "'%.*s' is not %s for '%.*s'", (int)(o->len > 48 ? 48 : o->len), o->s,
+                 t == FT_IP ? "an IP address or network" : t == FT_BOOL ? "true or false" : "a number", (int)flen,
+                 field);
             return NULL;
         }
         if (t == FT_BOOL && !o->has_bool) {

@@ -246,7 +246,7 @@ static void test_errors_with_positions(void **state)
     expect_error(RULE("r", "evt.type = open and proc.name ~ x"), "t.yaml:3:44: error: syntax error: expected an operator");
     expect_error(RULE("r", "evt.type = open and fd.num > abc"),
                  "t.yaml:3:43: error: syntax error: expected a number after a numeric operator");
-    expect_error(RULE("r", "evt.type = open and fd.num = abc"), "t.yaml:3:43: error: 'abc' is not a numeric value");
+    expect_error(RULE("r", "evt.type = open and fd.num = abc"), "t.yaml:3:43: error: 'abc' is not a number for 'fd.num'");
     expect_error(RULE("r", "evt.type = open and fd.num contains 1"),
                  "t.yaml:3:41: error: operator 'contains' does not apply to numeric field 'fd.num'");
     expect_error(RULE("r", "evt.type = opn"), "t.yaml:3:25: error: unknown event type 'opn'");
