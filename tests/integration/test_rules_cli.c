@@ -1,0 +1,223 @@
+/* Integration: `seccheckd rules check` and `seccheckd rules test` as a user
+ * runs them: exit codes, summaries, errors with their positions, alerts
+ * over a recorded trace and over a database. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <cmocka.h>
+#include <sqlite3.h>
+
+#include "daemon.h"
+#include "reaper.h"
+#include "replay.h"
+
+static char dir[64];
+
+static int setup(void **state)
+{
+    (void)state;
+    strcpy(dir, "/tmp/seccheckd-rulescli-XXXXXX");
+    return reaper_mkdtemp(dir) ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    reaper_remove(dir);
+    return 0;
+}
+
+static const char *in_dir(const char *name)
+{
+    static char path[4][256];
+    static int k;
+    k = (k + 1) % 4;
+    snprintf(path[k], sizeof(path[k]), "%s/%s", dir, name);
+    return path[k];
+}
+
+static void write_file(const char *name, const char *text)
+{
+    FILE *fp = fopen(in_dir(name), "w");
+    assert_non_null(fp);
+    fputs(text, fp);
+    fclose(fp);
+}
+
+/* seccheckd rules ARGS: exit code; stdout in out, stderr in err. */
+static int rules(const char *const *args, char *out, size_t outlen, char *err, size_t errlen)
+{
+    char cmd[8192];
+    size_t len = (size_t)snprintf(cmd, sizeof(cmd), "timeout 60 %s rules", SECCHECKD_BIN);
+    for (int i = 0; args[i]; i++)
+        len += (size_t)snprintf(cmd + len, sizeof(cmd) - len, " '%s'", args[i]);
+    snprintf(cmd + len, sizeof(cmd) - len, " 2>'%s'", in_dir("stderr"));
+    FILE *p = popen(cmd, "r");
+    assert_non_null(p);
+    size_t n = fread(out, 1, outlen - 1, p);
+    out[n] = '\0';
+    int status = pclose(p);
+    FILE *fp = fopen(in_dir("stderr"), "r");
+    assert_non_null(fp);
+    n = fread(err, 1, errlen - 1, fp);
+    err[n] = '\0';
+    fclose(fp);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+static const char *GOOD = "- list: mine\n  items: [python3]\n"
+                          "- macro: opened\n  condition: evt.type = openat and evt.dir = <\n"
+                          "- rule: openat\n  desc: d\n  condition: opened\n  output: '%fd.name by %proc.name'\n"
+                          "  priority: Notice\n"
+                          "- rule: python openat\n  desc: d\n  condition: opened and proc.name in (mine)\n"
+                          "  output: '%fd.name'\n  priority: Warning\n  tags: [py]\n";
+
+static size_t count_lines(const char *s, const char *must_contain)
+{
+    size_t n = 0;
+    for (const char *line = s; *line;) {
+        const char *end = strchr(line, '\n');
+        if (!end)
+            break;
+        if (!must_contain || memmem(line, (size_t)(end - line), must_contain, strlen(must_contain)))
+            n++;
+        line = end + 1;
+    }
+    return n;
+}
+
+static void test_check(void **state)
+{
+    (void)state;
+    static char out[65536], err[65536];
+    write_file("good.yaml", GOOD);
+    const char *ok[] = {"check", in_dir("good.yaml"), NULL};
+    assert_int_equal(rules(ok, out, sizeof(out), err, sizeof(err)), 0);
+    assert_non_null(strstr(out, "1 list, 1 macro, 2 rules (2 enabled) in 1 file\n"));
+    assert_non_null(strstr(out, "  openat [Notice]: openat\n"));
+    assert_non_null(strstr(out, "  python openat [Warning]: openat\n"));
+    write_file("bad.yaml", "- rule: r\n  desc: d\n  condition: evt.type = openat and proc.nam = x\n  output: o\n"
+                           "  priority: Notice\n"
+                           "- rule: s\n  desc: d\n  condition: evt.type = open and evt.type = execve\n  output: o\n"
+                           "  priority: Loud\n");
+    const char *bad[] = {"check", in_dir("good.yaml"), in_dir("bad.yaml"), NULL};
+    assert_int_equal(rules(bad, out, sizeof(out), err, sizeof(err)), 2);
+    char want[512];
+    snprintf(want, sizeof(want), "%s:3:36: error: unknown field 'proc.nam'", in_dir("bad.yaml"));
+    assert_non_null(strstr(err, want));
+    snprintf(want, sizeof(want), "%s:10:13: error: rule 's': priority 'Loud'", in_dir("bad.yaml"));
+    assert_non_null(strstr(err, want));
+    assert_non_null(strstr(err, "seccheckd rules: 2 errors: rules not loaded"));
+    assert_string_equal(out, "");
+    /* a directory: its *.yaml files */
+    const char *d[] = {"check", dir, NULL};
+    assert_int_equal(rules(d, out, sizeof(out), err, sizeof(err)), 2);
+    remove(in_dir("bad.yaml"));
+    assert_int_equal(rules(d, out, sizeof(out), err, sizeof(err)), 0);
+    const char *missing[] = {"check", in_dir("none.yaml"), NULL};
+    assert_int_equal(rules(missing, out, sizeof(out), err, sizeof(err)), 2);
+    assert_non_null(strstr(err, "none.yaml: error: cannot open: No such file or directory"));
+}
+
+static void test_test_over_trace(void **state)
+{
+    (void)state;
+    static char out[1 << 20], err[65536];
+    write_file("good.yaml", GOOD);
+    const char *args[] = {"test", in_dir("good.yaml"), "--trace", TRACES_DIR "/mixed_syscalls.trace",
+                          TRACES_DIR "/exec_loop.trace", "--alerts-rate", "0", "--hostname", "h1", NULL};
+    assert_int_equal(rules(args, out, sizeof(out), err, sizeof(err)), 0);
+    size_t lines = count_lines(out, NULL);
+    assert_int_equal(count_lines(out, "\"rule\":\"openat\""), 175);   /* the openat exits the trace holds */
+    size_t py = count_lines(out, "\"rule\":\"python openat\"");
+    assert_true(py > 0 && py < 175);
+    assert_int_equal(lines, 175 + py);
+    assert_int_equal(count_lines(out, "{\"hostname\":\"h1\",\"output\":\""), lines);
+    assert_non_null(strstr(err, "openat: 175 alerts\n"));
+    assert_non_null(strstr(err, "seccheckd rules: 2454 events"));
+    /* throttled by default: the rest counted per rule */
+    const char *throttled[] = {"test", in_dir("good.yaml"), "--trace", TRACES_DIR "/mixed_syscalls.trace",
+                               "--alerts-rate", "1", "--alerts-burst", "5", NULL};
+    assert_int_equal(rules(throttled, out, sizeof(out), err, sizeof(err)), 0);
+    assert_true(count_lines(out, "\"rule\":\"openat\"") < 20);
+    assert_non_null(strstr(err, "suppressed)"));
+}
+
+static void test_test_over_database(void **state)
+{
+    (void)state;
+    static char out[1 << 20], err[65536];
+    write_file("good.yaml", GOOD);
+    sqlite3 *db;
+    assert_int_equal(sqlite3_open(in_dir("events.db"), &db), SQLITE_OK);
+    assert_int_equal(sqlite3_exec(db, "CREATE TABLE events(id INTEGER PRIMARY KEY, conn_id INTEGER, recv_ns INTEGER, "
+                                      "raw BLOB)", NULL, NULL, NULL), SQLITE_OK);
+    struct replay_trace t;
+    char terr[256];
+    assert_int_equal(replay_trace_load(&t, TRACES_DIR "/mixed_syscalls.trace", terr, sizeof(terr)), 0);
+    sqlite3_stmt *st;
+    sqlite3_exec(db, "BEGIN", NULL, NULL, NULL);
+    assert_int_equal(sqlite3_prepare_v2(db, "INSERT INTO events(conn_id, recv_ns, raw) VALUES (7, 1, ?1)", -1, &st,
+                                        NULL), SQLITE_OK);
+    for (size_t i = 0; i < t.count; i++) {
+        sqlite3_bind_blob(st, 1, t.packets[i], (int)t.lengths[i], SQLITE_STATIC);
+        assert_int_equal(sqlite3_step(st), SQLITE_DONE);
+        sqlite3_reset(st);
+    }
+    sqlite3_finalize(st);
+    sqlite3_exec(db, "COMMIT", NULL, NULL, NULL);
+    sqlite3_close(db);
+    replay_trace_free(&t);
+    const char *args[] = {"test", in_dir("good.yaml"), "--db", in_dir("events.db"), "--alerts-rate", "0", NULL};
+    assert_int_equal(rules(args, out, sizeof(out), err, sizeof(err)), 0);
+    assert_int_equal(count_lines(out, "\"rule\":\"openat\""), 175);
+    assert_non_null(strstr(err, "seccheckd rules: 1235 events"));
+    const char *notdb[] = {"test", in_dir("good.yaml"), "--db", in_dir("good.yaml"), NULL};
+    assert_int_equal(rules(notdb, out, sizeof(out), err, sizeof(err)), 1);
+}
+
+static void test_usage_errors(void **state)
+{
+    (void)state;
+    static char out[65536], err[65536];
+    write_file("good.yaml", GOOD);
+    const char *help[] = {"--help", NULL};
+    assert_int_equal(rules(help, out, sizeof(out), err, sizeof(err)), 0);
+    assert_non_null(strstr(out, "Usage: seccheckd rules check PATH...\n"));
+    const char *none[] = {NULL};
+    assert_int_equal(rules(none, out, sizeof(out), err, sizeof(err)), 2);
+    assert_non_null(strstr(err, "seccheckd rules: expected a command: check or test (try --help)"));
+    const char *unknown[] = {"lint", NULL};
+    assert_int_equal(rules(unknown, out, sizeof(out), err, sizeof(err)), 2);
+    const char *no_input[] = {"test", in_dir("good.yaml"), NULL};
+    assert_int_equal(rules(no_input, out, sizeof(out), err, sizeof(err)), 2);
+    assert_non_null(strstr(err, "seccheckd rules: test needs either --trace FILE... or --db DB"));
+    const char *both[] = {"test", in_dir("good.yaml"), "--trace", "x", "--db", "y", NULL};
+    assert_int_equal(rules(both, out, sizeof(out), err, sizeof(err)), 2);
+    const char *no_rules[] = {"test", "--trace", "x", NULL};
+    assert_int_equal(rules(no_rules, out, sizeof(out), err, sizeof(err)), 2);
+    const char *bad_opt[] = {"check", "--strict", in_dir("good.yaml"), NULL};
+    assert_int_equal(rules(bad_opt, out, sizeof(out), err, sizeof(err)), 2);
+    assert_non_null(strstr(err, "seccheckd rules: check: unknown option '--strict'"));
+    const char *bad_rate[] = {"test", in_dir("good.yaml"), "--trace", "x", "--alerts-rate", "fast", NULL};
+    assert_int_equal(rules(bad_rate, out, sizeof(out), err, sizeof(err)), 2);
+    const char *no_trace[] = {"test", in_dir("good.yaml"), "--trace", in_dir("missing.trace"), NULL};
+    assert_int_equal(rules(no_trace, out, sizeof(out), err, sizeof(err)), 1);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_check, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_test_over_trace, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_test_over_database, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_usage_errors, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
