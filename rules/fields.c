@@ -139,7 +139,8 @@ static int resolve_arg(const char *name, size_t len, int32_t index, struct arena
         snprintf(err, errlen, "no gVisor message has a field named '%.*s'", (int)(len > 64 ? 64 : len), name);
         return -1;
     }
-    memcpy(nbuf, name, len);
+    if (len)
+        memcpy(nbuf, name, len);
     nbuf[len] = '\0';
     bool any = false;
     const struct decoder *d = fields_decoder();

@@ -159,6 +159,13 @@ static char *rs_strdup(struct loader *L, const char *s)
     return d;
 }
 
+/* memcpy for arrays that may still be empty (and NULL). */
+static void copy_n(void *dst, const void *src, size_t n)
+{
+    if (n)
+        memcpy(dst, src, n);
+}
+
 static int grow(void *arrp, size_t *cap, size_t n, size_t elem)
 {
     void **arr = arrp;
@@ -364,12 +371,12 @@ static void ctext_append(struct loader *L, struct ctext *t, const struct lfile *
     struct seg *segs = tmp_alloc(L, (t->nsegs + 1) * sizeof(*segs));
     if (!text || !segs)
         return;
-    memcpy(text, t->text, t->len);
+    copy_n(text, t->text, t->len);
     if (sep)
         text[t->len] = ' ';
     memcpy(text + t->len + sep, n->value, n->len);
     text[t->len + sep + n->len] = '\0';
-    memcpy(segs, t->segs, t->nsegs * sizeof(*segs));
+    copy_n(segs, t->segs, t->nsegs * sizeof(*segs));
     segs[t->nsegs] = (struct seg){.at = at_node(f, n), .start = t->len + sep, .len = n->len};
     t->text = text;
     t->len += sep + n->len;
@@ -426,8 +433,8 @@ static int list_add_items(struct loader *L, struct llist *l, const struct lfile 
             const struct lfile **nf = tmp_alloc(L, cap * sizeof(*nf));
             if (!n || !nf)
                 return -1;
-            memcpy(n, l->items, l->nitems * sizeof(*n));
-            memcpy(nf, l->item_files, l->nitems * sizeof(*nf));
+            copy_n(n, l->items, l->nitems * sizeof(*n));
+            copy_n(nf, l->item_files, l->nitems * sizeof(*nf));
             l->items = n;
             l->item_files = nf;
             l->cap = cap;
@@ -707,8 +714,8 @@ static int add_exceptions(struct loader *L, struct lrule *r, const struct lfile 
                 const struct lfile **nf = tmp_alloc(L, cap * sizeof(*nf));
                 if (!nv || !nf)
                     return -1;
-                memcpy(nv, x->values, x->nvalues * sizeof(*nv));
-                memcpy(nf, x->value_files, x->nvalues * sizeof(*nf));
+                copy_n(nv, x->values, x->nvalues * sizeof(*nv));
+                copy_n(nf, x->value_files, x->nvalues * sizeof(*nf));
                 x->values = nv;
                 x->value_files = nf;
                 x->cap = cap;
@@ -1135,7 +1142,7 @@ static void compile_lists(struct loader *L)
         L->oom = true;
         return;
     }
-    memcpy(sorted, L->lists, L->nlists * sizeof(*sorted));
+    copy_n(sorted, L->lists, L->nlists * sizeof(*sorted));
     for (size_t i = 1; i < L->nlists; i++)   /* insertion sort: appends reorder few */
         for (size_t j = i; j > 0 && sorted[j - 1]->order > sorted[j]->order; j--) {
             struct llist *t = sorted[j];
@@ -1160,8 +1167,8 @@ static void compile_lists(struct loader *L)
         for (size_t k = 0; k < l->nitems; k++) {
             const struct filter_list *sub = find_list(L, l->items[k]->value, l->items[k]->len);
             if (sub) {
-                memcpy(items + k2, sub->items, sub->n * sizeof(*items));
-                memcpy(lens + k2, sub->lens, sub->n * sizeof(*lens));
+                copy_n(items + k2, sub->items, sub->n * sizeof(*items));
+                copy_n(lens + k2, sub->lens, sub->n * sizeof(*lens));
                 k2 += sub->n;
             } else {
                 items[k2] = rs_strdup(L, l->items[k]->value);
@@ -1181,7 +1188,7 @@ static void compile_macros(struct loader *L)
         L->oom = true;
         return;
     }
-    memcpy(sorted, L->macros, L->nmacros * sizeof(*sorted));
+    copy_n(sorted, L->macros, L->nmacros * sizeof(*sorted));
     for (size_t i = 1; i < L->nmacros; i++)
         for (size_t j = i; j > 0 && sorted[j - 1]->order > sorted[j]->order; j--) {
             struct lmacro *t = sorted[j];

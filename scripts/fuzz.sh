@@ -114,7 +114,8 @@ set +e
 "$rules_fuzzer" -max_total_time="$secs" -max_len=65536 -timeout="$timeout" -print_final_stats=1 \
     -artifact_prefix="$artifacts/rules-" "$rules_work" "$rules_corpus" >"$rules_log" 2>&1
 rules_rc=$?
-"$rules_fuzzer" -merge=1 -max_len=65536 -timeout="$timeout" "$rules_corpus" "$rules_work" >"$state/rules-merge.log" 2>&1
+"$rules_fuzzer" -merge=1 -max_len=65536 -timeout="$timeout" -artifact_prefix="$artifacts/rules-" \
+    "$rules_corpus" "$rules_work" >"$state/rules-merge.log" 2>&1
 rules_merge_rc=$?
 set -e
 rules_execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$rules_log" | tail -n 1)
