@@ -172,6 +172,44 @@ static void render_storage(struct strbuf *o, struct server *s)
     gauge(o, "db_wal_bytes", "Size of its write-ahead log (-wal file).", file_bytes(s->cfg.db_path, "-wal"));
 }
 
+/* Prometheus label values escape backslash, double quote and newline. */
+static void label_value(struct strbuf *o, const char *v)
+{
+    for (; *v; v++) {
+        if (*v == '\\' || *v == '"')
+            strbuf_putc(o, '\\');
+        if (*v == '\n')
+            strbuf_puts(o, "\\n");
+        else
+            strbuf_putc(o, *v);
+    }
+}
+
+static void render_alerts(struct strbuf *o, const struct server *s)
+{
+    const struct alert_tally *t = &s->pipeline.alerts;
+    gauge(o, "rules_loaded", "Rules enabled in the running rule set (--rules).", s->rules_loaded);
+    family(o, "alerts_total", "counter", "Alerts raised, by rule and priority.");
+    for (size_t i = 0; i < t->cap; i++)
+        for (int p = 0; t->rules[i].name && p < RULES_PRIORITY_COUNT; p++)
+            if (t->rules[i].by_priority[p]) {
+                strbuf_puts(o, "seccheckd_alerts_total{rule=\"");
+                label_value(o, t->rules[i].name);
+                strbuf_printf(o, "\",priority=\"%s\"} %" PRIu64 "\n", rules_priority_name(p),
+                              t->rules[i].by_priority[p]);
+            }
+    family(o, "alerts_suppressed_total", "counter", "Alerts not raised because their rule and container were "
+           "over --alerts-rate, by rule.");
+    for (size_t i = 0; i < t->cap; i++)
+        if (t->rules[i].name && t->rules[i].suppressed) {
+            strbuf_puts(o, "seccheckd_alerts_suppressed_total{rule=\"");
+            label_value(o, t->rules[i].name);
+            strbuf_printf(o, "\"} %" PRIu64 "\n", t->rules[i].suppressed);
+        }
+    counter(o, "alerts_lost_total", "Alerts the rules could not keep for lack of memory.", t->lost);
+    counter(o, "alert_lines_failed_total", "Alerts that could not be written to --alerts-out.", t->lines_failed);
+}
+
 void exposition_render(struct strbuf *out, struct server *s)
 {
     render_connections(out, s);
@@ -179,6 +217,7 @@ void exposition_render(struct strbuf *out, struct server *s)
     render_messages(out, &s->pipeline);
     render_types(out, s->stats.received_by_type);
     render_storage(out, s);
+    render_alerts(out, s);
     gauge_seconds(out, "loop_longest_stall_seconds",
                   "Longest time the loop went without reading sockets since start, wall clock (its own work, "
                   "and time preempted).",

@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "central.h"
 #include "chain.h"
@@ -13,6 +14,7 @@
 #include "log.h"
 #include "notify.h"
 #include "options.h"
+#include "rules.h"
 #include "rules_cli.h"
 #include "self_binary.h"
 #include "server.h"
@@ -121,6 +123,93 @@ static void log_socket_buffer_hint(void)
     fclose(f);
 }
 
+/* Every error and warning of a rules load, one log line each. */
+static void log_rules_diag(const struct rules_diag *d)
+{
+    for (size_t i = 0; i < d->count; i++) {
+        const struct rules_diag_item *it = &d->items[i];
+        if (it->is_error)
+            log_error("rules: %s:%u:%u: %s", it->file, it->line, it->column, it->message);
+        else
+            log_warn("rules: %s:%u:%u: %s", it->file, it->line, it->column, it->message);
+    }
+}
+
+/* The --rules files as one set; NULL with every problem logged. */
+static struct rule_set *load_rules(const struct options *o)
+{
+    char *copy;
+    const char *paths[OPTIONS_RULES_MAX];
+    size_t n = options_rules_paths(o, &copy, paths, OPTIONS_RULES_MAX);
+    struct rules_diag diag = {0};
+    struct rule_set *rs = rule_set_load(paths, n, &diag);
+    log_rules_diag(&diag);
+    if (rs) {
+        struct rule_set_stats st;
+        rule_set_get_stats(rs, &st);
+        log_info("rules: %zu rules enabled of %zu (%zu lists, %zu macros) from %zu file%s", st.rules_enabled,
+                 st.rules, st.lists, st.macros, st.files, st.files == 1 ? "" : "s");
+    } else {
+        log_error("rules: %zu error%s in the rules files (above)", diag.errors, diag.errors == 1 ? "" : "s");
+    }
+    rules_diag_free(&diag);
+    free(copy);
+    return rs;
+}
+
+static uint64_t rules_enabled(const struct rule_set *rs)
+{
+    struct rule_set_stats st;
+    rule_set_get_stats(rs, &st);
+    return st.rules_enabled;
+}
+
+/* The rules in front of the sink: on the writer thread, alerts stored with
+ * their events. Takes ownership of sink and rs; NULL after printing why. */
+static struct sink *add_rules(const struct options *o, struct sink *sink, struct rule_set *rs)
+{
+    struct sink_rules_options ro = {
+        .alerts_path = o->alerts_out,
+        .alerts_max_bytes = o->alerts_max_bytes,
+        .alerts_keep = (unsigned)o->alerts_keep,
+        .history_db = strstr(o->sink, "sqlite") ? o->db_path : NULL,
+    };
+    rules_engine_config_defaults(&ro.engine);
+    char hostname[256] = "";
+    if (gethostname(hostname, sizeof(hostname) - 1) != 0)
+        snprintf(hostname, sizeof(hostname), "unknown");
+    ro.engine.hostname = hostname;
+    ro.engine.max_processes = (size_t)o->max_processes;
+    ro.engine.rate = o->alerts_rate;
+    ro.engine.burst = (double)o->alerts_burst;
+    char err[512];
+    struct sink *s = sink_rules_open(sink, rs, &ro, err, sizeof(err));
+    if (!s)
+        fprintf(stderr, "seccheckd: --alerts-out: %s\n", err);
+    return s;
+}
+
+/* SIGHUP: the rules files again. A set with an error keeps the running one. */
+static void reload_rules(struct server *srv, struct sink *sink, const struct options *fresh, bool running)
+{
+    if (!fresh->rules) {
+        if (running)
+            log_warn("reload: --rules is gone from the settings; the running rules stay until a restart");
+        return;
+    }
+    if (!running) {
+        log_warn("reload: rules are not applied until a restart (the daemon started without --rules)");
+        return;
+    }
+    struct rule_set *rs = load_rules(fresh);
+    if (!rs) {
+        log_error("reload: the rules files have errors; the running rules stay");
+        return;
+    }
+    srv->rules_loaded = rules_enabled(rs);
+    sink_set_rules(sink, rs);
+}
+
 /* What SIGHUP needs: the command line to read the settings again, and the
  * settings running now. */
 struct reload_context {
@@ -145,6 +234,8 @@ static void take_live_settings(struct options *running, struct options *fresh)
     swap_strings(&running->drop_types, &fresh->drop_types);
     swap_strings(&running->keep_containers, &fresh->keep_containers);
     swap_strings(&running->drop_containers, &fresh->drop_containers);
+    if (running->rules)   /* without rules at start, a new list waits for a restart */
+        swap_strings(&running->rules, &fresh->rules);
     running->log_level = fresh->log_level;
     running->retain_s = fresh->retain_s;
     running->max_db_bytes = fresh->max_db_bytes;
@@ -170,6 +261,7 @@ static void reload(struct server *srv, void *data)
     server_set_filter(srv, &filter);
     log_set_level(fresh.log_level);
     sink_set_retention(rc->sink, fresh.retain_s, fresh.max_db_bytes);
+    reload_rules(srv, rc->sink, &fresh, rc->running->rules != NULL);
     log_info("reload: applied %s", live[0] ? live : "no changes");
     if (later[0])
         log_warn("reload: not applied until a restart (SIGUSR2 or systemctl reload): %s", later);
@@ -184,6 +276,10 @@ static int check_option_values(const struct options *o)
     char err[512];
     if (o->server.metrics_listen && metrics_check_address(o->server.metrics_listen, err, sizeof(err)) != 0) {
         fprintf(stderr, "seccheckd: %s\n", err);   /* names the option */
+        return -1;
+    }
+    if (o->alerts_out && !o->rules) {
+        fprintf(stderr, "seccheckd: --alerts-out needs --rules (the alerts come from rules)\n");
         return -1;
     }
     if (o->key_file) {
@@ -258,13 +354,27 @@ int main(int argc, char **argv)
         snprintf(binary, sizeof(binary), "/proc/self/exe");
     self_binary_build_id(build_id, sizeof(build_id));
     log_info("seccheckd %s, binary %s, build-id %s", options_version(), binary, build_id);
+    /* Before the socket: a rules file with an error fails the start (exit
+     * 2, like any setting) without touching the socket or a sink. */
+    struct rule_set *rules = NULL;
+    if (o.rules && !(rules = load_rules(&o))) {
+        options_free(&o);
+        return 2;
+    }
     if (server_listen(&srv, &o.server, err, sizeof(err)) != 0) {
         fprintf(stderr, "seccheckd: %s\n", err);
         server_free(&srv);
+        rule_set_free(rules);
         options_free(&o);
         return 1;
     }
     struct sink *sink = open_sink(&o);
+    if (sink && rules) {
+        srv.rules_loaded = rules_enabled(rules);
+        sink = add_rules(&o, sink, rules);
+    } else {
+        rule_set_free(rules);
+    }
     if (!sink) {
         server_free(&srv);
         options_free(&o);

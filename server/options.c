@@ -12,6 +12,7 @@
 #include "cli.h"
 #include "event_indexes.h"
 #include "log.h"
+#include "rules.h"
 
 #define SECCHECKD_VERSION "0.1.0"
 
@@ -250,6 +251,59 @@ static int parse_allow_uid(struct options *o, const char *v, char *err, size_t e
     return rc;
 }
 
+/* Repeatable: each --rules adds a file or directory (kept one per line). */
+static int parse_rules(struct options *o, const char *v, char *err, size_t errlen)
+{
+    size_t count = 0;
+    for (const char *p = o->rules; p && *p; p += strcspn(p, "\n") + (p[strcspn(p, "\n")] != '\0'))
+        count++;
+    if (!v[0] || strchr(v, '\n')) {
+        snprintf(err, errlen, "--rules: expected the path of a rules file or directory, got '%s'", v);
+        return -1;
+    }
+    if (count == OPTIONS_RULES_MAX) {
+        snprintf(err, errlen, "--rules: at most %d files or directories (a directory loads all its *.yaml)",
+                 OPTIONS_RULES_MAX);
+        return -1;
+    }
+    size_t old = o->rules ? strlen(o->rules) : 0;
+    char *joined = realloc(o->rules, old + strlen(v) + 2);
+    if (!joined) {
+        snprintf(err, errlen, "--rules: out of memory");
+        return -1;
+    }
+    if (old)
+        joined[old++] = '\n';
+    strcpy(joined + old, v);
+    o->rules = joined;
+    return 0;
+}
+
+static int parse_alerts_max(struct options *o, const char *v, char *err, size_t errlen)
+{
+    if (parse_bytes(v, BYTES_MAX, &o->alerts_max_bytes) != 0) {
+        snprintf(err, errlen, "--alerts-max-size: expected a size like 100M, at most " BYTES_MAX_TEXT
+                 " (0: never rotate), got '%s'", v);
+        return -1;
+    }
+    return 0;
+}
+
+/* A rate: decimal, like 10 or 0.5, at most a million a second. */
+static int parse_alerts_rate(struct options *o, const char *v, char *err, size_t errlen)
+{
+    char *end;
+    errno = 0;
+    double rate = strtod(v, &end);
+    if (errno || end == v || *end || !isdigit((unsigned char)v[0]) || !(rate <= 1e6)) {
+        snprintf(err, errlen, "--alerts-rate: expected alerts per second like 10 or 0.5, at most 1000000 "
+                 "(0: no throttling), got '%s'", v);
+        return -1;
+    }
+    o->alerts_rate = rate;
+    return 0;
+}
+
 /* ---- the table: one row per setting ---- */
 
 #define AT(f) FIELD(f), sizeof(((struct options *)0)->f)
@@ -331,6 +385,22 @@ static const struct option_def defs[] = {
      "discard events of these container ids (counted as discarded)", "none"},
     {"log-level", "LEVEL", KIND_CUSTOM, CUSTOM(log_level, parse_log_level), LIVE, "error, warn, info or debug",
      "info"},
+    {"rules", "PATH", KIND_CUSTOM, CUSTOM(rules, parse_rules), LIVE,
+     "Falco rules file, or directory of *.yaml files, evaluated on every\nevent (repeat for more; SIGHUP reloads "
+     "them)", "none"},
+    {"alerts-out", "PATH", KIND_STRING, STR(alerts_out), RESTART,
+     "write each alert as a line of Falco's JSON here (- : stdout)", "none"},
+    {"alerts-max-size", "BYTES", KIND_CUSTOM, CUSTOM(alerts_max_bytes, parse_alerts_max), RESTART,
+     "rotate the --alerts-out file past this size (PATH.1, PATH.2...)", "100M"},
+    {"alerts-keep", "N", KIND_U64, NUM(alerts_keep, 1, 1000), RESTART, "rotated --alerts-out files kept", "5"},
+    {"alerts-rate", "N", KIND_CUSTOM, CUSTOM(alerts_rate, parse_alerts_rate), RESTART,
+     "alerts per second one rule may raise for one container, after\nthe burst; the rest are counted (0: no "
+     "limit)", "10"},
+    {"alerts-burst", "N", KIND_U64, NUM(alerts_burst, 1, 1000000), RESTART,
+     "alerts one rule may raise at once for one container", "100"},
+    {"max-processes", "N", KIND_U64, NUM(max_processes, 16, 10000000), RESTART,
+     "processes the rules remember (parents, command lines), all\nsandboxes together; past it the largest "
+     "sandbox's oldest go", "65536"},
     {"help", NULL, KIND_FLAG, 0, 0, 0, 0, NULL, RESTART, "this text (also -h)", NULL},
     {"version", NULL, KIND_FLAG, 0, 0, 0, 0, NULL, RESTART, "print the version", NULL},
 };
@@ -432,6 +502,11 @@ void options_init(struct options *o)
     o->busy_timeout_ms = 5000;
     o->log_level = LOG_INFO;
     o->indexes = EVENT_INDEXES_DEFAULT;
+    o->alerts_max_bytes = 100u << 20;
+    o->alerts_keep = 5;
+    o->alerts_rate = RULES_DEFAULT_RATE;
+    o->alerts_burst = (uint64_t)RULES_DEFAULT_BURST;
+    o->max_processes = RULES_DEFAULT_MAX_PROCESSES;
 }
 
 void options_free(struct options *o)
@@ -449,6 +524,8 @@ void options_free(struct options *o)
     free(o->drop_types);
     free(o->keep_containers);
     free(o->drop_containers);
+    free(o->rules);
+    free(o->alerts_out);
     memset(o, 0, sizeof(*o));
 }
 
@@ -584,6 +661,7 @@ int options_load(struct options *o, int argc, char **argv)
     options_init(&probe);
     int rc = options_parse_argv(&probe, argc, argv);
     char *config = probe.config_path ? strdup(probe.config_path) : NULL;
+    bool rules_on_command_line = probe.rules != NULL;
     options_free(&probe);
     if (rc != 0) {
         free(config);
@@ -598,6 +676,10 @@ int options_load(struct options *o, int argc, char **argv)
         }
         free(config);
     }
+    if (rules_on_command_line) {
+        free(o->rules);   /* the command line's list replaces the file's */
+        o->rules = NULL;
+    }
     rc = options_parse_argv(o, argc, argv);
     if (rc == 0) {
         struct filter f = {0};
@@ -609,6 +691,19 @@ int options_load(struct options *o, int argc, char **argv)
         filter_free(&f);
     }
     return rc;
+}
+
+size_t options_rules_paths(const struct options *o, char **copy, const char **paths, size_t max)
+{
+    size_t n = 0;
+    *copy = o->rules ? strdup(o->rules) : NULL;
+    for (char *p = *copy; p && *p && n < max;) {
+        paths[n++] = p;
+        p += strcspn(p, "\n");
+        if (*p)
+            *p++ = '\0';
+    }
+    return n;
 }
 
 int options_build_filter(const struct options *o, struct filter *f, char *err, size_t errlen)
@@ -637,7 +732,7 @@ int options_build_filter(const struct options *o, struct filter *f, char *err, s
 static bool same_value(const struct options *a, const struct options *b, const struct option_def *d)
 {
     const char *pa = (const char *)a + d->offset, *pb = (const char *)b + d->offset;
-    if (d->kind == KIND_STRING) {
+    if (d->kind == KIND_STRING || d->offset == FIELD(rules)) {
         const char *sa = *(char *const *)pa, *sb = *(char *const *)pb;
         return (!sa && !sb) || (sa && sb && strcmp(sa, sb) == 0);
     }

@@ -36,6 +36,13 @@ struct options {
     char *keep_types, *drop_types;              /* reloadable */
     char *keep_containers, *drop_containers;    /* reloadable */
     int log_level;                              /* reloadable */
+    char *rules;                /* reloadable: rules files and directories, one per line; NULL: no rules */
+    char *alerts_out;           /* Falco JSON lines ("-": stdout); NULL: none */
+    uint64_t alerts_max_bytes;  /* rotate past this size; 0: never */
+    uint64_t alerts_keep;       /* rotated files kept */
+    double alerts_rate;         /* alerts per second per rule and container; 0: no throttling */
+    uint64_t alerts_burst;
+    uint64_t max_processes;     /* process table entries, all connections */
 };
 
 /* Defaults, with every string owned by o. */
@@ -59,6 +66,11 @@ const char *options_version(void);
 
 /* The event filter the options describe; -1 with err if they conflict. */
 int options_build_filter(const struct options *o, struct filter *f, char *err, size_t errlen);
+
+/* The --rules paths, in order, into paths (at most max): they point into
+ * *copy, a copy of the list the caller frees. */
+size_t options_rules_paths(const struct options *o, char **copy, const char **paths, size_t max);
+#define OPTIONS_RULES_MAX 64
 
 /* Names (comma-separated, into out) of the settings that differ between two
  * option sets, among the reloadable ones or among the others. */

@@ -697,6 +697,27 @@ void server_free(struct server *s)
     recv_ring_free(&s->ring);
 }
 
+/* "alerts 7: Critical 1, Warning 6; suppressed 40" */
+static void print_alerts_summary(const struct alert_tally *t, FILE *out)
+{
+    uint64_t total = alert_tally_total(t);
+    if (!total && !t->suppressed && !t->lost)
+        return;
+    fprintf(out, "seccheckd: summary: alerts %" PRIu64, total);
+    const char *sep = ": ";
+    for (int p = 0; p < RULES_PRIORITY_COUNT; p++)
+        if (t->by_priority[p]) {
+            fprintf(out, "%s%s %" PRIu64, sep, rules_priority_name(p), t->by_priority[p]);
+            sep = ", ";
+        }
+    fprintf(out, "; suppressed by --alerts-rate %" PRIu64, t->suppressed);
+    if (t->lost)
+        fprintf(out, "; lost for lack of memory %" PRIu64, t->lost);
+    if (t->lines_failed)
+        fprintf(out, "; not written to --alerts-out %" PRIu64, t->lines_failed);
+    fputc('\n', out);
+}
+
 void server_print_summary(const struct server *s, FILE *out)
 {
     const struct batch_counts *c = &s->pipeline.counts;
@@ -718,5 +739,6 @@ void server_print_summary(const struct server *s, FILE *out)
             s->stats.connections_total, s->stats.connections_refused, s->stats.connections_denied,
             s->stats.handshake_failures,
             s->stats.sandbox_dropped, s->pipeline.batches_stored);
+    print_alerts_summary(&s->pipeline.alerts, out);
     stall_meter_print(&s->stalls, out);
 }

@@ -95,6 +95,7 @@ struct server {
     struct server_stats stats;
     int64_t denied_logged_ns, refused_logged_ns, accept_failed_logged_ns;   /* rate limits */
     struct metrics metrics;         /* the endpoint, when metrics_listen is set */
+    uint64_t rules_loaded;          /* rules enabled in the running set (main.c sets it) */
 };
 
 void server_config_defaults(struct server_config *cfg);

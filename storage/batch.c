@@ -42,6 +42,7 @@ void batch_free(struct batch *b)
     free(b->events);
     free(b->conns);
     free(b->shares);
+    alert_list_free(&b->alerts);
     free(b);
 }
 
@@ -52,6 +53,7 @@ void batch_reset(struct batch *b)
     b->nconns = 0;
     memset(&b->counts, 0, sizeof(b->counts));
     memset(&b->result, 0, sizeof(b->result));
+    alert_list_reset(&b->alerts);
     b->next = NULL;
 }
 

@@ -15,6 +15,7 @@
 
 #include "arena.h"
 #include "event.h"
+#include "rules.h"
 
 /* Why a packet was not turned into an event. */
 enum reject_reason {
@@ -63,6 +64,7 @@ struct batch_result {
     uint64_t discarded;
     uint64_t failed;               /* could not be stored (disk, DB error) */
     int64_t write_ns;              /* sink_write_batch took this long; 0: not written */
+    uint64_t alert_lines_failed;   /* alerts that could not be written to --alerts-out */
 };
 
 /* What one connection's share account (fair_share.h) put into a batch. */
@@ -92,6 +94,10 @@ struct batch {
     struct batch_share *shares;    /* fair_share.c fills and releases these */
     size_t nshares;
     size_t shares_cap;
+    /* Raised by the rules (sink_rules.c) on the writer thread, in event
+     * order; the sink stores them with their events, the loop thread counts
+     * them when the batch comes back. */
+    struct alert_list alerts;
 };
 
 struct batch *batch_new(const struct batch_limits *limits);

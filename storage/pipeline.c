@@ -70,6 +70,8 @@ static void collect(struct pipeline *p, struct batch *b)
     p->result.stored += b->result.stored;
     p->result.discarded += b->result.discarded;
     p->result.failed += b->result.failed;
+    alert_tally_add(&p->alerts, &b->alerts);
+    p->alerts.lines_failed += b->result.alert_lines_failed;
     if (b->result.write_ns > 0)
         histogram_observe(&p->write_latency, b->result.write_ns);
     if (b->result.stored > 0)
@@ -333,6 +335,7 @@ void pipeline_free(struct pipeline *p)
         p->free_list = b->next;
         batch_free(b);
     }
+    alert_tally_free(&p->alerts);
     if (p->todo_fd >= 0)
         close(p->todo_fd);
     if (p->done_fd >= 0)

@@ -24,6 +24,7 @@
 #include <stddef.h>
 #include <uv.h>
 
+#include "alert_tally.h"
 #include "batch.h"
 #include "fair_share.h"
 #include "histogram.h"
@@ -62,6 +63,7 @@ struct pipeline {
      * before the writer is done with it (metrics). */
     struct batch_counts submitted;
     struct histogram write_latency;   /* sink_write_batch time per batch */
+    struct alert_tally alerts;        /* alerts of every batch that came back */
 
     /* Shared with the writer thread. */
     uv_thread_t writer;

@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #include "batch.h"
+#include "rules.h"
 
 struct sink;
 
@@ -33,6 +34,9 @@ struct sink_ops {
     /* Optional: shutdown just set a flag of s (any thread, while the writer
      * may be in write_batch); a sink that drives others passes it on. */
     void (*stopping)(struct sink *s);
+    /* Optional: a new rule set (SIGHUP) for the batches written from now
+     * on; takes ownership of rs. Any thread. */
+    void (*set_rules)(struct sink *s, struct rule_set *rs);
 };
 
 struct sink {
@@ -77,6 +81,23 @@ struct sink *sink_text_open(const char *path, char *err, size_t errlen);
  * sink that fails logs it and counts it in its own way. */
 struct sink *sink_tee_open(struct sink **sinks, size_t n, char *err, size_t errlen);
 
+struct sink_rules_options {
+    struct rules_engine_config engine;
+    const char *alerts_path;      /* one Falco JSON line per alert ("-": stdout); NULL: none */
+    uint64_t alerts_max_bytes;    /* rotate past this size; 0: never */
+    unsigned alerts_keep;         /* rotated files kept */
+    /* A seccheckd database whose recent process events rebuild the process
+     * tables at start (after a restart); NULL: start with empty tables. */
+    const char *history_db;
+};
+/* Detection in front of a sink: evaluates rules (rules.h) over every event
+ * of a batch on the writer thread, so the batch reaches inner with its
+ * alerts (which the SQLite sink stores in the same transaction), then
+ * writes the alert lines. Takes ownership of inner and rules (NULL: none
+ * yet); on failure closes both. */
+struct sink *sink_rules_open(struct sink *inner, struct rule_set *rules, const struct sink_rules_options *o,
+                             char *err, size_t errlen);
+
 static inline void sink_write_batch(struct sink *s, struct batch *b) { s->ops->write_batch(s, b); }
 static inline void sink_finish(struct sink *s, int64_t stopped_ns)
 {
@@ -101,6 +122,8 @@ static inline void sink_idle(struct sink *s)
     if (s->ops->idle)
         s->ops->idle(s);
 }
+/* A sink without rules frees rs. */
+void sink_set_rules(struct sink *s, struct rule_set *rs);
 static inline void sink_set_retention(struct sink *s, uint64_t retain_s, uint64_t max_db_bytes)
 {
     if (s->ops->set_retention)

@@ -10,6 +10,7 @@
 #include <unistd.h>
 #include <sqlite3.h>
 
+#include "alerts.sql.h"
 #include "chain.h"
 #include "clock.h"
 #include "decode.h"
@@ -31,6 +32,7 @@ struct sqlite_sink {
     bool stores_type_name;        /* an upgraded version 1 table: type_name is not computed */
     sqlite3_stmt *upsert_conn;
     sqlite3_stmt *update_run;
+    sqlite3_stmt *insert_alert;
     int64_t run_id;
     struct strbuf json;
     /* Counts of batches whose transaction failed, written with the next
@@ -172,6 +174,31 @@ static int insert_event(struct sqlite_sink *s, const struct event *ev)
     return 0;
 }
 
+/* Alerts of the event just inserted (the batch's alerts are in event
+ * order; *next is the first not written yet). */
+static int insert_alerts(struct sqlite_sink *s, const struct batch *b, size_t event_index, size_t *next)
+{
+    int64_t event_id = sqlite3_last_insert_rowid(s->db);
+    sqlite3_stmt *st = s->insert_alert;
+    for (; *next < b->alerts.count && b->alerts.items[*next].event_index == event_index; (*next)++) {
+        const struct alert *a = &b->alerts.items[*next];
+        sqlite3_bind_int64(st, 1, event_id);
+        sqlite3_bind_text(st, 2, a->rule, -1, SQLITE_STATIC);
+        sqlite3_bind_text(st, 3, rules_priority_name(a->priority), -1, SQLITE_STATIC);
+        sqlite3_bind_int64(st, 4, a->time_ns);
+        sqlutil_bind_text(st, 5, a->container_id);
+        sqlite3_bind_text(st, 6, a->output, -1, SQLITE_STATIC);
+        sqlite3_bind_text(st, 7, a->output_fields, -1, SQLITE_STATIC);
+        sqlite3_bind_text(st, 8, a->tags, -1, SQLITE_STATIC);
+        sqlite3_bind_int64(st, 9, (sqlite3_int64)a->suppressed);
+        int rc = sqlite3_step(st);
+        sqlite3_reset(st);
+        if (rc != SQLITE_DONE)
+            return -1;
+    }
+    return 0;
+}
+
 static int upsert_conn(struct sqlite_sink *s, const struct conn_record *c)
 {
     sqlite3_stmt *st = s->upsert_conn;
@@ -223,8 +250,9 @@ static int write_rows(struct sqlite_sink *s, struct batch *b)
 {
     if (chain_start(s, b) != 0)
         return -1;
+    size_t next_alert = 0;
     for (size_t i = 0; i < b->count; i++)
-        if (insert_event(s, &b->events[i]) != 0)
+        if (insert_event(s, &b->events[i]) != 0 || insert_alerts(s, b, i, &next_alert) != 0)
             return -1;
     if (chain_seal(s) != 0)
         return -1;
@@ -349,6 +377,7 @@ static void sqlite_close(struct sink *base)
     sqlite3_finalize(s->insert_event);
     sqlite3_finalize(s->upsert_conn);
     sqlite3_finalize(s->update_run);
+    sqlite3_finalize(s->insert_alert);
     sqlite3_finalize(s->chain_last);
     sqlite3_finalize(s->chain_insert);
     chain_free(s->chain);
@@ -534,6 +563,7 @@ static int setup_schema(struct sqlite_sink *s, const struct sink_sqlite_options 
     if (sqlutil_exec(s->db, schema_sql, err, errlen) != 0 || add_missing_conn_columns(s->db, err, errlen) != 0 ||
         create_events_table(s->db, err, errlen) != 0 ||
         check_schema_version(s, err, errlen) != 0 || sqlutil_exec(s->db, views_sql, err, errlen) != 0 ||
+        sqlutil_exec(s->db, alerts_sql, err, errlen) != 0 ||
         event_indexes_apply(s->db, o->indexes, err, errlen) != 0 ||
         sqlutil_exec(s->db, sql, err, errlen) != 0 || chain_check_db(s, o, err, errlen) != 0) {
         sqlutil_exec(s->db, "ROLLBACK", sql, sizeof(sql));
@@ -554,6 +584,7 @@ static int prepare_statements(struct sqlite_sink *s, char *err, size_t errlen)
     if (sqlite3_prepare_v3(s->db, insert_sql, -1, SQLITE_PREPARE_PERSISTENT, &s->insert_event, NULL) ||
         sqlite3_prepare_v3(s->db, upsert_conn_sql, -1, SQLITE_PREPARE_PERSISTENT, &s->upsert_conn, NULL) ||
         sqlite3_prepare_v3(s->db, update_run_sql, -1, SQLITE_PREPARE_PERSISTENT, &s->update_run, NULL) ||
+        sqlite3_prepare_v3(s->db, insert_alert_sql, -1, SQLITE_PREPARE_PERSISTENT, &s->insert_alert, NULL) ||
         sqlite3_prepare_v3(s->db, chain_last_sql, -1, SQLITE_PREPARE_PERSISTENT, &s->chain_last, NULL) ||
         sqlite3_prepare_v3(s->db, chain_insert_sql, -1, SQLITE_PREPARE_PERSISTENT, &s->chain_insert, NULL)) {
         snprintf(err, errlen, "%s", sqlite3_errmsg(s->db));

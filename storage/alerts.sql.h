@@ -1,0 +1,32 @@
+/* alerts.sql.h - the alerts the rules raised (rules.h), in the SQLite
+ * schema. Included by sink_sqlite.c only.
+ *
+ * An alert is written in the transaction of the batch that holds its event,
+ * right after the event's row, so after a crash no alert lacks its event and
+ * no matched event lacks its alert. Columns follow Falco's alert: priority
+ * as Falco spells it, output as rendered, output_fields and tags as JSON. */
+static const char alerts_sql[] =
+    "CREATE TABLE IF NOT EXISTS alerts("
+    "  id INTEGER PRIMARY KEY,"
+    "  event_id INTEGER NOT NULL,"       /* events.id */
+    "  rule TEXT NOT NULL,"
+    "  priority TEXT NOT NULL,"          /* Emergency .. Debug */
+    "  time_ns INTEGER NOT NULL,"        /* the event's time */
+    "  container_id TEXT,"
+    "  output TEXT NOT NULL,"
+    "  output_fields TEXT NOT NULL,"     /* JSON object */
+    "  tags TEXT NOT NULL,"              /* JSON array */
+    "  suppressed INTEGER NOT NULL DEFAULT 0);"   /* throttled alerts of the rule and container before it */
+    /* Retention deletes alerts with their events, by event id range. */
+    "CREATE INDEX IF NOT EXISTS alerts_by_event ON alerts(event_id);"
+    /* Each alert with what the event says: who, where, the whole message. */
+    "CREATE VIEW IF NOT EXISTS alerts_full AS\n"
+    "SELECT a.id, a.event_id, a.rule, a.priority, a.time_ns,\n"
+    "       strftime('%Y-%m-%dT%H:%M:%f', a.time_ns / 1e9, 'unixepoch') AS time, a.container_id, a.output,\n"
+    "       a.output_fields, a.tags, a.suppressed, e.conn_id, e.type_name, e.thread_id, e.thread_group_id,\n"
+    "       e.process_name, e.cwd, e.effective_uid, f.message\n"
+    "FROM alerts a JOIN events e ON e.id = a.event_id JOIN events_full f ON f.id = a.event_id;\n";
+
+static const char insert_alert_sql[] =
+    "INSERT INTO alerts(event_id, rule, priority, time_ns, container_id, output, output_fields, tags, suppressed)"
+    " VALUES(?,?,?,?,?,?,?,?,?)";

@@ -1,0 +1,415 @@
+/* Integration: rules evaluated by the daemon on every event (--rules). The
+ * alerts match the stored rows one for one, ride in the transaction of
+ * their event (kill -9 cannot split them), go out as Falco JSON lines, are
+ * throttled and counted, follow a SIGHUP reload (a broken file keeps the
+ * running set), and still know a process's parent across a restart. */
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <fcntl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "daemon.h"
+#include "replay.h"
+
+/* The openat exits of a trace, and the same restricted to one process. */
+static const char openat_rule[] =
+    "- rule: Openat exit\n"
+    "  desc: every openat that returned\n"
+    "  condition: evt.type = openat and evt.dir = <\n"
+    "  output: \"%proc.name opened %fd.name (res=%evt.res)\"\n"
+    "  priority: WARNING\n"
+    "  tags: [test, files]\n";
+
+static const char cat_rule[] =
+    "- rule: Cat at work\n"
+    "  desc: any event of cat but its exec\n"
+    "  condition: proc.name = cat and evt.type != execve\n"
+    "  output: \"cat did %evt.type\"\n"
+    "  priority: info\n";
+
+static char *write_rules(const struct daemon *d, const char *name, const char *yaml)
+{
+    static char path[4][400];
+    static int next;
+    char *p = path[next++ % 4];
+    snprintf(p, sizeof(path[0]), "%s/%s", d->dir, name);
+    FILE *f = fopen(p, "w");
+    assert_non_null(f);
+    fputs(yaml, f);
+    fclose(f);
+    return p;
+}
+
+static void replay(const char *socket, const char *trace)
+{
+    assert_int_equal(replay_file(socket, trace), 0);
+}
+
+/* Waits until the query counts n: the batches holding the alerts committed. */
+static void wait_count(const struct daemon *d, const char *sql, long long n)
+{
+    for (int i = 0; i < 500 && dbq(d, "%s", sql) < n; i++)
+        sleep_ms(10);
+    assert_int_equal(dbq(d, "%s", sql), n);
+}
+
+static void wait_closed(const struct daemon *d, int n)
+{
+    if (!daemon_wait_log(d, "closed (eof)", n, 10000))
+        fail_msg("connections did not close");
+}
+
+/* Rows a rule on openat exits must match: 175 in mixed_syscalls.trace. */
+#define OPENAT_EXITS "msg_type = 7 AND sysno = 257 AND is_exit = 1"
+#define MIXED_OPENAT_EXITS 175
+/* Rows of cat that a rule without evt.dir sees: exits and sentry points,
+ * not syscall enter points, not the exec itself. */
+#define CAT_ROWS "process_name = 'cat' AND coalesce(is_exit, 1) = 1 AND msg_type NOT IN (3, 11)"
+
+static void test_one_alert_per_matching_row(void **state)
+{
+    struct daemon *d = *state;
+    char rules[2048];
+    snprintf(rules, sizeof(rules), "%s%s", openat_rule, cat_rule);
+    const char *args[] = {"--rules", write_rules(d, "r.yaml", rules), "--alerts-rate", "0", NULL};
+    assert_true(daemon_start(d, SECCHECKD_BIN, args));
+    replay(d->socket, TRACES_DIR "/mixed_syscalls.trace");
+    replay(d->socket, TRACES_DIR "/exec_loop.trace");
+    wait_closed(d, 2);
+    assert_int_equal(daemon_stop(d), 0);
+    long long openats = dbq(d, "SELECT count(*) FROM events WHERE " OPENAT_EXITS);
+    assert_int_equal(openats, MIXED_OPENAT_EXITS);
+    assert_int_equal(dbq(d, "SELECT count(*) FROM alerts WHERE rule = 'Openat exit'"), openats);
+    assert_int_equal(dbq(d, "SELECT count(*) FROM alerts a JOIN events e ON e.id = a.event_id "
+                            "WHERE a.rule = 'Openat exit' AND e." OPENAT_EXITS), openats);
+    long long cat = dbq(d, "SELECT count(*) FROM events WHERE " CAT_ROWS);
+    assert_true(cat >= 62);
+    assert_int_equal(dbq(d, "SELECT count(*) FROM alerts WHERE rule = 'Cat at work'"), cat);
+    assert_int_equal(dbq(d, "SELECT count(*) FROM alerts a JOIN events e ON e.id = a.event_id "
+                            "WHERE a.rule = 'Cat at work' AND e." CAT_ROWS),
+                     cat);
+    /* What the row holds comes back in the alert. */
+    assert_int_equal(dbq(d, "SELECT count(*) FROM alerts a JOIN events e ON e.id = a.event_id "
+                            "WHERE a.rule = 'Openat exit' AND a.priority = 'Warning' AND a.tags = '[\"files\",\"test\"]'"
+                            " AND a.container_id = e.container_id AND a.time_ns = e.time_ns"
+                            " AND json_extract(a.output_fields, '$.\"proc.name\"') = e.process_name"
+                            " AND a.output LIKE '%%: Warning ' || e.process_name || ' opened %%'"),
+                     openats);
+    assert_int_equal(dbq(d, "SELECT count(*) FROM alerts_full WHERE rule = 'Openat exit' AND type_name = "
+                            "'SYSCALL_OPEN' AND json_extract(message, '$.sysno') = 257"),
+                     openats);
+    char *log = daemon_read_log(d);
+    char want[128];
+    snprintf(want, sizeof(want), "summary: alerts %lld: Warning %lld, Informational %lld; suppressed by "
+             "--alerts-rate 0", openats + cat, openats, cat);
+    if (!strstr(log, want))
+        fail_msg("expected '%s' in: %s", want, log);
+    free(log);
+}
+
+/* A detector that stores nothing: discard sink, alerts on stdout. */
+static void test_detector_without_storage(void **state)
+{
+    struct daemon *d = *state;
+    const char *argv[] = {SECCHECKD_BIN, "--socket", d->socket, "--sink", "discard", "--rules",
+                          write_rules(d, "r.yaml", openat_rule), "--alerts-out", "-", "--alerts-rate", "0", NULL};
+    assert_true(daemon_spawn(d, argv, "info: listening on"));
+    replay(d->socket, TRACES_DIR "/mixed_syscalls.trace");
+    wait_closed(d, 1);
+    assert_int_equal(daemon_stop(d), 0);
+    assert_int_equal(daemon_log_count(d, "{\"hostname\":"), MIXED_OPENAT_EXITS);
+    assert_int_equal(daemon_log_count(d, "\"rule\":\"Openat exit\""), MIXED_OPENAT_EXITS);
+    assert_int_equal(daemon_log_count(d, "1235 received = 0 stored + 1235 discarded"), 1);
+    assert_int_equal(access(d->db, F_OK), -1);
+}
+
+/* Every line is one JSON object in Falco's format: checked by Python's json
+ * module, as a consumer would read it. */
+static void test_alert_lines_are_falco_json(void **state)
+{
+    struct daemon *d = *state;
+    char out[400], check[400];
+    snprintf(out, sizeof(out), "%s/alerts.json", d->dir);
+    const char *args[] = {"--rules", write_rules(d, "r.yaml", openat_rule), "--alerts-out", out, NULL};
+    assert_true(daemon_start(d, SECCHECKD_BIN, args));
+    replay(d->socket, TRACES_DIR "/mixed_syscalls.trace");
+    wait_closed(d, 1);
+    assert_int_equal(daemon_stop(d), 0);
+    snprintf(check, sizeof(check), "%s/check.py", d->dir);
+    FILE *f = fopen(check, "w");
+    assert_non_null(f);
+    fputs("import json, re, sys\n"
+          "n = n_suppressed = 0\n"
+          "first = None\n"
+          "for line in open(sys.argv[1]):\n"
+          "    a = json.loads(line); n += 1\n"
+          "    first = first or a\n"
+          "    assert list(a) == ['hostname','output','output_fields','priority','rule','source','tags','time'], a\n"
+          "    assert a['rule'] == 'Openat exit' and a['priority'] == 'Warning' and a['source'] == 'syscall'\n"
+          "    assert a['tags'] == ['files', 'test'], a['tags']\n"
+          "    assert re.fullmatch(r'\\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\d\\.\\d{9}Z', a['time']), a['time']\n"
+          "    assert re.fullmatch(r'\\d\\d:\\d\\d:\\d\\d\\.\\d{9}: Warning \\S+ opened .* \\(res=\\S+\\)', a['output'])\n"
+          "    f = a['output_fields']\n"
+          "    assert list(f) == sorted(f), f\n"
+          "    extra = {'seccheckd.suppressed'} if a is not first else set()\n"
+          "    assert set(f) - extra == {'evt.time', 'proc.name', 'fd.name', 'evt.res'}, f\n"
+          "    n_suppressed += f.get('seccheckd.suppressed', 0)\n"
+          "    assert isinstance(f['evt.time'], int) and a['time'][11:19] == a['output'][:8]\n"
+          "assert n_suppressed > 0\n"
+          "print(n)\n",
+          f);
+    fclose(f);
+    char cmd[1024];
+    snprintf(cmd, sizeof(cmd), "python3 %s %s", check, out);
+    FILE *p = popen(cmd, "r");
+    assert_non_null(p);
+    char line[64] = "";
+    if (!fgets(line, sizeof(line), p))
+        line[0] = '\0';
+    assert_int_equal(pclose(p), 0);
+    /* The default throttle lets 100 through at once, then 10 a second of
+     * event time; the trace spans under a second. */
+    long long lines = atoll(line);
+    assert_true(lines >= 100 && lines <= 110);
+    assert_int_equal(dbq(d, "SELECT count(*) FROM alerts"), lines);
+}
+
+static double scrape(const char *path, const char *series)
+{
+    char cmd[600];
+    snprintf(cmd, sizeof(cmd), "curl -s --unix-socket %s http://x/metrics", path);
+    FILE *p = popen(cmd, "r");
+    assert_non_null(p);
+    static char text[1 << 20];
+    size_t n = fread(text, 1, sizeof(text) - 1, p);
+    text[n] = '\0';
+    pclose(p);
+    return metric(text, series);
+}
+
+/* One rule for one container: a burst, then the rate (in event time); the
+ * rest counted, and an alert after a suppression says how many it stands
+ * for. Another container has a bucket of its own. */
+static void test_throttling(void **state)
+{
+    struct daemon *d = *state;
+    char metrics[400];
+    snprintf(metrics, sizeof(metrics), "unix:%s/m.sock", d->dir);
+    const char *args[] = {"--rules", write_rules(d, "r.yaml", openat_rule), "--alerts-rate", "10",
+                          "--alerts-burst", "5", "--metrics-listen", metrics, NULL};
+    assert_true(daemon_start(d, SECCHECKD_BIN, args));
+    replay(d->socket, TRACES_DIR "/mixed_syscalls.trace");   /* 175 openat exits within 0.47 s */
+    wait_closed(d, 1);
+    sleep_ms(300);
+    long long alerts = dbq(d, "SELECT count(*) FROM alerts");
+    assert_in_range(alerts, 6, 11);   /* 5 at once, then 10 a second */
+    const char *sock = metrics + strlen("unix:");
+    assert_int_equal(scrape(sock, "seccheckd_alerts_suppressed_total{rule=\"Openat exit\"}"),
+                     MIXED_OPENAT_EXITS - alerts);
+    assert_int_equal(scrape(sock, "seccheckd_alerts_total{rule=\"Openat exit\",priority=\"Warning\"}"), alerts);
+    assert_int_equal(scrape(sock, "seccheckd_rules_loaded"), 1);
+    /* The alerts after the burst carry the suppressions before them. */
+    assert_int_equal(dbq(d, "SELECT count(*) FROM alerts WHERE suppressed > 0"), alerts - 5);
+    assert_true(dbq(d, "SELECT sum(suppressed) FROM alerts") <= MIXED_OPENAT_EXITS - alerts);
+    assert_true(dbq(d, "SELECT sum(suppressed) FROM alerts") > 0);
+    assert_int_equal(daemon_stop(d), 0);
+    char want[160];
+    snprintf(want, sizeof(want), "summary: alerts %lld: Warning %lld; suppressed by --alerts-rate %lld", alerts,
+             alerts, MIXED_OPENAT_EXITS - alerts);
+    assert_int_equal(daemon_log_count(d, want), 1);
+}
+
+/* SIGHUP reloads the rules: a good file applies from the next batch on, a
+ * broken one is named with its line and the running set stays. */
+static void test_sighup_reload(void **state)
+{
+    struct daemon *d = *state;
+    char *path = write_rules(d, "r.yaml", openat_rule);
+    const char *args[] = {"--rules", path, "--alerts-rate", "0", NULL};
+    assert_true(daemon_start(d, SECCHECKD_BIN, args));
+    replay(d->socket, TRACES_DIR "/mixed_syscalls.trace");
+    wait_closed(d, 1);
+    wait_count(d, "SELECT count(*) FROM alerts", MIXED_OPENAT_EXITS);
+    write_rules(d, "r.yaml", cat_rule);
+    kill(d->pid, SIGHUP);
+    assert_true(daemon_wait_log(d, "rules: 1 rules enabled of 1", 2, 5000));   /* at start, then reloaded */
+    replay(d->socket, TRACES_DIR "/mixed_syscalls.trace");
+    wait_closed(d, 2);
+    write_rules(d, "r.yaml", "- rule: Broken\n  desc: x\n  condition: evt.type = openat and (\n  output: x\n"
+                             "  priority: WARNING\n");
+    kill(d->pid, SIGHUP);
+    assert_true(daemon_wait_log(d, "the running rules stay", 1, 5000));
+    replay(d->socket, TRACES_DIR "/mixed_syscalls.trace");
+    wait_closed(d, 3);
+    assert_int_equal(daemon_stop(d), 0);
+    char *log = daemon_read_log(d);
+    if (!strstr(log, "r.yaml:3:"))
+        fail_msg("the broken file's line is not named: %s", log);
+    free(log);
+    assert_int_equal(dbq(d, "SELECT count(*) FROM alerts a JOIN events e ON e.id = a.event_id "
+                            "WHERE a.rule = 'Openat exit' AND e.conn_id = 1"), MIXED_OPENAT_EXITS);
+    assert_int_equal(dbq(d, "SELECT count(*) FROM alerts a JOIN events e ON e.id = a.event_id "
+                            "WHERE a.rule = 'Openat exit' AND e.conn_id > 1"), 0);
+    long long cat1 = dbq(d, "SELECT count(*) FROM events WHERE conn_id = 1 AND " CAT_ROWS);
+    assert_int_equal(dbq(d, "SELECT count(*) FROM alerts a JOIN events e ON e.id = a.event_id "
+                            "WHERE a.rule = 'Cat at work' AND e.conn_id IN (2, 3)"), 2 * cat1);
+}
+
+/* kill -9 under load: alerts and events commit together, so afterwards no
+ * alert lacks its event and no matching event lacks its alert. */
+static void test_kill9_keeps_alerts_with_events(void **state)
+{
+    struct daemon *d = *state;
+    const char *args[] = {"--rules", write_rules(d, "r.yaml", openat_rule), "--alerts-rate", "0", NULL};
+    assert_true(daemon_start(d, SECCHECKD_BIN, args));
+    pid_t lg = reaper_fork();
+    assert_true(lg >= 0);
+    if (lg == 0) {
+        int null = open("/dev/null", O_WRONLY);
+        dup2(null, 1);
+        dup2(null, 2);
+        execl(LOADGEN_BIN, LOADGEN_BIN, "--socket", d->socket, "--trace", TRACES_DIR "/mixed_syscalls.trace",
+              "--connections", "4", "--mode", "block", "--duration", "10", (char *)NULL);
+        _exit(127);
+    }
+    sleep_ms(1500);
+    kill(d->pid, SIGKILL);
+    daemon_wait_exit(d, 5000);
+    reaper_wait(lg);
+    long long matched = dbq(d, "SELECT count(*) FROM events WHERE " OPENAT_EXITS);
+    assert_true(matched > MIXED_OPENAT_EXITS);
+    assert_int_equal(dbq(d, "SELECT count(*) FROM alerts"), matched);
+    assert_int_equal(dbq(d, "SELECT count(*) FROM alerts WHERE event_id NOT IN (SELECT id FROM events)"), 0);
+    assert_int_equal(dbq(d, "SELECT count(*) FROM events WHERE " OPENAT_EXITS
+                            " AND id NOT IN (SELECT event_id FROM alerts)"), 0);
+    assert_int_equal(dbq(d, "SELECT count(*) FROM pragma_integrity_check WHERE integrity_check = 'ok'"), 1);
+}
+
+/* Rules files that do not load stop the daemon at start, naming each
+ * error; --alerts-out without rules is a usage error. */
+static void test_bad_rules_refused(void **state)
+{
+    struct daemon *d = *state;
+    const char *args[] = {"--rules", write_rules(d, "bad.yaml", "- rule: X\n  desc: x\n  condition: proc.nam = a\n"
+                                                                "  output: x\n  priority: WARNING\n"), NULL};
+    assert_false(daemon_start(d, SECCHECKD_BIN, args));
+    assert_int_equal(d->exit_status, 2);
+    char *log = daemon_read_log(d);
+    if (!strstr(log, "bad.yaml:3:") || !strstr(log, "proc.nam"))
+        fail_msg("the unknown field is not named with its line: %s", log);
+    free(log);
+    const char *alone[] = {"--alerts-out", "-", NULL};
+    assert_false(daemon_start(d, SECCHECKD_BIN, alone));
+    assert_int_equal(d->exit_status, 2);
+    assert_int_equal(daemon_log_count(d, "--alerts-out needs --rules"), 1);
+}
+
+/* exec_loop: sh runs /bin/true 200 times; each child's parent is known only
+ * from sh's sentry/clone before it. Cut after one such clone, restart, send
+ * the rest: the first exec after the restart still names sh. */
+static const char parent_rule[] =
+    "- rule: True run by sh\n"
+    "  desc: sh started /bin/true\n"
+    "  condition: evt.type = execve and proc.name = true and proc.pname = sh\n"
+    "  output: \"%proc.name by %proc.pname\"\n"
+    "  priority: NOTICE\n";
+
+/* Index of the 100th sentry/clone (message_type 2) packet. */
+static size_t cut_after_clone(const struct replay_trace *t)
+{
+    int clones = 0;
+    for (size_t i = 0; i < t->count; i++)
+        if (t->lengths[i] >= 8 && t->packets[i][2] == 2 && ++clones == 100)
+            return i;
+    fail_msg("exec_loop has fewer than 100 clones");
+    return 0;
+}
+
+static void send_range(int fd, const struct replay_trace *t, size_t from, size_t to)
+{
+    for (size_t i = from; i < to; i++)
+        assert_int_equal(replay_send(fd, t->packets[i], t->lengths[i]), 0);
+}
+
+static void expect_every_true_named(const struct daemon *d)
+{
+    long long execs = dbq(d, "SELECT count(*) FROM events WHERE msg_type = 3 AND json_extract(detail, "
+                             "'$.binary_path') = '/usr/bin/true'");
+    assert_int_equal(execs, 200);
+    assert_int_equal(dbq(d, "SELECT count(*) FROM alerts WHERE rule = 'True run by sh'"), execs);
+}
+
+static void test_sigusr2_keeps_process_parents(void **state)
+{
+    struct daemon *d = *state;
+    struct replay_trace t;
+    assert_int_equal(trace_load_named(&t, "exec_loop"), 0);
+    const char *args[] = {"--rules", write_rules(d, "r.yaml", parent_rule), "--alerts-rate", "0", NULL};
+    assert_true(daemon_start(d, SECCHECKD_BIN, args));
+    int fd = replay_open(d->socket, 1);
+    assert_true(fd >= 0);
+    size_t cut = cut_after_clone(&t) + 1;
+    send_range(fd, &t, 0, cut);
+    sleep_ms(300);   /* committed: the new image rebuilds from the database */
+    kill(d->pid, SIGUSR2);
+    assert_true(daemon_wait_log(d, "restart: adopted", 1, 10000));
+    send_range(fd, &t, cut, t.count);
+    close(fd);
+    replay_trace_free(&t);
+    wait_closed(d, 1);
+    assert_int_equal(daemon_stop(d), 0);
+    assert_int_equal(daemon_log_count(d, "rules: process tables rebuilt"), 1);
+    expect_every_true_named(d);
+}
+
+/* A plain restart: the sandbox connects again (runsc trace create --force),
+ * a new connection of the same container takes the old one's table. */
+static void test_plain_restart_keeps_process_parents(void **state)
+{
+    struct daemon *d = *state;
+    struct replay_trace t;
+    assert_int_equal(trace_load_named(&t, "exec_loop"), 0);
+    const char *args[] = {"--rules", write_rules(d, "r.yaml", parent_rule), "--alerts-rate", "0", NULL};
+    assert_true(daemon_start(d, SECCHECKD_BIN, args));
+    int fd = replay_open(d->socket, 1);
+    assert_true(fd >= 0);
+    size_t cut = cut_after_clone(&t) + 1;
+    send_range(fd, &t, 0, cut);
+    sleep_ms(300);
+    assert_int_equal(daemon_stop(d), 0);
+    close(fd);
+    assert_true(daemon_start(d, SECCHECKD_BIN, args));
+    fd = replay_open(d->socket, 1);
+    assert_true(fd >= 0);
+    send_range(fd, &t, cut, t.count);
+    close(fd);
+    replay_trace_free(&t);
+    wait_closed(d, 1);
+    assert_int_equal(daemon_stop(d), 0);
+    assert_int_equal(daemon_log_count(d, "rules: process tables rebuilt"), 1);
+    expect_every_true_named(d);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_one_alert_per_matching_row, daemon_setup, daemon_teardown),
+        cmocka_unit_test_setup_teardown(test_detector_without_storage, daemon_setup, daemon_teardown),
+        cmocka_unit_test_setup_teardown(test_alert_lines_are_falco_json, daemon_setup, daemon_teardown),
+        cmocka_unit_test_setup_teardown(test_throttling, daemon_setup, daemon_teardown),
+        cmocka_unit_test_setup_teardown(test_sighup_reload, daemon_setup, daemon_teardown),
+        cmocka_unit_test_setup_teardown(test_kill9_keeps_alerts_with_events, daemon_setup, daemon_teardown),
+        cmocka_unit_test_setup_teardown(test_bad_rules_refused, daemon_setup, daemon_teardown),
+        cmocka_unit_test_setup_teardown(test_sigusr2_keeps_process_parents, daemon_setup, daemon_teardown),
+        cmocka_unit_test_setup_teardown(test_plain_restart_keeps_process_parents, daemon_setup, daemon_teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
