@@ -92,9 +92,9 @@ recv_bins() {
     case ${1%@*} in
         ref) echo ref-recvmmsg ;;
         dummy) echo seccheck-dummy ;;
-        discard | sqlite | sqlite-all | sqlite+forward) echo seccheckd ;;
+        discard | sqlite | sqlite-all | sqlite+forward | sqlite+rules20 | sqlite+rules500) echo seccheckd ;;
         python) ;;
-        *) die "unknown receiver '$1' (ref, dummy, discard, sqlite, sqlite-all, sqlite+forward, python)" ;;
+        *) die "unknown receiver '$1' (ref, dummy, discard, sqlite, sqlite-all, sqlite+forward, sqlite+rules20, sqlite+rules500, python)" ;;
     esac
 }
 
@@ -134,13 +134,18 @@ recv_start() {
         ref) "$bin/ref-recvmmsg" "$sock" </dev/null >"$log" 2>&1 & ;;
         dummy) "$bin/seccheck-dummy" "$sock" </dev/null >"$log" 2>&1 & ;;
         discard) "$bin/seccheckd" --socket "$sock" --sink discard </dev/null >"$log" 2>&1 & ;;
-        sqlite | sqlite-all | sqlite+forward)
+        sqlite | sqlite-all | sqlite+forward | sqlite+rules20 | sqlite+rules500)
             RECV_DB=$BENCH_TMP/events.db
             rm -f "$RECV_DB" "$RECV_DB-wal" "$RECV_DB-shm"
             local indexes=type
             [ "${kind%@*}" = sqlite-all ] && indexes=all
-            "$bin/seccheckd" --socket "$sock" --sink sqlite --db "$RECV_DB" --indexes "$indexes" \
-                </dev/null >"$log" 2>&1 &
+            local -a rules=()
+            case ${kind%@*} in
+                sqlite+rules20) rules=(--rules "$BENCH_DIR/rules/usual-20.yaml") ;;
+                sqlite+rules500) rules=(--rules "$(many_rules_file 500)") ;;
+            esac
+            "$bin/seccheckd" --socket "$sock" --sink sqlite --db "$RECV_DB" --indexes "$indexes" "${rules[@]}" \
+                ${RULES_ARGS:-} </dev/null >"$log" 2>&1 &
             ;;
         python) python3 -u "$REPO_DIR/dummy/dummy_uds_server.py" "$sock" </dev/null >"$log" 2>&1 & ;;
         *) die "unknown receiver $kind" ;;
@@ -158,6 +163,14 @@ recv_start() {
     done
     cat "$log" >&2
     die "receiver $kind did not start (log above)"
+}
+
+# many_rules_file N: N generated rules (bench/rules/gen_many.py) in the
+# private temp dir, made once.
+many_rules_file() {
+    local f=$BENCH_TMP/rules-$1.yaml
+    [ -s "$f" ] || python3 "$BENCH_DIR/rules/gen_many.py" "$1" >"$f" || die "cannot generate $1 rules"
+    echo "$f"
 }
 
 # sqlite+forward: `seccheckd forward` beside the daemon, shipping its database

@@ -1,0 +1,123 @@
+#!/usr/bin/env bash
+# bench/rules.sh - what detection costs the daemon (issue 20's targets):
+#  1. receiver CPU per stored event with 20 usual rules and with 500
+#     generated ones, against no rules: bench/ipc.sh's interleaved runs of
+#     the receivers sqlite, sqlite+rules20 and sqlite+rules500, one invocation;
+#  2. alert latency at a paced rate: how long after an event's arrival its
+#     alert is committed (and written as a JSON line), with a rule that
+#     matches every openat exit and no throttling.
+# See bench/README.md.
+set -euo pipefail
+# shellcheck source=bench/lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+usage() {
+    cat <<EOF
+Usage: bench/rules.sh [OPTIONS]
+  --out DIR          results directory [bench/results/<timestamp>-rules]
+  --runs N           repetitions of each receiver in part 1 [5]
+  --messages N       messages per connection in part 1 [40000]
+  --conns N          connections in parts 1 and 2 [4]
+  --trace T          trace name or file [mixed_syscalls]
+  --rate N           part 2: events per second in all [50000]
+  --duration SECS    part 2: length of the paced run [5]
+  --skip-cpu         part 2 only
+  --bin DIR          built binaries [$BIN_DIR]
+  --help             this text
+Prints the CPU ratios (median of the runs, per stored event) and the alert
+latency percentiles; writes summary.txt in DIR.
+EOF
+}
+
+out='' runs=5 messages=40000 conns=4 trace=mixed_syscalls rate=50000 duration=5 skip_cpu=
+while [ $# -gt 0 ]; do
+    case $1 in
+        --help | -h) usage; exit 0 ;;
+        --out) out=${2:?--out DIR}; shift 2 ;;
+        --runs) need_uint "$1" "${2:-}"; runs=$2; shift 2 ;;
+        --messages) need_uint "$1" "${2:-}"; messages=$2; shift 2 ;;
+        --conns) need_uint "$1" "${2:-}"; conns=$2; shift 2 ;;
+        --trace) trace=${2:?--trace NAME|FILE}; shift 2 ;;
+        --rate) need_uint "$1" "${2:-}"; rate=$2; shift 2 ;;
+        --duration) need_num "$1" "${2:-}"; duration=$2; shift 2 ;;
+        --skip-cpu) skip_cpu=1; shift ;;
+        --bin) BIN_DIR=${2:?--bin DIR}; shift 2 ;;
+        *) usage >&2; die "unknown option '$1'" ;;
+    esac
+done
+case $trace in */* | *.trace) trace_file=$trace ;; *) trace_file=$TRACES_DIR/$trace.trace ;; esac
+[ -f "$trace_file" ] || die "trace $trace_file not found"
+need_bins seccheckd seccheck-loadgen
+command -v sqlite3 >/dev/null || die "sqlite3 is needed"
+
+out=${out:-$(default_out rules)}
+bench_init "$out"
+out=$(cd "$out" && pwd)
+machine_info >"$out/machine.txt"
+summary=$out/summary.txt
+: >"$summary"
+
+# ---- part 1: CPU per stored event, interleaved ----
+if [ -z "$skip_cpu" ]; then
+    say "part 1: receiver CPU per stored event, $runs interleaved runs of each receiver"
+    "$BENCH_DIR/ipc.sh" --out "$out/cpu" --runs "$runs" --messages "$messages" --modes block --conns "$conns" \
+        --trace "$trace_file" --receivers sqlite,sqlite+rules20,sqlite+rules500 --bin "$BIN_DIR" >/dev/null
+    python3 - "$out/cpu/runs.jsonl" <<'PY' | tee -a "$summary"
+import json, statistics, sys
+per = {}
+for line in open(sys.argv[1]):
+    r = json.loads(line)
+    if r.get("error") or not r.get("received") or r.get("cpu_s") is None:
+        continue
+    per.setdefault(r["receiver"], []).append(r["cpu_s"] / r["received"] * 1e6)
+base = statistics.median(per["sqlite"])
+print("receiver CPU per million stored events (median of %d runs, interleaved):" % len(per["sqlite"]))
+for name, target in (("sqlite", None), ("sqlite+rules20", 1.10), ("sqlite+rules500", 1.5)):
+    m = statistics.median(per[name])
+    runs = ", ".join("%.2f" % v for v in sorted(per[name]))
+    note = "" if target is None else "  ratio %.3fx (target <= %.2fx: %s)" % (m / base, target, "met" if m / base <= target else "NOT met")
+    print("  %-16s %.2f s  [%s]%s" % (name, m, runs, note))
+PY
+fi
+
+# ---- part 2: alert latency at a paced rate ----
+say "part 2: alert latency at $rate events/s for $duration s"
+rules=$BENCH_TMP/latency.yaml
+cat >"$rules" <<'YAML'
+- rule: Every openat
+  desc: matches every openat exit, so every one raises an alert
+  condition: evt.type = openat and evt.dir = <
+  output: "%proc.name opened %fd.name"
+  priority: NOTICE
+YAML
+sock=$BENCH_TMP/lat.sock
+db=$BENCH_TMP/lat.db
+log=$out/latency-daemon.log
+rm -f "$db" "$sock"
+"$BIN_DIR/seccheckd" --socket "$sock" --db "$db" --rules "$rules" --alerts-rate 0 \
+    --alerts-out "$BENCH_TMP/alerts.json" </dev/null >"$log" 2>&1 &
+pid=$!
+BENCH_PIDS+=("$pid")
+for _ in $(seq 500); do grep -q "listening on" "$log" && break; sleep 0.01; done
+"$BIN_DIR/seccheck-loadgen" --socket "$sock" --trace "$trace_file" --connections "$conns" --mode sentry \
+    --rate "$rate" --duration "$duration" --json </dev/null >"$out/latency-loadgen.json" 2>/dev/null
+sleep 1
+kill -TERM "$pid"
+wait "$pid" || die "seccheckd exited non-zero (log: $log)"
+# An alert is committed with its batch (batches.committed_ns) and its line
+# written right after; its event arrived at events.recv_ns.
+sqlite3 "$db" "SELECT b.committed_ns - e.recv_ns FROM alerts a JOIN events e ON e.id = a.event_id
+               JOIN batches b ON a.event_id BETWEEN b.first_event_id AND b.last_event_id" >"$out/latency-ns.txt"
+python3 - "$out/latency-ns.txt" "$out/latency-loadgen.json" "$rate" <<'PY' | tee -a "$summary"
+import json, sys
+lat = sorted(int(x) for x in open(sys.argv[1]) if x.strip())
+lg = json.load(open(sys.argv[2]))
+if not lat:
+    sys.exit("no alerts were written")
+pct = lambda p: lat[min(len(lat) - 1, int(p / 100 * len(lat)))] / 1e6
+within = sum(1 for x in lat if x <= 1e9) / len(lat)
+print("alert latency at %s events/s (sent %d, dropped by the senders %d): %d alerts, p50 %.0f ms, p99 %.0f ms, "
+      "max %.0f ms; within 1 s: %.2f%% (target >= 99%%: %s)" % (sys.argv[3], lg.get("sent", 0), lg.get("dropped", 0),
+      len(lat), pct(50), pct(99), lat[-1] / 1e6, within * 100, "met" if within >= 0.99 else "NOT met"))
+PY
+echo "results: $out (summary.txt)"
