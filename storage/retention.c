@@ -41,11 +41,30 @@ struct oldest_batch {
     int hash_len;
 };
 
-/* Deletes one batch (its events and its row) and makes it the anchor. */
+/* The alerts of a batch's events go with them (alerts.sql.h), through
+ * alerts_by_event. */
+static int delete_alerts(sqlite3 *db, int64_t first, int64_t last)
+{
+    sqlite3_stmt *st;
+    int rc = sqlite3_prepare_v2(db, "DELETE FROM alerts WHERE event_id BETWEEN ?1 AND ?2", -1, &st, NULL);
+    if (rc == SQLITE_OK) {
+        sqlite3_bind_int64(st, 1, first);
+        sqlite3_bind_int64(st, 2, last);
+        rc = sqlite3_step(st) == SQLITE_DONE ? SQLITE_OK : SQLITE_ERROR;
+    }
+    sqlite3_finalize(st);
+    return rc;
+}
+
+/* Deletes one batch (its events, their alerts and its row) and makes it the
+ * anchor. */
 static int delete_batch(sqlite3 *db, const struct oldest_batch *b, uint64_t *events)
 {
     sqlite3_stmt *st;
-    int rc = sqlite3_prepare_v2(db, "DELETE FROM events WHERE id BETWEEN ?1 AND ?2", -1, &st, NULL);
+    int rc = delete_alerts(db, b->first, b->last);
+    if (rc != SQLITE_OK)
+        return rc;
+    rc = sqlite3_prepare_v2(db, "DELETE FROM events WHERE id BETWEEN ?1 AND ?2", -1, &st, NULL);
     if (rc == SQLITE_OK) {
         sqlite3_bind_int64(st, 1, b->first);
         sqlite3_bind_int64(st, 2, b->last);

@@ -16,7 +16,8 @@
 #define DAY_S 86400LL
 
 /* The tables retention reads and writes, with three batches of ten events
- * committed 10 days, 5 days and 1 second before now_ns. */
+ * committed 10 days, 5 days and 1 second before now_ns, and an alert on
+ * every event. */
 static sqlite3 *open_db(int64_t now_ns)
 {
     sqlite3 *db;
@@ -26,8 +27,10 @@ static sqlite3 *open_db(int64_t now_ns)
                                   "CREATE TABLE batches(id INTEGER PRIMARY KEY, first_event_id, last_event_id,"
                                   " committed_ns, hash BLOB);"
                                   "CREATE TABLE meta(key TEXT PRIMARY KEY, value);"
+                                  "CREATE TABLE alerts(id INTEGER PRIMARY KEY, event_id INTEGER NOT NULL);"
                                   "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 30)"
-                                  " INSERT INTO events SELECT i FROM n;",
+                                  " INSERT INTO events SELECT i FROM n;"
+                                  "INSERT INTO alerts(event_id) SELECT id FROM events;",
                                   NULL, NULL, NULL),
                      SQLITE_OK);
     const int64_t ages_ns[] = {10 * DAY_S * NS_PER_S, 5 * DAY_S * NS_PER_S, NS_PER_S};
@@ -73,11 +76,11 @@ static void test_retain_by_age_without_overflow(void **state)
         retention_init(&r, ":memory:", cases[i].retain_s, 0, 1000);
         /* The clock read again: a step works for RETENTION_STEP_NS from now. */
         retention_step(&r, db, realtime_ns(), true);
-        long long left = count(db, "batches"), events = count(db, "events");
+        long long left = count(db, "batches"), events = count(db, "events"), alerts = count(db, "alerts");
         sqlite3_close(db);
-        if (left != cases[i].batches_left || events != 10 * left)
-            fail_msg("--retain %llu s: %lld batch rows and %lld events left, expected %lld batches",
-                     (unsigned long long)cases[i].retain_s, left, events, cases[i].batches_left);
+        if (left != cases[i].batches_left || events != 10 * left || alerts != events)
+            fail_msg("--retain %llu s: %lld batch rows, %lld events and %lld alerts left, expected %lld batches",
+                     (unsigned long long)cases[i].retain_s, left, events, alerts, cases[i].batches_left);
     }
 }
 
