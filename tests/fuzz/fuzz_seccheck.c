@@ -10,6 +10,10 @@
  *  - a tracereplay file, when the input starts with "tracereplay file": it is
  *    read with the project's reader (through a memfd), every length is checked
  *    against the bytes, and every record goes through the packet path above.
+ * Every decoded event is also evaluated by the rules engine (rules.h) with
+ * rules that read every field and match every event, on a small process
+ * table shared by four connections: every alert's output, output_fields and
+ * JSON line must be valid UTF-8 and valid JSON.
  * Every input is also offered to wire_handshake_parse and (a prefix of it) to
  * json_render_string as arbitrary bytes.
  *
@@ -34,6 +38,7 @@
 #include "ingest.h"
 #include "json.h"
 #include "pipeline.h"
+#include "rules.h"
 #include "sink.h"
 #include "strbuf.h"
 #include "tracefile.h"
@@ -73,7 +78,55 @@ static struct {
     struct pipeline pipeline;
     struct ingest ingest;
     struct conn_record rec;
+    struct rules_engine *rules;
+    struct alert_list alerts;
 } g;
+
+/* Rules that read every field of rules/README.md on every event (enter
+ * points too: the macro tests evt.dir; an execve exit after its sentry/execve
+ * too: it names gvisor.point), with operators of each kind. */
+static const char fuzz_rules_yaml[] =
+    "- list: shells\n"
+    "  items: [sh, bash, '/bin/x y']\n"
+    "- macro: anything\n"
+    "  condition: evt.num > 0 and (evt.dir = < or evt.dir = >) and gvisor.point exists\n"
+    "- rule: Every event\n"
+    "  desc: reads everything\n"
+    "  condition: anything\n"
+    "  output: \"%evt.type %evt.dir %evt.time %evt.num %evt.res %evt.rawres %evt.failed %evt.is_open_read\n"
+    "    %evt.is_open_write %evt.is_open_exec %evt.arg.pathname %evt.arg.address %evt.arg[0] %evt.arg[3]\n"
+    "    %evt.dropped %gvisor.point %proc.name %proc.exepath %proc.cmdline %proc.args %proc.pid\n"
+    "    %proc.tid %proc.cwd %proc.duration %proc.ppid %proc.pname %proc.pcmdline %proc.aname[2]\n"
+    "    %proc.apid[3] %user.uid %group.gid %container.id %fd.num %fd.name %fd.directory\n"
+    "    %fd.filename %fd.typechar %fd.sip %fd.sport %fd.cip %fd.cport %fd.rip %fd.rport %fd.lip %fd.lport\"\n"
+    "  priority: DEBUG\n"
+    "- rule: Operators\n"
+    "  desc: each kind of comparison\n"
+    "  condition: evt.dir in (<, >) and (fd.name glob '/etc/*' or proc.aname in (shells) or\n"
+    "    proc.cmdline icontains XY or fd.sip = 10.0.0.0/8 or fd.name pmatch (/tmp, /v*r) or\n"
+    "    evt.arg.pathname endswith .so or proc.pname intersects (shells) or fd.num >= 3 or\n"
+    "    evt.arg.argv contains '-c' or not proc.name exists or evt.arg.address bstartswith 0200)\n"
+    "  output: \"%proc.aname[1] %fd.name\"\n"
+    "  priority: info\n";
+
+static void rules_init(void)
+{
+    struct rules_diag diag = {0};
+    struct rule_set *rs = rule_set_load_buffer("fuzz.yaml", fuzz_rules_yaml, sizeof(fuzz_rules_yaml) - 1, &diag);
+    if (!rs)
+        rules_diag_print(&diag, stderr);
+    CHECK(rs != NULL);
+    rules_diag_free(&diag);
+    struct rules_engine_config cfg;
+    rules_engine_config_defaults(&cfg);
+    cfg.hostname = "fuzz";
+    cfg.rate = 0;                /* every match an alert */
+    cfg.max_processes = 64;      /* evictions, not just growth */
+    cfg.output_field_max = 64;   /* cuts inside multi-byte characters */
+    g.rules = rules_engine_new(&cfg);
+    CHECK(g.rules != NULL);
+    rules_engine_set_rules(g.rules, rs);
+}
 
 static void fuzz_init(void)
 {
@@ -93,6 +146,7 @@ static void fuzz_init(void)
     CHECK(pipeline_init(&g.pipeline, &g.loop, g.sink, &cfg, NULL, NULL, NULL) == 0);
     g.ingest = (struct ingest){.decoder = &g.dec, .pipeline = &g.pipeline};
     g.rec = (struct conn_record){.id = 7, .client_version = 1};
+    rules_init();
     g.ready = true;
 }
 
@@ -159,6 +213,15 @@ static void check_json(const struct strbuf *sb, char open)
                 sb->data);
         CHECK(!"json_valid");
     }
+}
+
+/* A string the rules rendered: valid UTF-8, and JSON when it is meant to be. */
+static void check_rendered(const char *s, bool is_json)
+{
+    CHECK(s != NULL);
+    size_t len = strlen(s);
+    CHECK(strict_utf8_valid((const uint8_t *)s, len));
+    CHECK(!is_json || sqlite_json_valid(s, len));
 }
 
 /* json_render_string over arbitrary bytes; when they are valid UTF-8 without
@@ -286,6 +349,26 @@ static void fuzz_ingest(const uint8_t *data, size_t size, enum wire_status ws, c
     CHECK(ev->has_sysno == direct->has_sysno && ev->sysno == direct->sysno);
     CHECK(ev->is_exit == direct->is_exit && ev->result == direct->result && ev->errorno == direct->errorno);
     CHECK(memcmp(&ev->header, &direct->header, sizeof(ev->header)) == 0);
+}
+
+/* ---- the rules over a decoded event ---- */
+
+static void fuzz_rules(const struct event *ev, const uint8_t *data, size_t size)
+{
+    struct event e = *ev;
+    e.conn_id = 1 + (size ? data[size - 1] % 4 : 0);   /* four process tables */
+    alert_list_reset(&g.alerts);
+    rules_engine_eval(g.rules, &e, 3, &g.alerts);
+    CHECK(g.alerts.count + g.alerts.dropped >= 1);   /* "Every event" matched */
+    for (size_t i = 0; i < g.alerts.count; i++) {
+        const struct alert *a = &g.alerts.items[i];
+        CHECK(a->event_index == 3 && a->priority < RULES_PRIORITY_COUNT);
+        CHECK(a->json_len == strlen(a->json) && a->json[0] == '{' && a->json[a->json_len - 1] == '}');
+        check_rendered(a->json, true);
+        check_rendered(a->output_fields, true);
+        check_rendered(a->tags, true);
+        check_rendered(a->output, false);
+    }
 }
 
 /* ---- one packet ---- */
@@ -422,6 +505,7 @@ static void fuzz_packet(const uint8_t *data, size_t size)
         CHECK(json_render_message(&g.json, ev.msg) == 0);
         check_json(&g.json, '{');
         check_round_trip(ev.msg);
+        fuzz_rules(&ev, data, size);
     }
 
     fuzz_ingest(data, size, ws, &h, &ev);
@@ -513,6 +597,8 @@ int fuzz_harness_finish(void)
     pipeline_free(&g.pipeline);
     CHECK(uv_loop_close(&g.loop) == 0);
     sink_close(g.sink);
+    alert_list_free(&g.alerts);
+    rules_engine_free(g.rules);
     sqlite3_finalize(g.valid);
     sqlite3_finalize(g.extract);
     CHECK(sqlite3_close(g.db) == SQLITE_OK);
