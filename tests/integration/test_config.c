@@ -105,8 +105,10 @@ static void test_bad_config_files(void **state)
         {"\n# ok\nno-such-setting = 1\n", "bad.conf:3: unknown setting 'no-such-setting'"},
         {"batch-size = 0\n", "bad.conf:1: --batch-size: expected a whole number from 1"},
         {"just words\n", "bad.conf:1: expected 'name = value'"},
-        {"keep-types = SYSCALL_NOPE\n", "--keep-types: unknown message type 'SYSCALL_NOPE'"},
-        {"keep-types = 7\ndrop-types = 8\n", "not both"},
+        {"keep-types = SYSCALL_NOPE\n", "bad.conf:1: --keep-types: unknown message type 'SYSCALL_NOPE'"},
+        {"keep-types = 7\ndrop-types = 8\n", "bad.conf:2: --drop-types: --keep-types is set too"},
+        {"metrics-listen = 192.0.2.1:9464\n", "bad.conf:1: --metrics-listen 192.0.2.1:9464: 192.0.2.1 is not a loopback"},
+        {"db = \"unterminated\n", "bad.conf:1: db: a quoted value needs its closing"},
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         write_file(conf, cases[i][0]);
