@@ -66,7 +66,7 @@ static void test_file_settings_and_sighup_reload(void **state)
     assert_int_equal(daemon_stop(&d), 0);
     char *log = daemon_read_log(&d);
     assert_non_null(strstr(log, "reload: applied drop-types"));
-    assert_non_null(strstr(log, "not applied until a restart (SIGUSR2 or systemctl reload): batch-size"));
+    assert_non_null(strstr(log, "not applied until a restart (SIGUSR2; systemctl kill -s USR2 seccheckd): batch-size"));
     free(log);
     assert_int_equal(db_query_int(d.db, "SELECT count(*) FROM events WHERE conn_id=1 AND msg_type=9"), 0);
     assert_int_equal(db_query_int(d.db, "SELECT count(*) FROM events WHERE conn_id=1 AND msg_type=34"), 19584);
