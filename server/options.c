@@ -572,7 +572,7 @@ static int unquote(char *value, char *why, size_t whylen)
     char *out = value;
     const char *p = value + 1;
     for (; *p != '"'; p++) {
-        if (*p == '\0' || *p == '\n') {
+        if (*p == '\0') {
             snprintf(why, whylen, "a quoted value needs its closing '\"'");
             return -1;
         }

@@ -23,61 +23,35 @@ cleanup() {
     rm -rf "$dir"
 }
 trap cleanup EXIT
-sed "s#/usr/local/bin/seccheckd#$bin#" "$src/systemd/seccheckd.service" >"$dir/seccheckd.service"
-cp "$src/systemd/seccheckd.socket" "$dir/"
+# Every unit, with ExecStart pointed at the build.
+for unit in seccheckd.socket seccheckd.service seccheckd-forward.service seccheckd-metrics.socket \
+            seccheckd-metrics.service; do
+    sed "s#/usr/local/bin/seccheckd#$bin#" "$src/systemd/$unit" >"$dir/$unit"
+done
 grep -q "^ExecStart=$bin " "$dir/seccheckd.service"
 
-out=$(cd "$dir" && SYSTEMD_LOG_LEVEL=warning systemd-analyze verify seccheckd.socket seccheckd.service 2>&1 |
-      grep -v -e 'containerd.service' -e 'docker.service' || true)
-if [ -n "$out" ]; then
-    echo "FAIL: systemd-analyze verify:"
-    echo "$out"
-    exit 1
-fi
-echo "ok   - seccheckd.socket and seccheckd.service verify"
-
-score=$(systemd-analyze security --offline=yes "$dir/seccheckd.service" 2>&1 |
-        sed -n 's/.*Overall exposure level for seccheckd.service: \([0-9.]*\).*/\1/p')
-[ -n "$score" ] || { echo "FAIL: no exposure score"; exit 1; }
-if awk -v s="$score" 'BEGIN { exit !(s <= 2.0) }'; then
-    echo "ok   - systemd-analyze security: exposure $score (<= 2.0)"
-else
-    echo "FAIL - systemd-analyze security: exposure $score, above 2.0"
-    exit 1
-fi
-# The forwarder's unit (seccheckd forward) beside the daemon's.
-sed "s#/usr/local/bin/seccheckd#$bin#" "$src/systemd/seccheckd-forward.service" >"$dir/seccheckd-forward.service"
-out=$(cd "$dir" && SYSTEMD_LOG_LEVEL=warning systemd-analyze verify seccheckd-forward.service 2>&1 || true)
-if [ -n "$out" ]; then
-    echo "FAIL: systemd-analyze verify seccheckd-forward.service:"
-    echo "$out"
-    exit 1
-fi
-fscore=$(systemd-analyze security --offline=yes "$dir/seccheckd-forward.service" 2>&1 |
-         sed -n 's/.*Overall exposure level for seccheckd-forward.service: \([0-9.]*\).*/\1/p')
-if [ -n "$fscore" ] && awk -v s="$fscore" 'BEGIN { exit !(s <= 2.0) }'; then
-    echo "ok   - seccheckd-forward.service verifies, exposure $fscore (<= 2.0)"
-else
-    echo "FAIL - seccheckd-forward.service: exposure '${fscore}', above 2.0 or missing"
-    exit 1
-fi
+# check_units SERVICE [UNIT...]: systemd-analyze verify passes on them all,
+# and SERVICE's systemd-analyze security exposure is 2.0 or lower.
+check_units() {
+    local service=$1 out score
+    out=$(cd "$dir" && SYSTEMD_LOG_LEVEL=warning systemd-analyze verify "$@" 2>&1 |
+          grep -v -e 'containerd.service' -e 'docker.service' || true)
+    [ -z "$out" ] || { echo "FAIL - systemd-analyze verify $*:"; echo "$out"; exit 1; }
+    score=$(systemd-analyze security --offline=yes "$dir/$service" 2>&1 |
+            sed -n "s/.*Overall exposure level for $service: \\([0-9.]*\\).*/\\1/p")
+    if [ -n "$score" ] && awk -v s="$score" 'BEGIN { exit !(s <= 2.0) }'; then
+        echo "ok   - $* verify; $service exposure $score (<= 2.0)"
+    else
+        echo "FAIL - $service: exposure '$score', above 2.0 or missing"
+        exit 1
+    fi
+}
+check_units seccheckd.service seccheckd.socket
+check_units seccheckd-forward.service   # seccheckd forward, beside the daemon
+check_units seccheckd-metrics.service seccheckd-metrics.socket   # the metrics relay
 grep -q '^ListenSequentialPacket=' "$src/systemd/seccheckd.socket"
 grep -q '^Type=notify' "$src/systemd/seccheckd.service"
 grep -q '^WatchdogSec=' "$src/systemd/seccheckd.service"
-
-# The metrics relay's units.
-sed "s#/usr/local/bin/seccheckd#$bin#" "$src/systemd/seccheckd-metrics.service" >"$dir/seccheckd-metrics.service"
-cp "$src/systemd/seccheckd-metrics.socket" "$dir/"
-out=$(cd "$dir" && SYSTEMD_LOG_LEVEL=warning systemd-analyze verify seccheckd-metrics.socket seccheckd-metrics.service 2>&1 || true)
-[ -z "$out" ] || { echo "FAIL: systemd-analyze verify seccheckd-metrics.*:"; echo "$out"; exit 1; }
-mscore=$(systemd-analyze security --offline=yes "$dir/seccheckd-metrics.service" 2>&1 |
-         sed -n 's/.*Overall exposure level for seccheckd-metrics.service: \([0-9.]*\).*/\1/p')
-if [ -n "$mscore" ] && awk -v s="$mscore" 'BEGIN { exit !(s <= 2.0) }'; then
-    echo "ok   - seccheckd-metrics.socket and .service verify, exposure $mscore (<= 2.0)"
-else
-    echo "FAIL - seccheckd-metrics.service: exposure '${mscore}', above 2.0 or missing"
-    exit 1
-fi
 
 # ---- the service's commands, as the unit gives them
 unit_value() { sed -n "s/^$1=//p" "$2"; }
