@@ -324,6 +324,7 @@ static void sqlite_write_batch(struct sink *base, struct batch *b)
 static void sqlite_finish(struct sink *base, int64_t stopped_ns)
 {
     struct sqlite_sink *s = (struct sqlite_sink *)base;
+    retention_log_deleted(&s->retention);
     if (s->pending.received || s->pending_failed) {
         /* The last batches failed: record them, or the run would not add up. */
         struct batch_result failed = {.failed = s->pending_failed};
@@ -371,11 +372,18 @@ static void sqlite_set_retention(struct sink *base, uint64_t retain_s, uint64_t 
     atomic_store(&s->retention.max_db_bytes, max_db_bytes);
 }
 
+static uint64_t sqlite_retention_deleted(struct sink *base)
+{
+    struct sqlite_sink *s = (struct sqlite_sink *)base;
+    return atomic_load(&s->retention.events_deleted);
+}
+
 static const struct sink_ops sqlite_ops = {
     .name = "sqlite",
     .needs_writer_thread = true,
     .write_batch = sqlite_write_batch,
     .set_retention = sqlite_set_retention,
+    .retention_deleted = sqlite_retention_deleted,
     .idle = sqlite_idle,
     .finish = sqlite_finish,
     .close = sqlite_close,
