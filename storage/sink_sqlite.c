@@ -12,6 +12,7 @@
 
 #include "chain.h"
 #include "clock.h"
+#include "db_file.h"
 #include "decode.h"
 #include "event_indexes.h"
 #include "event_json.h"
@@ -49,7 +50,6 @@ struct sqlite_sink {
     struct chain_batch chain_cur; /* the batch being written */
     uint8_t chain_prev[CHAIN_HASH_LEN];
     char chain_key_id[CHAIN_KEY_ID_HEX]; /* keyed: names the key in meta */
-    bool chain_refused;           /* open failed on the key, not on the database */
     bool chain_warned;
 };
 
@@ -422,22 +422,51 @@ static int schema_version(sqlite3 *db)
     return (int)sqlutil_int(db, "SELECT coalesce((SELECT CAST(value AS INTEGER) FROM meta WHERE key='schema_version'), 0)", -1);
 }
 
-/* Brings a version 1 database to this one (schema.sql.h: upgrade_v1_sql),
- * and refuses any other version instead of mixing. */
+/* Before anything could change the file (journal_mode=WAL rewrites its
+ * header): an empty database, or one this program wrote in a version it
+ * writes. An SQLite database of another program is refused untouched,
+ * instead of silently gaining our tables. */
+static int check_is_ours(sqlite3 *db, char *err, size_t errlen)
+{
+    sqlite3_stmt *st = NULL;
+    int64_t objects = -1;
+    if (sqlite3_prepare_v2(db, "SELECT count(*) FROM sqlite_master", -1, &st, NULL) == SQLITE_OK &&
+        sqlite3_step(st) == SQLITE_ROW)
+        objects = sqlite3_column_int64(st, 0);
+    else
+        db_file_describe_error(db, err, errlen);   /* not a database, or unreadable */
+    sqlite3_finalize(st);
+    if (objects <= 0)
+        return objects < 0 ? -1 : 0;
+    int version = schema_version(db);
+    if (version <= 0) {
+        char tables[160] = "";
+        if (sqlite3_prepare_v2(db, "SELECT group_concat(name, ', ') FROM (SELECT name FROM sqlite_master"
+                                   " WHERE type='table' ORDER BY name LIMIT 6)", -1, &st, NULL) == SQLITE_OK &&
+            sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 0))
+            snprintf(tables, sizeof(tables), "%s", (const char *)sqlite3_column_text(st, 0));
+        sqlite3_finalize(st);
+        snprintf(err, errlen, "it is an SQLite database of another program (tables: %s; no seccheckd meta "
+                 "schema_version); it is left untouched (pick another path with --db)", tables[0] ? tables : "none");
+        return -1;
+    }
+    if (version != 1 && version != SQLITE_SCHEMA_VERSION) {
+        snprintf(err, errlen, "database has schema version %d, this seccheckd writes %d; use a new --db path",
+                 version, SQLITE_SCHEMA_VERSION);
+        return -1;
+    }
+    return 0;
+}
+
+/* Brings a version 1 database to this one (schema.sql.h: upgrade_v1_sql);
+ * check_is_ours refused the versions this one does not write. */
 static int check_schema_version(struct sqlite_sink *s, char *err, size_t errlen)
 {
-    int version = schema_version(s->db);
-    if (version == 1) {
+    if (schema_version(s->db) == 1) {
         log_info("sqlite: upgrading the database from schema version 1 to %d; its rows stay as they are",
                  SQLITE_SCHEMA_VERSION);
         if (sqlutil_exec(s->db, upgrade_v1_sql, err, errlen) != 0)
             return -1;
-        version = SQLITE_SCHEMA_VERSION;
-    }
-    if (version != 0 && version != SQLITE_SCHEMA_VERSION) {
-        snprintf(err, errlen, "database has schema version %d, this seccheckd writes %d; use a new --db path",
-                 version, SQLITE_SCHEMA_VERSION);
-        return -1;
     }
     /* hidden 0: an ordinary column; a computed one is 2 or 3. */
     s->stores_type_name =
@@ -485,13 +514,11 @@ static int chain_check_db(struct sqlite_sink *s, const struct sink_sqlite_option
         sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 0))
         snprintf(stored, sizeof(stored), "%s", (const char *)sqlite3_column_text(st, 0));
     sqlite3_finalize(st);
-    s->chain_refused = true;
     if (!chain_keyed(s->chain)) {
         if (last >= 2 || stored[0]) {
             snprintf(err, errlen, "its batch chain is keyed: pass the --key-file it was written with");
             return -1;
         }
-        s->chain_refused = false;
         return 0;
     }
     if (stored[0]) {
@@ -499,7 +526,6 @@ static int chain_check_db(struct sqlite_sink *s, const struct sink_sqlite_option
             snprintf(err, errlen, "key file %s is not the key its batch chain was written with", o->key_file);
             return -1;
         }
-        s->chain_refused = false;
         return 0;
     }
     if (last == 1) {
@@ -507,7 +533,6 @@ static int chain_check_db(struct sqlite_sink *s, const struct sink_sqlite_option
                  o->key_file);
         return -1;
     }
-    s->chain_refused = false;
     if (last >= 2)
         log_warn("sqlite: the keyed batch chain has no key id in meta; recording the one of %s", o->key_file);
     char sql[160];
@@ -526,11 +551,13 @@ static int setup_schema(struct sqlite_sink *s, const struct sink_sqlite_options 
 {
     char sql[256];
     snprintf(sql, sizeof(sql), "PRAGMA busy_timeout=%d", o->busy_timeout_ms);
+    if (sqlutil_exec(s->db, sql, err, errlen) != 0 || check_is_ours(s->db, err, errlen) != 0)
+        return -1;
     /* 16 KiB pages for a new database (an existing one keeps its own): the
      * writer's SQLite CPU per event drops by a quarter against 4 KiB (fewer
      * pages to balance, cache and frame into the WAL, bench/ref-sqlite-insert)
      * and rows pack ~3% tighter; larger pages gain nothing more. */
-    if (sqlutil_exec(s->db, sql, err, errlen) != 0 || sqlutil_exec(s->db, "PRAGMA page_size=16384", err, errlen) != 0 ||
+    if (sqlutil_exec(s->db, "PRAGMA page_size=16384", err, errlen) != 0 ||
         sqlutil_exec(s->db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA cache_size=-32768", err,
                      errlen) != 0 ||
         retention_setup(s->db, err, errlen) != 0 ||
@@ -594,8 +621,10 @@ struct sink *sink_sqlite_open(const struct sink_sqlite_options *o, char *err, si
         sqlite_close(&s->base);
         return NULL;
     }
-    char why[256] = "";
+    char why[512] = "";
     int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX;
+    if (db_file_prepare(o->path, why, sizeof(why)) != 0)
+        goto fail;   /* named the problem with the path, and the fix */
     if (sqlite3_open_v2(o->path, &s->db, flags, NULL) != SQLITE_OK) {
         snprintf(why, sizeof(why), "%s", s->db ? sqlite3_errmsg(s->db) : "out of memory");
         goto fail;
@@ -607,11 +636,7 @@ struct sink *sink_sqlite_open(const struct sink_sqlite_options *o, char *err, si
     start_statistics(s);
     return &s->base;
 fail:
-    if (s->chain_refused)
-        snprintf(err, errlen, "cannot use database %s: %s", o->path, why);
-    else
-        snprintf(err, errlen, "cannot use database %s: %s (check that its directory exists and is writable, or pick "
-                 "another path with --db)", o->path, why);
+    snprintf(err, errlen, "cannot use database %s: %s", o->path, why);
     sqlite_close(&s->base);
     return NULL;
 }
