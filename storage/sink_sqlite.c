@@ -12,6 +12,7 @@
 
 #include "chain.h"
 #include "clock.h"
+#include "conn_snapshots.h"
 #include "db_file.h"
 #include "decode.h"
 #include "event_indexes.h"
@@ -38,6 +39,8 @@ struct sqlite_sink {
      * transaction that succeeds so the runs row still adds up. */
     struct batch_counts pending;
     uint64_t pending_failed;
+    /* And the connection snapshots not committed yet. */
+    struct conn_snapshots conns;
     uint64_t failed_batches;      /* in a row, for the recovery log line */
     bool warned_busy;
     /* The planner's statistics, refreshed each time the table doubles. */
@@ -219,6 +222,16 @@ static int update_run(struct sqlite_sink *s, const struct batch_counts *c, const
     return rc == SQLITE_DONE ? 0 : -1;
 }
 
+/* Every connection snapshot not committed yet: the batch's, and those of
+ * batches whose transaction failed. */
+static int write_conns(struct sqlite_sink *s)
+{
+    for (size_t i = 0; i < s->conns.n; i++)
+        if (!s->conns.items[i].committed && upsert_conn(s, &s->conns.items[i].rec) != 0)
+            return -1;
+    return 0;
+}
+
 static int write_rows(struct sqlite_sink *s, struct batch *b)
 {
     if (chain_start(s, b) != 0)
@@ -226,11 +239,8 @@ static int write_rows(struct sqlite_sink *s, struct batch *b)
     for (size_t i = 0; i < b->count; i++)
         if (insert_event(s, &b->events[i]) != 0)
             return -1;
-    if (chain_seal(s) != 0)
+    if (chain_seal(s) != 0 || write_conns(s) != 0)
         return -1;
-    for (size_t i = 0; i < b->nconns; i++)
-        if (upsert_conn(s, &b->conns[i]) != 0)
-            return -1;
     struct batch_counts counts = b->counts;
     batch_counts_add(&counts, &s->pending);
     struct batch_result result = {.stored = b->count, .failed = s->pending_failed};
@@ -274,6 +284,7 @@ static void note_success(struct sqlite_sink *s)
     s->warned_busy = false;
     memset(&s->pending, 0, sizeof(s->pending));
     s->pending_failed = 0;
+    conn_snapshots_committed(&s->conns);
 }
 
 /* The batch cannot be stored (disk full, I/O error, ...): count it, so the
@@ -291,10 +302,26 @@ static void note_failure(struct sqlite_sink *s, struct batch *b, const char *err
     s->pending_failed += b->count;
 }
 
+/* The batch's connection snapshots wait here until a transaction commits
+ * them, this batch's or a later one's (conn_snapshots.h). */
+static void note_conns(struct sqlite_sink *s, const struct batch *b)
+{
+    for (size_t i = 0; i < b->nconns; i++) {
+        int rc = conn_snapshots_note(&s->conns, &b->conns[i]);
+        if (rc < 0)
+            log_error("sqlite: out of memory keeping connection %llu's snapshot; its row may stay stale",
+                      (unsigned long long)b->conns[i].id);
+        else if (rc > 0 && (s->conns.lost == 1 || s->conns.lost % 1000 == 0))
+            log_error("sqlite: %llu closed connections' rows given up while nothing could be stored (at most %d "
+                      "wait for the database)", (unsigned long long)s->conns.lost, CONN_SNAPSHOTS_MAX_CLOSED);
+    }
+}
+
 static void sqlite_write_batch(struct sink *base, struct batch *b)
 {
     struct sqlite_sink *s = (struct sqlite_sink *)base;
     char err[256];
+    note_conns(s, b);
     for (;;) {
         int rc = try_write(s, b, err, sizeof(err));
         if (rc == SQLITE_OK) {
@@ -325,16 +352,16 @@ static void sqlite_finish(struct sink *base, int64_t stopped_ns)
 {
     struct sqlite_sink *s = (struct sqlite_sink *)base;
     retention_log_deleted(&s->retention);
-    if (s->pending.received || s->pending_failed) {
-        /* The last batches failed: record them, or the run would not add up. */
-        struct batch_result failed = {.failed = s->pending_failed};
-        if (update_run(s, &s->pending, &failed) == 0) {
-            memset(&s->pending, 0, sizeof(s->pending));
-            s->pending_failed = 0;
-        } else {
+    if (s->pending.received || s->pending_failed || conn_snapshots_uncommitted(&s->conns)) {
+        /* The last batches failed: record their counts, or the run would
+         * not add up, and their connection rows, or they would stay open. */
+        char err[256];
+        struct batch nothing = {0};
+        if (try_write(s, &nothing, err, sizeof(err)) == SQLITE_OK)
+            note_success(s);
+        else
             log_error("sqlite: could not record %llu unstored events in the runs table: %s",
-                      (unsigned long long)s->pending_failed, sqlite3_errmsg(s->db));
-        }
+                      (unsigned long long)s->pending_failed, err);
     }
     maybe_analyze(s, true);
     char sql[128];
@@ -353,6 +380,7 @@ static void sqlite_close(struct sink *base)
     sqlite3_finalize(s->chain_last);
     sqlite3_finalize(s->chain_insert);
     chain_free(s->chain);
+    conn_snapshots_free(&s->conns);
     if (s->db && sqlite3_close(s->db) != SQLITE_OK)
         log_error("sqlite: close: %s", sqlite3_errmsg(s->db));
     strbuf_free(&s->json);

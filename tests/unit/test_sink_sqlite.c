@@ -698,6 +698,103 @@ static void test_sqlite_failed_last_batch_counted(void **state)
                  (long long)received, (long long)failed, (long long)rejected);
 }
 
+/* A sink on a scratch database and batches of exec_loop's packets. */
+struct file_fixture {
+    char dir[64], path[128];
+    struct sink *sink;
+    struct trace_pkts trace;
+    struct batch *batch;
+};
+
+static void file_fixture_open(struct file_fixture *f, const char *name, int busy_ms)
+{
+    scratch_dir(f->dir);
+    snprintf(f->path, sizeof(f->path), "%s/%s", f->dir, name);
+    f->sink = open_sqlite_busy(f->path, busy_ms);
+    trace_load("exec_loop.trace", &f->trace);
+    struct batch_limits lim = {.max_events = 64, .max_bytes = 8u << 20};
+    f->batch = batch_new(&lim);
+}
+
+/* Writes packets [first, first + n) as one batch, with conn's snapshot
+ * (NULL: none); the events it stored. */
+static uint64_t file_fixture_write(struct file_fixture *f, size_t first, size_t n, const struct conn_record *conn)
+{
+    fill_batch(f->batch, &f->trace, first, n, 0);
+    if (conn)
+        assert_int_equal(batch_add_conn(f->batch, conn), 0);
+    sink_write_batch(f->sink, f->batch);
+    return f->batch->result.stored;
+}
+
+/* Ends the run; the database stays for the checks. */
+static void file_fixture_finish(struct file_fixture *f)
+{
+    sink_finish(f->sink, 900);
+    sink_close(f->sink);
+    batch_free(f->batch);
+    trace_free(&f->trace);
+}
+
+/* A failed batch's connection snapshots are not lost with it: the next
+ * transaction that commits writes the newest snapshot of every connection
+ * (a connection does not stay "open" with stale counts, and one opened and
+ * closed while nothing could be stored still gets its row), and so does
+ * the end of the run when the last batches failed. */
+/* Writes f's batch with the database locked by another connection, as at
+ * shutdown (the sink gives up instead of waiting): it fails whole. */
+static void write_while_locked(struct file_fixture *f)
+{
+    sqlite3 *locker = lock_db(f->path);
+    atomic_store(&f->sink->giving_up, true);
+    sink_write_batch(f->sink, f->batch);
+    unlock_db(locker);
+    atomic_store(&f->sink->giving_up, false);
+    assert_int_equal(f->batch->result.stored, 0);
+}
+
+static void test_sqlite_failed_batch_keeps_conn_snapshots(void **state)
+{
+    (void)state;
+    struct file_fixture f;
+    file_fixture_open(&f, "conns.db", 20);
+    struct conn_record a = {.id = 1, .connect_ns = 100, .messages = 10};
+    assert_int_equal(file_fixture_write(&f, 0, 10, &a), 10);
+
+    /* Fails: a moved on, c2 opened and closed meanwhile. */
+    struct conn_record c2 = {.id = 2, .connect_ns = 200, .close_ns = 300, .messages = 3, .close_reason = "eof"};
+    a.messages = 20;
+    fill_batch(f.batch, &f.trace, 10, 10, 0);
+    assert_int_equal(batch_add_conn(f.batch, &a), 0);
+    assert_int_equal(batch_add_conn(f.batch, &c2), 0);
+    write_while_locked(&f);
+
+    /* Commits, with no snapshot of its own. */
+    assert_int_equal(file_fixture_write(&f, 20, 5, NULL), 5);
+    sqlite3 *db = db_open_ro(f.path);
+    assert_int_equal(db_int(db, "SELECT count(*) FROM connections"), 2);
+    assert_int_equal(db_int(db, "SELECT messages FROM connections WHERE id=1"), 20);
+    assert_true(db_is_null(db, "SELECT close_ns FROM connections WHERE id=1"));
+    assert_int_equal(db_int(db, "SELECT messages FROM connections WHERE id=2"), 3);
+    assert_int_equal(db_int(db, "SELECT close_ns FROM connections WHERE id=2"), 300);
+    sqlite3_close(db);
+
+    /* The last batch, with a's close, fails: the end of the run writes it. */
+    a.messages = 25;
+    a.close_ns = 400;
+    snprintf(a.close_reason, sizeof(a.close_reason), "eof");
+    fill_batch(f.batch, &f.trace, 25, 5, 0);
+    assert_int_equal(batch_add_conn(f.batch, &a), 0);
+    write_while_locked(&f);
+    file_fixture_finish(&f);
+    db = db_open_ro(f.path);
+    assert_int_equal(db_int(db, "SELECT messages FROM connections WHERE id=1"), 25);
+    assert_int_equal(db_int(db, "SELECT close_ns FROM connections WHERE id=1"), 400);
+    assert_int_equal(db_int(db, "SELECT store_failed FROM runs"), 15);
+    sqlite3_close(db);
+    scratch_dir_remove(f.dir);
+}
+
 /* ---- the discard sink ---- */
 
 static void test_discard_sink(void **state)
@@ -1044,6 +1141,7 @@ int main(void)
         cmocka_unit_test(test_sqlite_lock_wait_does_not_spin),
         cmocka_unit_test(test_sqlite_failed_batch_counted_later),
         cmocka_unit_test(test_sqlite_failed_last_batch_counted),
+        cmocka_unit_test(test_sqlite_failed_batch_keeps_conn_snapshots),
         cmocka_unit_test(test_discard_sink),
         cmocka_unit_test(test_batch_limits),
         cmocka_unit_test(test_ingest_discard),
