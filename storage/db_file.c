@@ -142,3 +142,40 @@ void db_file_describe_error(sqlite3 *db, char *err, size_t errlen)
     else
         snprintf(err, errlen, "%s", sqlite3_errmsg(db));
 }
+
+bool db_file_moved(sqlite3 *db)
+{
+    int moved = 0;
+    return sqlite3_file_control(db, "main", SQLITE_FCNTL_HAS_MOVED, &moved) == SQLITE_OK && moved;
+}
+
+static void remember(const char *path, const char *suffix, bool *known, dev_t *dev, ino_t *ino)
+{
+    char full[4200];
+    struct stat st;
+    snprintf(full, sizeof(full), "%s%s", path, suffix);
+    *known = stat(full, &st) == 0;
+    *dev = *known ? st.st_dev : 0;
+    *ino = *known ? st.st_ino : 0;
+}
+
+void db_file_remember_sidecars(struct db_file_sidecars *s, const char *path)
+{
+    remember(path, "-wal", &s->wal.known, &s->wal.dev, &s->wal.ino);
+    remember(path, "-shm", &s->shm.known, &s->shm.dev, &s->shm.ino);
+}
+
+static void drop_if_same(const char *path, const char *suffix, bool known, dev_t dev, ino_t ino)
+{
+    char full[4200];
+    struct stat st;
+    snprintf(full, sizeof(full), "%s%s", path, suffix);
+    if (known && stat(full, &st) == 0 && st.st_dev == dev && st.st_ino == ino)
+        unlink(full);
+}
+
+void db_file_drop_stale_sidecars(const struct db_file_sidecars *s, const char *path)
+{
+    drop_if_same(path, "-wal", s->wal.known, s->wal.dev, s->wal.ino);
+    drop_if_same(path, "-shm", s->shm.known, s->shm.dev, s->shm.ino);
+}

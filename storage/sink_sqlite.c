@@ -27,7 +27,11 @@
 
 struct sqlite_sink {
     struct sink base;
-    sqlite3 *db;
+    struct sink_sqlite_options opts;   /* its strings owned: the database is opened again */
+    sqlite3 *db;                  /* NULL: the file at the path could not be opened */
+    struct db_file_sidecars sidecars;
+    const char *reopen_reason;    /* why the open database is not the first: "deleted", "replaced" */
+    bool open_failing;            /* logged; counted as store_failed until it opens */
     struct retention retention;
     sqlite3_stmt *insert_event;
     bool stores_type_name;        /* an upgraded version 1 table: type_name is not computed */
@@ -292,7 +296,7 @@ static void note_success(struct sqlite_sink *s)
  * the loop keeps draining sockets. */
 static void note_failure(struct sqlite_sink *s, struct batch *b, const char *err)
 {
-    snprintf(s->base.error, sizeof(s->base.error), "%s", err);
+    snprintf(s->base.error, sizeof(s->base.error), "%.*s", (int)sizeof(s->base.error) - 1, err);
     if (s->failed_batches++ == 0 || s->failed_batches % 100 == 0)
         log_error("sqlite: could not store a batch of %zu events (%llu batches failed so far): %s; the events are "
                   "counted as store_failed, and storing resumes when the database can be written again",
@@ -317,13 +321,71 @@ static void note_conns(struct sqlite_sink *s, const struct batch *b)
     }
 }
 
+static int open_db(struct sqlite_sink *s, char *err, size_t errlen);
+static void close_db(struct sqlite_sink *s, bool moved);
+
+/* After the file at the path was deleted or replaced: a database is opened
+ * there when it can be (0), or -1 with why in err, logged once until it
+ * opens. */
+static int ensure_open(struct sqlite_sink *s, char *err, size_t errlen)
+{
+    if (s->db)
+        return 0;
+    if (open_db(s, err, errlen) != 0) {
+        if (!s->open_failing)
+            log_error("sqlite: cannot open a database at %s: %s; events are counted as store_failed until it "
+                      "can be", s->opts.path, err);
+        s->open_failing = true;
+        return -1;
+    }
+    s->open_failing = false;
+    int64_t batches = sqlutil_int(s->db, "SELECT count(*) FROM batches", 0);
+    log_warn("sqlite: opened the database now at %s: run %lld there (runs.reopen_reason '%s'); %s", s->opts.path,
+             (long long)s->run_id, s->reopen_reason,
+             batches ? "the batch chain goes on from its last batch" : "a new batch chain starts there");
+    return 0;
+}
+
+/* Is the file the connection has open still the one at the path? If not
+ * (deleted, or another file put there such as a restored copy), it is
+ * closed, so nothing more is written to it; ensure_open opens the file at
+ * the path. One stat. */
+static bool lost_file(struct sqlite_sink *s)
+{
+    if (!s->db || !db_file_moved(s->db))
+        return false;
+    bool replaced = access(s->opts.path, F_OK) == 0;
+    s->reopen_reason = replaced ? "replaced" : "deleted";
+    if (replaced)
+        log_error("sqlite: the database file %s was replaced by another file (a restored copy?) while in use: "
+                  "nothing more is written to the old one, storing goes on in the file now at the path", s->opts.path);
+    else
+        log_error("sqlite: the database file %s was deleted while in use: nothing more is written to it, a new "
+                  "database is made at the path", s->opts.path);
+    close_db(s, true);
+    db_file_drop_stale_sidecars(&s->sidecars, s->opts.path);
+    conn_snapshots_uncommit_all(&s->conns);   /* every open connection gets its row there */
+    return true;
+}
+
+/* A batch that committed into a file deleted or replaced meanwhile is
+ * written again into the one at the path; a file that keeps going away
+ * fails the batch after this many. */
+#define SQLITE_REWRITES_MAX 3
+
 static void sqlite_write_batch(struct sink *base, struct batch *b)
 {
     struct sqlite_sink *s = (struct sqlite_sink *)base;
-    char err[256];
+    char err[512];
     note_conns(s, b);
-    for (;;) {
-        int rc = try_write(s, b, err, sizeof(err));
+    for (int rewrites = 0;;) {
+        int rc = ensure_open(s, err, sizeof(err)) == 0 ? try_write(s, b, err, sizeof(err)) : SQLITE_CANTOPEN;
+        if (rc == SQLITE_OK && lost_file(s)) {
+            if (++rewrites <= SQLITE_REWRITES_MAX)
+                continue;
+            snprintf(err, sizeof(err), "the database file keeps being deleted or replaced");
+            break;
+        }
         if (rc == SQLITE_OK) {
             b->result.stored = b->count;
             note_success(s);
@@ -351,11 +413,17 @@ static void sqlite_write_batch(struct sink *base, struct batch *b)
 static void sqlite_finish(struct sink *base, int64_t stopped_ns)
 {
     struct sqlite_sink *s = (struct sqlite_sink *)base;
+    char err[512];
     retention_log_deleted(&s->retention);
+    lost_file(s);
+    if (ensure_open(s, err, sizeof(err)) != 0) {
+        log_error("sqlite: could not record the end of the run (%llu unstored events) in %s: %s",
+                  (unsigned long long)s->pending_failed, s->opts.path, err);
+        return;
+    }
     if (s->pending.received || s->pending_failed || conn_snapshots_uncommitted(&s->conns)) {
         /* The last batches failed: record their counts, or the run would
          * not add up, and their connection rows, or they would stay open. */
-        char err[256];
         struct batch nothing = {0};
         if (try_write(s, &nothing, err, sizeof(err)) == SQLITE_OK)
             note_success(s);
@@ -371,26 +439,44 @@ static void sqlite_finish(struct sink *base, int64_t stopped_ns)
         log_error("sqlite: could not mark the run finished: %s", base->error);
 }
 
+/* The statements and the connection; moved: its file is no longer at the
+ * path, so no checkpoint on the way out: it would write a file nobody
+ * reads, then delete the -wal and -shm by name, whosever they are now. */
+static void close_db(struct sqlite_sink *s, bool moved)
+{
+    sqlite3_stmt **stmts[] = {&s->insert_event, &s->upsert_conn, &s->update_run, &s->chain_last, &s->chain_insert};
+    for (size_t i = 0; i < sizeof(stmts) / sizeof(stmts[0]); i++) {
+        sqlite3_finalize(*stmts[i]);
+        *stmts[i] = NULL;
+    }
+    if (!s->db)
+        return;
+    if (moved)
+        sqlite3_db_config(s->db, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, (int *)NULL);
+    if (sqlite3_close(s->db) != SQLITE_OK)
+        log_error("sqlite: close: %s", sqlite3_errmsg(s->db));
+    s->db = NULL;
+}
+
 static void sqlite_close(struct sink *base)
 {
     struct sqlite_sink *s = (struct sqlite_sink *)base;
-    sqlite3_finalize(s->insert_event);
-    sqlite3_finalize(s->upsert_conn);
-    sqlite3_finalize(s->update_run);
-    sqlite3_finalize(s->chain_last);
-    sqlite3_finalize(s->chain_insert);
+    close_db(s, false);
     chain_free(s->chain);
     conn_snapshots_free(&s->conns);
-    if (s->db && sqlite3_close(s->db) != SQLITE_OK)
-        log_error("sqlite: close: %s", sqlite3_errmsg(s->db));
     strbuf_free(&s->json);
+    free((char *)s->opts.path);
+    free((char *)s->opts.key_file);
     free(s);
 }
 
 static void sqlite_idle(struct sink *base)
 {
     struct sqlite_sink *s = (struct sqlite_sink *)base;
-    retention_step(&s->retention, s->db, realtime_ns(), true);
+    char err[512];
+    lost_file(s);
+    if (ensure_open(s, err, sizeof(err)) == 0)
+        retention_step(&s->retention, s->db, realtime_ns(), true);
 }
 
 static void sqlite_set_retention(struct sink *base, uint64_t retain_s, uint64_t max_db_bytes)
@@ -568,11 +654,16 @@ static int chain_check_db(struct sqlite_sink *s, const struct sink_sqlite_option
     return sqlutil_exec(s->db, sql, err, errlen) == 0 ? 0 : -1;
 }
 
-static int add_missing_conn_columns(sqlite3 *db, char *err, size_t errlen)
+/* Columns added since the tables were first made. */
+static int add_missing_columns(sqlite3 *db, char *err, size_t errlen)
 {
-    if (sqlutil_int(db, "SELECT count(*) FROM pragma_table_info('connections') WHERE name='paused_count'", 1) > 0)
-        return 0;
-    return sqlutil_exec(db, conn_pause_columns_sql, err, errlen);
+    if (sqlutil_int(db, "SELECT count(*) FROM pragma_table_info('connections') WHERE name='paused_count'", 1) == 0 &&
+        sqlutil_exec(db, conn_pause_columns_sql, err, errlen) != 0)
+        return -1;
+    if (sqlutil_int(db, "SELECT count(*) FROM pragma_table_info('runs') WHERE name='reopen_reason'", 1) == 0 &&
+        sqlutil_exec(db, runs_reopen_column_sql, err, errlen) != 0)
+        return -1;
+    return 0;
 }
 
 static int setup_schema(struct sqlite_sink *s, const struct sink_sqlite_options *o, char *err, size_t errlen)
@@ -594,7 +685,7 @@ static int setup_schema(struct sqlite_sink *s, const struct sink_sqlite_options 
     snprintf(sql, sizeof(sql),
              "INSERT OR IGNORE INTO meta VALUES('schema_version','%d');"
              "INSERT OR IGNORE INTO meta VALUES('schema_v2_first_event_id','1')", SQLITE_SCHEMA_VERSION);
-    if (sqlutil_exec(s->db, schema_sql, err, errlen) != 0 || add_missing_conn_columns(s->db, err, errlen) != 0 ||
+    if (sqlutil_exec(s->db, schema_sql, err, errlen) != 0 || add_missing_columns(s->db, err, errlen) != 0 ||
         create_events_table(s->db, err, errlen) != 0 ||
         check_schema_version(s, err, errlen) != 0 || sqlutil_exec(s->db, views_sql, err, errlen) != 0 ||
         event_indexes_apply(s->db, o->indexes, err, errlen) != 0 ||
@@ -602,12 +693,12 @@ static int setup_schema(struct sqlite_sink *s, const struct sink_sqlite_options 
         sqlutil_exec(s->db, "ROLLBACK", sql, sizeof(sql));
         return -1;
     }
-    snprintf(sql, sizeof(sql), "INSERT INTO runs(started_ns, pid) VALUES(%lld, %d)", (long long)realtime_ns(),
-             (int)getpid());
+    /* reopen_reason: NULL at a daemon start (lost_file: "deleted" or "replaced"). */
+    sqlite3_snprintf((int)sizeof(sql), sql, "INSERT INTO runs(started_ns, pid, reopen_reason) VALUES(%lld, %d, %Q)",
+                     (long long)realtime_ns(), (int)getpid(), s->reopen_reason);
     if (sqlutil_exec(s->db, sql, err, errlen) != 0 || sqlutil_exec(s->db, "COMMIT", err, errlen) != 0)
         return -1;
     s->run_id = sqlite3_last_insert_rowid(s->db);
-    s->base.first_conn_id = (uint64_t)sqlutil_int(s->db, "SELECT max(id) + 1 FROM connections", 1);
     return 0;
 }
 
@@ -636,6 +727,28 @@ static void skip_memory_statistics(void)
     done = true;
 }
 
+/* Opens the database at the path (creating it DB_FILE_MODE) and starts a
+ * runs row there. 0, or -1 with why in err and nothing left open. */
+static int open_db(struct sqlite_sink *s, char *err, size_t errlen)
+{
+    if (db_file_prepare(s->opts.path, err, errlen) != 0)
+        return -1;
+    int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX;
+    if (sqlite3_open_v2(s->opts.path, &s->db, flags, NULL) != SQLITE_OK) {
+        snprintf(err, errlen, "%s", s->db ? sqlite3_errmsg(s->db) : "out of memory");
+        close_db(s, false);
+        return -1;
+    }
+    sqlite3_extended_result_codes(s->db, 1);
+    if (setup_schema(s, &s->opts, err, errlen) != 0 || prepare_statements(s, err, errlen) != 0) {
+        close_db(s, false);
+        return -1;
+    }
+    db_file_remember_sidecars(&s->sidecars, s->opts.path);
+    start_statistics(s);
+    return 0;
+}
+
 struct sink *sink_sqlite_open(const struct sink_sqlite_options *o, char *err, size_t errlen)
 {
     skip_memory_statistics();
@@ -645,26 +758,25 @@ struct sink *sink_sqlite_open(const struct sink_sqlite_options *o, char *err, si
         return NULL;
     }
     s->base.ops = &sqlite_ops;
+    s->opts = *o;
+    s->opts.path = strdup(o->path);
+    s->opts.key_file = o->key_file ? strdup(o->key_file) : NULL;
+    if (!s->opts.path || (o->key_file && !s->opts.key_file)) {
+        snprintf(err, errlen, "out of memory");
+        sqlite_close(&s->base);
+        return NULL;
+    }
     if (chain_open(s, o->key_file, err, errlen) != 0) {
         sqlite_close(&s->base);
         return NULL;
     }
-    char why[512] = "";
-    int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX;
-    if (db_file_prepare(o->path, why, sizeof(why)) != 0)
-        goto fail;   /* named the problem with the path, and the fix */
-    if (sqlite3_open_v2(o->path, &s->db, flags, NULL) != SQLITE_OK) {
-        snprintf(why, sizeof(why), "%s", s->db ? sqlite3_errmsg(s->db) : "out of memory");
-        goto fail;
-    }
-    sqlite3_extended_result_codes(s->db, 1);
     retention_init(&s->retention, o->path, o->retain_s, o->max_db_bytes, o->busy_timeout_ms);
-    if (setup_schema(s, o, why, sizeof(why)) != 0 || prepare_statements(s, why, sizeof(why)) != 0)
-        goto fail;
-    start_statistics(s);
+    char why[512] = "";
+    if (open_db(s, why, sizeof(why)) != 0) {
+        snprintf(err, errlen, "cannot use database %s: %s", o->path, why);
+        sqlite_close(&s->base);
+        return NULL;
+    }
+    s->base.first_conn_id = (uint64_t)sqlutil_int(s->db, "SELECT max(id) + 1 FROM connections", 1);
     return &s->base;
-fail:
-    snprintf(err, errlen, "cannot use database %s: %s", o->path, why);
-    sqlite_close(&s->base);
-    return NULL;
 }

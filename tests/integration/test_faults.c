@@ -280,6 +280,104 @@ static int parse_summary(const char *log, struct summary *out)
                : -1;
 }
 
+/* Sends packets [from, to) of the mixed trace on fd. */
+static void send_range(int fd, size_t from, size_t to)
+{
+    for (size_t i = from; i < to; i++)
+        send_bytes(fd, mixed.packets[i], mixed.lengths[i]);
+}
+
+/* Waits up to 10 s until the database at path holds n events. */
+static bool stored_events(const char *path, long long n)
+{
+    for (int i = 0; i < 200; i++) {
+        if (db_query_int(path, "SELECT count(*) FROM events") == n)
+            return true;
+        usleep(50000);
+    }
+    return false;
+}
+
+enum file_fault { FILE_DELETED, FILE_RESTORED };
+
+/* The database file goes away under a running daemon, deleted or replaced
+ * by a copy made earlier (a restore, moved into place). What is sent
+ * afterwards is in the file at the path, which passes integrity_check and
+ * verify, and the exit summary adds up. */
+static void file_goes_away(enum file_fault fault)
+{
+    struct daemon d;
+    daemon_prepare(&d);
+    assert_true(daemon_start(&d, SECCHECKD_BIN, NULL));
+    size_t half = mixed.count / 2;
+    int fd = replay_open(d.socket, mixed.version);
+    assert_true(fd >= 0);
+    send_range(fd, 0, half);
+    assert_true(stored_events(d.db, (long long)half));
+    char copy[400];
+    snprintf(copy, sizeof(copy), "%s/restore.db", d.dir);
+    long long kept = 0;   /* events in the file at the path before the fault */
+    if (fault == FILE_RESTORED) {
+        sqlite3 *db;
+        assert_int_equal(sqlite3_open(d.db, &db), SQLITE_OK);
+        char sql[512];
+        snprintf(sql, sizeof(sql), "VACUUM INTO '%s'", copy);
+        assert_int_equal(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
+        sqlite3_close(db);
+        kept = (long long)half;
+        send_range(fd, half, half + 100);   /* stored after the copy: the restore loses them */
+        assert_true(stored_events(d.db, (long long)half + 100));
+        assert_int_equal(rename(copy, d.db), 0);
+    } else {
+        assert_int_equal(unlink(d.db), 0);   /* its -wal and -shm stay */
+    }
+    size_t from = fault == FILE_RESTORED ? half + 100 : half;
+    send_range(fd, from, mixed.count);                                         /* the open connection */
+    assert_int_equal(replay_connection(d.socket, &mixed, mixed.version), 0);   /* and a new one */
+    close(fd);
+    bool reopened = log_says(&d, "opened the database now at");
+    assert_int_equal(daemon_stop(&d), 0);
+    long long after = (long long)(mixed.count - from + mixed.count);
+
+    char *log = daemon_read_log(&d);
+    struct summary sum = {0};
+    int parsed = parse_summary(log, &sum);
+    bool said = strstr(log, fault == FILE_RESTORED ? "was replaced by another file (a restored copy?) while in use"
+                                                   : "was deleted while in use") != NULL;
+    free(log);
+    long long events = db_query_int(d.db, "SELECT count(*) FROM events");
+    long long new_run = dbq(&d, "SELECT received FROM runs WHERE reopen_reason = '%s'",
+                            fault == FILE_RESTORED ? "replaced" : "deleted");
+    long long conns = db_query_int(d.db, "SELECT count(*) FROM connections WHERE close_ns IS NOT NULL");
+    printf("%s: %lld events in the file at the path (%lld sent after), summary %llu received = %llu stored + %llu "
+           "store_failed\n", fault == FILE_RESTORED ? "restored" : "deleted", events, after, sum.received, sum.stored,
+           sum.failed);
+    assert_int_equal(parsed, 0);
+    assert_int_equal(events, kept + after);
+    assert_true(said);
+    assert_true(reopened);
+    assert_int_equal(new_run, after);
+    assert_int_equal(conns, 2);
+    assert_int_equal(sum.received, 2 * mixed.count);
+    assert_int_equal(sum.received, sum.stored + sum.discarded + sum.rejected + sum.failed);
+    assert_int_equal(sum.stored, 2 * mixed.count);   /* each event went to the file at the path when written */
+    assert_integrity_ok(d.db);
+    assert_true(verify_ok(SECCHECKD_BIN, d.db));
+    daemon_cleanup(&d);
+}
+
+static void test_database_deleted_under_the_daemon(void **state)
+{
+    (void)state;
+    file_goes_away(FILE_DELETED);
+}
+
+static void test_database_restored_under_the_daemon(void **state)
+{
+    (void)state;
+    file_goes_away(FILE_RESTORED);
+}
+
 struct locker {
     const char *db;
     int hold_ms;
@@ -439,6 +537,8 @@ int main(void)
         cmocka_unit_test(test_kill9_under_load_leaves_a_sound_database),
         cmocka_unit_test(test_disk_full_counts_and_resumes),
         cmocka_unit_test(test_disk_full_keeps_connection_rows),
+        cmocka_unit_test(test_database_deleted_under_the_daemon),
+        cmocka_unit_test(test_database_restored_under_the_daemon),
         cmocka_unit_test(test_locked_database_block),
         cmocka_unit_test(test_locked_database_drop),
         cmocka_unit_test(test_blocked_text_sink_sigterm),
