@@ -554,7 +554,7 @@ bool filter_eval(struct evctx *x, const struct cnode *n)
 
 struct probe {
     unsigned type;
-    char dir[2];
+    char dir;
     const char *point;
 };
 
@@ -573,11 +573,15 @@ static void may(const struct cnode *n, const struct probe *p, bool *t, bool *f)
         return;
     case CN_CHECK: {
         const struct check *c = n->chk;
-        const char *known = c->field.id == F_EVT_DIR       ? p->dir
-                            : c->field.id == F_GVISOR_POINT ? p->point
-                            : c->field.id == F_EVT_TYPE     ? evtype_name(p->type)
-                                                            : NULL;
-        if (!known || c->field.any_ancestor) {
+        if (c->field.id == F_EVT_DIR) {   /* as the evaluator tests it */
+            *t = c->dirs & (p->dir == '>' ? FILTER_DIR_ENTER : FILTER_DIR_EXIT);
+            *f = !*t;
+            return;
+        }
+        const char *known = c->field.id == F_GVISOR_POINT ? p->point
+                            : c->field.id == F_EVT_TYPE   ? evtype_name(p->type)
+                                                          : NULL;
+        if (!known) {
             *t = *f = true;
             return;
         }
@@ -612,7 +616,7 @@ static void may(const struct cnode *n, const struct probe *p, bool *t, bool *f)
 
 bool filter_may_match(const struct cnode *n, unsigned t, char dir, const char *point)
 {
-    struct probe p = {.type = t, .dir = {dir, '\0'}, .point = point};
+    struct probe p = {.type = t, .dir = dir, .point = point};
     bool yes, no;
     may(n, &p, &yes, &no);
     return yes;
