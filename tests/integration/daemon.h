@@ -152,6 +152,12 @@ long long json_file_number(const char *path, const char *key);
  * scrape; -1 if absent. */
 double metric(const char *text, const char *series);
 
+/* Runs argv (argv[0] a path) to its end, within 60 s: its standard output
+ * and error in out and err (each cut to its size, NUL-terminated; err may be
+ * NULL to drop it). Its exit code (as reaper_wait_within: 124 when it had
+ * to be killed). */
+int run_command(const char *const *argv, char *out, size_t outlen, char *err, size_t errlen);
+
 /* Sleeps ms milliseconds, resuming after signals. */
 void sleep_ms(int ms);
 
