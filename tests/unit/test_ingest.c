@@ -40,9 +40,10 @@ static int teardown(void **state)
 {
     struct fixture *f = *state;
     pipeline_finish(&f->pipeline);
+    uv_run(&f->loop, UV_RUN_DEFAULT);   /* let the pipeline's handle close */
     pipeline_free(&f->pipeline);
     sink_close(f->sink);
-    uv_loop_close(&f->loop);
+    assert_int_equal(uv_loop_close(&f->loop), 0);
     free(f);
     return 0;
 }
