@@ -7,7 +7,6 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <time.h>
 
 #include "decode.h"
 #include "linux_names.h"
@@ -339,11 +338,25 @@ static void render_fields(struct strbuf *out, const ProtobufCMessage *m)
     }
 }
 
+/* The message's fd with its fd_path. */
+static void message_fd(struct strbuf *out, const ProtobufCMessage *m)
+{
+    fd_with_path(out, int_field(m, "fd"), str_field(m, "fd_path"));
+}
+
+/* " /usr/bin/cat cat /etc/passwd": a program and its argv. */
+static void path_and_argv(struct strbuf *out, size_t line_start, const ProtobufCMessage *m, const char *path)
+{
+    strbuf_putc(out, ' ');
+    text(out, str_field(m, path));
+    strings(out, line_start, m, "argv");
+}
+
 /* read 3</etc/passwd> 4096 @64: descriptor, count, offset when given. */
 static void render_read_write(struct strbuf *out, const ProtobufCMessage *m)
 {
     strbuf_putc(out, ' ');
-    fd_with_path(out, int_field(m, "fd"), str_field(m, "fd_path"));
+    message_fd(out, m);
     strbuf_printf(out, " %" PRIu64, (uint64_t)int_field(m, "count"));
     if (int_field(m, "has_offset"))
         strbuf_printf(out, " @%" PRId64, int_field(m, "offset"));
@@ -367,9 +380,8 @@ static void render_what(struct strbuf *out, size_t line_start, const struct even
         return;
     }
     case 3:   /* SENTRY_EXEC */
-        strbuf_puts(out, "exec ");
-        text(out, str_field(m, "binary_path"));
-        strings(out, line_start, m, "argv");
+        strbuf_puts(out, "exec");
+        path_and_argv(out, line_start, m, "binary_path");
         return;
     case 4: case 5:   /* SENTRY_EXIT_NOTIFY_PARENT, SENTRY_TASK_EXIT */
         strbuf_printf(out, "%s %" PRId64, ev->header.message_type == 4 ? "exit" : "task exit",
@@ -392,7 +404,7 @@ static void render_what(struct strbuf *out, size_t line_start, const struct even
         return;
     case 8:   /* CLOSE */
         strbuf_putc(out, ' ');
-        fd_with_path(out, int_field(m, "fd"), str_field(m, "fd_path"));
+        message_fd(out, m);
         return;
     case 9: case 34:   /* READ, WRITE */
         render_read_write(out, m);
@@ -402,15 +414,13 @@ static void render_what(struct strbuf *out, size_t line_start, const struct even
         if (str_field(m, "pathname")[0])
             text(out, str_field(m, "pathname"));
         else
-            fd_with_path(out, int_field(m, "fd"), str_field(m, "fd_path"));
+            message_fd(out, m);
         return;
     case 10: case 24: case 25:   /* CONNECT, BIND, ACCEPT */
         render_sockaddr_call(out, m);
         return;
     case 11:   /* EXECVE */
-        strbuf_putc(out, ' ');
-        text(out, str_field(m, "pathname"));
-        strings(out, line_start, m, "argv");
+        path_and_argv(out, line_start, m, "pathname");
         return;
     case 12: {   /* SOCKET */
         const char *family = linux_family_name(int_field(m, "domain"));
@@ -442,28 +452,11 @@ static void exit_suffix(struct strbuf *out, const struct event *ev)
 
 /* ---- the line ---- */
 
-/* 2026-11-29T12:34:56.123Z */
-static void timestamp(struct strbuf *out, int64_t ns)
-{
-    int64_t s = ns / 1000000000, ms = (ns % 1000000000) / 1000000;
-    if (ms < 0) {
-        s--;
-        ms += 1000;
-    }
-    time_t t = (time_t)s;
-    struct tm tm;
-    char buf[64];
-    if (gmtime_r(&t, &tm) && strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%S", &tm))
-        strbuf_printf(out, "%s.%03dZ", buf, (int)ms);
-    else
-        strbuf_printf(out, "@%" PRId64, ns);
-}
-
 void event_line_render(struct strbuf *out, const struct event *ev)
 {
     size_t start = out->len;
     const Gvisor__Common__ContextData *c = ev->context;
-    timestamp(out, c && c->time_ns ? c->time_ns : ev->recv_ns);
+    strbuf_put_utc(out, c && c->time_ns ? c->time_ns : ev->recv_ns, 3);
     strbuf_putc(out, ' ');
     if (c && c->container_id && c->container_id[0])
         text(out, c->container_id);
