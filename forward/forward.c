@@ -17,13 +17,13 @@
 #include "central.h"
 #include "cli.h"
 #include "clock.h"
+#include "host_id.h"
 #include "local.h"
 #include "log.h"
 #include "metrics.h"
 
 #define PROG "seccheckd forward"
 #define MAX_BATCHES_PER_TXN 1024
-#define HOST_ID_MAX 128
 #define NS_PER_S 1000000000LL
 
 enum error_kind { ERR_CONNECT, ERR_CENTRAL, ERR_LOCAL, ERR_CHAIN, ERR_KINDS };
@@ -91,33 +91,6 @@ static void usage(FILE *out)
             "checks a host's chain on the central copy.\n");
 }
 
-/* /etc/machine-id, else the hostname. */
-static int default_host_id(char *out, size_t len)
-{
-    FILE *f = fopen("/etc/machine-id", "r");
-    out[0] = '\0';
-    if (f) {
-        if (fgets(out, (int)len, f))
-            out[strcspn(out, " \t\r\n")] = '\0';
-        fclose(f);
-    }
-    if (!out[0] && gethostname(out, len) != 0)
-        return -1;
-    out[len - 1] = '\0';
-    return out[0] ? 0 : -1;
-}
-
-static bool valid_host_id(const char *s)
-{
-    size_t n = strlen(s);
-    if (n == 0 || n > HOST_ID_MAX)
-        return false;
-    for (; *s; s++)
-        if ((unsigned char)*s < 0x21 || (unsigned char)*s == 0x7f)
-            return false;
-    return true;
-}
-
 static int parse_options(struct forward_options *o, int argc, char **argv)
 {
     static const struct option options[] = {
@@ -172,14 +145,8 @@ static int parse_options(struct forward_options *o, int argc, char **argv)
     }
     if (o->retry_max_ms < o->retry_min_ms)
         o->retry_max_ms = o->retry_min_ms;
-    if (host_id)
-        snprintf(o->host_id, sizeof(o->host_id), "%s", host_id);
-    else if (default_host_id(o->host_id, sizeof(o->host_id)) != 0) {
-        fprintf(stderr, PROG ": no /etc/machine-id and no hostname: pass --host-id ID\n");
-        return 2;
-    }
-    if (!valid_host_id(host_id ? host_id : o->host_id)) {
-        fprintf(stderr, PROG ": --host-id: expected 1 to %d printable characters without spaces\n", HOST_ID_MAX);
+    if (host_id_resolve(host_id, o->host_id, err, sizeof(err)) != 0) {
+        fprintf(stderr, PROG ": %s\n", err);
         return 2;
     }
     if (o->metrics_listen && metrics_check_address(o->metrics_listen, err, sizeof(err)) != 0) {

@@ -280,7 +280,7 @@ static bool parse_real(const char *s, double *v)
  * declared type; a value of another storage class (SQLite allows it) is
  * converted where that loses nothing, and refused otherwise, as the server
  * would refuse its text. */
-static int render_value(struct strbuf *out, sqlite3_stmt *st, int col, enum local_kind kind)
+int local_render_value(struct strbuf *out, sqlite3_stmt *st, int col, enum local_kind kind)
 {
     int type = sqlite3_column_type(st, col);
     int64_t i;
@@ -353,7 +353,7 @@ int64_t local_copy_rows(struct local *l, const struct local_table *t, const char
         copy_binary_row(out, 1 + t->ncols);
         copy_binary_text(out, host_id, strlen(host_id));
         for (int i = 0; i < t->ncols; i++)
-            if (render_value(out, st, i, t->cols[i].kind) != 0) {
+            if (local_render_value(out, st, i, t->cols[i].kind) != 0) {
                 snprintf(err, errlen, "%s row id %lld: column %s holds '%.40s', not a value of its declared type",
                          t->name, sqlite3_column_int64(st, 0), t->cols[i].name, sqlite3_column_text(st, i));
                 sqlite3_finalize(st);

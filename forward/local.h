@@ -94,6 +94,13 @@ int64_t local_copy_rows(struct local *l, const struct local_table *t, const char
                         const char *host_id, struct strbuf *out, size_t flush_at, local_flush_cb flush, void *data,
                         struct local_span *span, char *err, size_t errlen);
 
+/* One value of st's column col as a field of a binary COPY row, in its
+ * column's binary form (kind): a value of another storage class is
+ * converted where that loses nothing, as the server would take its text;
+ * text and JSON made acceptable to the server (copy_binary.h). 0, or -1
+ * for a value its kind cannot hold. */
+int local_render_value(struct strbuf *out, sqlite3_stmt *st, int col, enum local_kind kind);
+
 /* The index of t's column name, -1 if it has none. */
 int local_column_index(const struct local_table *t, const char *name);
 
