@@ -524,7 +524,7 @@ int central_verify_main(int argc, char **argv)
     int rc = VERIFY_USAGE;
     v.chain = chain_new(key_file ? &key : NULL, err, sizeof(err));
     if (!v.chain || event_redecoder_init(&v.redecoder, err, sizeof(err)) != 0 ||
-        (v.pg = central_connect(url, err, sizeof(err))) == NULL) {
+        (v.pg = central_connect(url, NULL, err, sizeof(err))) == NULL) {
         fprintf(stderr, PROG ": %s\n", err);
         goto out;
     }

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "clock.h"
 #include "copy_binary.h"
@@ -12,9 +13,32 @@
 
 #define BATCH_COLUMNS "id, run_id, first_event_id, last_event_id, events, committed_ns, prev_hash, hash, keyed"
 
-int local_open(struct local *l, const char *path, char *err, size_t errlen)
+/* Why path cannot be the daemon's database, for good (retrying does not
+ * make it exist or readable): NULL if it may be. */
+static const char *lasting_path_problem(const char *path, char *why, size_t len)
+{
+    struct stat st;
+    if (stat(path, &st) != 0) {
+        snprintf(why, len, "%s: %s%s", path, strerror(errno),
+                 errno == ENOENT ? " (start the daemon first: it creates it; or fix --db)" : "");
+        return why;
+    }
+    if (!S_ISREG(st.st_mode)) {
+        snprintf(why, len, "%s is not a file (--db names the daemon's database file)", path);
+        return why;
+    }
+    return NULL;
+}
+
+int local_open(struct local *l, const char *path, bool *lasting, char *err, size_t errlen)
 {
     memset(l, 0, sizeof(*l));
+    char why[512];
+    *lasting = lasting_path_problem(path, why, sizeof(why)) != NULL;
+    if (*lasting) {
+        snprintf(err, errlen, "cannot open %s", why);
+        return -1;
+    }
     l->events.name = "events";
     l->batches.name = "batches";
     l->runs.name = "runs";
@@ -23,6 +47,7 @@ int local_open(struct local *l, const char *path, char *err, size_t errlen)
      * the forwarder's CPU (perf, bench/forward.sh). */
     if (sqlite3_open_v2(path, &l->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
         snprintf(err, errlen, "cannot open %s: %s", path, l->db ? sqlite3_errmsg(l->db) : "out of memory");
+        *lasting = l->db && sqlite3_errcode(l->db) != SQLITE_BUSY;
         local_close(l);
         return -1;
     }
@@ -33,7 +58,11 @@ int local_open(struct local *l, const char *path, char *err, size_t errlen)
      * frames too, while the daemon's writer waited (its busy handler slept
      * 138 times in 8 s at 48k events/s). A progress row a power cut loses
      * only makes retention keep more. */
-    if (sqlutil_exec(l->db, "PRAGMA synchronous=NORMAL", err, errlen) != 0) {
+    char why2[256];
+    int rc = sqlutil_exec(l->db, "PRAGMA synchronous=NORMAL", why2, sizeof(why2));
+    if (rc != 0) {
+        snprintf(err, errlen, "cannot use %s: %s", path, why2);
+        *lasting = (rc & 0xff) == SQLITE_NOTADB || (rc & 0xff) == SQLITE_CORRUPT;
         local_close(l);
         return -1;
     }
@@ -128,15 +157,34 @@ static int load_table(sqlite3 *db, struct local_table *t, bool *changed, char *e
     return rc;
 }
 
-int local_load_columns(struct local *l, bool *changed, char *err, size_t errlen)
+/* After a table of ours was not found: will this database never have it?
+ * Not a database, or one with tables of its own: yes. No table at all (but
+ * the forwarder's own): a daemon creating it (one transaction), or busy: no. */
+static bool never_ours(sqlite3 *db)
 {
-    *changed = false;
-    return load_table(l->db, &l->runs, changed, err, errlen) != 0 ||
-                   load_table(l->db, &l->connections, changed, err, errlen) != 0 ||
-                   load_table(l->db, &l->events, changed, err, errlen) != 0 ||
-                   load_table(l->db, &l->batches, changed, err, errlen) != 0
-               ? -1
-               : 0;
+    sqlite3_stmt *st = NULL;
+    int rc = sqlite3_prepare_v2(db, "SELECT count(*) FROM sqlite_master WHERE name <> 'forward_progress'", -1, &st,
+                                NULL);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_step(st);
+    bool never = rc == SQLITE_ROW ? sqlite3_column_int64(st, 0) > 0
+                                  : (rc & 0xff) == SQLITE_NOTADB || (rc & 0xff) == SQLITE_CORRUPT;
+    sqlite3_finalize(st);
+    return never;
+}
+
+int local_load_columns(struct local *l, bool *changed, bool *lasting, char *err, size_t errlen)
+{
+    *changed = *lasting = false;
+    if (load_table(l->db, &l->runs, changed, err, errlen) == 0 &&
+        load_table(l->db, &l->connections, changed, err, errlen) == 0 &&
+        load_table(l->db, &l->events, changed, err, errlen) == 0 &&
+        load_table(l->db, &l->batches, changed, err, errlen) == 0)
+        return 0;
+    *lasting = never_ours(l->db);
+    if (*lasting && sqlite3_errcode(l->db) != SQLITE_NOTADB)
+        snprintf(err, errlen, "not the daemon's database: it has tables of its own and not seccheckd's (check --db)");
+    return -1;
 }
 
 static void read_hash(sqlite3_stmt *st, int col, uint8_t out[CHAIN_HASH_LEN])

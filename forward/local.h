@@ -51,8 +51,9 @@ struct local {
 };
 
 /* Opens path read-write without creating it (the daemon creates it).
- * 0, or -1 with err. */
-int local_open(struct local *l, const char *path, char *err, size_t errlen);
+ * 0, or -1 with err, and *lasting when retrying cannot help (path does not
+ * exist, is not a file, cannot be opened). */
+int local_open(struct local *l, const char *path, bool *lasting, char *err, size_t errlen);
 void local_close(struct local *l);
 
 /* Starts / ends one read snapshot; everything between sees one state. */
@@ -60,8 +61,10 @@ int local_begin(struct local *l, char *err, size_t errlen);
 void local_end(struct local *l);
 
 /* Re-reads the four tables' columns; *changed: they differ from before.
- * 0, or -1 with err (a table missing: not a seccheckd database yet). */
-int local_load_columns(struct local *l, bool *changed, char *err, size_t errlen);
+ * 0, or -1 with err (a table missing: not a seccheckd database yet), and
+ * *lasting when it is not one and will not become one (not a database, or
+ * tables of its own without ours). */
+int local_load_columns(struct local *l, bool *changed, bool *lasting, char *err, size_t errlen);
 
 /* Up to max batches with id > after, in id order, stopping once their
  * events reach max_events (at least one batch). Returns how many, -1 on error. */
