@@ -1,6 +1,7 @@
 /* central.c - the central PostgreSQL side of forwarding (central.h). */
 #include "central.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <poll.h>
@@ -18,21 +19,38 @@
 
 /* ---- plumbing ---- */
 
-/* Trims libpq's trailing newline. */
+void central_message_line(const char *msg, char *out, size_t outlen)
+{
+    size_t len = 0;
+    out[0] = '\0';
+    while (*msg && len + 1 < outlen) {
+        size_t n = strcspn(msg, "\n"), skip = 0;
+        while (skip < n && isspace((unsigned char)msg[skip]))
+            skip++;
+        size_t keep = n - skip;
+        while (keep && isspace((unsigned char)msg[skip + keep - 1]))
+            keep--;
+        bool caret = keep == 1 && msg[skip] == '^';   /* points into the LINE above: no use on one line */
+        if (keep && !caret) {
+            int w = snprintf(out + len, outlen - len, "%s%.*s", len ? "; " : "", (int)keep, msg + skip);
+            len = w < 0 || (size_t)w >= outlen - len ? outlen - 1 : len + (size_t)w;
+        }
+        msg += n + (msg[n] == '\n');
+    }
+}
+
 static void pg_error(PGconn *pg, const char *what, char *err, size_t errlen)
 {
-    snprintf(err, errlen, "%s: %s", what, PQerrorMessage(pg));
-    size_t n = strlen(err);
-    while (n && (err[n - 1] == '\n' || err[n - 1] == ' '))
-        err[--n] = '\0';
+    char line[1024];
+    central_message_line(PQerrorMessage(pg), line, sizeof(line));
+    snprintf(err, errlen, "%s: %s", what, line);
 }
 
 static int result_error(PGresult *res, PGconn *pg, const char *what, char *err, size_t errlen)
 {
-    snprintf(err, errlen, "%s: %s", what, res ? PQresultErrorMessage(res) : PQerrorMessage(pg));
-    size_t n = strlen(err);
-    while (n && (err[n - 1] == '\n' || err[n - 1] == ' '))
-        err[--n] = '\0';
+    char line[1024];
+    central_message_line(res ? PQresultErrorMessage(res) : PQerrorMessage(pg), line, sizeof(line));
+    snprintf(err, errlen, "%s: %s", what, line);
     PQclear(res);
     return -1;
 }
@@ -105,39 +123,31 @@ static bool lasting_sqlstate(const char *code)
 /* libpq keeps a failed connection's SQLSTATE to itself; in verbose mode it
  * writes it into the message ("FATAL:  28P01: password authentication
  * failed ..." and a "LOCATION:" line). Reads the codes (*lasting if one
- * does not heal) and rewrites the message as the default mode has it. */
+ * does not heal) and writes the message as the default mode has it, on
+ * one line (central_message_line). */
 static void connect_error(PGconn *pg, bool *lasting, char *err, size_t errlen)
 {
     struct strbuf msg = {0};
-    const char *p = PQerrorMessage(pg);
-    while (*p) {
+    for (const char *p = PQerrorMessage(pg); *p;) {
         size_t n = strcspn(p, "\n");
-        if (strncmp(p, "LOCATION:", 9) != 0) {
-            const char *sev = NULL;
-            for (const char *s = p; s < p + n && !sev; s++)
-                if (strncmp(s, "FATAL:  ", 8) == 0 || strncmp(s, "ERROR:  ", 8) == 0)
-                    sev = s + 8;
-            char code[6] = "";
-            if (sev && sev + 7 <= p + n && sev[5] == ':' && sev[6] == ' ') {
-                memcpy(code, sev, 5);
-                *lasting |= lasting_sqlstate(code);
-            }
-            if (msg.len)   /* one line: continuation lines start with a tab */
-                strbuf_putc(&msg, ' ');
-            while (n && (*p == '\t' || *p == ' ') && !sev) {
-                p++;
-                n--;
-            }
-            if (code[0]) {
-                strbuf_append(&msg, p, (size_t)(sev - p));
-                strbuf_append(&msg, sev + 7, n - (size_t)(sev + 7 - p));
-            } else {
-                strbuf_append(&msg, p, n);
-            }
+        const char *sev = NULL;
+        for (const char *s = p; s + 8 <= p + n && !sev; s++)
+            if (strncmp(s, "FATAL:  ", 8) == 0 || strncmp(s, "ERROR:  ", 8) == 0)
+                sev = s + 8;
+        if (sev && sev + 7 <= p + n && sev[5] == ':' && sev[6] == ' ') {
+            char code[6] = {sev[0], sev[1], sev[2], sev[3], sev[4], '\0'};
+            *lasting |= lasting_sqlstate(code);
+            strbuf_append(&msg, p, (size_t)(sev - p));   /* the code left out */
+            strbuf_append(&msg, sev + 7, (size_t)(p + n - (sev + 7)));
+        } else if (strncmp(p, "LOCATION:", 9) != 0) {
+            strbuf_append(&msg, p, n);
         }
+        strbuf_putc(&msg, '\n');
         p += n + (p[n] == '\n');
     }
-    snprintf(err, errlen, "cannot connect: %s", msg.failed || !msg.len ? "out of memory" : msg.data);
+    char line[1024];
+    central_message_line(msg.failed ? "out of memory" : msg.len ? msg.data : "", line, sizeof(line));
+    snprintf(err, errlen, "cannot connect: %s", line);
     strbuf_free(&msg);
 }
 

@@ -73,6 +73,14 @@ struct cverifier {
     int64_t altered, listed;      /* events whose columns differ, and how many were named */
 };
 
+/* libpq's error as one line on stderr: "PROG: what: message". */
+static void print_pg_error(PGconn *pg, const char *what)
+{
+    char line[1024];
+    central_message_line(PQerrorMessage(pg), line, sizeof(line));
+    fprintf(stderr, PROG ": %s%s%s\n", what, what[0] ? ": " : "", line);
+}
+
 static int load_gaps(struct cverifier *v)
 {
     free(v->gaps);
@@ -81,7 +89,7 @@ static int load_gaps(struct cverifier *v)
     PGresult *r = PQexecParams(v->pg, "SELECT first_batch, last_batch, resume_hash FROM gaps WHERE host_id = $1"
                                       " ORDER BY first_batch", 1, NULL, p, NULL, NULL, 1);
     if (PQresultStatus(r) != PGRES_TUPLES_OK) {
-        fprintf(stderr, PROG ": reading gaps: %s", PQerrorMessage(v->pg));
+        print_pg_error(v->pg, "reading gaps");
         PQclear(r);
         return -1;
     }
@@ -103,7 +111,7 @@ static bool run(PGconn *pg, const char *sql)
     PGresult *r = PQexec(pg, sql);
     bool ok = PQresultStatus(r) == PGRES_COMMAND_OK;
     if (!ok)
-        fprintf(stderr, PROG ": %s", PQerrorMessage(pg));
+        print_pg_error(pg, "");
     PQclear(r);
     return ok;
 }
@@ -129,7 +137,7 @@ static int create_expected(PGconn *pg)
     strbuf_free(&sql);
     int rc = PQresultStatus(r) == PGRES_COMMAND_OK ? 0 : -1;
     if (rc != 0)
-        fprintf(stderr, PROG ": creating a temporary table: %s", PQerrorMessage(pg));
+        print_pg_error(pg, "creating a temporary table");
     PQclear(r);
     return rc;
 }
@@ -180,7 +188,7 @@ static int copy_expected(struct cverifier *v)
         PQclear(r);
     }
     if (rc != 0)
-        fprintf(stderr, PROG ": copying the decoded rows: %s", PQerrorMessage(v->pg));
+        print_pg_error(v->pg, "copying the decoded rows");
     strbuf_reset(&v->expected);
     return rc;
 }
@@ -216,7 +224,8 @@ static void compare_sql(struct strbuf *sql)
                        " n AS (SELECT *, length(v1) - length(replace(v1, ',', '')) AS n1,"
                        "   length(v2) - length(replace(v2, ',', '')) AS n2 FROM c),"
                        " d AS (SELECT batch, id, concat_ws(', ', NULLIF(common, ''), CASE WHEN v2 <> '' AND v1 <> ''"
-                       "   THEN CASE WHEN n1 < n2 OR (n1 = n2 AND v1_shaped) THEN v1 ELSE v2 END END) AS columns FROM n)"
+                       "   THEN CASE WHEN n1 < n2 OR (n1 = n2 AND v1_shaped) THEN v1 ELSE v2 END END) AS columns"
+                       "   FROM n)"
                        " SELECT batch, id, columns, count(*) OVER () FROM d WHERE columns <> '' ORDER BY id LIMIT %d",
                   LIST_MAX);
 }
@@ -238,7 +247,7 @@ static int compare_expected(struct cverifier *v)
     PGresult *r = PQexecParams(v->pg, sql.failed ? "" : sql.data, 3, NULL, p, NULL, NULL, 0);
     strbuf_free(&sql);
     if (PQresultStatus(r) != PGRES_TUPLES_OK) {
-        fprintf(stderr, PROG ": comparing the decoded columns: %s", PQerrorMessage(v->pg));
+        print_pg_error(v->pg, "comparing the decoded columns");
         PQclear(r);
         return -1;
     }
@@ -292,7 +301,7 @@ static int recompute(struct cverifier *v, const struct local_batch *b, int64_t *
                                           " FROM events WHERE host_id = $1 AND id BETWEEN $2 AND $3 ORDER BY id",
                                    3, NULL, p, NULL, NULL, 1);
         if (PQresultStatus(r) != PGRES_TUPLES_OK) {
-            fprintf(stderr, PROG ": reading events: %s", PQerrorMessage(v->pg));
+            print_pg_error(v->pg, "reading events");
             PQclear(r);
             return -1;
         }
@@ -403,7 +412,7 @@ static int walk(struct cverifier *v, bool keyed)
                                " committed_ns, prev_hash, hash, keyed::bigint FROM batches WHERE host_id = $1"
                                " ORDER BY id", 1, NULL, p, NULL, NULL, 1);
     if (PQresultStatus(r) != PGRES_COMMAND_OK) {
-        fprintf(stderr, PROG ": %s", PQerrorMessage(v->pg));
+        print_pg_error(v->pg, "reading batches");
         PQclear(r);
         return VERIFY_USAGE;
     }
@@ -417,7 +426,7 @@ static int walk(struct cverifier *v, bool keyed)
     for (;;) {
         r = PQexecParams(v->pg, "FETCH " FETCH_BATCHES " FROM chain", 0, NULL, NULL, NULL, NULL, 1);
         if (PQresultStatus(r) != PGRES_TUPLES_OK) {
-            fprintf(stderr, PROG ": %s", PQerrorMessage(v->pg));
+            print_pg_error(v->pg, "reading batches");
             PQclear(r);
             return VERIFY_USAGE;
         }
@@ -464,7 +473,7 @@ static int walk_all(struct cverifier *v, bool keyed)
 {
     PGresult *hosts = PQexec(v->pg, "SELECT host_id FROM hosts ORDER BY host_id");
     if (PQresultStatus(hosts) != PGRES_TUPLES_OK) {
-        fprintf(stderr, PROG ": reading hosts: %s", PQerrorMessage(v->pg));
+        print_pg_error(v->pg, "reading hosts");
         PQclear(hosts);
         return VERIFY_USAGE;
     }

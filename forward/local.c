@@ -5,44 +5,30 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
+#include <unistd.h>
 
 #include "clock.h"
 #include "copy_binary.h"
+#include "db_file.h"
 #include "sqlutil.h"
 
 #define BATCH_COLUMNS "id, run_id, first_event_id, last_event_id, events, committed_ns, prev_hash, hash, keyed"
 
-/* Why path cannot be the daemon's database, for good (retrying does not
- * make it exist or readable): NULL if it may be. */
-static const char *lasting_path_problem(const char *path, char *why, size_t len)
-{
-    struct stat st;
-    if (stat(path, &st) != 0) {
-        snprintf(why, len, "%s: %s%s", path, strerror(errno),
-                 errno == ENOENT ? " (start the daemon first: it creates it; or fix --db)" : "");
-        return why;
-    }
-    if (!S_ISREG(st.st_mode)) {
-        snprintf(why, len, "%s is not a file (--db names the daemon's database file)", path);
-        return why;
-    }
-    return NULL;
-}
-
 int local_open(struct local *l, const char *path, bool *lasting, char *err, size_t errlen)
 {
     memset(l, 0, sizeof(*l));
-    char why[512];
-    *lasting = lasting_path_problem(path, why, sizeof(why)) != NULL;
-    if (*lasting) {
-        snprintf(err, errlen, "cannot open %s", why);
-        return -1;
-    }
     l->events.name = "events";
     l->batches.name = "batches";
     l->runs.name = "runs";
     l->connections.name = "connections";
+    /* Missing, a directory, unreadable: retrying does not change that. */
+    *lasting = db_file_check_readable(path, err, errlen) != 0;
+    if (*lasting) {
+        size_t n = strlen(err);
+        if (access(path, F_OK) != 0 && errno == ENOENT && n < errlen)
+            snprintf(err + n, errlen - n, " (the daemon creates it: start it first, or fix --db)");
+        return -1;
+    }
     /* One thread uses the connection: SQLite's per-call mutex was ~12% of
      * the forwarder's CPU (perf, bench/forward.sh). */
     if (sqlite3_open_v2(path, &l->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
@@ -183,7 +169,7 @@ int local_load_columns(struct local *l, bool *changed, bool *lasting, char *err,
         return 0;
     *lasting = never_ours(l->db);
     if (*lasting && sqlite3_errcode(l->db) != SQLITE_NOTADB)
-        snprintf(err, errlen, "not the daemon's database: it has tables of its own and not seccheckd's (check --db)");
+        snprintf(err, errlen, "not a seccheckd database: it has tables of its own and not the daemon's (check --db)");
     return -1;
 }
 
@@ -433,6 +419,11 @@ int64_t local_copy_rows(struct local *l, const struct local_table *t, const char
 int local_save_progress(struct local *l, const char *target, const char *host_id, int64_t batch_id, char *err,
                         size_t errlen)
 {
+    /* Not in another program's database, which --db may name by mistake. */
+    if (!l->progress_ready && sqlutil_int(l->db, "SELECT count(*) FROM meta WHERE key='schema_version'", 0) == 0) {
+        snprintf(err, errlen, "not a seccheckd database (no schema_version in a meta table)");
+        return -1;
+    }
     if (!l->progress_ready && sqlutil_exec(l->db,
                                            "CREATE TABLE IF NOT EXISTS forward_progress("
                                            "  target TEXT PRIMARY KEY,"

@@ -94,6 +94,14 @@ sqlite3_stmt *event_redecode(struct event_redecoder *r, const void *raw, size_t 
     return sqlite3_step(st) == SQLITE_ROW ? st : NULL;
 }
 
+static bool same_bytes(sqlite3_stmt *st_a, int a, sqlite3_stmt *st_b, int b, bool text)
+{
+    const void *pa = text ? (const void *)sqlite3_column_text(st_a, a) : sqlite3_column_blob(st_a, a);
+    const void *pb = text ? (const void *)sqlite3_column_text(st_b, b) : sqlite3_column_blob(st_b, b);
+    int na = sqlite3_column_bytes(st_a, a), nb = sqlite3_column_bytes(st_b, b);
+    return na == nb && (na == 0 || memcmp(pa, pb, (size_t)na) == 0);
+}
+
 bool event_redecode_same(sqlite3_stmt *st_a, int a, sqlite3_stmt *st_b, int b)
 {
     int type = sqlite3_column_type(st_a, a);
@@ -106,11 +114,7 @@ bool event_redecode_same(sqlite3_stmt *st_a, int a, sqlite3_stmt *st_b, int b)
         return sqlite3_column_int64(st_a, a) == sqlite3_column_int64(st_b, b);
     case SQLITE_FLOAT:
         return sqlite3_column_double(st_a, a) == sqlite3_column_double(st_b, b);
-    default: {
-        const void *pa = type == SQLITE_TEXT ? (const void *)sqlite3_column_text(st_a, a) : sqlite3_column_blob(st_a, a);
-        const void *pb = type == SQLITE_TEXT ? (const void *)sqlite3_column_text(st_b, b) : sqlite3_column_blob(st_b, b);
-        int na = sqlite3_column_bytes(st_a, a), nb = sqlite3_column_bytes(st_b, b);
-        return na == nb && (na == 0 || memcmp(pa, pb, (size_t)na) == 0);
-    }
+    default:
+        return same_bytes(st_a, a, st_b, b, type == SQLITE_TEXT);
     }
 }

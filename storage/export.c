@@ -23,6 +23,7 @@
 #include <sqlite3.h>
 
 #include "cli.h"
+#include "db_file.h"
 #include "event_json.h"
 #include "event_redecode.h"
 #include "sqlutil.h"
@@ -358,6 +359,11 @@ static int check_conn(struct exporter *x)
 static int open_db(struct exporter *x)
 {
     const char *path = x->o->db_path;
+    char err[512];
+    if (db_file_check_readable(path, err, sizeof(err)) != 0) {
+        fprintf(stderr, PROG ": %s\n", err);
+        return EXPORT_FAILED;
+    }
     if (sqlutil_open_reader(path, &x->db) != SQLITE_OK) {
         fprintf(stderr, PROG ": cannot open %s: %s\n", path, x->db ? sqlite3_errmsg(x->db) : "out of memory");
         return EXPORT_FAILED;

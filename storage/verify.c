@@ -25,6 +25,7 @@
 
 #include "chain.h"
 #include "cli.h"
+#include "db_file.h"
 #include "event_redecode.h"
 #include "sqlutil.h"
 #include "strbuf.h"
@@ -581,6 +582,10 @@ int verify_main(int argc, char **argv)
     int rc = VERIFY_USAGE;
     v.chain = chain_new(key_file ? &key : NULL, err, sizeof(err));
     if (!v.chain || event_redecoder_init(&v.redecoder, err, sizeof(err)) != 0) {
+        fprintf(stderr, PROG ": %s\n", err);
+        goto out;
+    }
+    if (db_file_check_readable(db_path, err, sizeof(err)) != 0) {
         fprintf(stderr, PROG ": %s\n", err);
         goto out;
     }

@@ -70,7 +70,7 @@ check "a database the server does not have: exit 1" \
     gives_up no-database 'database "nosuchdb" does not exist' "$dir/right.pgpass" "$dir/d.db" \
     "postgresql:///nosuchdb?host=$PG_SOCKDIR&user=fwd"
 check "a --db that does not exist: exit 1, and it is not created" \
-    gives_up no-db "missing.db: No such file or directory (start the daemon first" "$dir/right.pgpass" \
+    gives_up no-db "missing.db: No such file or directory (the daemon creates it: start it first" "$dir/right.pgpass" \
     "$dir/missing.db" "$url"
 check "... not created" [ ! -e "$dir/missing.db" ]
 echo "not a database, not at all" >"$dir/junk.db"
@@ -78,7 +78,7 @@ check "a --db that is not a database: exit 1" \
     gives_up junk "junk.db: file is not a database" "$dir/right.pgpass" "$dir/junk.db" "$url"
 sqlite_c "$dir/other.db" "CREATE TABLE mine(x)"
 check "a --db with tables of its own, not the daemon's: exit 1" \
-    gives_up other "not the daemon's database: it has tables of its own" "$dir/right.pgpass" "$dir/other.db" "$url"
+    gives_up other "not a seccheckd database: it has tables of its own" "$dir/right.pgpass" "$dir/other.db" "$url"
 check "none of them shipped anything (no central tables)" [ "$(psql "postgresql:///fleet?host=$PG_SOCKDIR&user=$(pg_user)" \
     -X -A -t -c "SELECT count(*) FROM pg_tables WHERE tablename = 'events'")" = 0 ]
 

@@ -304,7 +304,8 @@ static void test_decoded_columns_checked_against_raw(void **state)
     snprintf(copy, sizeof(copy), "%s/copy.db", d.dir);
 
     /* The auditor's case: a process renamed. */
-    long long id = db_query_int(d.db, "SELECT id FROM events WHERE process_name IS NOT NULL ORDER BY id LIMIT 1 OFFSET 500");
+    long long id = db_query_int(d.db, "SELECT id FROM events WHERE process_name IS NOT NULL"
+                                      " ORDER BY id LIMIT 1 OFFSET 500");
     db_copy(d.db, copy);
     snprintf(sql, sizeof(sql), "UPDATE events SET process_name = 'evil' WHERE id = %lld", id);
     db_exec(copy, sql);
@@ -355,8 +356,8 @@ static void test_decoded_columns_checked_against_raw(void **state)
     assert_int_equal(v.status, 1);
     assert_int_equal(count_lines(v.out, "event "), 20);
     char want[200];
-    snprintf(want, sizeof(want), "... and %lld more altered events\naltered: %lld events with decoded columns", edited - 20,
-             edited);
+    snprintf(want, sizeof(want), "... and %lld more altered events\naltered: %lld events with decoded columns",
+             edited - 20, edited);
     if (!strstr(v.out, want))
         fail_msg("expected '%s': %s", want, v.out);
     assert_null(strstr(v.out, "ok: "));
