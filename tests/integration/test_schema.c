@@ -319,9 +319,11 @@ static void test_version_1_database_keeps_working(void **state)
     sqlite3_close(t);
     const char *verify_tampered[] = {"verify", "--db", tampered, NULL};
     assert_int_equal(run_seccheckd(verify_tampered, out), 1);
-    static const char *const named[] = {"event 5 (batch 1): altered: detail is", "event 6 (batch 1): altered: "
-                                        "is_exec_session is", "event 1240 (batch 6): altered: process_name is",
-                                        "event 1241 (batch 6): altered: detail is", "altered: 4 events"};
+    static const char *const named[] = {
+        "event 5 (batch 1): altered: detail is",         "event 6 (batch 1): altered: is_exec_session is",
+        "event 1240 (batch 6): altered: process_name is", "event 1241 (batch 6): altered: detail is",
+        "altered: 4 events",
+    };
     for (size_t i = 0; i < sizeof(named) / sizeof(named[0]); i++)
         if (!strstr(slurp(out), named[i]))
             fail_msg("verify of the tampered copy: expected '%s', got: %s", named[i], slurp(out));
