@@ -6,7 +6,9 @@
 
 #include "central.h"
 #include "chain.h"
+#include "events.h"
 #include "export.h"
+#include "filter.h"
 #include "forward.h"
 #include "gvisor_config.h"
 #include "handoff.h"
@@ -259,8 +261,12 @@ static int run_subcommand(int argc, char **argv, bool *handled)
         return forward_main(argc - 1, argv + 1);
     if (strcmp(argv[1], "export") == 0)
         return export_main(argc - 1, argv + 1);
+    if (strcmp(argv[1], "events") == 0)
+        return events_main(argc - 1, argv + 1);
     if (strcmp(argv[1], "gvisor-config") == 0)
         return gvisor_config_main(argc - 1, argv + 1);
+    if (strcmp(argv[1], "types") == 0)
+        return filter_types_main(argc - 1, argv + 1);
     *handled = false;
     return 0;
 }
@@ -272,7 +278,7 @@ int main(int argc, char **argv)
         int rc = run_subcommand(argc, argv, &handled);
         if (handled)
             return rc;
-        fprintf(stderr, "seccheckd: unknown command '%s' (commands: verify, export, forward, gvisor-config; try --help)\n", argv[1]);
+        fprintf(stderr, "seccheckd: unknown command '%s' (commands: verify, export, events, forward, gvisor-config, types; try --help)\n", argv[1]);
         return 2;
     }
     struct options o;
