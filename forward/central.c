@@ -243,7 +243,24 @@ static const char fixed_schema[] =
     "  attempts bigint NOT NULL DEFAULT 1,"
     "  first_seen timestamptz NOT NULL DEFAULT now(),"
     "  last_seen timestamptz NOT NULL DEFAULT now(),"
-    "  PRIMARY KEY(host_id, batch_id));";
+    "  PRIMARY KEY(host_id, batch_id));"
+    /* The rules' alerts (storage/alerts.sql.h), made whether or not a host
+     * has any yet, so the views can name them; a host's newer columns are
+     * added by its mirror. */
+    "CREATE TABLE IF NOT EXISTS alerts("
+    "  host_id text NOT NULL,"
+    "  id bigint NOT NULL,"
+    "  event_id bigint NOT NULL,"
+    "  rule text NOT NULL,"
+    "  priority text NOT NULL,"
+    "  time_ns bigint NOT NULL,"
+    "  container_id text,"
+    "  output text NOT NULL,"
+    "  output_fields jsonb NOT NULL,"
+    "  tags jsonb NOT NULL,"
+    "  suppressed bigint NOT NULL DEFAULT 0,"
+    "  PRIMARY KEY(host_id, id));"
+    "ALTER TABLE hosts ADD COLUMN IF NOT EXISTS alerts bigint NOT NULL DEFAULT 0;";
 
 static const char *pg_type(enum local_kind k)
 {
@@ -299,9 +316,10 @@ static bool schema_current(PGconn *pg, const struct local *l)
         return false;
     res = PQexec(pg, "SELECT table_name, column_name FROM information_schema.columns"
                      " WHERE table_schema = current_schema()"
-                     " AND table_name IN ('runs', 'connections', 'events', 'batches')");
+                     " AND table_name IN ('runs', 'connections', 'events', 'batches', 'alerts')");
     current = PQresultStatus(res) == PGRES_TUPLES_OK && has_columns(res, &l->runs) &&
-              has_columns(res, &l->connections) && has_columns(res, &l->events) && has_columns(res, &l->batches);
+              has_columns(res, &l->connections) && has_columns(res, &l->events) && has_columns(res, &l->batches) &&
+              (!l->has_alerts || has_columns(res, &l->alerts));
     PQclear(res);
     return current;
 }
@@ -322,6 +340,8 @@ int central_ensure_schema(PGconn *pg, const struct local *l, char *err, size_t e
     mirror_sql(&sql, &l->connections);
     mirror_sql(&sql, &l->events);
     mirror_sql(&sql, &l->batches);
+    if (l->has_alerts)
+        mirror_sql(&sql, &l->alerts);
     linux_names_sql(&sql);   /* the lookup tables the views join */
     strbuf_puts(&sql, central_views_sql);
     strbuf_puts(&sql, "COMMIT;");
@@ -531,6 +551,17 @@ int central_sync_open_rows(PGconn *pg, struct local *l, const char *host_id, int
                                   errlen);
 }
 
+/* The alerts of the events lo..hi: in the transaction of their batches, so
+ * they arrive exactly once, as the events do. Alerts copied, or < 0. */
+static int64_t ship_alerts(PGconn *pg, struct local *l, int64_t lo, int64_t hi, const char *host_id, char *err,
+                           size_t errlen)
+{
+    if (!l->has_alerts || lo > hi)
+        return 0;
+    return copy_table(pg, l, &l->alerts, "alerts", "WHERE event_id BETWEEN ?1 AND ?2 ORDER BY id", lo, hi, host_id,
+                      NULL, NULL, err, errlen);
+}
+
 int central_ship(PGconn *pg, struct local *l, const char *host_id, const struct local_batch *b, int n,
                  int64_t *events, char *err, size_t errlen)
 {
@@ -560,6 +591,9 @@ int central_ship(PGconn *pg, struct local *l, const char *host_id, const struct 
             return -2;
         }
     }
+    int64_t nalerts = ship_alerts(pg, l, lo, hi, host_id, err, errlen);
+    if (nalerts < 0)
+        return (int)nalerts;
     int64_t copied = monotonic_ns();
     int64_t nb = copy_table(pg, l, &l->batches, "batches", "WHERE id BETWEEN ?1 AND ?2", b[0].id, b[n - 1].id,
                             host_id, NULL, NULL, err, errlen);
@@ -578,18 +612,19 @@ int central_ship(PGconn *pg, struct local *l, const char *host_id, const struct 
     if (rc != 0)
         return rc;
 
-    char last_id[24], nev[24], nbat[24], last_ns[24];
+    char last_id[24], nev[24], nbat[24], last_ns[24], nal[24];
     snprintf(last_id, sizeof(last_id), "%" PRId64, b[n - 1].id);
     snprintf(nev, sizeof(nev), "%" PRId64, got);
     snprintf(nbat, sizeof(nbat), "%d", n);
     snprintf(last_ns, sizeof(last_ns), "%" PRId64, b[n - 1].committed_ns);
-    const char *v[] = {host_id, last_id, (const char *)b[n - 1].hash, nev, nbat, last_ns};
-    int len[] = {0, 0, CHAIN_HASH_LEN, 0, 0, 0}, fmt[] = {0, 0, 1, 0, 0, 0};
+    snprintf(nal, sizeof(nal), "%" PRId64, nalerts);
+    const char *v[] = {host_id, last_id, (const char *)b[n - 1].hash, nev, nbat, last_ns, nal};
+    int len[] = {0, 0, CHAIN_HASH_LEN, 0, 0, 0, 0}, fmt[] = {0, 0, 1, 0, 0, 0, 0};
     PGresult *res = exec_params(pg,
                                 "UPDATE hosts SET last_batch_id = $2, last_hash = $3, events = events + $4,"
                                 " batches = batches + $5, last_event_time = to_timestamp($6::bigint / 1e9),"
-                                " last_forwarded = now() WHERE host_id = $1",
-                                6, v, len, fmt);
+                                " last_forwarded = now(), alerts = alerts + $7 WHERE host_id = $1",
+                                7, v, len, fmt);
     if (PQresultStatus(res) != PGRES_COMMAND_OK)
         return result_error(res, pg, "moving the host's position", err, errlen);
     PQclear(res);

@@ -7,7 +7,7 @@
 /* Set on events_full as its comment, last: a schema that has it has this
  * build's views and fixed tables, and central_ensure_schema leaves it be
  * (with every column of the host's tables). Change it with either. */
-#define CENTRAL_SCHEMA_MARK "seccheckd central schema 3"
+#define CENTRAL_SCHEMA_MARK "seccheckd central schema 4"
 
 static const char central_views_sql[] =
     /* The columns events_full names that schema version 1 lacks: the mirror
@@ -20,8 +20,8 @@ static const char central_views_sql[] =
     /* Replaced whole, so a new build's views take over: CREATE OR REPLACE
      * cannot change a column's type or drop one. Every view here is named,
      * dependants (processes_per_container on execs) first. */
-    "DROP VIEW IF EXISTS processes_per_container, execs, files_opened, failed_syscalls, sandbox_drops, network,\n"
-    "  containers, events_full;\n"
+    "DROP VIEW IF EXISTS alerts_full, processes_per_container, execs, files_opened, failed_syscalls, sandbox_drops,\n"
+    "  network, containers, events_full;\n"
     /* events_full: the whole message, as the local view rebuilds it with
      * SQLite's json_patch (RFC 7396: a patch's nulls delete keys, objects
      * merge recursively). The rebuilt parts (context_data when sent:
@@ -143,4 +143,12 @@ static const char central_views_sql[] =
     "            FROM (SELECT *, CASE WHEN detail->>'address' ~ '^([0-9a-fA-F]{2})*$'\n"
     "                                 THEN decode(detail->>'address', 'hex') END AS a\n"
     "                  FROM events WHERE msg_type IN (10, 24, 25, 37) AND detail IS NOT NULL) AS d) AS e) AS n;\n"
+    /* alerts_full: each alert with what its event says, as the local view
+     * (storage/alerts.sql.h); time as a timestamp. */
+    "CREATE VIEW alerts_full AS\n"
+    "SELECT a.host_id, a.id, a.event_id, a.rule, a.priority, a.time_ns, to_timestamp(a.time_ns / 1e9) AS time,\n"
+    "       a.container_id, a.output, a.output_fields, a.tags, a.suppressed, e.conn_id, e.type_name, e.thread_id,\n"
+    "       e.thread_group_id, e.process_name, e.cwd, e.effective_uid, f.message\n"
+    "FROM alerts a JOIN events e ON e.host_id = a.host_id AND e.id = a.event_id\n"
+    "     JOIN events_full f ON f.host_id = a.host_id AND f.id = a.event_id;\n"
     "COMMENT ON VIEW events_full IS '" CENTRAL_SCHEMA_MARK "';\n";

@@ -18,6 +18,7 @@ int local_open(struct local *l, const char *path, bool *lasting, char *err, size
 {
     memset(l, 0, sizeof(*l));
     l->events.name = "events";
+    l->alerts.name = "alerts";
     l->batches.name = "batches";
     l->runs.name = "runs";
     l->connections.name = "connections";
@@ -92,10 +93,11 @@ static bool valid_name(const char *s)
 }
 
 /* SQLite's affinity rules, simplified to the types the daemon declares;
- * detail is JSON text by the daemon's contract. */
+ * detail, and an alert's output_fields and tags, are JSON text by the
+ * daemon's contract. */
 static enum local_kind kind_of(const char *name, const char *decl)
 {
-    if (strcmp(name, "detail") == 0)
+    if (strcmp(name, "detail") == 0 || strcmp(name, "output_fields") == 0 || strcmp(name, "tags") == 0)
         return LOCAL_JSON;
     if (strcasestr(decl, "INT"))
         return LOCAL_INT;
@@ -159,6 +161,20 @@ static bool never_ours(sqlite3 *db)
     return never;
 }
 
+/* The alerts table, when the daemon that wrote the database had rules. */
+static int load_alerts(struct local *l, bool *changed, char *err, size_t errlen)
+{
+    bool has = sqlite3_table_column_metadata(l->db, NULL, "alerts", "event_id", NULL, NULL, NULL, NULL, NULL) ==
+               SQLITE_OK;
+    *changed |= has != l->has_alerts;
+    l->has_alerts = has;
+    if (!has) {
+        l->alerts.ncols = 0;
+        return 0;
+    }
+    return load_table(l->db, &l->alerts, changed, err, errlen);
+}
+
 int local_load_columns(struct local *l, bool *changed, bool *lasting, char *err, size_t errlen)
 {
     *changed = *lasting = false;
@@ -166,7 +182,7 @@ int local_load_columns(struct local *l, bool *changed, bool *lasting, char *err,
         load_table(l->db, &l->connections, changed, err, errlen) == 0 &&
         load_table(l->db, &l->events, changed, err, errlen) == 0 &&
         load_table(l->db, &l->batches, changed, err, errlen) == 0)
-        return 0;
+        return load_alerts(l, changed, err, errlen);
     *lasting = never_ours(l->db);
     if (*lasting && sqlite3_errcode(l->db) != SQLITE_NOTADB)
         snprintf(err, errlen, "not a seccheckd database: it has tables of its own and not the daemon's (check --db)");

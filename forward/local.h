@@ -44,6 +44,8 @@ struct local_batch {
 struct local {
     sqlite3 *db;
     struct local_table events, batches, runs, connections;
+    struct local_table alerts;      /* the rules' alerts, shipped with their events' batches */
+    bool has_alerts;                /* a database written before the alerts table has none */
     sqlite3_stmt *batches_after;
     sqlite3_stmt *batch_by_id;
     bool in_snapshot;
@@ -60,7 +62,8 @@ void local_close(struct local *l);
 int local_begin(struct local *l, char *err, size_t errlen);
 void local_end(struct local *l);
 
-/* Re-reads the four tables' columns; *changed: they differ from before.
+/* Re-reads the tables' columns (alerts when the database has them);
+ * *changed: they differ from before.
  * 0, or -1 with err (a table missing: not a seccheckd database yet), and
  * *lasting when it is not one and will not become one (not a database, or
  * tables of its own without ours). */

@@ -4,7 +4,8 @@
 # forwarder is killed with SIGKILL inside a central transaction and started
 # again, one daemon restarts in place (SIGUSR2). At the end, per host, the
 # central rows are the local rows: same batches and hashes, same events (id
-# and raw), no duplicates, and both chains verify.
+# and raw), same alerts (the daemons run rules), no duplicates, and both
+# chains verify.
 # Usage: exactly_once.sh BIN_DIR TRACES_DIR
 set -uo pipefail
 bin=${1:?usage: exactly_once.sh BIN_DIR TRACES_DIR}
@@ -16,8 +17,24 @@ here=$(cd "$(dirname "$0")" && pwd)
 fleet_setup fleet-once
 pg_start "$dir" || exit 1
 
+# Rules that match a part of each host's events: their alerts travel with
+# their batches.
+cat >"$dir/rules.yaml" <<'YAML'
+- rule: Openat exit
+  desc: mixed_syscalls' openat exits
+  condition: evt.type = openat and evt.dir = <
+  output: "%proc.name opened %fd.name"
+  priority: NOTICE
+  tags: [fleet]
+- rule: Write enter
+  desc: redis_rw's writes
+  condition: evt.type = write and evt.dir = >
+  output: "%proc.name wrote to fd %fd.num"
+  priority: INFO
+YAML
 daemon() {   # daemon NAME
-    spawn "d_$1" "$bin/seccheckd" --socket "$dir/$1.sock" --db "$dir/$1.db" --batch-size 512
+    spawn "d_$1" "$bin/seccheckd" --socket "$dir/$1.sock" --db "$dir/$1.db" --batch-size 512 \
+        --rules "$dir/rules.yaml" --alerts-rate 0
     wait_for 20 test -S "$dir/$1.sock"
 }
 forwarder() {   # forwarder NAME HOST: application_name tells the backends apart
@@ -104,9 +121,13 @@ for h in a b; do
         [ "$(psql_c "SELECT count(DISTINCT raw) FILTER (WHERE true) >= 0 AND count(*) = count(DISTINCT id)
                      FROM events WHERE host_id = 'host-$h'")" = t ]
     check "host $h: central batches and events (id, raw) = local" same_rows "$dir/$h.db" "host-$h"
-    check "host $h: hosts row counts every event and batch" \
-        [ "$(psql_c "SELECT events || ' ' || batches FROM hosts WHERE host_id = 'host-$h'")" = \
-          "$n $(sqlite_c "$dir/$h.db" "SELECT count(*) FROM batches")" ]
+    check "host $h: hosts row counts every event, batch and alert" \
+        [ "$(psql_c "SELECT events || ' ' || batches || ' ' || alerts FROM hosts WHERE host_id = 'host-$h'")" = \
+          "$n $(sqlite_c "$dir/$h.db" "SELECT count(*) FROM batches") $(sqlite_c "$dir/$h.db" "SELECT count(*) FROM alerts")" ]
+    check "host $h: central alerts = local alerts, each once" same_alerts "$dir/$h.db" "host-$h" 1000
+    check "host $h: central alerts_full names each alert's event" \
+        [ "$(psql_c "SELECT count(*) FROM alerts_full WHERE host_id = 'host-$h' AND message IS NOT NULL")" = \
+          "$(sqlite_c "$dir/$h.db" "SELECT count(*) FROM alerts")" ]
     check "host $h: central chain verifies" "$bin/seccheckd" verify --to "$PG_URL" --host-id "host-$h"
     check "host $h: local chain verifies" "$bin/seccheckd" verify --db "$dir/$h.db"
 done

@@ -106,6 +106,30 @@ same_rows() {
     cmp -s "$dir/local.batches" "$dir/central.batches" && cmp -s "$dir/local.events" "$dir/central.events"
 }
 
+# The alerts rows are the local ones, every column; output_fields and tags
+# compared as JSON (jsonb writes them its own way). At least min of them.
+same_alerts() {   # same_alerts DB HOST MIN
+    local cols="id, event_id, rule, priority, time_ns, coalesce(container_id, '-'), output, suppressed"
+    sqlite3 -json -cmd '.timeout 5000' "$1" "SELECT $cols AS k, output_fields, tags FROM alerts ORDER BY id" \
+        >"$dir/local.alerts"
+    psql_c "SELECT coalesce(json_agg(json_build_object('k', concat_ws('|', $cols), 'output_fields', output_fields,
+                                                       'tags', tags) ORDER BY id), '[]')
+            FROM alerts WHERE host_id = '$2'" >"$dir/central.alerts"
+    python3 - "$dir/local.alerts" "$dir/central.alerts" "$3" <<'PY'
+import json, sys
+local = json.load(open(sys.argv[1])) if open(sys.argv[1]).read().strip() else []
+central = json.load(open(sys.argv[2]))
+key = lambda r: "|".join(str(v) for v in [r[k] for k in r if k not in ("output_fields", "tags")])
+ok = len(local) == len(central) >= int(sys.argv[3])
+for l, c in zip(local, central):
+    ok = ok and key(l) == c["k"] and json.loads(l["output_fields"]) == c["output_fields"] and \
+        json.loads(l["tags"]) == c["tags"]
+if not ok:
+    print("alerts: %d local, %d central" % (len(local), len(central)))
+sys.exit(0 if ok else 1)
+PY
+}
+
 # The runs and connections rows are the local ones, every column.
 same_side_rows() {   # same_side_rows DB HOST
     local t lcols ccols

@@ -24,9 +24,21 @@ fixture_v1="$here/../fixtures/db/schema-v1.db"
 fleet_setup fleet-views
 pg_start "$dir" || exit 1
 
+# Rules matching every exit of every type, with fields some events lack
+# (null in output_fields): alerts_full's rows on every host.
+cat >"$dir/rules.yaml" <<'YAML'
+- rule: Every exit
+  desc: every exit and sentry point
+  condition: evt.dir = < or evt.type in (procexit, container)
+  output: "%evt.type by %proc.name (%proc.pname) fd=%fd.name res=%evt.res"
+  priority: INFO
+  tags: [views, fleet]
+  warn_evttypes: false
+YAML
 daemon() {   # daemon NAME: a daemon on $dir/NAME.db
     rm -f "$dir/$1.sock"
-    spawn "d_$1" "$bin/seccheckd" --socket "$dir/$1.sock" --db "$dir/$1.db" --batch-size 256
+    spawn "d_$1" "$bin/seccheckd" --socket "$dir/$1.sock" --db "$dir/$1.db" --batch-size 256 \
+        --rules "$dir/rules.yaml" --alerts-rate 0
     wait_for 20 test -S "$dir/$1.sock"
 }
 load() {   # load NAME TRACE_FILE MESSAGES
@@ -184,6 +196,13 @@ views=(
 "containers|container_id, first_seen, last_seen, events, execs, sandbox_dropped
 |container_id text, first_seen text, last_seen text, events bigint, execs bigint, sandbox_dropped bigint
 |container_id, to_char(first_seen $utc, to_char(last_seen $utc, events, execs, sandbox_dropped"
+"alerts_full|id, event_id, rule, priority, time_ns, container_id, output, output_fields, tags, suppressed, conn_id,
+ type_name, thread_id, thread_group_id, process_name, cwd, effective_uid, message
+|id bigint, event_id bigint, rule text, priority text, time_ns bigint, container_id text, output text,
+ output_fields jsonb, tags jsonb, suppressed bigint, conn_id bigint, type_name text, thread_id bigint,
+ thread_group_id bigint, process_name text, cwd text, effective_uid bigint, message jsonb
+|id, event_id, rule, priority, time_ns, container_id, output, output_fields, tags, suppressed, conn_id, type_name,
+ thread_id, thread_group_id, process_name, cwd, effective_uid, message"
 )
 
 # Loads HOST's rows of a local view into local_VIEW centrally.
