@@ -27,13 +27,13 @@
 #include "decode.h"
 #include "event_line.h"
 #include "filter.h"
+#include "follow.h"
 #include "sqlutil.h"
 #include "strbuf.h"
 #include "wire.h"
 
 #define PROG "seccheckd events"
 #define ROWS_PER_READ 512   /* rows per statement: its read transaction stays short */
-#define POLL_MS 200         /* --follow: how often to look for a commit */
 #define SINCE_MAX_S (36500ull * 86400)
 
 enum { EVENTS_OK = 0, EVENTS_FAILED = 1, EVENTS_USAGE = 2, EVENTS_OUTPUT_GONE = 3 };
@@ -54,7 +54,7 @@ struct reader {
     const struct events_options *o;
     sqlite3 *db;
     sqlite3_stmt *rows;
-    sqlite3_stmt *data_version;
+    struct follow follow;
     struct decoder decoder;
     struct arena arena;           /* one row's decoded message at a time */
     struct strbuf line;
@@ -62,10 +62,6 @@ struct reader {
     int64_t until;                /* without --follow: the last id when it started */
     int64_t since_ns;             /* --since: received at or after this */
 };
-
-static volatile sig_atomic_t stop_signal;
-
-static void on_stop(int sig) { stop_signal = sig; }
 
 static void usage(FILE *out)
 {
@@ -151,50 +147,13 @@ static int parse_options(int argc, char **argv, struct events_options *o)
 
 /* ---- the database ---- */
 
-/* Opened read-write only so that, closing as its last connection, SQLite
- * checkpoints and removes the -wal and -shm files reading made (a read-only
- * connection leaves them); query_only keeps it from writing anything else.
- * Without write access, read-only: then those files may stay. */
 static int open_db(struct reader *r)
 {
-    const char *path = r->o->db_path;
-    struct stat st;
-    const char *problem = stat(path, &st) != 0 ? (errno == ENOENT ? "no such database (check --db)" : strerror(errno))
-                          : S_ISDIR(st.st_mode) ? "is a directory, not a database"
-                          : !S_ISREG(st.st_mode) ? "is not a regular file, not a database"
-                                                 : NULL;
-    if (problem) {
-        fprintf(stderr, PROG ": %s: %s\n", path, problem);
+    if (follow_open_db(PROG, r->o->db_path, &r->db) != 0)
         return EVENTS_FAILED;
-    }
-    int rc = sqlite3_open_v2(path, &r->db, SQLITE_OPEN_READWRITE, NULL);
-    if (rc == SQLITE_READONLY || rc == SQLITE_CANTOPEN || rc == SQLITE_PERM) {
-        sqlite3_close(r->db);
-        r->db = NULL;
-        rc = sqlite3_open_v2(path, &r->db, SQLITE_OPEN_READONLY, NULL);
-    }
-    if (rc != SQLITE_OK) {
-        fprintf(stderr, PROG ": cannot open %s: %s\n", path, r->db ? sqlite3_errmsg(r->db) : "out of memory");
-        return EVENTS_FAILED;
-    }
-    char err[256];
-    sqlite3_busy_timeout(r->db, 5000);
-    if (sqlutil_exec(r->db, "PRAGMA query_only=ON", err, sizeof(err)) != 0) {
-        fprintf(stderr, PROG ": %s: %s\n", path, err);
-        return EVENTS_FAILED;
-    }
-    /* The first read: a file that is not a database fails here. */
-    if (sqlutil_exec(r->db, "SELECT 1 FROM sqlite_master LIMIT 1", err, sizeof(err)) != 0) {
-        fprintf(stderr, PROG ": %s: %s\n", path, err);
-        return EVENTS_FAILED;
-    }
-    if (!sqlutil_has(r->db, "table", "events")) {
-        fprintf(stderr, PROG ": %s is not a seccheckd database (no events table)\n", path);
-        return EVENTS_FAILED;
-    }
     if (r->o->json && !sqlutil_has(r->db, "view", "events_full")) {
         fprintf(stderr, PROG ": %s has no events_full view (schema version 1): start seccheckd on it once to "
-                "upgrade it, or use -o compact\n", path);
+                "upgrade it, or use -o compact\n", r->o->db_path);
         return EVENTS_FAILED;
     }
     return 0;
@@ -335,30 +294,6 @@ static int print_next(struct reader *r, int *n)
     return rc;
 }
 
-/* PRAGMA data_version: changes when another connection commits. */
-static int64_t data_version(struct reader *r)
-{
-    int64_t v = -1;
-    if (sqlite3_step(r->data_version) == SQLITE_ROW)
-        v = sqlite3_column_int64(r->data_version, 0);
-    sqlite3_reset(r->data_version);
-    return v;
-}
-
-/* --follow: sleeps until something was committed (or a stop signal). */
-static void wait_for_commit(struct reader *r, int64_t *version)
-{
-    while (!stop_signal) {
-        struct timespec ts = {.tv_sec = 0, .tv_nsec = POLL_MS * 1000000L};
-        nanosleep(&ts, NULL);   /* a signal cuts it short */
-        int64_t v = data_version(r);
-        if (v != *version) {
-            *version = v;
-            return;
-        }
-    }
-}
-
 static int run(struct reader *r)
 {
     if (r->o->has_since)
@@ -367,37 +302,21 @@ static int run(struct reader *r)
         r->after = sqlutil_int(r->db, "SELECT max(id) FROM events", 0);
     r->until = r->o->follow ? INT64_MAX : sqlutil_int(r->db, "SELECT max(id) FROM events", 0);
     int rc = prepare_rows(r);
-    if (rc == 0 && sqlite3_prepare_v2(r->db, "PRAGMA data_version", -1, &r->data_version, NULL) != SQLITE_OK) {
-        fprintf(stderr, PROG ": %s: %s\n", r->o->db_path, sqlite3_errmsg(r->db));
+    if (rc == 0 && follow_start(&r->follow, r->db, PROG) != 0)
         rc = EVENTS_FAILED;
-    }
-    int64_t version = rc == 0 ? data_version(r) : 0;
-    while (rc == 0 && !stop_signal) {
+    while (rc == 0 && !follow_stopped()) {
         int n;
         rc = print_next(r, &n);
         if (rc != 0 || n == ROWS_PER_READ)
             continue;
         if (!r->o->follow)
             break;
-        wait_for_commit(r, &version);
+        follow_wait(&r->follow);
     }
     return rc == EVENTS_OUTPUT_GONE ? 0 : rc;
 }
 
 /* ---- the command ---- */
-
-/* Stop signals end --follow cleanly (the database closed, so its -wal and
- * -shm go); a reader that goes away is an EPIPE, not a death. */
-static void handle_signals(struct sigaction *old_int, struct sigaction *old_term, struct sigaction *old_pipe)
-{
-    struct sigaction sa = {.sa_handler = on_stop};   /* no SA_RESTART: the sleep ends */
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, old_int);
-    sigaction(SIGTERM, &sa, old_term);
-    struct sigaction ignore = {.sa_handler = SIG_IGN};
-    sigemptyset(&ignore.sa_mask);
-    sigaction(SIGPIPE, &ignore, old_pipe);
-}
 
 int events_main(int argc, char **argv)
 {
@@ -414,20 +333,18 @@ int events_main(int argc, char **argv)
     /* No limit of its own: decode_event caps each unpack by the packet's
      * size, exactly as it did in the daemon. */
     arena_init(&r.arena, 64 * 1024, SIZE_MAX);
-    struct sigaction old_int, old_term, old_pipe;
-    handle_signals(&old_int, &old_term, &old_pipe);
+    struct follow_signals signals;
+    follow_catch_signals(&signals);
     setvbuf(stdout, NULL, _IOFBF, 1 << 16);
     rc = open_db(&r);
     if (rc == 0)
         rc = run(&r);
     sqlite3_finalize(r.rows);
-    sqlite3_finalize(r.data_version);
+    follow_end(&r.follow);
     sqlite3_close(r.db);
     arena_free(&r.arena);
     strbuf_free(&r.line);
     filter_free(&o.type_filter);
-    sigaction(SIGINT, &old_int, NULL);
-    sigaction(SIGTERM, &old_term, NULL);
-    sigaction(SIGPIPE, &old_pipe, NULL);
+    follow_restore_signals(&signals);
     return rc;
 }

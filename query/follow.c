@@ -1,0 +1,108 @@
+#include "follow.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "sqlutil.h"
+
+static volatile sig_atomic_t stop_signal;
+
+static void on_stop(int sig) { stop_signal = sig; }
+
+bool follow_stopped(void) { return stop_signal != 0; }
+
+void follow_catch_signals(struct follow_signals *saved)
+{
+    stop_signal = 0;
+    struct sigaction sa = {.sa_handler = on_stop};   /* no SA_RESTART: a sleep ends */
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, &saved->old_int);
+    sigaction(SIGTERM, &sa, &saved->old_term);
+    struct sigaction ignore = {.sa_handler = SIG_IGN};
+    sigemptyset(&ignore.sa_mask);
+    sigaction(SIGPIPE, &ignore, &saved->old_pipe);
+}
+
+void follow_restore_signals(const struct follow_signals *saved)
+{
+    sigaction(SIGINT, &saved->old_int, NULL);
+    sigaction(SIGTERM, &saved->old_term, NULL);
+    sigaction(SIGPIPE, &saved->old_pipe, NULL);
+}
+
+int follow_open_db(const char *prog, const char *path, sqlite3 **db)
+{
+    *db = NULL;
+    struct stat st;
+    const char *problem = stat(path, &st) != 0 ? (errno == ENOENT ? "no such database (check --db)" : strerror(errno))
+                          : S_ISDIR(st.st_mode) ? "is a directory, not a database"
+                          : !S_ISREG(st.st_mode) ? "is not a regular file, not a database"
+                                                 : NULL;
+    if (problem) {
+        fprintf(stderr, "%s: %s: %s\n", prog, path, problem);
+        return 1;
+    }
+    if (sqlutil_open_reader(path, db) != SQLITE_OK) {
+        fprintf(stderr, "%s: cannot open %s: %s\n", prog, path, *db ? sqlite3_errmsg(*db) : "out of memory");
+        return 1;
+    }
+    sqlite3_busy_timeout(*db, 5000);
+    char err[256];
+    /* The first read: a file that is not a database fails here. */
+    if (sqlutil_exec(*db, "SELECT 1 FROM sqlite_master LIMIT 1", err, sizeof(err)) != 0) {
+        fprintf(stderr, "%s: %s: %s\n", prog, path, err);
+        return 1;
+    }
+    if (!sqlutil_has(*db, "table", "events")) {
+        fprintf(stderr, "%s: %s is not a seccheckd database (no events table)\n", prog, path);
+        return 1;
+    }
+    return 0;
+}
+
+static int64_t data_version(struct follow *f)
+{
+    int64_t v = -1;
+    if (sqlite3_step(f->data_version) == SQLITE_ROW)
+        v = sqlite3_column_int64(f->data_version, 0);
+    sqlite3_reset(f->data_version);
+    return v;
+}
+
+int follow_start(struct follow *f, sqlite3 *db, const char *prog)
+{
+    if (sqlite3_prepare_v2(db, "PRAGMA data_version", -1, &f->data_version, NULL) != SQLITE_OK) {
+        fprintf(stderr, "%s: %s\n", prog, sqlite3_errmsg(db));
+        return 1;
+    }
+    f->version = data_version(f);
+    return 0;
+}
+
+void follow_sleep_ms(int ms)
+{
+    struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (long)(ms % 1000) * 1000000L};
+    if (!stop_signal)
+        nanosleep(&ts, NULL);   /* a signal cuts it short */
+}
+
+void follow_wait(struct follow *f)
+{
+    while (!stop_signal) {
+        follow_sleep_ms(FOLLOW_POLL_MS);
+        int64_t v = data_version(f);
+        if (v != f->version) {
+            f->version = v;
+            return;
+        }
+    }
+}
+
+void follow_end(struct follow *f)
+{
+    sqlite3_finalize(f->data_version);
+    f->data_version = NULL;
+}

@@ -1,0 +1,46 @@
+/* follow.h - what the commands that show a database to people share
+ * (`seccheckd events`, `seccheckd alerts`): opening it to read next to a
+ * running daemon, and --follow: waiting for the daemon's next commit until
+ * SIGINT or SIGTERM asks to stop.
+ */
+#ifndef SECCHECKD_QUERY_FOLLOW_H
+#define SECCHECKD_QUERY_FOLLOW_H
+
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sqlite3.h>
+
+#define FOLLOW_POLL_MS 200   /* how often --follow looks for a commit */
+
+/* Opens path to read: never created, no -wal or -shm left behind that were
+ * not there (read-write with query_only when it can), waiting out the
+ * daemon's write lock. Checks that it is a seccheckd database (an events
+ * table). 0, or 1 after printing "PROG: PATH: problem". */
+int follow_open_db(const char *prog, const char *path, sqlite3 **db);
+
+/* PRAGMA data_version: it changes when another connection commits (a read
+ * of the WAL index, not of the tables). */
+struct follow {
+    sqlite3_stmt *data_version;
+    int64_t version;
+};
+/* 0, or 1 after printing the error. */
+int follow_start(struct follow *f, sqlite3 *db, const char *prog);
+/* Sleeps until another connection committed, or a stop signal came. */
+void follow_wait(struct follow *f);
+void follow_end(struct follow *f);
+
+/* Sleeps ms milliseconds, cut short by a stop signal. */
+void follow_sleep_ms(int ms);
+
+/* SIGINT and SIGTERM end --follow cleanly (true from follow_stopped);
+ * SIGPIPE is ignored, so a reader that goes away is an EPIPE, not a death. */
+struct follow_signals {
+    struct sigaction old_int, old_term, old_pipe;
+};
+void follow_catch_signals(struct follow_signals *saved);
+void follow_restore_signals(const struct follow_signals *saved);
+bool follow_stopped(void);
+
+#endif
