@@ -56,16 +56,18 @@ static void put_escaped_char(struct strbuf *out, uint32_t c)
         strbuf_printf(out, "\\u{%04x}", c);
 }
 
-void event_line_text(struct strbuf *out, const char *text, size_t len)
+/* text escaped, cut at max bytes; in quotes when quotable says so and it
+ * needs them (or is cut). */
+static void escaped(struct strbuf *out, const char *text, size_t len, size_t max, bool quotable)
 {
     const unsigned char *s = (const unsigned char *)text;
     size_t shown = len;
-    if (shown > EVENT_LINE_VALUE_MAX) {   /* cut on a character boundary */
-        shown = EVENT_LINE_VALUE_MAX;
+    if (shown > max) {   /* cut on a character boundary */
+        shown = max;
         while (shown > 0 && (s[shown] & 0xc0) == 0x80)
             shown--;
     }
-    bool quoted = shown < len || needs_quotes(text, len);
+    bool quoted = quotable && (shown < len || needs_quotes(text, len));
     if (quoted)
         strbuf_putc(out, '"');
     for (size_t i = 0; i < shown;) {
@@ -78,7 +80,7 @@ void event_line_text(struct strbuf *out, const char *text, size_t len)
             put_escaped_char(out, c);
             i += n;
         } else {
-            if (c == '\\' || c == '"')
+            if (c == '\\' || (quoted && c == '"'))
                 strbuf_putc(out, '\\');
             strbuf_append(out, s + i, n);
             i += n;
@@ -88,6 +90,16 @@ void event_line_text(struct strbuf *out, const char *text, size_t len)
         strbuf_putc(out, '"');
     if (shown < len)
         strbuf_printf(out, "...[+%zu bytes]", len - shown);
+}
+
+void event_line_text(struct strbuf *out, const char *text, size_t len)
+{
+    escaped(out, text, len, EVENT_LINE_VALUE_MAX, true);
+}
+
+void event_line_plain(struct strbuf *out, const char *text, size_t len, size_t max)
+{
+    escaped(out, text, len, max, false);
 }
 
 void event_line_json(struct strbuf *out, const char *json, size_t len)

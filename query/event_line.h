@@ -31,6 +31,10 @@ void event_line_render(struct strbuf *out, const struct event *ev);
 /* Appends text (len bytes, any content) escaped and bounded as above. */
 void event_line_text(struct strbuf *out, const char *text, size_t len);
 
+/* The same without quotes, cut at max bytes: a column of prose, such as an
+ * alert's output. */
+void event_line_plain(struct strbuf *out, const char *text, size_t len, size_t max);
+
 /* Appends a JSON document with the characters a terminal acts on that
  * JSON leaves raw (DEL, C1 controls, bidirectional overrides) written as
  * \uNNNN: the same JSON, safe to print. */

@@ -5,6 +5,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "alerts.h"
 #include "central.h"
 #include "chain.h"
 #include "events.h"
@@ -364,6 +365,8 @@ static int run_subcommand(int argc, char **argv, bool *handled)
         return gvisor_config_main(argc - 1, argv + 1);
     if (strcmp(argv[1], "types") == 0)
         return filter_types_main(argc - 1, argv + 1);
+    if (strcmp(argv[1], "alerts") == 0)
+        return alerts_main(argc - 1, argv + 1);
     if (strcmp(argv[1], "rules") == 0)
         return rules_main(argc - 1, argv + 1);
     *handled = false;
@@ -377,7 +380,7 @@ int main(int argc, char **argv)
         int rc = run_subcommand(argc, argv, &handled);
         if (handled)
             return rc;
-        fprintf(stderr, "seccheckd: unknown command '%s' (commands: verify, export, events, forward, gvisor-config, types; try --help)\n", argv[1]);
+        fprintf(stderr, "seccheckd: unknown command '%s' (commands: verify, export, events, alerts, rules, forward, gvisor-config, types; try --help)\n", argv[1]);
         return 2;
     }
     struct options o;

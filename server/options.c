@@ -468,8 +468,11 @@ void options_usage(FILE *out)
                  "       seccheckd export --db PATH --format ndjson|trace [--out PATH|DIR] [--conn ID]\n"
                  "       seccheckd events --db PATH [--follow] [--container ID] [--type NAME] [--process NAME]\n"
                  "                        [--since DURATION] [-o compact|json]   (one line per event, as they come)\n"
+                 "       seccheckd alerts --db PATH | --to URL [--since DURATION] [--priority LEVEL] [--rule NAME]\n"
+                 "                        [--container ID] [--follow] [--json]   (the alerts the rules raised)\n"
+                 "       seccheckd rules check|test PATH...   (rules files: errors, or alerts on recorded events)\n"
                  "       seccheckd forward --db PATH --to URL [--host-id ID]   (to a central PostgreSQL)\n"
-                 "       seccheckd gvisor-config [--points exec|files|net|all] [--socket PATH]\n"
+                 "       seccheckd gvisor-config [--points exec|files|net|all | --rules PATH...] [--socket PATH]\n"
                  "       seccheckd types   (the message type names --keep-types and --drop-types take)\n"
                  "Collects gVisor seccheck events from sandboxes (runsc remote sink) into SQLite.\n\n");
     for (size_t i = 0; i < NDEFS; i++) {
