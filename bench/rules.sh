@@ -99,8 +99,9 @@ rm -f "$db" "$sock"
 pid=$!
 BENCH_PIDS+=("$pid")
 for _ in $(seq 500); do grep -q "listening on" "$log" && break; sleep 0.01; done
+# loadgen's --rate is per connection.
 "$BIN_DIR/seccheck-loadgen" --socket "$sock" --trace "$trace_file" --connections "$conns" --mode sentry \
-    --rate "$rate" --duration "$duration" --json </dev/null >"$out/latency-loadgen.json" 2>/dev/null
+    --rate "$((rate / conns))" --duration "$duration" --json </dev/null >"$out/latency-loadgen.json" 2>/dev/null
 sleep 1
 kill -TERM "$pid"
 wait "$pid" || die "seccheckd exited non-zero (log: $log)"
