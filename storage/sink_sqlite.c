@@ -455,7 +455,10 @@ static void maybe_analyze(struct sqlite_sink *s, bool final)
 
 static void start_statistics(struct sqlite_sink *s)
 {
-    s->rows_estimate = sqlutil_int(s->db, "SELECT coalesce(max(id) - min(id) + 1, 0) FROM events", 0);
+    /* Two subqueries: max(id) - min(id) in one scans the whole index (7-13
+     * ms at 120k rows, at every start) instead of reading its two ends. */
+    s->rows_estimate =
+        sqlutil_int(s->db, "SELECT coalesce((SELECT max(id) FROM events) - (SELECT min(id) FROM events) + 1, 0)", 0);
     if (sqlutil_has(s->db, "table", "sqlite_stat1") &&
         sqlutil_int(s->db, "SELECT count(*) FROM sqlite_stat1 WHERE tbl='events'", 0))
         s->rows_analyzed = s->rows_estimate;
