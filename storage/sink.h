@@ -27,6 +27,16 @@ struct sink_ops {
     void (*idle)(struct sink *s);
     /* Optional: new retention bounds (SIGHUP); any thread. */
     void (*set_retention)(struct sink *s, uint64_t retain_s, uint64_t max_db_bytes);
+    /* Optional: a restart will hand over soon (any thread): upkeep that
+     * would otherwise wait for the handover or the new image is done now,
+     * on the writer thread, while the daemon still reads (SQLite:
+     * checkpoint the WAL after the next batch). */
+    void (*handoff_soon)(struct sink *s);
+    /* Optional: a restart hands over to a new image of the daemon right
+     * after this run: finish and close must skip what only a last stop
+     * needs (query statistics, a WAL checkpoint), for the new image starts
+     * reading when they are done. Called just before finish. */
+    void (*handoff)(struct sink *s);
     /* Marks the end of this daemon run; last call before close. */
     void (*finish)(struct sink *s, int64_t stopped_ns);
     void (*close)(struct sink *s);
@@ -53,6 +63,8 @@ struct sink_sqlite_options {
     uint64_t retain_s;        /* delete events older than this; 0: never */
     uint64_t max_db_bytes;    /* delete the oldest past this size; 0: no limit */
     unsigned indexes;         /* enum event_index bits: the events indexes kept */
+    bool probe;               /* `seccheckd check`: open as a start would (its runs row committed, so a
+                                 full disk fails it), then delete that row: a check leaves no run */
 };
 
 /* Opening failures write a message naming the problem into err. */
@@ -82,6 +94,16 @@ static inline void sink_finish(struct sink *s, int64_t stopped_ns)
 {
     if (s->ops->finish)
         s->ops->finish(s, stopped_ns);
+}
+static inline void sink_handoff_soon(struct sink *s)
+{
+    if (s->ops->handoff_soon)
+        s->ops->handoff_soon(s);
+}
+static inline void sink_handoff(struct sink *s)
+{
+    if (s->ops->handoff)
+        s->ops->handoff(s);
 }
 static inline void sink_close(struct sink *s) { s->ops->close(s); }
 static inline void sink_give_up(struct sink *s)

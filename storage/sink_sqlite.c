@@ -51,6 +51,8 @@ struct sqlite_sink {
     char chain_key_id[CHAIN_KEY_ID_HEX]; /* keyed: names the key in meta */
     bool chain_refused;           /* open failed on the key, not on the database */
     bool chain_warned;
+    atomic_bool checkpoint_soon;  /* a restart is near: checkpoint after the next batch */
+    bool handing_off;             /* a restart: finish and close skip ANALYZE and the checkpoint */
 };
 
 static void maybe_analyze(struct sqlite_sink *s, bool final);
@@ -291,6 +293,16 @@ static void note_failure(struct sqlite_sink *s, struct batch *b, const char *err
     s->pending_failed += b->count;
 }
 
+/* While the daemon still reads: the new image opens the WAL as it is, and
+ * rebuilds its index from every frame (5-16 ms for a WAL of up to 1000
+ * pages, at 20k events/s), so it had better be short. PASSIVE waits for
+ * nobody; a reader's snapshot leaves the frames it needs. */
+static void checkpoint_before_handoff(struct sqlite_sink *s)
+{
+    atomic_store(&s->checkpoint_soon, false);
+    sqlite3_wal_checkpoint_v2(s->db, NULL, SQLITE_CHECKPOINT_PASSIVE, NULL, NULL);
+}
+
 static void sqlite_write_batch(struct sink *base, struct batch *b)
 {
     struct sqlite_sink *s = (struct sqlite_sink *)base;
@@ -303,6 +315,8 @@ static void sqlite_write_batch(struct sink *base, struct batch *b)
             s->rows_estimate += (int64_t)b->count;
             maybe_analyze(s, false);
             retention_step(&s->retention, s->db, realtime_ns(), false);
+            if (atomic_load_explicit(&s->checkpoint_soon, memory_order_relaxed))
+                checkpoint_before_handoff(s);
             return;
         }
         /* Another process holds the database: each attempt already waited
@@ -335,12 +349,28 @@ static void sqlite_finish(struct sink *base, int64_t stopped_ns)
                       (unsigned long long)s->pending_failed, sqlite3_errmsg(s->db));
         }
     }
-    maybe_analyze(s, true);
+    if (!s->handing_off)
+        maybe_analyze(s, true);
     char sql[128];
     snprintf(sql, sizeof(sql), "UPDATE runs SET stopped_ns=%lld WHERE id=%lld", (long long)stopped_ns,
              (long long)s->run_id);
     if (sqlutil_exec(s->db, sql, base->error, sizeof(base->error)) != 0)
         log_error("sqlite: could not mark the run finished: %s", base->error);
+}
+
+static void sqlite_handoff_soon(struct sink *base)
+{
+    atomic_store(&((struct sqlite_sink *)base)->checkpoint_soon, true);
+}
+
+/* The last connection to close checkpoints the WAL into the database
+ * (7-17 ms measured at 20k events/s), while the sandboxes wait for the new
+ * image to read: it stays in the WAL, which the new image opens as it is. */
+static void sqlite_handoff(struct sink *base)
+{
+    struct sqlite_sink *s = (struct sqlite_sink *)base;
+    s->handing_off = true;
+    sqlite3_db_config(s->db, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, NULL);
 }
 
 static void sqlite_close(struct sink *base)
@@ -377,6 +407,8 @@ static const struct sink_ops sqlite_ops = {
     .write_batch = sqlite_write_batch,
     .set_retention = sqlite_set_retention,
     .idle = sqlite_idle,
+    .handoff_soon = sqlite_handoff_soon,
+    .handoff = sqlite_handoff,
     .finish = sqlite_finish,
     .close = sqlite_close,
 };
@@ -599,6 +631,13 @@ struct sink *sink_sqlite_open(const struct sink_sqlite_options *o, char *err, si
     retention_init(&s->retention, o->path, o->retain_s, o->max_db_bytes, o->busy_timeout_ms);
     if (setup_schema(s, o, why, sizeof(why)) != 0 || prepare_statements(s, why, sizeof(why)) != 0)
         goto fail;
+    if (o->probe) {
+        char sql[96];
+        snprintf(sql, sizeof(sql), "DELETE FROM runs WHERE id=%lld", (long long)s->run_id);
+        if (sqlutil_exec(s->db, sql, why, sizeof(why)) != 0)
+            goto fail;
+        return &s->base;
+    }
     start_statistics(s);
     return &s->base;
 fail:

@@ -149,6 +149,21 @@ long long json_file_number(const char *path, const char *key);
  * scrape; -1 if absent. */
 double metric(const char *text, const char *series);
 
+/* Replaces path's contents with text; fails the test if it cannot. */
+void write_file(const char *path, const char *text);
+
+/* Connects a stream client to the Unix socket path; -1 if nobody listens. */
+int connect_unix(const char *path);
+
+/* Writes request on fd, reads to EOF (at most timeout_ms in all) and closes
+ * fd; the whole answer, malloc'd, or NULL if fd < 0, the connection failed
+ * or it timed out. */
+char *http_exchange(int fd, const char *request, size_t request_len, int timeout_ms);
+
+/* GET /metrics from a daemon's --metrics-listen unix:path: the whole HTTP
+ * answer (malloc'd; read series with metric()), or NULL. */
+char *scrape_metrics_unix(const char *path);
+
 /* Sleeps ms milliseconds, resuming after signals. */
 void sleep_ms(int ms);
 
