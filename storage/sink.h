@@ -63,8 +63,8 @@ struct sink_sqlite_options {
     uint64_t retain_s;        /* delete events older than this; 0: never */
     uint64_t max_db_bytes;    /* delete the oldest past this size; 0: no limit */
     unsigned indexes;         /* enum event_index bits: the events indexes kept */
-    bool probe;               /* `seccheckd check`: open as a start would (its runs row committed, so a
-                                 full disk fails it), then delete that row: a check leaves no run */
+    bool probe;               /* `seccheckd check`: open as a start would, committing meta's
+                                 last_check_ns instead of a runs row (a full disk fails it alike) */
 };
 
 /* Opening failures write a message naming the problem into err. */
