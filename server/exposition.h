@@ -4,7 +4,7 @@
  * Read on the loop thread at scrape time from what the loop already keeps
  * (server stats, pipeline totals, the open batch): rendering adds no work
  * and no lock to the per-message path. The metric names and what each
- * counts are listed in README.md ("Metrics").
+ * counts are listed in docs/reference.md ("Metrics").
  */
 #ifndef SECCHECKD_EXPOSITION_H
 #define SECCHECKD_EXPOSITION_H

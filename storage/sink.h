@@ -37,6 +37,10 @@ struct sink_ops {
      * needs (query statistics, a WAL checkpoint), for the new image starts
      * reading when they are done. Called just before finish. */
     void (*handoff)(struct sink *s);
+    /* Optional: events retention deleted so far; any thread. Read when
+     * asked, not carried back on batches: retention also deletes when no
+     * batch comes (sink idle). A sink that drives others sums theirs. */
+    uint64_t (*retention_deleted)(struct sink *s);
     /* Marks the end of this daemon run; last call before close. */
     void (*finish)(struct sink *s, int64_t stopped_ns);
     void (*close)(struct sink *s);
@@ -122,6 +126,10 @@ static inline void sink_idle(struct sink *s)
 {
     if (s->ops->idle)
         s->ops->idle(s);
+}
+static inline uint64_t sink_retention_deleted(struct sink *s)
+{
+    return s->ops->retention_deleted ? s->ops->retention_deleted(s) : 0;
 }
 static inline void sink_set_retention(struct sink *s, uint64_t retain_s, uint64_t max_db_bytes)
 {

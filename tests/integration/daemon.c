@@ -363,6 +363,20 @@ void daemon_cleanup(struct daemon *d)
         fprintf(stderr, "could not remove %s: %s\n", d->dir, strerror(errno));
 }
 
+bool verify_ok(const char *binary, const char *db)
+{
+    char cmd[1200], out[2048] = "";
+    snprintf(cmd, sizeof(cmd), "%s verify --db %s", binary, db);
+    FILE *p = popen(cmd, "r");
+    if (!p)
+        return false;
+    size_t n = fread(out, 1, sizeof(out) - 1, p);
+    out[n] = '\0';
+    int rc = pclose(p);
+    printf("verify: %s", out);
+    return rc == 0 && strstr(out, "ok:");
+}
+
 long long db_query_int(const char *db, const char *sql)
 {
     sqlite3 *h;

@@ -130,6 +130,9 @@ void daemon_cleanup(struct daemon *d);
 int daemon_setup(void **state);
 int daemon_teardown(void **state);
 
+/* `binary verify --db db` passes (its output printed). */
+bool verify_ok(const char *binary, const char *db);
+
 /* Runs SQL returning one integer against path; -1 on error. */
 long long db_query_int(const char *db, const char *sql);
 

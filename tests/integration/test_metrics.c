@@ -589,6 +589,78 @@ static void test_restart_reopens(void **state)
     daemon_cleanup(&d);
 }
 
+/* The events and batches the log's retention lines say were deleted. */
+static void retention_logged(const char *log, long long *events, long long *batches)
+{
+    *events = *batches = 0;
+    for (const char *p = log; (p = strstr(p, "retention: deleted ")) != NULL; p++) {
+        long long e = 0, b = 0;
+        if (sscanf(p, "retention: deleted %lld event%*s in %lld batch", &e, &b) == 2) {
+            *events += e;
+            *batches += b;
+        }
+    }
+}
+
+static void write_config(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+/* Retention deletes while no event arrives (the writer's idle upkeep:
+ * no batch comes back to carry a count): the counter has it at once, and
+ * the log says what went and why. */
+static void test_retention_deletions_counted(void **state)
+{
+    const struct trace_fixture *f = *state;
+    const struct replay_trace *t = &f->traces[1];
+    struct daemon d;
+    daemon_prepare(&d);
+    char conf[320], addr[64];
+    snprintf(conf, sizeof(conf), "%s/seccheckd.conf", d.dir);
+    write_config(conf, "retain = 0\n");
+    int port = free_tcp_port();
+    snprintf(addr, sizeof(addr), "127.0.0.1:%d", port);
+    const char *args[] = {"--config", conf, "--metrics-listen", addr, "--batch-size", "256", NULL};
+    assert_true(daemon_start(&d, SECCHECKD_BIN, args));
+    assert_int_equal(replay_connection(d.socket, t, t->version), 0);
+    assert_int_equal(replay_connection(d.socket, t, t->version), 0);
+    char *text = scrape_when_idle(port);
+    double before = metric(text, "seccheckd_retention_deleted_events_total");
+    free(text);
+    long long batches = dbq(&d, "SELECT count(*) FROM batches");
+
+    write_config(conf, "retain = 1s\n");
+    kill(d.pid, SIGHUP);
+    for (int i = 0; i < 100 && dbq(&d, "SELECT count(*) FROM batches") != 1; i++)
+        sleep_ms(100);
+    long long deleted = (long long)(2 * t->count) - dbq(&d, "SELECT count(*) FROM events");
+    text = scrape_tcp(port);
+    double counted = metric(text, "seccheckd_retention_deleted_events_total");
+    free(text);
+    bool logged_at_once = daemon_wait_log(&d, "retention: deleted", 1, 5000);   /* not only at the end */
+    assert_int_equal(daemon_stop(&d), 0);
+    char *log = daemon_read_log(&d);
+    long long logged_events, logged_batches;
+    retention_logged(log, &logged_events, &logged_batches);
+    bool why = strstr(log, "(older than --retain)") != NULL;
+    free(log);
+    daemon_cleanup(&d);
+    printf("retention deleted %lld events of %lld batches: metric %.0f, logged %lld events in %lld batches\n",
+           deleted, batches - 1, counted, logged_events, logged_batches);
+    assert_true(before == 0);
+    assert_true(batches > 2);
+    assert_true(deleted > 0);
+    assert_true(counted == (double)deleted);
+    assert_true(logged_at_once);
+    assert_int_equal(logged_events, deleted);
+    assert_int_equal(logged_batches, batches - 1);
+    assert_true(why);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -600,6 +672,7 @@ int main(void)
         cmocka_unit_test(test_idle_connections_bounded),
         cmocka_unit_test(test_unix_socket),
         cmocka_unit_test(test_restart_reopens),
+        cmocka_unit_test(test_retention_deletions_counted),
     };
     return cmocka_run_group_tests(tests, setup, trace_fixture_teardown);
 }
