@@ -500,6 +500,48 @@ static void test_restart_comes_back_when_the_new_image_cannot_start(void **state
     assert_int_equal(db_query_int(d->db, "SELECT count(*) FROM events"), 3);
 }
 
+/* Runs `seccheckd check ARGS` (NULL-terminated), its output in d->log; its
+ * exit code. */
+static int run_check(const struct daemon *d, const char *const *args)
+{
+    const char *argv[16] = {SECCHECKD_BIN, "check"};
+    int n = 2;
+    for (int i = 0; args[i] && n < 15; i++)
+        argv[n++] = args[i];
+    argv[n] = NULL;
+    pid_t pid = reaper_fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        int fd = open(d->log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+        if (fd < 0 || dup2(fd, 2) < 0)
+            _exit(126);
+        execv(argv[0], (char *const *)argv);
+        _exit(127);
+    }
+    return reaper_wait(pid);
+}
+
+/* `seccheckd check`: exit 0 when a start would get past its settings and
+ * sinks (and no run is left in the database), 2 for settings, 1 for a sink
+ * that cannot open; it binds nothing. */
+static void test_check_subcommand(void **state)
+{
+    struct daemon *d = *state;
+    char missing[400];
+    snprintf(missing, sizeof(missing), "%s/missing/events.db", d->dir);
+    const char *good[] = {"--socket", d->socket, "--db", d->db, NULL};
+    assert_int_equal(run_check(d, good), 0);
+    assert_int_equal(daemon_log_count(d, "the settings are valid and the sink opens: sqlite -> "), 1);
+    assert_int_not_equal(access(d->socket, F_OK), 0);
+    assert_int_equal(db_query_int(d->db, "SELECT count(*) FROM runs"), 0);
+    assert_true(db_query_int(d->db, "SELECT value FROM meta WHERE key = 'last_check_ns'") > 0);
+    const char *bad_value[] = {"--db", d->db, "--batch-size", "0", NULL};
+    assert_int_equal(run_check(d, bad_value), 2);
+    const char *bad_db[] = {"--db", missing, NULL};
+    assert_int_equal(run_check(d, bad_db), 1);
+    assert_int_equal(daemon_log_count(d, "cannot use database"), 1);
+}
+
 /* ---- what a connection carries across ---- */
 
 /* The sandbox's dropped_count is a running total: after the restart its
@@ -595,6 +637,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_restart_refuses_a_binary_that_exits, daemon_setup, daemon_teardown),
         cmocka_unit_test_setup_teardown(test_restart_comes_back_when_the_new_image_cannot_start, daemon_setup,
                                         daemon_teardown),
+        cmocka_unit_test_setup_teardown(test_check_subcommand, daemon_setup, daemon_teardown),
         cmocka_unit_test(test_restart_counts_sandbox_drops_once),
         cmocka_unit_test(test_restart_never_reuses_a_connection_id),
     };
