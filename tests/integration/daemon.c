@@ -68,6 +68,20 @@ void sleep_ms(int ms)
         ;
 }
 
+pid_t spawn_program(const char *const *argv, const char *out, const char *err)
+{
+    pid_t pid = reaper_fork();
+    if (pid < 0)
+        fail_msg("fork: %s", strerror(errno));
+    if (pid == 0) {
+        if ((out && !freopen(out, "w", stdout)) || (err && !freopen(err, "w", stderr)))
+            _exit(126);
+        execv(argv[0], (char *const *)argv);
+        _exit(127);
+    }
+    return pid;
+}
+
 /* daemon_spawn; nofile > 0 also sets RLIMIT_NOFILE (soft and hard) in the
  * child before exec. */
 static bool spawn_limited(struct daemon *d, const char *const *argv, const char *ready, unsigned nofile)

@@ -36,6 +36,10 @@ bool daemon_start(struct daemon *d, const char *binary, const char *const *extra
  * to nofile in the child before exec (the daemon cannot raise it). */
 bool daemon_start_nofile(struct daemon *d, const char *binary, const char *const *extra_args, unsigned nofile);
 
+/* Starts argv (argv[0] is its path) as a reaper_fork child, its standard
+ * output to out and its standard error to err (each NULL: ours). */
+pid_t spawn_program(const char *const *argv, const char *out, const char *err);
+
 /* Starts any program (argv[0] is its path) with stdout and stderr in the
  * log, and waits until the log contains ready. The process is a
  * reaper_fork child: it never outlives the test. */

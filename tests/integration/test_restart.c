@@ -27,17 +27,10 @@
 /* Runs seccheck-loadgen in the background; its --json goes to out. */
 static pid_t start_loadgen(const char *socket, const char *mode, const char *out)
 {
-    pid_t pid = reaper_fork();
-    assert_true(pid >= 0);
-    if (pid == 0) {
-        if (!freopen(out, "w", stdout))
-            _exit(126);
-        execl(LOADGEN_BIN, LOADGEN_BIN, "--socket", socket, "--trace", TRACES_DIR "/redis_rw.trace", "--trace",
-              TRACES_DIR "/mixed_syscalls.trace", "--connections", "4", "--mode", mode, "--messages", "120000",
-              "--rate", "40000", "--json", (char *)NULL);
-        _exit(127);
-    }
-    return pid;
+    const char *argv[] = {LOADGEN_BIN, "--socket", socket, "--trace", TRACES_DIR "/redis_rw.trace", "--trace",
+                          TRACES_DIR "/mixed_syscalls.trace", "--connections", "4", "--mode", mode, "--messages",
+                          "120000", "--rate", "40000", "--json", NULL};
+    return spawn_program(argv, out, NULL);
 }
 
 /* Waits until the log shows n completed restarts. */
@@ -90,6 +83,26 @@ static void send_with_dropped(int fd, uint32_t dropped)
     uint8_t pkt[8] = {8, 0, 1, 0, (uint8_t)dropped, (uint8_t)(dropped >> 8), (uint8_t)(dropped >> 16),
                       (uint8_t)(dropped >> 24)};
     send_bytes(fd, pkt, sizeof(pkt));
+}
+
+/* Connection 1, handshaken, one packet sent: the sandbox held across. */
+static int open_held(const struct daemon *d)
+{
+    int fd = replay_open(d->socket, 1);
+    assert_true(fd >= 0);
+    send_with_dropped(fd, 0);
+    return fd;
+}
+
+/* One more packet, then EOF: once the daemon has read to it and stopped,
+ * the connection's row must count messages. */
+static void finish_held(struct daemon *d, int fd, long long messages)
+{
+    send_with_dropped(fd, 0);
+    close(fd);
+    assert_true(daemon_wait_log(d, "connection 1 closed", 1, 10000));
+    assert_int_equal(daemon_stop(d), 0);
+    assert_int_equal(db_query_int(d->db, "SELECT messages FROM connections WHERE id = 1"), messages);
 }
 
 /* A connection's counters cross the restart whole, the count of headers
@@ -157,9 +170,7 @@ static void test_restart_runs_the_newly_installed_binary(void **state)
     snprintf(staged, sizeof(staged), "%s/seccheckd.new", d->dir);
     copy_file(SECCHECKD_BIN, bin, 0755);
     assert_true(daemon_start(d, bin, NULL));
-    int fd = replay_open(d->socket, 1);
-    assert_true(fd >= 0);
-    send_with_dropped(fd, 0);
+    int fd = open_held(d);
 
     copy_file(SECCHECKD_BIN, staged, 0755);
     struct stat installed;
@@ -182,11 +193,7 @@ static void test_restart_runs_the_newly_installed_binary(void **state)
     snprintf(binary_line, sizeof(binary_line), ", binary %s, build-id ", bin);
     assert_int_equal(daemon_log_count(d, binary_line), 2);
 
-    send_with_dropped(fd, 0);
-    close(fd);
-    assert_true(daemon_wait_log(d, "connection 1 closed", 1, 10000));
-    assert_int_equal(daemon_stop(d), 0);
-    assert_int_equal(db_query_int(d->db, "SELECT messages FROM connections WHERE id = 1"), 2);
+    finish_held(d, fd, 2);
 }
 
 /* If the installed binary cannot run (removed, say), the restart runs the
@@ -198,18 +205,12 @@ static void test_restart_falls_back_to_the_running_image(void **state)
     snprintf(bin, sizeof(bin), "%s/seccheckd", d->dir);
     copy_file(SECCHECKD_BIN, bin, 0755);
     assert_true(daemon_start(d, bin, NULL));
-    int fd = replay_open(d->socket, 1);
-    assert_true(fd >= 0);
-    send_with_dropped(fd, 0);
+    int fd = open_held(d);
     assert_int_equal(unlink(bin), 0);
     kill(d->pid, SIGUSR2);
     wait_for_adoptions(d, 1);
     assert_int_equal(daemon_log_count(d, "restart: cannot execute"), 1);
-    send_with_dropped(fd, 0);
-    close(fd);
-    assert_true(daemon_wait_log(d, "connection 1 closed", 1, 10000));
-    assert_int_equal(daemon_stop(d), 0);
-    assert_int_equal(db_query_int(d->db, "SELECT messages FROM connections WHERE id = 1"), 2);
+    finish_held(d, fd, 2);
 }
 
 /* ---- a restart never makes things worse than not restarting ---- */
@@ -284,9 +285,7 @@ static void refused_then_mended(const char *key, const char *path, const char *e
     daemon_prepare(&d);
     start_with_config(&d);
     pid_t pid = d.pid;
-    int fd = replay_open(d.socket, 1);
-    assert_true(fd >= 0);
-    send_with_dropped(fd, 0);
+    int fd = open_held(&d);
     char line[512];
     snprintf(line, sizeof(line), "%s = %s/%s\n", key, d.dir, path);
     write_config(&d, line);
@@ -302,11 +301,7 @@ static void refused_then_mended(const char *key, const char *path, const char *e
     kill(d.pid, SIGUSR2);
     wait_for_adoptions(&d, 1);
     assert_restarts(&d, 1, 1, 0);
-    send_with_dropped(fd, 0);
-    close(fd);
-    assert_true(daemon_wait_log(&d, "connection 1 closed", 1, 10000));
-    assert_int_equal(daemon_stop(&d), 0);
-    assert_int_equal(db_query_int(d.db, "SELECT messages FROM connections WHERE id = 1"), 3);
+    finish_held(&d, fd, 3);
     assert_int_equal(db_query_int(d.db, "SELECT count(*) FROM events"), 3);
     assert_int_equal(db_query_int(d.db, "SELECT count(*) FROM runs"), 2);   /* the checks left no run */
     daemon_cleanup(&d);
@@ -370,9 +365,7 @@ static void test_restart_refuses_on_a_full_disk(void **state)
     snprintf(wal, sizeof(wal), "%s-wal", d->db);
     assert_true(daemon_start(d, SECCHECKD_BIN, NULL));
     pid_t pid = d->pid;
-    int fd = replay_open(d->socket, 1);
-    assert_true(fd >= 0);
-    send_with_dropped(fd, 0);
+    int fd = open_held(d);
     /* Idle, the writer truncates the WAL (at most every 2 s): a new write
      * must then grow a file on the full disk. */
     for (int i = 0; i < 100 && file_size(wal) != 0; i++)
@@ -390,11 +383,7 @@ static void test_restart_refuses_on_a_full_disk(void **state)
     assert_int_equal(unlink(filler), 0);
     kill(d->pid, SIGUSR2);
     wait_for_adoptions(d, 1);
-    send_with_dropped(fd, 0);
-    close(fd);
-    assert_true(daemon_wait_log(d, "connection 1 closed", 1, 10000));
-    assert_int_equal(daemon_stop(d), 0);
-    assert_int_equal(db_query_int(d->db, "SELECT messages FROM connections WHERE id = 1"), 3);
+    finish_held(d, fd, 3);
     assert_int_equal(db_query_int(d->db, "SELECT sum(received) FROM runs"), 3);
     assert_int_equal(db_query_int(d->db, "SELECT sum(stored) + sum(store_failed) FROM runs"), 3);
     assert_int_equal(db_query_int(d->db, "SELECT count(*) FROM events"),
@@ -440,9 +429,7 @@ static void test_restart_refuses_a_binary_that_exits(void **state)
     char bin[400];
     start_from_copy(d, bin, sizeof(bin));
     pid_t pid = d->pid;
-    int fd = replay_open(d->socket, 1);
-    assert_true(fd >= 0);
-    send_with_dropped(fd, 0);
+    int fd = open_held(d);
     install_script(bin, "#!/bin/sh\necho 'broken build: cannot start' >&2\nexit 3\n");
     kill(d->pid, SIGUSR2);
     wait_for_refusals(d, 1);
@@ -455,11 +442,7 @@ static void test_restart_refuses_a_binary_that_exits(void **state)
     kill(d->pid, SIGUSR2);
     wait_for_adoptions(d, 1);
     assert_restarts(d, 1, 1, 0);
-    send_with_dropped(fd, 0);
-    close(fd);
-    assert_true(daemon_wait_log(d, "connection 1 closed", 1, 10000));
-    assert_int_equal(daemon_stop(d), 0);
-    assert_int_equal(db_query_int(d->db, "SELECT messages FROM connections WHERE id = 1"), 3);
+    finish_held(d, fd, 3);
 }
 
 /* A new image that fails to start after its check passed (here a wrapper
@@ -472,9 +455,7 @@ static void test_restart_comes_back_when_the_new_image_cannot_start(void **state
     char bin[400], script[1024];
     start_from_copy(d, bin, sizeof(bin));
     pid_t pid = d->pid;
-    int fd = replay_open(d->socket, 1);
-    assert_true(fd >= 0);
-    send_with_dropped(fd, 0);
+    int fd = open_held(d);
     snprintf(script, sizeof(script),
              "#!/bin/sh\n[ \"$1\" = check ] && exit 0\nexec %s \"$@\" --db %s/missing/events.db\n", SECCHECKD_BIN,
              d->dir);
@@ -492,16 +473,12 @@ static void test_restart_comes_back_when_the_new_image_cannot_start(void **state
     kill(d->pid, SIGUSR2);
     wait_for_adoptions(d, 2);
     assert_restarts(d, 1, 0, 1);
-    send_with_dropped(fd, 0);
-    close(fd);
-    assert_true(daemon_wait_log(d, "connection 1 closed", 1, 10000));
-    assert_int_equal(daemon_stop(d), 0);
-    assert_int_equal(db_query_int(d->db, "SELECT messages FROM connections WHERE id = 1"), 3);
+    finish_held(d, fd, 3);
     assert_int_equal(db_query_int(d->db, "SELECT count(*) FROM events"), 3);
 }
 
-/* Runs `seccheckd check ARGS` (NULL-terminated), its output in d->log; its
- * exit code. */
+/* Runs `seccheckd check ARGS` (NULL-terminated), its messages in d->log;
+ * its exit code. */
 static int run_check(const struct daemon *d, const char *const *args)
 {
     const char *argv[16] = {SECCHECKD_BIN, "check"};
@@ -509,16 +486,7 @@ static int run_check(const struct daemon *d, const char *const *args)
     for (int i = 0; args[i] && n < 15; i++)
         argv[n++] = args[i];
     argv[n] = NULL;
-    pid_t pid = reaper_fork();
-    assert_true(pid >= 0);
-    if (pid == 0) {
-        int fd = open(d->log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-        if (fd < 0 || dup2(fd, 2) < 0)
-            _exit(126);
-        execv(argv[0], (char *const *)argv);
-        _exit(127);
-    }
-    return reaper_wait(pid);
+    return reaper_wait(spawn_program(argv, NULL, d->log));
 }
 
 /* `seccheckd check`: exit 0 when a start would get past its settings and

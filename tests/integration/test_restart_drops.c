@@ -35,16 +35,9 @@
 
 static pid_t start_sandboxes(const char *socket, const char *out)
 {
-    pid_t pid = reaper_fork();
-    assert_true(pid >= 0);
-    if (pid == 0) {
-        if (!freopen(out, "w", stdout))
-            _exit(126);
-        execl(LOADGEN_BIN, LOADGEN_BIN, "--socket", socket, "--trace", TRACES_DIR "/redis_rw.trace", "--connections",
-              "4", "--mode", "sentry", "--rate", RATE, "--duration", "600", "--json", (char *)NULL);
-        _exit(127);
-    }
-    return pid;
+    const char *argv[] = {LOADGEN_BIN, "--socket", socket, "--trace", TRACES_DIR "/redis_rw.trace", "--connections",
+                          "4", "--mode", "sentry", "--rate", RATE, "--duration", "600", "--json", NULL};
+    return spawn_program(argv, out, NULL);
 }
 
 /* The pauses the log reports ("reading again X ms after ..."), printed. */

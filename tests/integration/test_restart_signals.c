@@ -33,17 +33,10 @@ static pid_t start_flood(const char *socket, const char *out, const char *rate, 
 {
     char errors[420];
     snprintf(errors, sizeof(errors), "%s.err", out);
-    pid_t pid = reaper_fork();
-    assert_true(pid >= 0);
-    if (pid == 0) {
-        if (!freopen(out, "w", stdout) || !freopen(errors, "w", stderr))
-            _exit(126);
-        execl(LOADGEN_BIN, LOADGEN_BIN, "--socket", socket, "--trace", TRACES_DIR "/redis_rw.trace", "--trace",
-              TRACES_DIR "/mixed_syscalls.trace", "--connections", "4", "--mode", "block", "--rate", rate,
-              "--duration", seconds, "--json", (char *)NULL);
-        _exit(127);
-    }
-    return pid;
+    const char *argv[] = {LOADGEN_BIN, "--socket", socket, "--trace", TRACES_DIR "/redis_rw.trace", "--trace",
+                          TRACES_DIR "/mixed_syscalls.trace", "--connections", "4", "--mode", "block", "--rate", rate,
+                          "--duration", seconds, "--json", NULL};
+    return spawn_program(argv, out, errors);
 }
 
 /* 10 to 90 ms, spread over the pairs. */
