@@ -114,25 +114,36 @@ static void finish_held(struct daemon *d, int fd, long long messages)
     assert_int_equal(db_query_int(d->db, "SELECT messages FROM connections WHERE id = 1"), messages);
 }
 
+/* A daemon whose connection 1 sends packets carrying the dropped_count
+ * values before[0..nbefore), is restarted, sends after[0..nafter), and
+ * closes; the daemon is stopped. */
+static void restart_between(struct daemon *d, const uint32_t *before, size_t nbefore, const uint32_t *after,
+                            size_t nafter)
+{
+    daemon_prepare(d);
+    assert_true(daemon_start(d, SECCHECKD_BIN, NULL));
+    int fd = replay_open(d->socket, 1);
+    assert_true(fd >= 0);
+    for (size_t i = 0; i < nbefore; i++)
+        send_with_dropped(fd, before[i]);
+    usleep(300000);
+    kill(d->pid, SIGUSR2);
+    wait_for_adoptions(d, 1);
+    for (size_t i = 0; i < nafter; i++)
+        send_with_dropped(fd, after[i]);
+    close(fd);
+    assert_true(daemon_wait_log(d, "connection 1 closed", 1, 10000));
+    assert_int_equal(daemon_stop(d), 0);
+}
+
 /* A connection's counters cross the restart whole, the count of headers
  * whose dropped_count went backwards among them. */
 static void test_restart_keeps_connection_counters(void **state)
 {
     (void)state;
     struct daemon d;
-    daemon_prepare(&d);
-    assert_true(daemon_start(&d, SECCHECKD_BIN, NULL));
-    int fd = replay_open(d.socket, 1);
-    assert_true(fd >= 0);
-    send_with_dropped(fd, 10);
-    send_with_dropped(fd, 4);   /* backwards: a regression */
-    usleep(300000);
-    kill(d.pid, SIGUSR2);
-    wait_for_adoptions(&d, 1);
-    send_with_dropped(fd, 6);
-    close(fd);
-    assert_true(daemon_wait_log(&d, "connection 1 closed", 1, 10000));
-    assert_int_equal(daemon_stop(&d), 0);
+    const uint32_t before[] = {10, 4}, after[] = {6};   /* 4: backwards, a regression */
+    restart_between(&d, before, 2, after, 1);
     assert_int_equal(db_query_int(d.db, "SELECT messages FROM connections WHERE id = 1"), 3);
     assert_int_equal(db_query_int(d.db, "SELECT last_dropped_count FROM connections WHERE id = 1"), 6);
     assert_int_equal(db_query_int(d.db, "SELECT dropped_count_regressions FROM connections WHERE id = 1"), 1);
@@ -528,18 +539,8 @@ static void test_restart_counts_sandbox_drops_once(void **state)
 {
     (void)state;
     struct daemon d;
-    daemon_prepare(&d);
-    assert_true(daemon_start(&d, SECCHECKD_BIN, NULL));
-    int fd = replay_open(d.socket, 1);
-    assert_true(fd >= 0);
-    send_with_dropped(fd, 10);
-    usleep(300000);
-    kill(d.pid, SIGUSR2);
-    wait_for_adoptions(&d, 1);
-    send_with_dropped(fd, 15);
-    close(fd);
-    assert_true(daemon_wait_log(&d, "connection 1 closed", 1, 10000));
-    assert_int_equal(daemon_stop(&d), 0);
+    const uint32_t before[] = {10}, after[] = {15};
+    restart_between(&d, before, 1, after, 1);
     assert_int_equal(db_query_int(d.db, "SELECT sandbox_dropped FROM connections WHERE id = 1"), 15);
     assert_int_equal(db_query_int(d.db, "SELECT last_dropped_count FROM connections WHERE id = 1"), 15);
     assert_int_equal(daemon_log_count(&d, "connection 1 closed (eof): 2 messages, 16 bytes, 15 sandbox drops"), 1);
