@@ -70,33 +70,39 @@ static void on_timeout(uv_timer_t *t)
     uv_process_kill(&c->process, SIGKILL);
 }
 
-/* `file check ARGS...`: standard input and output closed (stdout may be the
- * NDJSON stream), its messages on our standard error, that is in our log. */
-static int spawn(struct restart_check *c, uv_loop_t *loop, const char *file, char *const *argv)
+/* `BINARY check ARGS...`: the daemon's arguments after its own name. */
+static char **check_args(const char *binary, char *const *argv)
 {
     size_t n = 0;
     while (argv[n])
         n++;
     char **args = calloc(n + 2, sizeof(*args));
     if (!args)
-        return UV_ENOMEM;
-    args[0] = c->binary;
+        return NULL;
+    args[0] = (char *)binary;
     args[1] = "check";
     for (size_t i = 1; i < n; i++)
         args[i + 1] = argv[i];
+    return args;
+}
+
+/* Standard input and output closed (stdout may be the NDJSON stream), its
+ * messages on our standard error, that is in our log. */
+static int spawn(struct restart_check *c, uv_loop_t *loop, const char *file, char **args)
+{
     uv_stdio_container_t stdio[3] = {{.flags = UV_IGNORE}, {.flags = UV_IGNORE},
                                      {.flags = UV_INHERIT_FD, .data.fd = STDERR_FILENO}};
     uv_process_options_t o = {.exit_cb = on_check_exit, .file = file, .args = args, .stdio_count = 3, .stdio = stdio};
-    int rc = uv_spawn(loop, &c->process, &o);
-    free(args);
-    return rc;
+    return uv_spawn(loop, &c->process, &o);
 }
 
 struct restart_check *restart_check_start(uv_loop_t *loop, const char *binary, char *const *argv,
                                           restart_check_done done, void *data, char *err, size_t errlen)
 {
     struct restart_check *c = calloc(1, sizeof(*c));
-    if (!c) {
+    char **args = c ? check_args(binary, argv) : NULL;
+    if (!args) {
+        free(c);
         snprintf(err, errlen, "out of memory");
         return NULL;
     }
@@ -110,7 +116,8 @@ struct restart_check *restart_check_start(uv_loop_t *loop, const char *binary, c
         c->result.runs_current_image = true;
         file = RUNNING_IMAGE;
     }
-    int rc = spawn(c, loop, file, argv);
+    int rc = spawn(c, loop, file, args);
+    free(args);
     if (rc != 0) {
         snprintf(err, errlen, "cannot run %s to check the settings: %s", file, uv_strerror(rc));
         close_handles(c);
