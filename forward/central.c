@@ -2,7 +2,9 @@
 #include "central.h"
 
 #include <ctype.h>
+#include <errno.h>
 #include <inttypes.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,6 +12,7 @@
 
 #include "central_views.sql.h"
 #include "clock.h"
+#include "linux_names.h"
 #include "log.h"
 #include "strbuf.h"
 
@@ -106,21 +109,108 @@ static void widen_send_buffer(PGconn *pg)
         (void)setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &size, sizeof(size));
 }
 
-PGconn *central_connect(const char *url, char *err, size_t errlen)
+/* Connection errors that retrying does not heal: the server refused who
+ * we are (a wrong password, a role or pg_hba.conf entry it does not have),
+ * the database does not exist, or we may not connect to it. */
+static bool lasting_sqlstate(const char *code)
 {
+    static const char *const codes[] = {"28P01", "28000", "3D000", "42501"};
+    for (size_t i = 0; i < sizeof(codes) / sizeof(codes[0]); i++)
+        if (strcmp(code, codes[i]) == 0)
+            return true;
+    return false;
+}
+
+/* libpq keeps a failed connection's SQLSTATE to itself; in verbose mode it
+ * writes it into the message ("FATAL:  28P01: password authentication
+ * failed ..." and a "LOCATION:" line). Reads the codes (*lasting if one
+ * does not heal) and writes the message as the default mode has it, on
+ * one line (central_message_line). */
+static void connect_error(PGconn *pg, bool *lasting, char *err, size_t errlen)
+{
+    struct strbuf msg = {0};
+    for (const char *p = PQerrorMessage(pg); *p;) {
+        size_t n = strcspn(p, "\n");
+        const char *sev = NULL;
+        for (const char *s = p; s + 8 <= p + n && !sev; s++)
+            if (strncmp(s, "FATAL:  ", 8) == 0 || strncmp(s, "ERROR:  ", 8) == 0)
+                sev = s + 8;
+        if (sev && sev + 7 <= p + n && sev[5] == ':' && sev[6] == ' ') {
+            char code[6] = {sev[0], sev[1], sev[2], sev[3], sev[4], '\0'};
+            *lasting |= lasting_sqlstate(code);
+            strbuf_append(&msg, p, (size_t)(sev - p));   /* the code left out */
+            strbuf_append(&msg, sev + 7, (size_t)(p + n - (sev + 7)));
+        } else if (strncmp(p, "LOCATION:", 9) != 0) {
+            strbuf_append(&msg, p, n);
+        }
+        strbuf_putc(&msg, '\n');
+        p += n + (p[n] == '\n');
+    }
+    char line[1024];
+    central_message_line(msg.failed ? "out of memory" : msg.len ? msg.data : "", line, sizeof(line));
+    snprintf(err, errlen, "cannot connect: %s", line);
+    strbuf_free(&msg);
+}
+
+/* The connection's connect_timeout in seconds (libpq: below 2 means 2; 0
+ * or unset: none, here 10, the default this file sets). */
+static int connect_timeout_s(PGconn *pg)
+{
+    int s = 10;
+    PQconninfoOption *opts = PQconninfo(pg);
+    for (PQconninfoOption *o = opts; o && o->keyword; o++)
+        if (strcmp(o->keyword, "connect_timeout") == 0 && o->val && atoi(o->val) > 0)
+            s = atoi(o->val) < 2 ? 2 : atoi(o->val);
+    PQconninfoFree(opts);
+    return s;
+}
+
+/* PQconnectPoll until it is done or the timeout passes: connecting
+ * without blocking is what lets the error verbosity be set first. */
+static bool connect_poll(PGconn *pg)
+{
+    int64_t deadline = monotonic_ns() + (int64_t)connect_timeout_s(pg) * 1000000000;
+    PostgresPollingStatusType st = PGRES_POLLING_WRITING;
+    while (st != PGRES_POLLING_OK && st != PGRES_POLLING_FAILED) {
+        int64_t left_ms = (deadline - monotonic_ns()) / 1000000;
+        struct pollfd p = {.fd = PQsocket(pg), .events = st == PGRES_POLLING_READING ? POLLIN : POLLOUT};
+        int n = left_ms > 0 ? poll(&p, 1, (int)left_ms) : 0;
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            return false;
+        st = PQconnectPoll(pg);
+    }
+    return st == PGRES_POLLING_OK;
+}
+
+PGconn *central_connect(const char *url, bool *lasting, char *err, size_t errlen)
+{
+    bool ignored;
+    lasting = lasting ? lasting : &ignored;
+    *lasting = false;
     /* Earlier keywords are defaults the URL (expanded from dbname) overrides. */
     const char *keys[] = {"connect_timeout", "fallback_application_name", "dbname", NULL};
     const char *values[] = {"10", "seccheckd-forward", url, NULL};
-    PGconn *pg = PQconnectdbParams(keys, values, 1);
+    PGconn *pg = PQconnectStartParams(keys, values, 1);
     if (!pg) {
         snprintf(err, errlen, "out of memory");
         return NULL;
     }
-    if (PQstatus(pg) != CONNECTION_OK) {
-        pg_error(pg, "cannot connect", err, errlen);
+    PQsetErrorVerbosity(pg, PQERRORS_VERBOSE);
+    if (PQstatus(pg) == CONNECTION_BAD || !connect_poll(pg)) {
+        if (PQstatus(pg) != CONNECTION_BAD)
+            snprintf(err, errlen, "cannot connect: no answer within %d s (connect_timeout)", connect_timeout_s(pg));
+        else if (PQconnectionNeedsPassword(pg)) {
+            *lasting = true;
+            snprintf(err, errlen, "cannot connect: the server asks for a password and none was found: put it in "
+                     "~/.pgpass (or the file PGPASSFILE names), or in PGPASSWORD");
+        } else
+            connect_error(pg, lasting, err, errlen);
         PQfinish(pg);
         return NULL;
     }
+    PQsetErrorVerbosity(pg, PQERRORS_DEFAULT);
     /* Notices (e.g. "relation already exists, skipping") are not news. */
     exec_command(pg, "SET client_min_messages = warning", "set", err, errlen);
     widen_send_buffer(pg);
@@ -232,6 +322,7 @@ int central_ensure_schema(PGconn *pg, const struct local *l, char *err, size_t e
     mirror_sql(&sql, &l->connections);
     mirror_sql(&sql, &l->events);
     mirror_sql(&sql, &l->batches);
+    linux_names_sql(&sql);   /* the lookup tables the views join */
     strbuf_puts(&sql, central_views_sql);
     strbuf_puts(&sql, "COMMIT;");
     int rc = sql.failed ? -1 : exec_command(pg, sql.data, "creating the central schema", err, errlen);

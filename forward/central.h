@@ -35,8 +35,13 @@ int central_check_url(const char *url, char *err, size_t errlen);
  * trailing newline left out. Cut to outlen. */
 void central_message_line(const char *msg, char *out, size_t outlen);
 
-/* Connects (connect_timeout 10 s unless the URL sets one). NULL with err. */
-PGconn *central_connect(const char *url, char *err, size_t errlen);
+/* Connects (connect_timeout 10 s unless the URL sets one). NULL with err,
+ * and *lasting (may be NULL) when retrying cannot help: no password was
+ * found for a server that wants one, or the server refused the password,
+ * the role (pg_hba.conf), the database or the permission to connect
+ * (SQLSTATE 28P01, 28000, 3D000, 42501). A server down, starting up or
+ * full, or a network failure, can heal. */
+PGconn *central_connect(const char *url, bool *lasting, char *err, size_t errlen);
 
 /* Creates or extends the schema for l's tables; serialized between
  * forwarders by an advisory lock. 0, or -1 with err. */

@@ -17,13 +17,13 @@
 #include "central.h"
 #include "cli.h"
 #include "clock.h"
+#include "host_id.h"
 #include "local.h"
 #include "log.h"
 #include "metrics.h"
 
 #define PROG "seccheckd forward"
 #define MAX_BATCHES_PER_TXN 1024
-#define HOST_ID_MAX 128
 #define NS_PER_S 1000000000LL
 
 enum error_kind { ERR_CONNECT, ERR_CENTRAL, ERR_LOCAL, ERR_CHAIN, ERR_KINDS };
@@ -62,6 +62,8 @@ struct forwarder {
     struct local_lag lag;
     double lag_seconds;
     bool central_up;
+    bool lasting;                     /* the last error does not heal by retrying: exit */
+    int exit_status;
 };
 
 static void usage(FILE *out)
@@ -86,36 +88,12 @@ static void usage(FILE *out)
             "  --log-level LEVEL      error, warn, info or debug [info]\n"
             "  --help                 this text\n"
             "\n"
+            "A central server down or unreachable is retried; what retrying cannot heal (--db missing\n"
+            "or not the daemon's database, a password missing or refused, a role or database the server\n"
+            "does not have) ends it with exit status 1, the reason logged.\n"
             "The daemon's retention keeps the batches not shipped yet (unless --max-db-size forces it;\n"
-            "the central gaps table then names what was lost). `seccheckd verify --to URL --host-id ID`\n"
-            "checks a host's chain on the central copy.\n");
-}
-
-/* /etc/machine-id, else the hostname. */
-static int default_host_id(char *out, size_t len)
-{
-    FILE *f = fopen("/etc/machine-id", "r");
-    out[0] = '\0';
-    if (f) {
-        if (fgets(out, (int)len, f))
-            out[strcspn(out, " \t\r\n")] = '\0';
-        fclose(f);
-    }
-    if (!out[0] && gethostname(out, len) != 0)
-        return -1;
-    out[len - 1] = '\0';
-    return out[0] ? 0 : -1;
-}
-
-static bool valid_host_id(const char *s)
-{
-    size_t n = strlen(s);
-    if (n == 0 || n > HOST_ID_MAX)
-        return false;
-    for (; *s; s++)
-        if ((unsigned char)*s < 0x21 || (unsigned char)*s == 0x7f)
-            return false;
-    return true;
+            "the central gaps table then names what was lost). `seccheckd verify --to URL` checks this\n"
+            "host's chain and columns on the central copy.\n");
 }
 
 static int parse_options(struct forward_options *o, int argc, char **argv)
@@ -172,14 +150,8 @@ static int parse_options(struct forward_options *o, int argc, char **argv)
     }
     if (o->retry_max_ms < o->retry_min_ms)
         o->retry_max_ms = o->retry_min_ms;
-    if (host_id)
-        snprintf(o->host_id, sizeof(o->host_id), "%s", host_id);
-    else if (default_host_id(o->host_id, sizeof(o->host_id)) != 0) {
-        fprintf(stderr, PROG ": no /etc/machine-id and no hostname: pass --host-id ID\n");
-        return 2;
-    }
-    if (!valid_host_id(host_id ? host_id : o->host_id)) {
-        fprintf(stderr, PROG ": --host-id: expected 1 to %d printable characters without spaces\n", HOST_ID_MAX);
+    if (host_id_resolve(host_id, o->host_id, err, sizeof(err)) != 0) {
+        fprintf(stderr, PROG ": %s\n", err);
         return 2;
     }
     if (o->metrics_listen && metrics_check_address(o->metrics_listen, err, sizeof(err)) != 0) {
@@ -215,21 +187,23 @@ static uint64_t fail(struct forwarder *f, enum error_kind kind, const char *msg)
     return f->backoff_ms;
 }
 
+/* Opens what is not open yet. -1 with *kind and err, and f->lasting when
+ * retrying cannot heal it. */
 static int ensure_connections(struct forwarder *f, enum error_kind *kind, char *err, size_t errlen)
 {
     if (!f->local_open) {
         *kind = ERR_LOCAL;
-        if (local_open(&f->local, f->o.db_path, err, errlen) != 0)
+        if (local_open(&f->local, f->o.db_path, &f->lasting, err, errlen) != 0)
             return -1;
         f->local_open = true;
     }
     bool changed = false;
     *kind = ERR_LOCAL;
-    if (local_load_columns(&f->local, &changed, err, errlen) != 0)
+    if (local_load_columns(&f->local, &changed, &f->lasting, err, errlen) != 0)
         return -1;
     if (!f->pg) {
         *kind = ERR_CONNECT;
-        if ((f->pg = central_connect(f->o.url, err, errlen)) == NULL)
+        if ((f->pg = central_connect(f->o.url, &f->lasting, err, errlen)) == NULL)
             return -1;
     }
     if (!f->schema_ready || changed) {
@@ -446,6 +420,10 @@ static int ship_once(struct forwarder *f, struct local_batch *batches, bool *mor
 static void save_progress(struct forwarder *f, bool now)
 {
     char err[256];
+    /* Not before the daemon's tables are there: its forward_progress table
+     * would be the only one of a database the daemon has yet to create. */
+    if (f->local.batches.ncols == 0)
+        return;
     if (f->shipped != f->saved && (now || monotonic_ns() - f->saved_ns >= PROGRESS_EVERY_NS)) {
         f->saved_ns = monotonic_ns();
         if (local_save_progress(&f->local, f->o.url, f->o.host_id, f->shipped, err, sizeof(err)) == 0)
@@ -464,7 +442,8 @@ static void after_step(struct forwarder *f)
         f->lag_seconds = f->lag.batches ? (double)(realtime_ns() - f->lag.oldest_committed_ns) / 1e9 : 0;
 }
 
-/* Returns the wait before the next step, in ms. */
+/* Returns the wait before the next step, in ms; UINT64_MAX: stop, an
+ * error that retrying cannot heal (logged). */
 static uint64_t step(struct forwarder *f, struct local_batch *batches)
 {
     char err[1024];
@@ -482,6 +461,11 @@ static uint64_t step(struct forwarder *f, struct local_batch *batches)
             drop_central(f);
         if (f->local_open)
             after_step(f);
+        if (f->lasting) {
+            f->errors[kind]++;
+            log_error("forward: %s; retrying cannot heal this: exiting", err);
+            return UINT64_MAX;
+        }
         return fail(f, kind, err);
     }
     f->backoff_ms = 0;
@@ -491,11 +475,28 @@ static uint64_t step(struct forwarder *f, struct local_batch *batches)
 
 /* ---- the loop ---- */
 
+/* Ends the loop: every handle closed, uv_run returns. */
+static void stop_loop(struct forwarder *f)
+{
+    uv_timer_stop(&f->step_timer);
+    uv_timer_stop(&f->stats_timer);
+    uv_close((uv_handle_t *)&f->step_timer, NULL);
+    uv_close((uv_handle_t *)&f->stats_timer, NULL);
+    uv_close((uv_handle_t *)&f->sigterm, NULL);
+    uv_close((uv_handle_t *)&f->sigint, NULL);
+    metrics_stop(&f->metrics);
+}
+
 static void on_step(uv_timer_t *t)
 {
     struct forwarder *f = t->data;
     static struct local_batch batches[MAX_BATCHES_PER_TXN];
     uint64_t wait = step(f, batches);
+    if (wait == UINT64_MAX) {
+        f->exit_status = 1;   /* systemd (Restart=) decides what comes next */
+        stop_loop(f);
+        return;
+    }
     uv_timer_start(&f->step_timer, on_step, wait, 0);
 }
 
@@ -515,13 +516,7 @@ static void on_signal(uv_signal_t *s, int signum)
 {
     struct forwarder *f = s->data;
     log_info("forward: signal %d: stopping (the central copy is at batch %" PRId64 ")", signum, f->shipped);
-    uv_timer_stop(&f->step_timer);
-    uv_timer_stop(&f->stats_timer);
-    uv_close((uv_handle_t *)&f->step_timer, NULL);
-    uv_close((uv_handle_t *)&f->stats_timer, NULL);
-    uv_close((uv_handle_t *)&f->sigterm, NULL);
-    uv_close((uv_handle_t *)&f->sigint, NULL);
-    metrics_stop(&f->metrics);
+    stop_loop(f);
 }
 
 static void render(struct strbuf *o, void *data)
@@ -596,6 +591,7 @@ int forward_main(int argc, char **argv)
     log_info("forward: %s -> central server as host %s", f.o.db_path, f.o.host_id);
     uv_run(f.loop, UV_RUN_DEFAULT);
     uv_loop_close(f.loop);
+    rc = f.exit_status;
     if (f.local_open)
         save_progress(&f, true);
 out:

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "clock.h"
 #include "copy_binary.h"
@@ -13,19 +14,26 @@
 
 #define BATCH_COLUMNS "id, run_id, first_event_id, last_event_id, events, committed_ns, prev_hash, hash, keyed"
 
-int local_open(struct local *l, const char *path, char *err, size_t errlen)
+int local_open(struct local *l, const char *path, bool *lasting, char *err, size_t errlen)
 {
     memset(l, 0, sizeof(*l));
     l->events.name = "events";
     l->batches.name = "batches";
     l->runs.name = "runs";
     l->connections.name = "connections";
-    if (db_file_check_readable(path, err, errlen) != 0)
+    /* Missing, a directory, unreadable: retrying does not change that. */
+    *lasting = db_file_check_readable(path, err, errlen) != 0;
+    if (*lasting) {
+        size_t n = strlen(err);
+        if (access(path, F_OK) != 0 && errno == ENOENT && n < errlen)
+            snprintf(err + n, errlen - n, " (the daemon creates it: start it first, or fix --db)");
         return -1;
+    }
     /* One thread uses the connection: SQLite's per-call mutex was ~12% of
      * the forwarder's CPU (perf, bench/forward.sh). */
     if (sqlite3_open_v2(path, &l->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
         snprintf(err, errlen, "cannot open %s: %s", path, l->db ? sqlite3_errmsg(l->db) : "out of memory");
+        *lasting = l->db && sqlite3_errcode(l->db) != SQLITE_BUSY;
         local_close(l);
         return -1;
     }
@@ -36,7 +44,11 @@ int local_open(struct local *l, const char *path, char *err, size_t errlen)
      * frames too, while the daemon's writer waited (its busy handler slept
      * 138 times in 8 s at 48k events/s). A progress row a power cut loses
      * only makes retention keep more. */
-    if (sqlutil_exec(l->db, "PRAGMA synchronous=NORMAL", err, errlen) != 0) {
+    char why2[256];
+    int rc = sqlutil_exec(l->db, "PRAGMA synchronous=NORMAL", why2, sizeof(why2));
+    if (rc != 0) {
+        snprintf(err, errlen, "cannot use %s: %s", path, why2);
+        *lasting = (rc & 0xff) == SQLITE_NOTADB || (rc & 0xff) == SQLITE_CORRUPT;
         local_close(l);
         return -1;
     }
@@ -131,15 +143,34 @@ static int load_table(sqlite3 *db, struct local_table *t, bool *changed, char *e
     return rc;
 }
 
-int local_load_columns(struct local *l, bool *changed, char *err, size_t errlen)
+/* After a table of ours was not found: will this database never have it?
+ * Not a database, or one with tables of its own: yes. No table at all (but
+ * the forwarder's own): a daemon creating it (one transaction), or busy: no. */
+static bool never_ours(sqlite3 *db)
 {
-    *changed = false;
-    return load_table(l->db, &l->runs, changed, err, errlen) != 0 ||
-                   load_table(l->db, &l->connections, changed, err, errlen) != 0 ||
-                   load_table(l->db, &l->events, changed, err, errlen) != 0 ||
-                   load_table(l->db, &l->batches, changed, err, errlen) != 0
-               ? -1
-               : 0;
+    sqlite3_stmt *st = NULL;
+    int rc = sqlite3_prepare_v2(db, "SELECT count(*) FROM sqlite_master WHERE name <> 'forward_progress'", -1, &st,
+                                NULL);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_step(st);
+    bool never = rc == SQLITE_ROW ? sqlite3_column_int64(st, 0) > 0
+                                  : (rc & 0xff) == SQLITE_NOTADB || (rc & 0xff) == SQLITE_CORRUPT;
+    sqlite3_finalize(st);
+    return never;
+}
+
+int local_load_columns(struct local *l, bool *changed, bool *lasting, char *err, size_t errlen)
+{
+    *changed = *lasting = false;
+    if (load_table(l->db, &l->runs, changed, err, errlen) == 0 &&
+        load_table(l->db, &l->connections, changed, err, errlen) == 0 &&
+        load_table(l->db, &l->events, changed, err, errlen) == 0 &&
+        load_table(l->db, &l->batches, changed, err, errlen) == 0)
+        return 0;
+    *lasting = never_ours(l->db);
+    if (*lasting && sqlite3_errcode(l->db) != SQLITE_NOTADB)
+        snprintf(err, errlen, "not a seccheckd database: it has tables of its own and not the daemon's (check --db)");
+    return -1;
 }
 
 static void read_hash(sqlite3_stmt *st, int col, uint8_t out[CHAIN_HASH_LEN])
@@ -283,7 +314,7 @@ static bool parse_real(const char *s, double *v)
  * declared type; a value of another storage class (SQLite allows it) is
  * converted where that loses nothing, and refused otherwise, as the server
  * would refuse its text. */
-static int render_value(struct strbuf *out, sqlite3_stmt *st, int col, enum local_kind kind)
+int local_render_value(struct strbuf *out, sqlite3_stmt *st, int col, enum local_kind kind)
 {
     int type = sqlite3_column_type(st, col);
     int64_t i;
@@ -356,7 +387,7 @@ int64_t local_copy_rows(struct local *l, const struct local_table *t, const char
         copy_binary_row(out, 1 + t->ncols);
         copy_binary_text(out, host_id, strlen(host_id));
         for (int i = 0; i < t->ncols; i++)
-            if (render_value(out, st, i, t->cols[i].kind) != 0) {
+            if (local_render_value(out, st, i, t->cols[i].kind) != 0) {
                 snprintf(err, errlen, "%s row id %lld: column %s holds '%.40s', not a value of its declared type",
                          t->name, sqlite3_column_int64(st, 0), t->cols[i].name, sqlite3_column_text(st, i));
                 sqlite3_finalize(st);

@@ -51,8 +51,9 @@ struct local {
 };
 
 /* Opens path read-write without creating it (the daemon creates it).
- * 0, or -1 with err. */
-int local_open(struct local *l, const char *path, char *err, size_t errlen);
+ * 0, or -1 with err, and *lasting when retrying cannot help (path does not
+ * exist, is not a file, cannot be opened). */
+int local_open(struct local *l, const char *path, bool *lasting, char *err, size_t errlen);
 void local_close(struct local *l);
 
 /* Starts / ends one read snapshot; everything between sees one state. */
@@ -60,8 +61,10 @@ int local_begin(struct local *l, char *err, size_t errlen);
 void local_end(struct local *l);
 
 /* Re-reads the four tables' columns; *changed: they differ from before.
- * 0, or -1 with err (a table missing: not a seccheckd database yet). */
-int local_load_columns(struct local *l, bool *changed, char *err, size_t errlen);
+ * 0, or -1 with err (a table missing: not a seccheckd database yet), and
+ * *lasting when it is not one and will not become one (not a database, or
+ * tables of its own without ours). */
+int local_load_columns(struct local *l, bool *changed, bool *lasting, char *err, size_t errlen);
 
 /* Up to max batches with id > after, in id order, stopping once their
  * events reach max_events (at least one batch). Returns how many, -1 on error. */
@@ -93,6 +96,13 @@ struct local_span {
 int64_t local_copy_rows(struct local *l, const struct local_table *t, const char *where, int64_t lo, int64_t hi,
                         const char *host_id, struct strbuf *out, size_t flush_at, local_flush_cb flush, void *data,
                         struct local_span *span, char *err, size_t errlen);
+
+/* One value of st's column col as a field of a binary COPY row, in its
+ * column's binary form (kind): a value of another storage class is
+ * converted where that loses nothing, as the server would take its text;
+ * text and JSON made acceptable to the server (copy_binary.h). 0, or -1
+ * for a value its kind cannot hold. */
+int local_render_value(struct strbuf *out, sqlite3_stmt *st, int col, enum local_kind kind);
 
 /* The index of t's column name, -1 if it has none. */
 int local_column_index(const struct local_table *t, const char *name);

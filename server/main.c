@@ -6,7 +6,9 @@
 
 #include "central.h"
 #include "chain.h"
+#include "events.h"
 #include "export.h"
+#include "filter.h"
 #include "forward.h"
 #include "gvisor_config.h"
 #include "handoff.h"
@@ -292,8 +294,12 @@ static int run_subcommand(int argc, char **argv, bool *handled)
         return forward_main(argc - 1, argv + 1);
     if (strcmp(argv[1], "export") == 0)
         return export_main(argc - 1, argv + 1);
+    if (strcmp(argv[1], "events") == 0)
+        return events_main(argc - 1, argv + 1);
     if (strcmp(argv[1], "gvisor-config") == 0)
         return gvisor_config_main(argc - 1, argv + 1);
+    if (strcmp(argv[1], "types") == 0)
+        return filter_types_main(argc - 1, argv + 1);
     *handled = false;
     return 0;
 }
@@ -319,8 +325,8 @@ int main(int argc, char **argv)
         int rc = run_subcommand(argc, argv, &handled);
         if (handled)
             return rc;
-        fprintf(stderr, "seccheckd: unknown command '%s' (commands: check, verify, export, forward, gvisor-config; "
-                "try --help)\n", argv[1]);
+        fprintf(stderr, "seccheckd: unknown command '%s' (commands: check, verify, export, events, forward, "
+                "gvisor-config, types; try --help)\n", argv[1]);
         return 2;
     }
     /* A restart's state comes first: whatever fails after, it goes back. */

@@ -11,6 +11,7 @@
 #include "export.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <stdbool.h>
@@ -18,13 +19,13 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #include <sqlite3.h>
 
-#include "arena.h"
 #include "cli.h"
 #include "db_file.h"
-#include "decode.h"
 #include "event_json.h"
+#include "event_redecode.h"
 #include "sqlutil.h"
 #include "strbuf.h"
 #include "tracefile.h"
@@ -45,8 +46,7 @@ struct export_options {
 struct exporter {
     const struct export_options *o;
     sqlite3 *db;
-    struct decoder decoder;
-    struct arena arena;           /* one row's decoded message at a time */
+    struct event_redecoder redecoder;   /* one row's decoded message at a time */
     struct strbuf line;
     uint64_t events, conns, skipped;
     bool warned_header;
@@ -140,18 +140,13 @@ static void decode_row(struct exporter *x, sqlite3_stmt *st, struct event *ev)
 {
     const uint8_t *raw = sqlite3_column_blob(st, 4);
     size_t len = (size_t)sqlite3_column_bytes(st, 4);
-    struct wire_header h;
-    arena_reset(&x->arena);
-    if (wire_header_parse(raw, len, &h) == WIRE_OK) {
-        decode_event(&x->decoder, &x->arena, &h, raw, len, ev);
-    } else {
+    if (!event_redecode_event(&x->redecoder, raw, len, ev)) {
         /* The daemon never stores such a packet, so the row was edited:
          * exported anyway, undecoded, with the header from its columns. */
         if (!x->warned_header)
             fprintf(stderr, PROG ": warning: an event's raw column has no valid packet header; exported as "
                     "\"raw\" with decode_error bad_payload\n");
         x->warned_header = true;
-        memset(ev, 0, sizeof(*ev));
         ev->raw = raw;
         ev->raw_len = (uint32_t)len;
         ev->header.message_type = (uint16_t)sqlite3_column_int(st, 2);
@@ -187,6 +182,30 @@ static int write_ndjson_rows(struct exporter *x, sqlite3_stmt *st, FILE *out, co
     return 0;
 }
 
+/* A new file, mode 0640 like the ndjson sink's (it holds argv and
+ * environments), never an existing one (refused, as --format trace refuses
+ * existing client files); or an existing FIFO or character device (a pipe
+ * to a shipper, /dev/null). NULL with errno. */
+static FILE *open_output(const char *path)
+{
+    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOCTTY, 0640);
+    if (fd < 0 && errno == EEXIST) {
+        /* Opened without O_TRUNC, so a regular file is left as it was. */
+        struct stat st;
+        fd = open(path, O_WRONLY | O_CLOEXEC | O_NOCTTY);
+        if (fd >= 0 && (fstat(fd, &st) != 0 || !(S_ISFIFO(st.st_mode) || S_ISCHR(st.st_mode)))) {
+            close(fd);
+            fd = -1;
+        }
+        if (fd < 0)
+            errno = EEXIST;
+    }
+    FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+    if (fd >= 0 && !f)
+        close(fd);
+    return f;
+}
+
 static int export_ndjson(struct exporter *x)
 {
     bool to_stdout = !x->o->out || strcmp(x->o->out, "-") == 0;
@@ -199,9 +218,10 @@ static int export_ndjson(struct exporter *x)
         return EXPORT_FAILED;
     if (x->o->has_conn)
         sqlite3_bind_int64(st, 1, x->o->conn_id);
-    FILE *out = to_stdout ? stdout : fopen(x->o->out, "w");
+    FILE *out = to_stdout ? stdout : open_output(x->o->out);
     if (!out) {
-        fprintf(stderr, PROG ": cannot create %s: %s\n", x->o->out, strerror(errno));
+        fprintf(stderr, PROG ": cannot create %s: %s%s\n", x->o->out, strerror(errno),
+                errno == EEXIST ? " (an export never overwrites a file: remove it, or pick another --out)" : "");
         sqlite3_finalize(st);
         return EXPORT_FAILED;
     }
@@ -317,6 +337,25 @@ static int export_trace(struct exporter *x)
 
 /* ---- the command ---- */
 
+/* --conn names a connection the database has (a row, or events): an
+ * empty export of a mistyped id would look like a quiet connection. */
+static int check_conn(struct exporter *x)
+{
+    char sql[200];
+    snprintf(sql, sizeof(sql), "SELECT EXISTS(SELECT 1 FROM connections WHERE id = %" PRId64 ")"
+             " OR EXISTS(SELECT 1 FROM events WHERE conn_id = %" PRId64 ")", x->o->conn_id, x->o->conn_id);
+    if (sqlutil_int(x->db, sql, 0))
+        return 0;
+    int64_t n = sqlutil_int(x->db, "SELECT count(*) FROM connections", 0);
+    fprintf(stderr, PROG ": --conn %" PRId64 ": %s has no such connection", x->o->conn_id, x->o->db_path);
+    if (n > 0)
+        fprintf(stderr, " (its %" PRId64 " connection%s: ids %" PRId64 " to %" PRId64 ")", n, cli_plural((uint64_t)n),
+                sqlutil_int(x->db, "SELECT min(id) FROM connections", 0),
+                sqlutil_int(x->db, "SELECT max(id) FROM connections", 0));
+    fprintf(stderr, "\n");
+    return EXPORT_FAILED;
+}
+
 static int open_db(struct exporter *x)
 {
     const char *path = x->o->db_path;
@@ -325,7 +364,7 @@ static int open_db(struct exporter *x)
         fprintf(stderr, PROG ": %s\n", err);
         return EXPORT_FAILED;
     }
-    if (sqlite3_open_v2(path, &x->db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
+    if (sqlutil_open_reader(path, &x->db) != SQLITE_OK) {
         fprintf(stderr, PROG ": cannot open %s: %s\n", path, x->db ? sqlite3_errmsg(x->db) : "out of memory");
         return EXPORT_FAILED;
     }
@@ -339,7 +378,7 @@ static int open_db(struct exporter *x)
         fprintf(stderr, PROG ": %s is not a seccheckd database (no events or connections table)\n", path);
         return EXPORT_FAILED;
     }
-    return 0;
+    return x->o->has_conn ? check_conn(x) : 0;
 }
 
 int export_main(int argc, char **argv)
@@ -349,10 +388,11 @@ int export_main(int argc, char **argv)
     if (rc != 0)
         return rc < 0 ? EXPORT_OK : rc;
     struct exporter x = {.o = &o};
-    decoder_init(&x.decoder);
-    /* No limit of its own: decode_event caps each unpack by the packet's
-     * size, exactly as it did in the daemon. */
-    arena_init(&x.arena, 64 * 1024, SIZE_MAX);
+    char err[256];
+    if (event_redecoder_init(&x.redecoder, err, sizeof(err)) != 0) {
+        fprintf(stderr, PROG ": %s\n", err);
+        return EXPORT_FAILED;
+    }
     rc = open_db(&x);
     if (rc == 0)
         rc = strcmp(o.format, "ndjson") == 0 ? export_ndjson(&x) : export_trace(&x);
@@ -360,7 +400,7 @@ int export_main(int argc, char **argv)
         sqlite3_exec(x.db, "COMMIT", NULL, NULL, NULL);
         sqlite3_close(x.db);
     }
-    arena_free(&x.arena);
+    event_redecoder_free(&x.redecoder);
     strbuf_free(&x.line);
     if (rc == 0 && x.skipped) {
         fprintf(stderr, PROG ": %" PRIu64 " packet%s could not be exported (above)\n", x.skipped,

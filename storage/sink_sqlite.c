@@ -18,6 +18,7 @@
 #include "event_indexes.h"
 #include "event_json.h"
 #include "event_row.h"
+#include "linux_names.h"
 #include "log.h"
 #include "schema.sql.h"
 #include "sqlutil.h"
@@ -559,6 +560,18 @@ static int create_events_table(sqlite3 *db, char *err, size_t errlen)
     return rc;
 }
 
+/* The names the views give numbers (linux_names.h), refilled each start. */
+static int create_lookup_tables(sqlite3 *db, char *err, size_t errlen)
+{
+    struct strbuf sql = {0};
+    linux_names_sql(&sql);
+    int rc = sql.failed ? -1 : sqlutil_exec(db, sql.data, err, errlen);
+    if (sql.failed)
+        snprintf(err, errlen, "out of memory");
+    strbuf_free(&sql);
+    return rc;
+}
+
 /* The version the database was written with: 0 for a new one. */
 static int schema_version(sqlite3 *db)
 {
@@ -719,7 +732,8 @@ static int setup_schema(struct sqlite_sink *s, const struct sink_sqlite_options 
              "INSERT OR IGNORE INTO meta VALUES('schema_v2_first_event_id','1')", SQLITE_SCHEMA_VERSION);
     if (sqlutil_exec(s->db, schema_sql, err, errlen) != 0 || add_missing_columns(s->db, err, errlen) != 0 ||
         create_events_table(s->db, err, errlen) != 0 ||
-        check_schema_version(s, err, errlen) != 0 || sqlutil_exec(s->db, views_sql, err, errlen) != 0 ||
+        check_schema_version(s, err, errlen) != 0 || create_lookup_tables(s->db, err, errlen) != 0 ||
+        sqlutil_exec(s->db, views_sql, err, errlen) != 0 ||
         event_indexes_apply(s->db, o->indexes, err, errlen) != 0 ||
         sqlutil_exec(s->db, sql, err, errlen) != 0 || chain_check_db(s, o, err, errlen) != 0) {
         sqlutil_exec(s->db, "ROLLBACK", sql, sizeof(sql));

@@ -1,7 +1,9 @@
 #include "sqlutil.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "json.h"
 #include "strbuf.h"
@@ -65,4 +67,22 @@ void sqlutil_bind_nonzero(sqlite3_stmt *st, int col, int64_t v)
         sqlite3_bind_int64(st, col, v);
     else
         sqlite3_bind_null(st, col);
+}
+
+/* path-wal or path-shm is there (or cannot be checked: then assume so). */
+static bool companion_exists(const char *path, const char *suffix)
+{
+    char name[4200];
+    if ((size_t)snprintf(name, sizeof(name), "%s%s", path, suffix) >= sizeof(name))
+        return true;
+    return access(name, F_OK) == 0 || errno != ENOENT;
+}
+
+int sqlutil_open_reader(const char *path, sqlite3 **db)
+{
+    bool quiet = !companion_exists(path, "-wal") && !companion_exists(path, "-shm");
+    int rc = sqlite3_open_v2(path, db, quiet ? SQLITE_OPEN_READWRITE : SQLITE_OPEN_READONLY, NULL);
+    if (rc == SQLITE_OK && quiet)
+        rc = sqlite3_exec(*db, "PRAGMA query_only=1", NULL, NULL, NULL);
+    return rc;
 }

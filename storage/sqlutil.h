@@ -27,6 +27,18 @@ bool sqlutil_has(sqlite3 *db, const char *type, const char *name);
  * sanitized copy (U+FFFD per bad byte); the raw column keeps the original. */
 void sqlutil_bind_text(sqlite3_stmt *st, int col, const char *s);
 
+/* Opens the database at path for reading (never creating it), as `verify`
+ * and `export` do, next to a running daemon or not, and leaves no -wal or
+ * -shm file behind that was not there. A WAL database read through a
+ * read-only connection keeps the -wal and -shm that connection made (only
+ * a connection that may write removes them, as the last one to close).
+ * So without a -wal or -shm (no daemon has the database open) it is
+ * opened read-write with query_only set, and SQLite removes them at
+ * sqlite3_close unless another connection (a daemon started meanwhile)
+ * still uses them; with them, read-only, and they stay. SQLITE_OK, or
+ * sqlite3_open_v2's code with *db as it leaves it (close it). */
+int sqlutil_open_reader(const char *path, sqlite3 **db);
+
 /* Binds v, or NULL for 0 ("not collected": gVisor never reports a zero
  * time or id, and a connection not closed yet has no close time). */
 void sqlutil_bind_nonzero(sqlite3_stmt *st, int col, int64_t v);

@@ -1,4 +1,4 @@
-/* verify.c - `seccheckd verify --db PATH [--key-file PATH]`.
+/* verify.c - `seccheckd verify --db PATH [--key-file PATH] [--hash-only]`.
  *
  * Reads the database in one read transaction (a consistent snapshot, so it
  * can run next to a live daemon), walks the batches table in id order and,
@@ -6,6 +6,12 @@
  * event ranges), that its events rows are all there and no more, and that
  * the hash recomputed from those rows (chain.c, the code the writer uses)
  * is the stored one. The first batch that fails is named, with why.
+ *
+ * The hash covers raw; the columns people query are decoded from it. So
+ * each row of a batch that verifies is decoded again (event_redecode.h) and
+ * every decoded column and detail compared with what the row holds; rows
+ * that differ are named with their columns (the first VERIFY_LIST_MAX, then
+ * a count). --hash-only skips that.
  */
 #include "verify.h"
 
@@ -20,32 +26,59 @@
 #include "chain.h"
 #include "cli.h"
 #include "db_file.h"
+#include "event_redecode.h"
 #include "sqlutil.h"
+#include "strbuf.h"
 
 #define PROG "seccheckd verify"
+#define VERIFY_LIST_MAX 20          /* altered rows named; the rest are counted */
 
 enum { VERIFY_OK = 0, VERIFY_BAD = 1, VERIFY_USAGE = 2 };
 
 static void usage(FILE *out)
 {
     fprintf(out,
-            "Usage: seccheckd verify --db PATH [--key-file PATH]\n"
+            "Usage: seccheckd verify --db PATH [--key-file PATH] [--hash-only]\n"
+            "       seccheckd verify --to URL [--host-id ID | --all-hosts] [--key-file PATH] [--hash-only]\n"
             "Recomputes the tamper-evident batch chain of a seccheckd database and names the\n"
-            "first batch whose events were altered, deleted or reordered.\n"
+            "first batch whose events were altered, deleted or reordered; then decodes every\n"
+            "event's raw packet again and names the events whose decoded columns or detail\n"
+            "differ from it.\n"
             "\n"
             "  --db PATH        the database to check (opened read-only; the daemon may be running)\n"
             "  --key-file PATH  the HMAC key the daemon was given; required for a keyed chain\n"
+            "  --hash-only      check the chain only, not the decoded columns (faster)\n"
+            "  --to URL         check the central PostgreSQL copy (seccheckd forward) instead\n"
+            "  --host-id ID     the host to check there [/etc/machine-id, or the hostname, as forward]\n"
+            "  --all-hosts      check every host there\n"
             "  --help, -h       this text\n"
             "\n"
-            "Exit status: 0 the chain verifies, 1 a batch does not (printed), 2 usage error or\n"
-            "the database cannot be checked.\n");
+            "Exit status: 0 everything verifies, 1 a batch or an event does not (printed), 2 usage\n"
+            "error or the database cannot be checked.\n");
 }
+
+/* Rows of one batch whose decoded columns differ from their raw: named
+ * once the batch's hash verifies (until then raw itself is in doubt). */
+struct batch_findings {
+    int64_t ids[VERIFY_LIST_MAX];
+    uint32_t columns[VERIFY_LIST_MAX];   /* bit i: redecode_columns[i]; bit 31: raw undecodable */
+    int listed;
+    int64_t count;
+};
+
+#define RAW_UNDECODABLE (1u << 31)
 
 struct verifier {
     sqlite3 *db;
     struct chain *chain;
     sqlite3_stmt *rows;       /* the events of one batch */
     sqlite3_stmt *count;      /* events in an id range */
+    bool hash_only;
+    struct event_redecoder redecoder;
+    int64_t v2_first;         /* rows from this id on are schema version 2's */
+    bool type_name_stored;    /* schema version 1's column, not computed from msg_type */
+    struct batch_findings found;
+    int64_t altered, listed;  /* events whose columns differ, and how many were named */
 };
 
 struct batch_row {
@@ -123,6 +156,65 @@ static const char *label(const struct batch_row *b, char *buf, size_t len)
     return buf;
 }
 
+/* The rows statement's first decoded column (after id, conn_id, recv_ns,
+ * msg_type, raw): redecode_columns' order. */
+#define STORED_FIRST 5
+
+/* The row st is on (event id) against its raw decoded again; a row that
+ * differs goes into v->found. */
+static void check_columns(struct verifier *v, sqlite3_stmt *st, int64_t id)
+{
+    bool v1 = id < v->v2_first;
+    sqlite3_stmt *want = event_redecode(&v->redecoder, sqlite3_column_blob(st, 4), (size_t)sqlite3_column_bytes(st, 4),
+                                        v1);
+    uint32_t differ = want ? 0 : RAW_UNDECODABLE;
+    for (int i = 0; want && i < REDECODE_COLUMNS; i++) {
+        int stored = STORED_FIRST + i;
+        bool same;
+        if (i == REDECODE_TYPE_NAME && !v->type_name_stored)
+            same = true;   /* computed from msg_type, which the hash covers */
+        else if (v1 && i == REDECODE_DETAIL)
+            same = event_redecode_same(st, stored, want, REDECODE_WHOLE_DETAIL);
+        else if (v1 && i >= REDECODE_V2_FIRST && i <= REDECODE_V2_LAST)
+            same = sqlite3_column_type(st, stored) == SQLITE_NULL;
+        else
+            same = event_redecode_same(st, stored, want, i);
+        if (!same)
+            differ |= 1u << i;
+    }
+    if (!differ)
+        return;
+    struct batch_findings *f = &v->found;
+    if (f->listed < VERIFY_LIST_MAX) {
+        f->ids[f->listed] = id;
+        f->columns[f->listed++] = differ;
+    }
+    f->count++;
+}
+
+/* "event 12 (batch 3): altered: process_name, detail are not what its raw decodes to" */
+static void print_finding(int64_t id, int64_t batch, uint32_t columns)
+{
+    printf("event %" PRId64 " (batch %" PRId64 "): altered: ", id, batch);
+    if (columns & RAW_UNDECODABLE) {
+        printf("its raw is not a packet the daemon stores\n");
+        return;
+    }
+    int n = 0;
+    for (int i = 0; i < REDECODE_COLUMNS; i++)
+        if (columns & (1u << i))
+            printf("%s%s", n++ ? ", " : "", redecode_columns[i].name);
+    printf(" %s not what its raw decodes to\n", n == 1 ? "is" : "are");
+}
+
+/* Batch b verified: its raw is sound, so what differs from it is named. */
+static void report_findings(struct verifier *v, const struct batch_row *b)
+{
+    for (int i = 0; i < v->found.listed && v->listed < VERIFY_LIST_MAX; i++, v->listed++)
+        print_finding(v->found.ids[i], b->id, v->found.columns[i]);
+    v->altered += v->found.count;
+}
+
 /* Recomputes b's hash from its rows into out; *present: rows found.
  * 0, VERIFY_BAD with *why set (a row edited to another type), or
  * VERIFY_USAGE on a read error. */
@@ -130,6 +222,7 @@ static int recompute(struct verifier *v, const struct batch_row *b, int64_t *pre
                      char *why, size_t whylen)
 {
     *present = 0;
+    memset(&v->found, 0, sizeof(v->found));
     if (chain_begin(v->chain, b->prev) != 0) {
         char e[256];
         fprintf(stderr, PROG ": OpenSSL: %s\n", chain_openssl_error(e, sizeof(e)));
@@ -155,6 +248,8 @@ static int recompute(struct verifier *v, const struct batch_row *b, int64_t *pre
                 rc = VERIFY_BAD;
             }
             chain_add_row(v->chain, &r);
+            if (!v->hash_only)
+                check_columns(v, st, r.id);
             (*present)++;
         }
         sqlite3_reset(st);
@@ -265,6 +360,7 @@ static int check_batch(struct verifier *v, const struct batch_row *b, const stru
         printf("%s: altered: hash mismatch\n", name);
         return VERIFY_BAD;
     }
+    report_findings(v, b);
     return 0;
 }
 
@@ -306,6 +402,40 @@ static bool load_anchor(sqlite3 *db, struct batch_row *anchor)
     return found;
 }
 
+/* Whether the events table has this column; stored: not computed. */
+static bool has_column(sqlite3 *db, const char *name, bool stored)
+{
+    char sql[160];
+    snprintf(sql, sizeof(sql), "SELECT count(*) FROM pragma_table_xinfo('events') WHERE name='%s'%s", name,
+             stored ? " AND hidden=0" : "");
+    return sqlutil_int(db, sql, 0) > 0;
+}
+
+/* v->rows: a batch's events, with their decoded columns unless
+ * --hash-only. A database schema version 1 wrote and no daemon upgraded
+ * lacks version 2's columns: NULL, as in an upgraded one's old rows. */
+static int prepare_rows(struct verifier *v)
+{
+    struct strbuf sql = {0};
+    strbuf_puts(&sql, "SELECT id, conn_id, recv_ns, msg_type, raw");
+    if (!v->hash_only) {
+        int version = (int)sqlutil_int(v->db, "SELECT CAST(value AS INTEGER) FROM meta WHERE key='schema_version'", 2);
+        v->v2_first = version < 2 ? INT64_MAX
+                                  : sqlutil_int(v->db, "SELECT CAST(value AS INTEGER) FROM meta"
+                                                       " WHERE key='schema_v2_first_event_id'", 1);
+        v->type_name_stored = has_column(v->db, "type_name", true);
+        for (int i = 0; i < REDECODE_COLUMNS; i++) {
+            const char *name = redecode_columns[i].name;
+            bool read = i == REDECODE_TYPE_NAME ? v->type_name_stored : has_column(v->db, name, false);
+            strbuf_printf(&sql, ", %s", read ? name : "NULL");
+        }
+    }
+    strbuf_puts(&sql, " FROM events WHERE id BETWEEN ?1 AND ?2 ORDER BY id");
+    int rc = sql.failed ? SQLITE_NOMEM : sqlite3_prepare_v2(v->db, sql.data, -1, &v->rows, NULL);
+    strbuf_free(&sql);
+    return rc == SQLITE_OK ? 0 : -1;
+}
+
 /* The walk, inside the read transaction. */
 static int verify_db(struct verifier *v, const char *key_file, const struct chain_key *key)
 {
@@ -335,8 +465,7 @@ static int verify_db(struct verifier *v, const char *key_file, const struct chai
             return VERIFY_BAD;
         }
     }
-    if (sqlite3_prepare_v2(v->db, "SELECT id, conn_id, recv_ns, msg_type, raw FROM events"
-                                  " WHERE id BETWEEN ?1 AND ?2 ORDER BY id", -1, &v->rows, NULL) != SQLITE_OK ||
+    if (prepare_rows(v) != 0 ||
         sqlite3_prepare_v2(v->db, "SELECT count(*) FROM events WHERE id BETWEEN ?1 AND ?2", -1, &v->count,
                            NULL) != SQLITE_OK) {
         fprintf(stderr, PROG ": %s\n", sqlite3_errmsg(v->db));
@@ -387,6 +516,18 @@ static int verify_db(struct verifier *v, const char *key_file, const struct chai
         return VERIFY_USAGE;
     if (unsealed > 0)
         printf("note: %" PRId64 " events after id %" PRId64 " are not yet sealed in the chain\n", unsealed, last);
+    if (v->altered) {
+        if (v->altered > v->listed)
+            printf("... and %" PRId64 " more altered event%s\n", v->altered - v->listed,
+                   cli_plural((uint64_t)(v->altered - v->listed)));
+        printf("altered: %" PRId64 " event%s with decoded columns that differ from the raw packet (the raw "
+               "column and the chain verify: %" PRId64 " batch%s, %" PRId64 " event%s)\n", v->altered,
+               cli_plural((uint64_t)v->altered), nbatches, nbatches == 1 ? "" : "es", nevents,
+               cli_plural((uint64_t)nevents));
+        return VERIFY_BAD;
+    }
+    if (v->hash_only)
+        printf("note: --hash-only: the decoded columns and detail were not compared with raw\n");
     printf("ok: %" PRId64 " batch%s, %" PRId64 " event%s verified\n", nbatches, nbatches == 1 ? "" : "es", nevents,
            cli_plural((uint64_t)nevents));
     if (prev) {
@@ -402,10 +543,12 @@ int verify_main(int argc, char **argv)
     static const struct option options[] = {
         {"db", required_argument, NULL, 'd'},
         {"key-file", required_argument, NULL, 'k'},
+        {"hash-only", no_argument, NULL, 'H'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     const char *db_path = NULL, *key_file = NULL;
+    bool hash_only = false;
     int ch;
     optind = 0;   /* a fresh getopt scan, whatever ran before */
     opterr = 0;
@@ -413,6 +556,7 @@ int verify_main(int argc, char **argv)
         switch (ch) {
         case 'd': db_path = optarg; break;
         case 'k': key_file = optarg; break;
+        case 'H': hash_only = true; break;
         case 'h': usage(stdout); return VERIFY_OK;
         default:
             cli_report_getopt_error(PROG, ch, argv);
@@ -434,10 +578,10 @@ int verify_main(int argc, char **argv)
         fprintf(stderr, PROG ": %s\n", err);
         return VERIFY_USAGE;
     }
-    struct verifier v = {0};
+    struct verifier v = {.hash_only = hash_only};
     int rc = VERIFY_USAGE;
     v.chain = chain_new(key_file ? &key : NULL, err, sizeof(err));
-    if (!v.chain) {
+    if (!v.chain || event_redecoder_init(&v.redecoder, err, sizeof(err)) != 0) {
         fprintf(stderr, PROG ": %s\n", err);
         goto out;
     }
@@ -445,7 +589,7 @@ int verify_main(int argc, char **argv)
         fprintf(stderr, PROG ": %s\n", err);
         goto out;
     }
-    if (sqlite3_open_v2(db_path, &v.db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
+    if (sqlutil_open_reader(db_path, &v.db) != SQLITE_OK) {
         fprintf(stderr, PROG ": cannot open %s: %s\n", db_path, v.db ? sqlite3_errmsg(v.db) : "out of memory");
         goto out;
     }
@@ -465,5 +609,6 @@ out:
         sqlite3_close(v.db);
     chain_free(v.chain);
     chain_key_free(&key);
+    event_redecoder_free(&v.redecoder);
     return rc;
 }

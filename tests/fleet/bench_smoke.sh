@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# Smoke run of bench/forward.sh with tiny sizes: both parts finish and print
-# their figures, and the zero-drop comparison compares like with like: the
-# daemon beside its forwarder has the same indexes as the daemon alone, the
-# load starts once the forwarder is connected, and every probe's forwarder
-# shipped every batch (a forwarder that ships nothing would cost nothing).
+# Smoke run of bench/forward.sh and bench/verify.sh with tiny sizes: both
+# parts of forward.sh finish and print their figures, verify.sh its four,
+# and the zero-drop comparison compares like with like: the daemon beside
+# its forwarder has the same indexes as the daemon alone, the load starts
+# once the forwarder is connected, and every probe's forwarder shipped every
+# batch (a forwarder that ships nothing would cost nothing).
 # Usage: bench_smoke.sh SOURCE_DIR BIN_DIR TRACES_DIR
 set -uo pipefail
 src=${1:?usage: bench_smoke.sh SOURCE_DIR BIN_DIR TRACES_DIR}
@@ -51,6 +52,15 @@ no_leftovers() {   # no process but this one with $dir in its command line
     done
     return 0
 }
+# bench/verify.sh: its four figures.
+rc=0
+timeout 300 bash "$src/bench/verify.sh" --events 2000 --repeat 1 --bin "$bin" --traces "$traces" \
+    >"$dir/verify.txt" 2>&1 || rc=$?
+cat "$dir/verify.txt"
+check "verify.sh exits 0" [ $rc = 0 ]
+check "verify.sh prints verify's speed, local and central, with and without --hash-only" \
+    [ "$(grep -cE '^verify --(db|to)( --hash-only| \(chain \+ columns\)) +[0-9.]+ s = +[0-9]+ events/s' \
+        "$dir/verify.txt")" = 4 ]
 check "no process left with the bench's directory" no_leftovers
 check "zero_drop.sh's private directory is gone" [ -z "$(ls -A "$dir/tmp")" ]
 

@@ -29,12 +29,12 @@ in_transaction() {   # a backend of forwarder NAME inside a transaction
                  AND xact_start IS NOT NULL AND pid <> pg_backend_pid()")" != 0 ]
 }
 
-# Forwarders first: they wait for the daemons' databases.
-forwarder a host-a
-forwarder b host-b
-sleep 0.3
+# The daemons first: a forwarder whose --db does not exist exits (it cannot
+# heal by retrying; fleet.errors).
 daemon a
 daemon b
+forwarder a host-a
+forwarder b host-b
 spawn load_a "$bin/seccheck-loadgen" --socket "$dir/a.sock" --trace "$traces/mixed_syscalls.trace" \
     --mode block --duration 12 --rate 6000
 spawn load_b "$bin/seccheck-loadgen" --socket "$dir/b.sock" --trace "$traces/redis_rw.trace" \

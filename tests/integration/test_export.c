@@ -467,6 +467,64 @@ static void test_export_bad_usage(void **state)
     daemon_cleanup(&d);
 }
 
+/* Issue 19 item 11: a connection the database does not have is an error,
+ * not an empty export, and no output is created for it; an existing file
+ * is never overwritten by --format ndjson (as --format trace never
+ * overwrites a client file), while a FIFO or device still takes the
+ * stream; a new file is 0640 like the ndjson sink's. */
+static void test_export_refuses_unknown_conn_and_existing_file(void **state)
+{
+    struct trace_fixture *f = *state;
+    struct daemon d;
+    daemon_prepare(&d);
+    assert_true(daemon_start(&d, SECCHECKD_BIN, NULL));
+    assert_int_equal(replay_connection(d.socket, &f->traces[0], f->traces[0].version), 0);
+    assert_int_equal(replay_connection(d.socket, &f->traces[1], f->traces[1].version), 0);
+    assert_int_equal(daemon_stop(&d), 0);
+
+    char out[400], dir[400];
+    snprintf(out, sizeof(out), "%s/conn99.ndjson", d.dir);
+    snprintf(dir, sizeof(dir), "%s/conn99", d.dir);
+    expect_failure(d.dir, (const char *const[]){"--db", d.db, "--format", "ndjson", "--conn", "99", "--out", out, NULL},
+                   1, "--conn 99: ");
+    expect_failure(d.dir, (const char *const[]){"--db", d.db, "--format", "ndjson", "--conn", "99", NULL}, 1,
+                   "has no such connection (its 2 connections: ids 1 to 2)");
+    expect_failure(d.dir, (const char *const[]){"--db", d.db, "--format", "trace", "--conn", "99", "--out", dir, NULL},
+                   1, "has no such connection");
+    assert_int_not_equal(access(out, F_OK), 0);
+    assert_int_not_equal(access(dir, F_OK), 0);
+
+    /* A new file: written, 0640 whatever the umask. */
+    snprintf(out, sizeof(out), "%s/all.ndjson", d.dir);
+    mode_t mask = umask(0);
+    const char *exp[] = {SECCHECKD_BIN, "export", "--db", d.db, "--format", "ndjson", "--out", out, NULL};
+    char msg[400];
+    snprintf(msg, sizeof(msg), "%s/export.log", d.dir);
+    int status = run(exp, msg);
+    umask(mask);
+    assert_int_equal(status, 0);
+    struct stat st;
+    assert_int_equal(stat(out, &st), 0);
+    assert_int_equal(st.st_mode & 0777, 0640);
+    size_t len;
+    char *first = read_all(out, &len);
+    assert_true(len > 0);
+
+    /* Existing: refused, untouched. */
+    expect_failure(d.dir, (const char *const[]){"--db", d.db, "--format", "ndjson", "--conn", "1", "--out", out, NULL},
+                   1, "never overwrites a file");
+    size_t len2;
+    char *second = read_all(out, &len2);
+    assert_true(len2 == len && memcmp(first, second, len) == 0);
+    free(first);
+    free(second);
+
+    /* A character device is a stream, not a file to keep. */
+    const char *to_null[] = {SECCHECKD_BIN, "export", "--db", d.db, "--format", "ndjson", "--out", "/dev/null", NULL};
+    assert_int_equal(run(to_null, msg), 0);
+    daemon_cleanup(&d);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -476,6 +534,7 @@ int main(void)
         cmocka_unit_test(test_line_sinks_refuse_a_symlink),
         cmocka_unit_test(test_export_trace_round_trip),
         cmocka_unit_test(test_export_bad_usage),
+        cmocka_unit_test(test_export_refuses_unknown_conn_and_existing_file),
     };
     return cmocka_run_group_tests(tests, setup, trace_fixture_teardown);
 }

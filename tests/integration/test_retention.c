@@ -18,6 +18,7 @@
 #include <sqlite3.h>
 
 #include "daemon.h"
+#include "local.h"
 #include "replay.h"
 
 static struct replay_trace mixed;
@@ -190,6 +191,67 @@ static void test_start_log_states_the_settings(void **state)
     assert_true(says_settings);
 }
 
+/* What `seccheckd forward` records after shipping to target: its own
+ * function (forward/local.h), on the daemon's database while it runs. */
+static void record_progress(const char *db, const char *target, long long batch_id)
+{
+    struct local l;
+    bool lasting;
+    char err[512];
+    if (local_open(&l, db, &lasting, err, sizeof(err)) != 0 ||
+        local_save_progress(&l, target, "host", batch_id, err, sizeof(err)) != 0)
+        fail_msg("recording forward progress: %s", err);
+    local_close(&l);
+}
+
+/* Issue 19 item 23: retention keeps what a forward target has not shipped,
+ * with no PostgreSQL server: the forward_progress rows are written as the
+ * forwarder writes them, for two targets, one far behind the other; the
+ * daemon's retention (--retain 1s) deletes only what both have shipped,
+ * the smallest position, and follows the lagging one when it moves. */
+static void test_retain_keeps_what_a_lagging_target_lacks(void **state)
+{
+    (void)state;
+    struct daemon d;
+    daemon_prepare(&d);
+    const char *args[] = {"--retain", "1s", "--batch-size", "256", NULL};
+    assert_true(daemon_start(&d, SECCHECKD_BIN, args));
+    replay_times(d.socket, 3);
+    long long want = 3 * (long long)mixed.count;
+    for (int i = 0; i < 100 && dbq(&d, "SELECT count(*) FROM events") != want; i++)
+        usleep(50000);
+    long long newest = dbq(&d, "SELECT max(id) FROM batches");
+    long long lagging = newest / 3;
+    assert_true(lagging >= 3);
+    record_progress(d.db, "postgresql://central-a/fleet", newest);
+    record_progress(d.db, "postgresql://central-b/fleet", lagging);
+
+    /* Due (older than 1 s): everything the lagging target has, nothing more. */
+    long long first = 0;
+    for (int i = 0; i < 60 && first != lagging + 1; i++) {
+        usleep(100000);
+        first = dbq(&d, "SELECT min(id) FROM batches");
+    }
+    usleep(1500000);   /* more retention passes: still nothing past the lagging target */
+    first = dbq(&d, "SELECT min(id) FROM batches");
+    printf("batches 1..%lld; targets at %lld and %lld; retention left %lld..%lld\n", newest, newest, lagging, first,
+           dbq(&d, "SELECT max(id) FROM batches"));
+    assert_int_equal(first, lagging + 1);
+    assert_int_equal(dbq(&d, "SELECT count(*) FROM batches"), newest - lagging);
+    assert_int_equal(dbq(&d, "SELECT sum(events) FROM batches"), dbq(&d, "SELECT count(*) FROM events"));
+
+    /* The lagging target catches up to all but the newest batch. */
+    record_progress(d.db, "postgresql://central-b/fleet", newest - 1);
+    for (int i = 0; i < 60 && first != newest; i++) {
+        usleep(100000);
+        first = dbq(&d, "SELECT min(id) FROM batches");
+    }
+    assert_int_equal(first, newest);
+    assert_int_equal(daemon_stop(&d), 0);
+    assert_true(verify_ok(SECCHECKD_BIN, d.db));
+    daemon_cleanup(&d);
+}
+
 static int setup(void **state)
 {
     (void)state;
@@ -211,6 +273,7 @@ int main(void)
         cmocka_unit_test(test_wal_shrinks_after_a_reader_lets_go),
         cmocka_unit_test(test_wal_not_truncated_while_writing),
         cmocka_unit_test(test_start_log_states_the_settings),
+        cmocka_unit_test(test_retain_keeps_what_a_lagging_target_lacks),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

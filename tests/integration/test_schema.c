@@ -301,6 +301,32 @@ static void test_version_1_database_keeps_working(void **state)
     snprintf(want, sizeof(want), "ok: %lld batches, %lld events verified", batches, events);
     if (!strstr(slurp(out), want))
         fail_msg("verify: expected '%s', got: %s", want, slurp(out));
+    /* ... and compares each row with its raw by the row's own schema: a
+     * version 1 row's whole detail and NULL new columns, a version 2 row's
+     * detail without context (issue 19 item 6). */
+    char tampered[400];
+    snprintf(tampered, sizeof(tampered), "%s/tampered.db", current.dir);
+    copy_file(current.db, tampered);
+    sqlite3 *t;
+    assert_int_equal(sqlite3_open(tampered, &t), SQLITE_OK);
+    assert_int_equal(sqlite3_exec(t, "UPDATE events SET detail = json_remove(detail, '$.context_data') WHERE id = 5;"
+                                     "UPDATE events SET is_exec_session = 1 WHERE id = 6;"
+                                     "UPDATE events SET process_name = 'evil' WHERE id = 1240;"
+                                     "UPDATE events SET detail = json_set(detail, '$.context_data', json('{}'))"
+                                     " WHERE id = 1241 AND detail IS NOT NULL",
+                                     NULL, NULL, NULL), SQLITE_OK);
+    assert_int_equal(sqlite3_total_changes(t), 4);
+    sqlite3_close(t);
+    const char *verify_tampered[] = {"verify", "--db", tampered, NULL};
+    assert_int_equal(run_seccheckd(verify_tampered, out), 1);
+    static const char *const named[] = {
+        "event 5 (batch 1): altered: detail is",         "event 6 (batch 1): altered: is_exec_session is",
+        "event 1240 (batch 6): altered: process_name is", "event 1241 (batch 6): altered: detail is",
+        "altered: 4 events",
+    };
+    for (size_t i = 0; i < sizeof(named) / sizeof(named[0]); i++)
+        if (!strstr(slurp(out), named[i]))
+            fail_msg("verify of the tampered copy: expected '%s', got: %s", named[i], slurp(out));
 
     /* export: one line per row, old and new, each value once. */
     char nd[400];
