@@ -3,9 +3,10 @@
 # IPC drain rates and CPU per million events (ipc.sh), highest zero-drop
 # paced rates and the longest loop stall (zero_drop.sh), the SQLite sink
 # against a bare INSERT loop (sqlite_ref.sh), memory under a 60 s overload
-# (overload_rss.sh), and with --macro the real-runsc passes (macro.sh).
+# (overload_rss.sh), what SIGUSR2 restarts cost the sandboxes (restart.sh),
+# and with --macro the real-runsc passes (macro.sh).
 # --base-bin DIR adds the sqlite receiver of another build (sqlite@base) to
-# the ipc and zero-drop runs, interleaved.
+# the ipc, zero-drop and restart runs, interleaved.
 #   bench/all.sh [--bin DIR] [--base-bin DIR] [--out DIR] [--macro]     (also: cmake --build build --target bench)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -16,7 +17,7 @@ while [ $# -gt 0 ]; do
         --base-bin) base=$2; shift 2 ;;
         --out) out=$2; shift 2 ;;
         --macro) macro=1; shift ;;
-        -h | --help) sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        -h | --help) sed -n '2,10p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
         *) echo "bench/all.sh: unknown option $1 (try --help)" >&2; exit 2 ;;
     esac
 done
@@ -36,6 +37,7 @@ run zero-drop-mixed zero_drop.sh --trace mixed_syscalls --start-rate 12500 \
     --receivers "$(plus_base ref,discard,sqlite)" "${with_base[@]}"
 run sqlite-ref sqlite_ref.sh
 run overload-rss overload_rss.sh
+run restart restart.sh "${with_base[@]}"
 [ $macro = 1 ] && run macro macro.sh
 echo "== summaries in $out/*/summary.md"
 cat "$out"/*/summary.md

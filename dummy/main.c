@@ -83,7 +83,7 @@ int main(int argc, char **argv)
 
     struct server srv;
     char err[512];
-    if (server_listen(&srv, &cfg, err, sizeof(err)) != 0) {
+    if (server_listen(&srv, &cfg, NULL, err, sizeof(err)) != 0) {
         fprintf(stderr, PROG ": %s\n", err);
         return 1;
     }

@@ -212,6 +212,22 @@ static void render_alerts(struct strbuf *o, const struct server *s)
     counter(o, "alert_lines_failed_total", "Alerts that could not be written to --alerts-out.", t->lines_failed);
 }
 
+/* Counted over every image of the process (the restart state carries them). */
+static void render_restarts(struct strbuf *o, const struct server *s)
+{
+    const struct handoff_restarts *r = &s->stats.restarts;
+    family(o, "restarts_total", "counter", "Restarts in place (SIGUSR2) since the process started, by result: ok "
+           "(a new image took over), refused (the build to run failed its check: the running image carried on), "
+           "failed (the new image could not start: the build before it came back).");
+    sample(o, "restarts_total", "result", "ok", r->ok);
+    sample(o, "restarts_total", "result", "refused", r->refused);
+    sample(o, "restarts_total", "result", "failed", r->failed);
+    gauge_seconds(o, "restart_reading_pause_seconds",
+                  "The restart that started this image: from the previous image's last read to this one's first, "
+                  "while the sandboxes buffered (0 after a fresh start).",
+                  s->stats.restart_pause_ns);
+}
+
 void exposition_render(struct strbuf *out, struct server *s)
 {
     render_connections(out, s);
@@ -220,6 +236,7 @@ void exposition_render(struct strbuf *out, struct server *s)
     render_types(out, s->stats.received_by_type);
     render_storage(out, s);
     render_alerts(out, s);
+    render_restarts(out, s);
     gauge_seconds(out, "loop_longest_stall_seconds",
                   "Longest time the loop went without reading sockets since start, wall clock (its own work, "
                   "and time preempted).",

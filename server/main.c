@@ -24,8 +24,9 @@
 #include "sink.h"
 #include "verify.h"
 
-/* One sink of the --sink list by name (options.c accepts only these). */
-static struct sink *open_one_sink(const struct options *o, const char *name, char *err, size_t errlen)
+/* One sink of the --sink list by name (options.c accepts only these);
+ * probe: `seccheckd check`, which leaves no run behind. */
+static struct sink *open_one_sink(const struct options *o, const char *name, bool probe, char *err, size_t errlen)
 {
     if (strcmp(name, "discard") == 0) {
         struct sink *s = sink_discard_open();
@@ -49,6 +50,7 @@ static struct sink *open_one_sink(const struct options *o, const char *name, cha
         .retain_s = o->retain_s,
         .max_db_bytes = o->max_db_bytes,
         .indexes = o->indexes,
+        .probe = probe,
     };
     return sink_sqlite_open(&so, err, errlen);
 }
@@ -65,35 +67,34 @@ static const char *sink_target(const struct options *o, const char *name)
 }
 
 /* Every sink of the comma list, several combined by a tee. On a failure
- * the ones already open are closed and the failing one is named. */
-static struct sink *open_sink(const struct options *o)
+ * the ones already open are closed and err names the failing one. */
+static struct sink *open_sink(const struct options *o, bool probe, char *err, size_t errlen)
 {
     struct sink *sinks[8];
     size_t n = 0;
-    char names[256], err[512] = "", why[480];
+    char names[256], why[480];
+    err[0] = '\0';
     snprintf(names, sizeof(names), "%s", o->sink);
     char *save = NULL;
     for (char *name = strtok_r(names, ",", &save); name && !err[0]; name = strtok_r(NULL, ",", &save)) {
         for (size_t i = 0; i < n; i++)
             if (strcmp(sinks[i]->ops->name, name) == 0)
-                snprintf(err, sizeof(err), "--sink: %s is listed twice", name);
+                snprintf(err, errlen, "--sink: %s is listed twice", name);
         if (!err[0] && n == sizeof(sinks) / sizeof(sinks[0]))
-            snprintf(err, sizeof(err), "--sink: too many sinks");
+            snprintf(err, errlen, "--sink: too many sinks");
         if (err[0])
             break;
-        if ((sinks[n] = open_one_sink(o, name, why, sizeof(why))) != NULL)
+        if ((sinks[n] = open_one_sink(o, name, probe, why, sizeof(why))) != NULL)
             n++;
         else
-            snprintf(err, sizeof(err), "%s sink: %s", name, why);
+            snprintf(err, errlen, "%s sink: %s", name, why);
     }
     struct sink *s = NULL;
     if (err[0])
         while (n)
             sink_close(sinks[--n]);
     else
-        s = sink_tee_open(sinks, n, err, sizeof(err));   /* closes them if it fails */
-    if (!s)
-        fprintf(stderr, "seccheckd: %s\n", err);
+        s = sink_tee_open(sinks, n, err, errlen);   /* closes them if it fails */
     return s;
 }
 
@@ -345,10 +346,49 @@ static int check_option_values(const struct options *o)
     return 0;
 }
 
+/* `seccheckd check [OPTIONS]`: the settings these options give (config file
+ * and command line) are valid and every sink opens; the socket is not
+ * bound. A restart runs it with the build to run before handing over
+ * (restart_check.h), so it must fail wherever a start would. */
+static int check_main(int argc, char **argv)
+{
+    struct options o;
+    int rc = options_load(&o, argc, argv);
+    if (rc == 0)
+        log_set_level(o.log_level);
+    if (rc == 0 && check_option_values(&o) != 0)
+        rc = 2;
+    struct rule_set *rules = NULL;
+    if (rc == 0 && o.rules && !(rules = load_rules(&o)))
+        rc = 2;   /* a rules file with an error: the restart is refused */
+    char err[512];
+    struct sink *sink = rc == 0 ? open_sink(&o, true, err, sizeof(err)) : NULL;
+    if (rc == 0 && !sink)
+        fprintf(stderr, "seccheckd: %s\n", err);
+    if (sink && rules)
+        sink = add_rules(&o, sink, rules);   /* --alerts-out opens as at a start */
+    else
+        rule_set_free(rules);
+    if (sink) {
+        sink_close(sink);
+        char sinks[768], build_id[2 * 64 + 1];
+        describe_sinks(&o, sinks, sizeof(sinks));
+        self_binary_build_id(build_id, sizeof(build_id));
+        log_info("check: seccheckd %s (build-id %s): the settings are valid and the sink opens: %s",
+                 options_version(), build_id, sinks);
+    } else if (rc == 0) {
+        rc = 1;
+    }
+    options_free(&o);
+    return rc;
+}
+
 /* `seccheckd SUBCOMMAND ...`: tools that work on a database, not the daemon. */
 static int run_subcommand(int argc, char **argv, bool *handled)
 {
     *handled = true;
+    if (strcmp(argv[1], "check") == 0)
+        return check_main(argc - 1, argv + 1);
     if (strcmp(argv[1], "verify") == 0) {
         for (int i = 2; i < argc; i++)   /* --to: the central copy (forward/) */
             if (strcmp(argv[i], "--to") == 0 || strncmp(argv[i], "--to=", 5) == 0)
@@ -373,6 +413,20 @@ static int run_subcommand(int argc, char **argv, bool *handled)
     return 0;
 }
 
+/* A start that failed (rc, why). A restarted image hands the connections
+ * back to the build that handed them over (it returns only if that build
+ * cannot run either); a fresh one just exits. */
+static int start_failed(struct handoff *inherited, int rc, const char *why)
+{
+    if (inherited->listener.fd >= 0) {
+        handoff_come_back(inherited, why);
+        log_error("restart: the build that handed over cannot run either (%s); the connections are lost",
+                  strerror(errno));
+    }
+    handoff_free(inherited);
+    return rc;
+}
+
 int main(int argc, char **argv)
 {
     if (argc > 1 && argv[1][0] != '-') {
@@ -380,14 +434,22 @@ int main(int argc, char **argv)
         int rc = run_subcommand(argc, argv, &handled);
         if (handled)
             return rc;
-        fprintf(stderr, "seccheckd: unknown command '%s' (commands: verify, export, events, alerts, rules, forward, gvisor-config, types; try --help)\n", argv[1]);
+        fprintf(stderr, "seccheckd: unknown command '%s' (commands: check, verify, export, events, alerts, rules, "
+                "forward, gvisor-config, types; try --help)\n", argv[1]);
         return 2;
+    }
+    /* A restart's state comes first: whatever fails after, it goes back. */
+    struct handoff inherited;
+    char err[512];
+    if (handoff_load_from_env(&inherited, err, sizeof(err)) < 0) {
+        fprintf(stderr, "seccheckd: %s\n", err);
+        return 1;
     }
     struct options o;
     int rc = options_load(&o, argc, argv);
     if (rc != 0) {
         options_free(&o);
-        return rc;
+        return start_failed(&inherited, rc, "its settings are not valid (see above)");
     }
     log_set_level(o.log_level);
     struct reload_context reload_ctx = {.argc = argc, .argv = argv, .running = &o};
@@ -400,10 +462,9 @@ int main(int argc, char **argv)
      * name containing "sqlite"). */
     o.server.db_path = strstr(o.sink, "sqlite") ? o.db_path : NULL;
     struct server srv;
-    char err[512];
     if (check_option_values(&o) != 0) {
         options_free(&o);
-        return 2;
+        return start_failed(&inherited, 2, "its settings are not valid (see above)");
     }
     /* Resolved now: a restart executes this path, the build installed then. */
     char binary[4096], build_id[2 * 64 + 1];
@@ -418,14 +479,16 @@ int main(int argc, char **argv)
         options_free(&o);
         return 2;
     }
-    if (server_listen(&srv, &o.server, err, sizeof(err)) != 0) {
+    o.server.restart_binary = binary;
+    o.server.restart_argv = argv;
+    if (server_listen(&srv, &o.server, &inherited, err, sizeof(err)) != 0) {
         fprintf(stderr, "seccheckd: %s\n", err);
         server_free(&srv);
         rule_set_free(rules);
         options_free(&o);
-        return 1;
+        return start_failed(&inherited, 1, err);
     }
-    struct sink *sink = open_sink(&o);
+    struct sink *sink = open_sink(&o, false, err, sizeof(err));
     if (sink && rules) {
         srv.rules_loaded = rules_enabled(rules);
         sink = add_rules(&o, sink, rules);
@@ -433,9 +496,10 @@ int main(int argc, char **argv)
         rule_set_free(rules);
     }
     if (!sink) {
+        fprintf(stderr, "seccheckd: %s\n", err);
         server_free(&srv);
         options_free(&o);
-        return 1;
+        return start_failed(&inherited, 1, err);
     }
     reload_ctx.sink = sink;
     struct filter filter;
@@ -448,8 +512,9 @@ int main(int argc, char **argv)
         sink_close(sink);
         uv_loop_close(loop);
         options_free(&o);
-        return 1;
+        return start_failed(&inherited, 1, err);
     }
+    handoff_free(&inherited);   /* adopted */
     char sinks[768];
     describe_sinks(&o, sinks, sizeof(sinks));
     log_info("listening on %s, sink %s", o.server.socket_path, sinks);
@@ -458,13 +523,14 @@ int main(int argc, char **argv)
     notify_send("READY=1");
     uv_run(loop, UV_RUN_DEFAULT);
     server_print_summary(&srv, stderr);
-    int handoff_fd = srv.handoff_fd;
+    int handoff_fd = srv.handoff_fd, fallback_fd = srv.fallback_fd;
+    bool same_image = srv.checked.runs_current_image;
     server_free(&srv);
     sink_close(sink);
     uv_loop_close(loop);
     options_free(&o);
     if (handoff_fd >= 0) {
-        handoff_exec(binary, argv, handoff_fd);
+        handoff_exec(same_image ? NULL : binary, argv, handoff_fd, fallback_fd);
         log_error("restart: cannot execute %s or the running image: %s; the connections are lost", binary,
                   strerror(errno));
         return 1;

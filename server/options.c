@@ -464,6 +464,7 @@ static int apply(struct options *o, const struct option_def *d, const char *valu
 void options_usage(FILE *out)
 {
     fprintf(out, "Usage: seccheckd [OPTIONS]\n"
+                 "       seccheckd check [OPTIONS]   (the settings are valid, every sink opens: what SIGUSR2 runs)\n"
                  "       seccheckd verify --db PATH [--key-file PATH] | --to URL --host-id ID\n"
                  "       seccheckd export --db PATH --format ndjson|trace [--out PATH|DIR] [--conn ID]\n"
                  "       seccheckd events --db PATH [--follow] [--container ID] [--type NAME] [--process NAME]\n"

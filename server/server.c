@@ -3,6 +3,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -49,9 +51,13 @@ static void seal_current(struct server *s);
  * reserve in flight too, every connection stops (block), or what does not
  * fit is dropped (drop, in ingest). */
 
+static void note_first_read(struct server *s);
+
 static enum conn_go may_read(struct conn *c, void *data)
 {
     struct server *s = data;
+    if (s->resume_stopped_ns)
+        note_first_read(s);
     const struct pipeline *p = &s->pipeline;
     if (!pipeline_saturated(p))
         return CONN_GO;
@@ -68,6 +74,8 @@ static enum conn_go may_read(struct conn *c, void *data)
 }
 
 static void drain_step(struct server *s);
+static void hand_over(struct server *s);
+static void abandon_restart(struct server *s);
 
 /* c was told to stop: it pauses, and goes to the tail of the list, so the
  * others are re-armed, and read, before it. */
@@ -100,6 +108,10 @@ static void on_space(void *data)
     if (s->stopping) {
         if (!pipeline_saturated(&s->pipeline))
             drain_step(s);
+        return;
+    }
+    if (s->restart == RESTART_DRAINING && pipeline_in_flight(&s->pipeline) == 0) {
+        hand_over(s);
         return;
     }
     if (s->flush_pending && !pipeline_saturated(&s->pipeline))
@@ -327,19 +339,26 @@ static void close_handle(uv_handle_t *h)
         uv_close(h, NULL);
 }
 
-/* The handles the server itself owns (not connections, not the listener). */
+/* The handles the server itself owns (not connections, not the listener),
+ * but for the signal handles. */
 static void close_loop_handles(struct server *s)
 {
     close_handle((uv_handle_t *)&s->flush_timer);
     close_handle((uv_handle_t *)&s->accept_backoff_timer);
     close_handle((uv_handle_t *)&s->drain_timer);
     close_handle((uv_handle_t *)&s->watchdog_timer);
+    close_handle((uv_handle_t *)&s->restart_timer);
+    stall_meter_close(&s->stalls);
+    metrics_stop(&s->metrics);   /* a restarted image listens again */
+}
+
+static void close_signal_handles(struct server *s)
+{
     close_handle((uv_handle_t *)&s->sigint);
     close_handle((uv_handle_t *)&s->sigterm);
     close_handle((uv_handle_t *)&s->sigusr2);
     close_handle((uv_handle_t *)&s->sighup);
-    stall_meter_close(&s->stalls);
-    metrics_stop(&s->metrics);   /* a restarted image listens again */
+    close_handle((uv_handle_t *)&s->settle);
 }
 
 static void finish(struct server *s)
@@ -352,6 +371,7 @@ static void finish(struct server *s)
     pipeline_finish(&s->pipeline);
     sink_finish(s->sink, realtime_ns());
     close_loop_handles(s);
+    close_signal_handles(s);
 }
 
 static void on_drain_timeout(uv_timer_t *t)
@@ -386,6 +406,7 @@ void server_stop(struct server *s)
 {
     if (s->stopping)
         return;
+    abandon_restart(s);
     s->stopping = true;
     notify_send("STOPPING=1");
     log_info("stopping: no new connections; draining %u open", s->nconns);
@@ -405,11 +426,57 @@ void server_stop(struct server *s)
     drain_step(s);
 }
 
-/* ---- restart: hand every connection to a new image of ourselves ---- */
+/* ---- restart: hand every connection to a new image of ourselves ----
+ *
+ * SIGUSR2 checks the build to run (restart_check.h) and lets the writer
+ * commit what is queued, checkpointing the WAL, while reading goes on;
+ * only then does reading stop: what is left to commit is the open batch,
+ * and the new image opens a short WAL. From that moment the signals a
+ * restart holds are blocked: one arriving then is handled by the new
+ * image (handoff.h). */
 
-static int save_handoff(struct server *s, char *err, size_t errlen)
+#define RESTART_DRAIN_MS 1000   /* the writer still behind after this: hand over anyway */
+
+static void close_signal_handles(struct server *s);
+
+static void restart_refused(struct server *s, const char *why)
 {
-    struct handoff h = {.listener = s->listener};
+    s->restart = RESTART_NONE;
+    s->stats.restarts.refused++;
+    log_error("restart refused: %s; this image carries on with every connection", why);
+    notify_send("READY=1");
+    if (s->restart_again) {
+        s->restart_again = false;
+        server_restart(s);
+    }
+}
+
+/* A stop while the restart is still checking or draining: nothing was
+ * handed over yet. */
+static void abandon_restart(struct server *s)
+{
+    if (s->restart == RESTART_NONE)
+        return;
+    if (s->check)
+        restart_check_cancel(s->check);
+    s->check = NULL;
+    uv_timer_stop(&s->restart_timer);
+    s->restart = RESTART_NONE;
+    s->restart_again = false;
+    log_info("restart abandoned: stopping");
+}
+
+/* The state the new image adopts; fd, or -1 with err. */
+static int save_handoff(struct server *s, int64_t stopped_ns, char *err, size_t errlen)
+{
+    struct handoff h;
+    handoff_init(&h);
+    h.listener = s->listener;
+    h.next_conn_id = s->next_conn_id;
+    h.stopped_reading_ns = stopped_ns;
+    h.restarts = s->stats.restarts;
+    h.fallback_fd = s->fallback_fd;
+    h.fallback_argv = (char **)s->cfg.restart_argv;
     h.conns = calloc(s->nconns ? s->nconns : 1, sizeof(*h.conns));
     if (!h.conns) {
         snprintf(err, errlen, "out of memory");
@@ -422,26 +489,65 @@ static int save_handoff(struct server *s, char *err, size_t errlen)
     return fd;
 }
 
-void server_restart(struct server *s)
+static void hold_signals(bool hold)
 {
-    if (s->stopping)
-        return;
-    char err[256];
-    int fd = save_handoff(s, err, sizeof(err));
-    if (fd < 0) {
-        log_error("restart: %s; carrying on without restarting", err);
+    sigset_t held;
+    handoff_held_signals(&held);
+    pthread_sigmask(hold ? SIG_BLOCK : SIG_UNBLOCK, &held, NULL);
+}
+
+/* Two more loop turns, the signal handles still open: a signal libuv
+ * caught just before they were blocked is dispatched (and held), not lost
+ * with its handle. Then the loop ends. */
+static void on_settle(uv_idle_t *h)
+{
+    struct server *s = h->data;
+    if (++s->settle_turns >= 2)
+        close_signal_handles(s);
+}
+
+static void close_loop_handles(struct server *s);
+
+/* Stops reading for good, commits, saves the state; the loop then ends and
+ * main executes the new image. */
+static void hand_over(struct server *s)
+{
+    const char *binary = s->cfg.restart_binary;
+    uv_timer_stop(&s->restart_timer);
+    if (!s->checked.runs_current_image && !restart_check_same_binary(binary, &s->checked.checked)) {
+        log_info("restart: %s changed since its check; checking it again", binary);
+        s->restart = RESTART_NONE;
+        server_restart(s);
         return;
     }
-    /* From here nothing is read: packets wait in the kernel buffers, and
-     * the records just saved stay exact (this all runs in one callback). */
-    log_info("restarting: handing %u connections and the socket to a new seccheckd", s->nconns);
-    notify_send("RELOADING=1");
+    hold_signals(true);
+    int64_t stopped_ns = monotonic_ns();   /* nothing is read after this: the records saved stay exact */
+    s->fallback_fd = open("/proc/self/exe", O_PATH | O_CLOEXEC);
+    if (s->fallback_fd < 0)
+        log_warn("restart: cannot open this image (/proc/self/exe: %s): a new image that cannot start has no "
+                 "build to come back to", strerror(errno));
+    char err[256];
+    int fd = save_handoff(s, stopped_ns, err, sizeof(err));
+    if (fd < 0) {
+        if (s->fallback_fd >= 0)
+            close(s->fallback_fd);
+        s->fallback_fd = -1;
+        hold_signals(false);
+        restart_refused(s, err);
+        return;
+    }
+    if (s->restart_again)
+        kill(getpid(), SIGUSR2);   /* held: the new image restarts once more */
+    s->restart = RESTART_HANDING_OVER;
+    log_info("restart: handing %u connections and the socket to %s", s->nconns,
+             s->checked.runs_current_image ? "the running image again" : binary);
     s->stopping = s->finished = true;
     uv_poll_stop(&s->listen_poll);
     uv_timer_stop(&s->accept_backoff_timer);
     for (struct conn *c = s->conns; c; c = c->next)
         c->dirty = true;   /* their rows show the counts at the handoff */
     pipeline_finish(&s->pipeline);
+    sink_handoff(s->sink);
     sink_finish(s->sink, realtime_ns());
     while (s->conns) {
         struct conn *c = s->conns;
@@ -453,11 +559,72 @@ void server_restart(struct server *s)
     s->listener.fd = -1;   /* the new image owns it: do not close or unlink */
     s->handoff_fd = fd;
     close_loop_handles(s);
+    uv_idle_start(&s->settle, on_settle);
+}
+
+static void on_drain_deadline(uv_timer_t *t)
+{
+    struct server *s = t->data;
+    log_warn("restart: the writer still has %zu batches after %d ms; handing over, they are committed first",
+             pipeline_in_flight(&s->pipeline), RESTART_DRAIN_MS);
+    hand_over(s);
+}
+
+/* The check passed: the writer catches up, the WAL is checkpointed (the
+ * new image opens a short one), while reading goes on; on_space hands
+ * over once nothing is in flight. */
+static void on_checked(const struct restart_check_result *r, void *data)
+{
+    struct server *s = data;
+    s->check = NULL;
+    if (r->failure) {
+        restart_refused(s, r->failure);
+        return;
+    }
+    s->checked = *r;
+    s->checked.failure = NULL;
+    s->restart = RESTART_DRAINING;
+    sink_handoff_soon(s->sink);
+    seal_current(s);
+    if (pipeline_in_flight(&s->pipeline) == 0)
+        hand_over(s);
+    else
+        uv_timer_start(&s->restart_timer, on_drain_deadline, RESTART_DRAIN_MS, 0);
+}
+
+void server_restart(struct server *s)
+{
+    if (s->stopping)
+        return;
+    if (s->restart != RESTART_NONE) {
+        s->restart_again = true;
+        log_info("restart: one is under way; another follows it");
+        return;
+    }
+    notify_send("RELOADING=1");
+    char err[512];
+    if (!s->cfg.restart_binary) {
+        restart_refused(s, "no binary to run");
+        return;
+    }
+    s->check = restart_check_start(s->loop, s->cfg.restart_binary, s->cfg.restart_argv, on_checked, s, err,
+                                   sizeof(err));
+    if (!s->check) {
+        restart_refused(s, err);
+        return;
+    }
+    s->restart = RESTART_CHECKING;
+    log_info("restart: checking the settings with %s", s->cfg.restart_binary);
 }
 
 static void on_signal(uv_signal_t *h, int signum)
 {
     struct server *s = h->data;
+    if (s->restart == RESTART_HANDING_OVER) {
+        log_info("received %s: held for the new image", strsignal(signum));
+        kill(getpid(), signum);   /* blocked now: pending across exec */
+        return;
+    }
     log_info("received %s", strsignal(signum));
     if (signum == SIGUSR2)
         server_restart(s);
@@ -496,7 +663,10 @@ static int start_handles(struct server *s, char *err, size_t errlen)
     uv_timer_init(loop, &s->flush_timer);
     uv_timer_init(loop, &s->drain_timer);
     uv_timer_init(loop, &s->accept_backoff_timer);
-    s->flush_timer.data = s->drain_timer.data = s->accept_backoff_timer.data = s;
+    uv_timer_init(loop, &s->restart_timer);
+    uv_idle_init(loop, &s->settle);
+    s->flush_timer.data = s->drain_timer.data = s->accept_backoff_timer.data = s->restart_timer.data = s;
+    s->settle.data = s;
     uv_timer_start(&s->flush_timer, on_flush_timer, s->cfg.flush_ms, s->cfg.flush_ms);
     uv_signal_init(loop, &s->sigint);
     uv_signal_init(loop, &s->sigterm);
@@ -509,14 +679,9 @@ static int start_handles(struct server *s, char *err, size_t errlen)
     uv_signal_init(loop, &s->sighup);
     s->sighup.data = s;
     uv_signal_start(&s->sighup, on_signal, SIGHUP);
-    /* Blocked across a restart's exec (handoff.c); handled from here on. */
-    sigset_t handled;
-    sigemptyset(&handled);
-    sigaddset(&handled, SIGTERM);
-    sigaddset(&handled, SIGINT);
-    sigaddset(&handled, SIGUSR2);
-    sigaddset(&handled, SIGHUP);
-    sigprocmask(SIG_UNBLOCK, &handled, NULL);
+    /* Blocked since server_start (and across a restart's exec): handled
+     * from here on, on this thread only. */
+    hold_signals(false);
     int rc = stall_meter_start(&s->stalls, loop);
     if (rc != 0) {
         snprintf(err, errlen, "cannot start the loop's stall meter: %s", uv_strerror(rc));
@@ -547,7 +712,7 @@ static int start_metrics(struct server *s, char *err, size_t errlen)
         return 0;
     if (metrics_start(&s->metrics, s->loop, s->cfg.metrics_listen, render_metrics, s, err, errlen) == 0)
         return 0;
-    if (s->inherited.listener.fd < 0)
+    if (!s->inherited)
         return -1;
     log_error("restart: %s; carrying on without metrics", err);
     return 0;
@@ -572,11 +737,41 @@ static void raise_fd_limit(unsigned max_connections)
                  max_connections);
 }
 
+/* The restart that started this image: counted, and said how it went. */
+static void note_restart(struct server *s, const struct handoff *h)
+{
+    s->stats.restarts = h->restarts;
+    if (h->failure[0])
+        log_error("restart failed: the new image could not start (%s); the build that ran before carries on "
+                  "with every connection", h->failure);
+    else
+        s->stats.restarts.ok++;
+    s->resume_stopped_ns = h->stopped_reading_ns;
+    s->resume_exec_ns = h->exec_ns;
+    if (h->next_conn_id > s->next_conn_id)
+        s->next_conn_id = h->next_conn_id;   /* ids of connections closed before the restart stay taken */
+}
+
+/* The previous image's last read to this one's first: what the sandboxes
+ * had to buffer (loaded into the metrics too). */
+static void note_first_read(struct server *s)
+{
+    int64_t now = monotonic_ns(), stopped = s->resume_stopped_ns, exec = s->resume_exec_ns;
+    s->resume_stopped_ns = 0;
+    s->stats.restart_pause_ns = now - stopped;
+    if (exec > stopped && exec < now)
+        log_info("restart: reading again %.1f ms after the previous image's last read (%.1f ms until its exec, "
+                 "%.1f ms from there)", (double)(now - stopped) / 1e6, (double)(exec - stopped) / 1e6,
+                 (double)(now - exec) / 1e6);
+    else
+        log_info("restart: reading again %.1f ms after the previous image's last read", (double)(now - stopped) / 1e6);
+}
+
 /* Connections handed over by the image we replaced carry on here. */
 static void adopt_inherited(struct server *s)
 {
-    struct handoff *h = &s->inherited;
-    if (h->listener.fd < 0)
+    const struct handoff *h = s->inherited;
+    if (!h)
         return;   /* a fresh start, not a restart */
     for (size_t i = 0; i < h->nconns; i++) {
         struct conn *c = conn_adopt(&s->conn_env, h->conns[i].fd, &h->conns[i].rec, h->conns[i].state);
@@ -589,22 +784,23 @@ static void adopt_inherited(struct server *s)
             s->next_conn_id = c->rec.id + 1;
     }
     log_info("restart: adopted %u connections", s->nconns);
-    handoff_free(h);
+    note_restart(s, h);
+    s->inherited = NULL;   /* the caller's, freed once we return */
 }
 
-int server_listen(struct server *s, const struct server_config *cfg, char *err, size_t errlen)
+int server_listen(struct server *s, const struct server_config *cfg, const struct handoff *inherited, char *err,
+                  size_t errlen)
 {
     memset(s, 0, sizeof(*s));
     s->cfg = *cfg;
     s->listener.fd = -1;
     s->handoff_fd = -1;
+    s->fallback_fd = -1;
     s->reserve_fd = -1;
     raise_fd_limit(cfg->max_connections);
-    int inherited = handoff_load_from_env(&s->inherited, err, errlen);
-    if (inherited < 0)
-        return -1;
-    if (inherited) {
-        s->listener = s->inherited.listener;
+    if (inherited && inherited->listener.fd >= 0) {
+        s->inherited = inherited;
+        s->listener = inherited->listener;
         if (strcmp(s->listener.path, cfg->socket_path) != 0)
             log_warn("restart: keeping the inherited socket %s (--socket %s applies after a full stop)",
                      s->listener.path, cfg->socket_path);
@@ -634,6 +830,9 @@ int server_start(struct server *s, uv_loop_t *loop, struct sink *sink, char *err
     s->loop = loop;
     s->sink = sink;
     s->next_conn_id = sink->first_conn_id;
+    /* The writer thread (pipeline_init) must never take them: a restart
+     * blocks them on this thread only (start_handles unblocks them here). */
+    hold_signals(true);
     /* A batch must be able to hold the largest packet we accept. */
     size_t need = decode_arena_need(cfg->max_message);
     if (s->cfg.pipeline.limits.max_bytes < need)
@@ -682,6 +881,8 @@ void server_set_filter(struct server *s, struct filter *f)
 void server_free(struct server *s)
 {
     filter_free(&s->filter);
+    if (s->inherited)
+        s->listener.fd = -1;   /* not adopted: main hands it back (handoff_come_back) */
     listener_close(&s->listener);
     if (s->started && !s->finished) {
         /* Start failed half-way: stop the writer and close our handles. */

@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 #include <uv.h>
 
@@ -18,6 +19,7 @@
 #include "metrics.h"
 #include "pipeline.h"
 #include "recv_ring.h"
+#include "restart_check.h"
 #include "stall_meter.h"
 #include "sink.h"
 
@@ -50,6 +52,10 @@ struct server_config {
     void *reload_data;
     const char *metrics_listen;     /* NULL: no metrics endpoint (metrics.h) */
     const char *db_path;            /* the SQLite file, for the size gauges; NULL: none */
+    /* What SIGUSR2 runs (main.c): the installed binary and the arguments;
+     * NULL: SIGUSR2 is refused. */
+    const char *restart_binary;
+    char *const *restart_argv;
 };
 
 struct server_stats {
@@ -62,6 +68,17 @@ struct server_stats {
     uint64_t pauses;                /* of closed connections: times paused */
     int64_t paused_ns;              /* and time spent paused */
     uint64_t received_by_type[INGEST_TYPE_SLOTS];   /* ingest counts them (metrics) */
+    struct handoff_restarts restarts;   /* over every image of this process (handoff.h) */
+    int64_t restart_pause_ns;       /* the restart that started this image: how long nothing read */
+};
+
+/* SIGUSR2, step by step (server.c): check the build to run, let the writer
+ * catch up, then hand over; the first two read on. */
+enum restart_phase {
+    RESTART_NONE,
+    RESTART_CHECKING,      /* restart_check.h */
+    RESTART_DRAINING,      /* the writer commits what is queued (checkpointing the WAL) */
+    RESTART_HANDING_OVER,  /* reading stopped, signals held: the loop winds down to the exec */
 };
 
 struct server {
@@ -89,8 +106,18 @@ struct server {
     bool stopping;
     bool finished;
     bool flush_pending;             /* a flush put off while the queue was full */
-    struct handoff inherited;       /* state adopted from the previous image */
+    const struct handoff *inherited;   /* state adopted from the previous image; NULL: a fresh start */
+    int64_t resume_stopped_ns;      /* the previous image's last read, until this one reads (monotonic) */
+    int64_t resume_exec_ns;         /* when it executed this image */
+    enum restart_phase restart;
+    struct restart_check *check;    /* while RESTART_CHECKING */
+    struct restart_check_result checked;
+    bool restart_again;             /* SIGUSR2 during a restart: the new image restarts again */
+    uv_timer_t restart_timer;       /* the drain's deadline */
+    uv_idle_t settle;               /* handing over: a last loop turn for caught signals */
+    int settle_turns;
     int handoff_fd;                 /* >= 0: re-exec with this state after uv_run */
+    int fallback_fd;                /* with it: the running image (O_PATH), run if the new one cannot be */
     int64_t drain_deadline_ns;      /* monotonic */
     struct server_stats stats;
     int64_t denied_logged_ns, refused_logged_ns, accept_failed_logged_ns;   /* rate limits */
@@ -100,9 +127,12 @@ struct server {
 
 void server_config_defaults(struct server_config *cfg);
 
-/* Binds the socket (first, so a bad path fails before any sink is opened);
- * -1 with a message in err. server_free undoes it. */
-int server_listen(struct server *s, const struct server_config *cfg, char *err, size_t errlen);
+/* Binds the socket (first, so a bad path fails before any sink is opened),
+ * or takes the one inherited (a restart: handoff_load_from_env filled
+ * inherited; it must live until server_start returns). -1 with a message
+ * in err. server_free undoes it. */
+int server_listen(struct server *s, const struct server_config *cfg, const struct handoff *inherited, char *err,
+                  size_t errlen);
 
 /* Starts serving into sink: receive slots, pipeline (and writer thread),
  * loop handles. -1 with a message in err; server_free undoes what was done. */
@@ -111,9 +141,12 @@ int server_start(struct server *s, uv_loop_t *loop, struct sink *sink, char *err
 /* Begins a clean stop (as SIGTERM does): stop accepting, drain, flush. */
 void server_stop(struct server *s);
 
-/* Begins a restart (as SIGUSR2 does): stop reading, commit, save the state
- * of every connection; once uv_run returns, s->handoff_fd >= 0 and the
- * caller closes the sink and calls handoff_exec. */
+/* Begins a restart (as SIGUSR2 does): check the build to run, let the
+ * writer catch up, then stop reading, commit and save the state of every
+ * connection; once uv_run returns, s->handoff_fd >= 0 and the caller closes
+ * the sink and calls handoff_exec (the running image, s->fallback_fd, when
+ * s->checked.runs_current_image). A failed check refuses the restart: this
+ * image carries on. */
 void server_restart(struct server *s);
 
 /* Replaces the event filter (takes ownership of f's contents). */

@@ -28,6 +28,16 @@ struct sink_ops {
     void (*idle)(struct sink *s);
     /* Optional: new retention bounds (SIGHUP); any thread. */
     void (*set_retention)(struct sink *s, uint64_t retain_s, uint64_t max_db_bytes);
+    /* Optional: a restart will hand over soon (any thread): upkeep that
+     * would otherwise wait for the handover or the new image is done now,
+     * on the writer thread, while the daemon still reads (SQLite:
+     * checkpoint the WAL after the next batch). */
+    void (*handoff_soon)(struct sink *s);
+    /* Optional: a restart hands over to a new image of the daemon right
+     * after this run: finish and close must skip what only a last stop
+     * needs (query statistics, a WAL checkpoint), for the new image starts
+     * reading when they are done. Called just before finish. */
+    void (*handoff)(struct sink *s);
     /* Optional: events retention deleted so far; any thread. Read when
      * asked, not carried back on batches: retention also deletes when no
      * batch comes (sink idle). A sink that drives others sums theirs. */
@@ -61,6 +71,8 @@ struct sink_sqlite_options {
     uint64_t retain_s;        /* delete events older than this; 0: never */
     uint64_t max_db_bytes;    /* delete the oldest past this size; 0: no limit */
     unsigned indexes;         /* enum event_index bits: the events indexes kept */
+    bool probe;               /* `seccheckd check`: open as a start would, committing meta's
+                                 last_check_ns instead of a runs row (a full disk fails it alike) */
 };
 
 /* Opening failures write a message naming the problem into err. */
@@ -107,6 +119,16 @@ static inline void sink_finish(struct sink *s, int64_t stopped_ns)
 {
     if (s->ops->finish)
         s->ops->finish(s, stopped_ns);
+}
+static inline void sink_handoff_soon(struct sink *s)
+{
+    if (s->ops->handoff_soon)
+        s->ops->handoff_soon(s);
+}
+static inline void sink_handoff(struct sink *s)
+{
+    if (s->ops->handoff)
+        s->ops->handoff(s);
 }
 static inline void sink_close(struct sink *s) { s->ops->close(s); }
 static inline void sink_give_up(struct sink *s)

@@ -145,6 +145,18 @@ static void rules_set_retention(struct sink *base, uint64_t retain_s, uint64_t m
     sink_set_retention(s->inner, retain_s, max_db_bytes);
 }
 
+static void rules_handoff_soon(struct sink *base)
+{
+    struct rules_sink *s = (struct rules_sink *)base;
+    sink_handoff_soon(s->inner);
+}
+
+static void rules_handoff(struct sink *base)
+{
+    struct rules_sink *s = (struct rules_sink *)base;
+    sink_handoff(s->inner);
+}
+
 static uint64_t rules_retention_deleted(struct sink *base)
 {
     struct rules_sink *s = (struct rules_sink *)base;
@@ -175,6 +187,8 @@ static const struct sink_ops rules_ops = {
     .idle = rules_idle,
     .set_retention = rules_set_retention,
     .retention_deleted = rules_retention_deleted,
+    .handoff_soon = rules_handoff_soon,
+    .handoff = rules_handoff,
     .finish = rules_finish,
     .close = rules_close,
     .stopping = rules_stopping,

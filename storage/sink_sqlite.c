@@ -61,6 +61,8 @@ struct sqlite_sink {
     uint8_t chain_prev[CHAIN_HASH_LEN];
     char chain_key_id[CHAIN_KEY_ID_HEX]; /* keyed: names the key in meta */
     bool chain_warned;
+    atomic_bool checkpoint_soon;  /* a restart is near: checkpoint after the next batch */
+    bool handing_off;             /* a restart: finish and close skip ANALYZE and the checkpoint */
 };
 
 static void maybe_analyze(struct sqlite_sink *s, bool final);
@@ -402,6 +404,16 @@ static bool lost_file(struct sqlite_sink *s)
  * fails the batch after this many. */
 #define SQLITE_REWRITES_MAX 3
 
+/* While the daemon still reads: the new image opens the WAL as it is, and
+ * rebuilds its index from every frame (5-16 ms for a WAL of up to 1000
+ * pages, at 20k events/s), so it had better be short. PASSIVE waits for
+ * nobody; a reader's snapshot leaves the frames it needs. */
+static void checkpoint_before_handoff(struct sqlite_sink *s)
+{
+    atomic_store(&s->checkpoint_soon, false);
+    sqlite3_wal_checkpoint_v2(s->db, NULL, SQLITE_CHECKPOINT_PASSIVE, NULL, NULL);
+}
+
 static void sqlite_write_batch(struct sink *base, struct batch *b)
 {
     struct sqlite_sink *s = (struct sqlite_sink *)base;
@@ -421,6 +433,8 @@ static void sqlite_write_batch(struct sink *base, struct batch *b)
             s->rows_estimate += (int64_t)b->count;
             maybe_analyze(s, false);
             retention_step(&s->retention, s->db, realtime_ns(), false);
+            if (atomic_load_explicit(&s->checkpoint_soon, memory_order_relaxed))
+                checkpoint_before_handoff(s);
             return;
         }
         /* Another process holds the database: each attempt already waited
@@ -460,7 +474,8 @@ static void sqlite_finish(struct sink *base, int64_t stopped_ns)
             log_error("sqlite: could not record %llu unstored events in the runs table: %s",
                       (unsigned long long)s->pending_failed, err);
     }
-    maybe_analyze(s, true);
+    if (!s->handing_off)
+        maybe_analyze(s, true);
     char sql[128];
     snprintf(sql, sizeof(sql), "UPDATE runs SET stopped_ns=%lld WHERE id=%lld", (long long)stopped_ns,
              (long long)s->run_id);
@@ -468,9 +483,11 @@ static void sqlite_finish(struct sink *base, int64_t stopped_ns)
         log_error("sqlite: could not mark the run finished: %s", base->error);
 }
 
-/* The statements and the connection; moved: its file is no longer at the
- * path, so no checkpoint on the way out: it would write a file nobody
- * reads, then delete the -wal and -shm by name, whosever they are now. */
+/* The statements and the connection. No checkpoint on the way out when
+ * its file moved (no longer at the path: it would write a file nobody
+ * reads, then delete the -wal and -shm by name, whosever they are now), or
+ * when handing off to a restarted image (7-17 ms at 20k events/s while the
+ * sandboxes wait: the new image opens the WAL as it is). */
 static void close_db(struct sqlite_sink *s, bool moved)
 {
     sqlite3_stmt **stmts[] = {&s->insert_event, &s->upsert_conn, &s->update_run, &s->insert_alert, &s->chain_last,
@@ -491,7 +508,7 @@ static void close_db(struct sqlite_sink *s, bool moved)
 static void sqlite_close(struct sink *base)
 {
     struct sqlite_sink *s = (struct sqlite_sink *)base;
-    close_db(s, false);
+    close_db(s, s->handing_off);
     chain_free(s->chain);
     conn_snapshots_free(&s->conns);
     strbuf_free(&s->json);
@@ -516,6 +533,16 @@ static void sqlite_set_retention(struct sink *base, uint64_t retain_s, uint64_t 
     atomic_store(&s->retention.max_db_bytes, max_db_bytes);
 }
 
+static void sqlite_handoff_soon(struct sink *base)
+{
+    atomic_store(&((struct sqlite_sink *)base)->checkpoint_soon, true);
+}
+
+static void sqlite_handoff(struct sink *base)
+{
+    ((struct sqlite_sink *)base)->handing_off = true;
+}
+
 static uint64_t sqlite_retention_deleted(struct sink *base)
 {
     struct sqlite_sink *s = (struct sqlite_sink *)base;
@@ -529,6 +556,8 @@ static const struct sink_ops sqlite_ops = {
     .set_retention = sqlite_set_retention,
     .retention_deleted = sqlite_retention_deleted,
     .idle = sqlite_idle,
+    .handoff_soon = sqlite_handoff_soon,
+    .handoff = sqlite_handoff,
     .finish = sqlite_finish,
     .close = sqlite_close,
 };
@@ -648,7 +677,10 @@ static void maybe_analyze(struct sqlite_sink *s, bool final)
 
 static void start_statistics(struct sqlite_sink *s)
 {
-    s->rows_estimate = sqlutil_int(s->db, "SELECT coalesce(max(id) - min(id) + 1, 0) FROM events", 0);
+    /* Two subqueries: max(id) - min(id) in one scans the whole index (7-13
+     * ms at 120k rows, at every start) instead of reading its two ends. */
+    s->rows_estimate =
+        sqlutil_int(s->db, "SELECT coalesce((SELECT max(id) FROM events) - (SELECT min(id) FROM events) + 1, 0)", 0);
     if (sqlutil_has(s->db, "table", "sqlite_stat1") &&
         sqlutil_int(s->db, "SELECT count(*) FROM sqlite_stat1 WHERE tbl='events'", 0))
         s->rows_analyzed = s->rows_estimate;
@@ -737,9 +769,16 @@ static int setup_schema(struct sqlite_sink *s, const struct sink_sqlite_options 
         sqlutil_exec(s->db, "ROLLBACK", sql, sizeof(sql));
         return -1;
     }
-    /* reopen_reason: NULL at a daemon start (lost_file: "deleted" or "replaced"). */
-    sqlite3_snprintf((int)sizeof(sql), sql, "INSERT INTO runs(started_ns, pid, reopen_reason) VALUES(%lld, %d, %Q)",
-                     (long long)realtime_ns(), (int)getpid(), s->reopen_reason);
+    /* reopen_reason: NULL at a daemon start (lost_file: "deleted" or "replaced").
+     * A probe writes as much as a start (a full disk fails it), but no run:
+     * killed half-way, it leaves nothing behind. */
+    if (o->probe)
+        snprintf(sql, sizeof(sql), "INSERT OR REPLACE INTO meta VALUES('last_check_ns', '%lld')",
+                 (long long)realtime_ns());
+    else
+        sqlite3_snprintf((int)sizeof(sql), sql,
+                         "INSERT INTO runs(started_ns, pid, reopen_reason) VALUES(%lld, %d, %Q)",
+                         (long long)realtime_ns(), (int)getpid(), s->reopen_reason);
     if (sqlutil_exec(s->db, sql, err, errlen) != 0 || sqlutil_exec(s->db, "COMMIT", err, errlen) != 0)
         return -1;
     s->run_id = sqlite3_last_insert_rowid(s->db);
@@ -790,7 +829,8 @@ static int open_db(struct sqlite_sink *s, char *err, size_t errlen)
         return -1;
     }
     db_file_remember_sidecars(&s->sidecars, s->opts.path);
-    start_statistics(s);
+    if (!s->opts.probe)
+        start_statistics(s);
     return 0;
 }
 

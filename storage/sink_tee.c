@@ -88,6 +88,20 @@ static void tee_finish(struct sink *base, int64_t stopped_ns)
     }
 }
 
+static void tee_handoff_soon(struct sink *base)
+{
+    struct tee_sink *t = (struct tee_sink *)base;
+    for (size_t i = 0; i < t->n; i++)
+        sink_handoff_soon(t->sinks[i]);
+}
+
+static void tee_handoff(struct sink *base)
+{
+    struct tee_sink *t = (struct tee_sink *)base;
+    for (size_t i = 0; i < t->n; i++)
+        sink_handoff(t->sinks[i]);
+}
+
 static void tee_set_retention(struct sink *base, uint64_t retain_s, uint64_t max_db_bytes)
 {
     struct tee_sink *t = (struct tee_sink *)base;
@@ -120,11 +134,13 @@ static void tee_close(struct sink *base)
 }
 
 static const struct sink_ops tee_ops_threaded = {
-    .name = "tee", .needs_writer_thread = true, .write_batch = tee_write_batch, .finish = tee_finish,
+    .name = "tee", .needs_writer_thread = true, .write_batch = tee_write_batch,
+    .handoff_soon = tee_handoff_soon, .handoff = tee_handoff, .finish = tee_finish,
     .set_retention = tee_set_retention, .retention_deleted = tee_retention_deleted, .idle = tee_idle,
     .close = tee_close, .stopping = tee_stopping};
 static const struct sink_ops tee_ops_inline = {
-    .name = "tee", .needs_writer_thread = false, .write_batch = tee_write_batch, .finish = tee_finish,
+    .name = "tee", .needs_writer_thread = false, .write_batch = tee_write_batch,
+    .handoff_soon = tee_handoff_soon, .handoff = tee_handoff, .finish = tee_finish,
     .set_retention = tee_set_retention, .retention_deleted = tee_retention_deleted, .idle = tee_idle,
     .close = tee_close, .stopping = tee_stopping};
 

@@ -3,6 +3,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <pthread.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -14,6 +15,7 @@
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/time.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -126,6 +128,20 @@ void sleep_ms(int ms)
     struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (long)(ms % 1000) * 1000000};
     while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
         ;
+}
+
+pid_t spawn_program(const char *const *argv, const char *out, const char *err)
+{
+    pid_t pid = reaper_fork();
+    if (pid < 0)
+        fail_msg("fork: %s", strerror(errno));
+    if (pid == 0) {
+        if ((out && !freopen(out, "w", stdout)) || (err && !freopen(err, "w", stderr)))
+            _exit(126);
+        execv(argv[0], (char *const *)argv);
+        _exit(127);
+    }
+    return pid;
 }
 
 /* daemon_spawn; nofile > 0 also sets RLIMIT_NOFILE (soft and hard) in the
@@ -499,6 +515,76 @@ double metric(const char *text, const char *series)
         if (strncmp(line, series, n) == 0 && line[n] == ' ')
             return strtod(line + n + 1, NULL);
     return -1;
+}
+
+void write_file(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    assert_int_equal(fclose(f), 0);
+}
+
+static int64_t monotonic_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+int connect_unix(const char *path)
+{
+    struct sockaddr_un a = {.sun_family = AF_UNIX};
+    if (strlen(path) >= sizeof(a.sun_path))
+        return -1;
+    memcpy(a.sun_path, path, strlen(path) + 1);
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (connect(fd, (struct sockaddr *)&a, sizeof(a)) != 0) {
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+char *http_exchange(int fd, const char *request, size_t request_len, int timeout_ms)
+{
+    if (fd < 0)
+        return NULL;
+    size_t off = 0;
+    while (off < request_len) {
+        ssize_t n = send(fd, request + off, request_len - off, MSG_NOSIGNAL);
+        if (n <= 0)
+            break;   /* the server may close early (e.g. on an oversized request): read what it said */
+        off += (size_t)n;
+    }
+    size_t cap = 1 << 16, len = 0;
+    char *buf = malloc(cap);
+    int64_t deadline = monotonic_ms() + timeout_ms;
+    for (;;) {
+        struct pollfd p = {.fd = fd, .events = POLLIN};
+        int left = (int)(deadline - monotonic_ms());
+        if (left <= 0 || poll(&p, 1, left) <= 0) {
+            free(buf);
+            buf = NULL;
+            break;
+        }
+        if (len + 4096 > cap)
+            buf = realloc(buf, cap *= 2);
+        ssize_t n = recv(fd, buf + len, cap - len - 1, 0);
+        if (n <= 0)
+            break;   /* EOF, or reset after the answer */
+        len += (size_t)n;
+    }
+    close(fd);
+    if (buf)
+        buf[len] = '\0';
+    return buf;
+}
+
+char *scrape_metrics_unix(const char *path)
+{
+    static const char scrape[] = "GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n";
+    return http_exchange(connect_unix(path), scrape, strlen(scrape), 10000);
 }
 
 long rss_kib(pid_t pid)

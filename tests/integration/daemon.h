@@ -36,6 +36,10 @@ bool daemon_start(struct daemon *d, const char *binary, const char *const *extra
  * to nofile in the child before exec (the daemon cannot raise it). */
 bool daemon_start_nofile(struct daemon *d, const char *binary, const char *const *extra_args, unsigned nofile);
 
+/* Starts argv (argv[0] is its path) as a reaper_fork child, its standard
+ * output to out and its standard error to err (each NULL: ours). */
+pid_t spawn_program(const char *const *argv, const char *out, const char *err);
+
 /* Starts any program (argv[0] is its path) with stdout and stderr in the
  * log, and waits until the log contains ready. The process is a
  * reaper_fork child: it never outlives the test. */
@@ -157,6 +161,21 @@ double metric(const char *text, const char *series);
  * NULL to drop it). Its exit code (as reaper_wait_within: 124 when it had
  * to be killed). */
 int run_command(const char *const *argv, char *out, size_t outlen, char *err, size_t errlen);
+
+/* Replaces path's contents with text; fails the test if it cannot. */
+void write_file(const char *path, const char *text);
+
+/* Connects a stream client to the Unix socket path; -1 if nobody listens. */
+int connect_unix(const char *path);
+
+/* Writes request on fd, reads to EOF (at most timeout_ms in all) and closes
+ * fd; the whole answer, malloc'd, or NULL if fd < 0, the connection failed
+ * or it timed out. */
+char *http_exchange(int fd, const char *request, size_t request_len, int timeout_ms);
+
+/* GET /metrics from a daemon's --metrics-listen unix:path: the whole HTTP
+ * answer (malloc'd; read series with metric()), or NULL. */
+char *scrape_metrics_unix(const char *path);
 
 /* Sleeps ms milliseconds, resuming after signals. */
 void sleep_ms(int ms);

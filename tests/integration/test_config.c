@@ -15,14 +15,6 @@
 #include "daemon.h"
 #include "replay.h"
 
-static void write_file(const char *path, const char *text)
-{
-    FILE *f = fopen(path, "w");
-    assert_non_null(f);
-    fputs(text, f);
-    fclose(f);
-}
-
 static void replay(const char *socket, const char *trace)
 {
     assert_int_equal(replay_file(socket, trace), 0);

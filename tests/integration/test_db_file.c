@@ -94,12 +94,9 @@ static void daemon_refuses(const struct daemon *d, uid_t uid, const char *path, 
     assert_refusal(code, line, path, why);
 }
 
-static void write_file(const char *path, const char *text, mode_t mode)
+static void write_file_mode(const char *path, const char *text, mode_t mode)
 {
-    FILE *f = fopen(path, "w");
-    assert_non_null(f);
-    fputs(text, f);
-    fclose(f);
+    write_file(path, text);
     assert_int_equal(chmod(path, mode), 0);
 }
 
@@ -199,7 +196,7 @@ static void test_refuses_a_file_that_is_not_a_database(void **state)
     daemon_prepare(&d);
     char path[400];
     snprintf(path, sizeof(path), "%s/notes.txt", d.dir);
-    write_file(path, "these are notes, not a database; long enough to fill a header of one hundred bytes....\n",
+    write_file_mode(path, "these are notes, not a database; long enough to fill a header of one hundred bytes....\n",
                0600);
     daemon_refuses(&d, 0, path, "it is not an SQLite database (pick another path with --db)");
     daemon_cleanup(&d);
@@ -298,8 +295,8 @@ static void test_refuses_what_the_user_may_not_write(void **state)
     snprintf(ro, sizeof(ro), "%s/ro.db", pub);
     snprintf(missing, sizeof(missing), "%s/events.db", locked);
     snprintf(mine, sizeof(mine), "%s/mine.db", locked);
-    write_file(ro, "", 0444);
-    write_file(mine, "", 0666);   /* writable, but not its directory */
+    write_file_mode(ro, "", 0444);
+    write_file_mode(mine, "", 0666);   /* writable, but not its directory */
 
     daemon_refuses(&d, NOBODY, ro, "it is read-only for this user (Permission denied): make it writable by the "
                                    "user seccheckd runs as, or pick another path with --db");
@@ -349,7 +346,7 @@ static void test_subcommands_name_the_problem(void **state)
     snprintf(junk, sizeof(junk), "%s/notes.txt", d.dir);
     snprintf(app, sizeof(app), "%s/app.db", d.dir);
     assert_int_equal(mkdir(dir, 0700), 0);
-    write_file(junk, "these are notes, not a database; long enough to fill a header of one hundred bytes....\n",
+    write_file_mode(junk, "these are notes, not a database; long enough to fill a header of one hundred bytes....\n",
                0600);
     make_foreign_db(app);
     size_t before_len, after_len;

@@ -79,57 +79,9 @@ static struct sockaddr_un unix_address(const char *path)
     return a;
 }
 
-static int connect_unix(const char *path)
-{
-    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    struct sockaddr_un a = unix_address(path);
-    if (connect(fd, (struct sockaddr *)&a, sizeof(a)) != 0) {
-        close(fd);
-        return -1;
-    }
-    return fd;
-}
-
-/* Writes request, reads to EOF (at most timeout_ms in all); the whole
- * answer, malloc'd, or NULL if the connection failed or timed out. */
-static char *exchange(int fd, const char *request, size_t request_len, int timeout_ms)
-{
-    if (fd < 0)
-        return NULL;
-    size_t off = 0;
-    while (off < request_len) {
-        ssize_t n = send(fd, request + off, request_len - off, MSG_NOSIGNAL);
-        if (n <= 0)
-            break;   /* the server may close early (e.g. on an oversized request): read what it said */
-        off += (size_t)n;
-    }
-    size_t cap = 1 << 16, len = 0;
-    char *buf = malloc(cap);
-    int64_t deadline = now_ms() + timeout_ms;
-    for (;;) {
-        struct pollfd p = {.fd = fd, .events = POLLIN};
-        int left = (int)(deadline - now_ms());
-        if (left <= 0 || poll(&p, 1, left) <= 0) {
-            free(buf);
-            buf = NULL;
-            break;
-        }
-        if (len + 4096 > cap)
-            buf = realloc(buf, cap *= 2);
-        ssize_t n = recv(fd, buf + len, cap - len - 1, 0);
-        if (n <= 0)
-            break;   /* EOF, or reset after the answer */
-        len += (size_t)n;
-    }
-    close(fd);
-    if (buf)
-        buf[len] = '\0';
-    return buf;
-}
-
 static char *scrape_tcp(int port)
 {
-    return exchange(connect_tcp(port), SCRAPE, strlen(SCRAPE), 10000);
+    return http_exchange(connect_tcp(port), SCRAPE, strlen(SCRAPE), 10000);
 }
 
 static int http_status(const char *answer)
@@ -450,16 +402,16 @@ static void test_http(void **state)
                                             "POST /metrics HTTP/1.1\r\nContent-Length: 0\r\n\r\n",
                                             "GET /other HTTP/1.1\nHost: x\n\n"};
     for (size_t i = 0; i < sizeof(not_found) / sizeof(not_found[0]); i++) {
-        char *a = exchange(connect_tcp(port), not_found[i], strlen(not_found[i]), 10000);
+        char *a = http_exchange(connect_tcp(port), not_found[i], strlen(not_found[i]), 10000);
         assert_int_equal(http_status(a), 404);
         assert_null(strstr(a, "seccheckd_"));
         free(a);
     }
     const char *query = "GET /metrics?x=1 HTTP/1.0\r\n\r\n";
-    char *q = exchange(connect_tcp(port), query, strlen(query), 10000);
+    char *q = http_exchange(connect_tcp(port), query, strlen(query), 10000);
     assert_int_equal(http_status(q), 200);
     free(q);
-    char *bad = exchange(connect_tcp(port), "hello\r\n\r\n", strlen("hello\r\n\r\n"), 10000);
+    char *bad = http_exchange(connect_tcp(port), "hello\r\n\r\n", strlen("hello\r\n\r\n"), 10000);
     assert_int_equal(http_status(bad), 400);
     free(bad);
     assert_int_equal(daemon_stop(&d), 0);
@@ -505,10 +457,10 @@ static void test_oversized_request(void **state)
     memcpy(req, "GET /metrics HTTP/1.1\r\nX-Long: ", 31);
 
     int64_t start = now_ms();
-    char *a = exchange(connect_tcp(port), req, METRICS_REQUEST_MAX, METRICS_TIMEOUT_MS - 1000);
+    char *a = http_exchange(connect_tcp(port), req, METRICS_REQUEST_MAX, METRICS_TIMEOUT_MS - 1000);
     assert_int_equal(http_status(a), 431);
     free(a);
-    a = exchange(connect_tcp(port), req, len, METRICS_TIMEOUT_MS - 1000);
+    a = http_exchange(connect_tcp(port), req, len, METRICS_TIMEOUT_MS - 1000);
     assert_non_null(a);   /* closed well before the timeout; the 431 may be lost to a reset */
     if (a[0])
         assert_int_equal(http_status(a), 431);
@@ -522,7 +474,7 @@ static void test_oversized_request(void **state)
         assert_int_equal(send(fd, &scrape[i], 1, MSG_NOSIGNAL), 1);
         sleep_ms(1);
     }
-    char *ok = exchange(fd, "", 0, 10000);
+    char *ok = http_exchange(fd, "", 0, 10000);
     assert_int_equal(http_status(ok), 200);
     free(ok);
     assert_int_equal(daemon_stop(&d), 0);
@@ -550,7 +502,7 @@ static void test_idle_connections_bounded(void **state)
     sleep_ms(200);
     assert_true(open_fd_count(d.pid) <= before + METRICS_MAX_CLIENTS + 1);
     int64_t start = now_ms();
-    char *text = exchange(connect_tcp(port), SCRAPE, strlen(SCRAPE), METRICS_TIMEOUT_MS - 1000);
+    char *text = http_exchange(connect_tcp(port), SCRAPE, strlen(SCRAPE), METRICS_TIMEOUT_MS - 1000);
     assert_int_equal(http_status(text), 200);
     assert_true(now_ms() - start < METRICS_TIMEOUT_MS - 1000);
     free(text);
@@ -598,7 +550,7 @@ static void test_unix_socket(void **state)
     char *text = NULL;
     for (int64_t deadline = now_ms() + 10000; now_ms() < deadline; sleep_ms(50)) {
         free(text);
-        text = exchange(connect_unix(path), SCRAPE, strlen(SCRAPE), 10000);
+        text = http_exchange(connect_unix(path), SCRAPE, strlen(SCRAPE), 10000);
         if (text && metric(text, "seccheckd_messages_stored_total") == (double)f->traces[0].count)
             break;
     }

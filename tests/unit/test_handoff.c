@@ -1,8 +1,12 @@
 /* test_handoff.c - the restart state (server/handoff.h): every connection
- * counter survives a save and load, a state written by the previous build
- * (no dropped_count_regressions) still loads, a damaged one is refused. */
+ * counter survives a save and load, and so does what spans images (next
+ * connection id, restart counts, when reading stopped, the build to come
+ * back to and its arguments, byte for byte); states written by earlier
+ * builds (version 1, without dropped_count_regressions) still load, a
+ * later build's unknown lines are skipped, a damaged state is refused. */
 #include "unit_util.h"
 
+#include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 
@@ -105,12 +109,84 @@ static void test_damaged_state_is_refused(void **state)
     close(pair[1]);
 }
 
+/* Everything but the connections, with arguments no line format would
+ * carry as they are. */
+static void test_round_trip_keeps_what_spans_images(void **state)
+{
+    (void)state;
+    int pair[2];
+    assert_int_equal(socketpair(AF_UNIX, SOCK_SEQPACKET, 0, pair), 0);
+    int self = open("/proc/self/exe", O_PATH | O_CLOEXEC);
+    assert_true(self >= 0);
+    char *argv[] = {"/usr/bin/seccheckd", "--db", "/var/lib/a b/events.db", "--config", "line\nbreak \xc3\xa9#%", NULL};
+    struct handoff out;
+    handoff_init(&out);
+    out.listener = (struct listener){.fd = pair[1], .dev = 1, .ino = 2};
+    snprintf(out.listener.path, sizeof(out.listener.path), "/tmp/some.sock");
+    out.next_conn_id = 42;
+    out.stopped_reading_ns = 123456789012345;
+    out.restarts = (struct handoff_restarts){.ok = 7, .refused = 2, .failed = 1};
+    out.fallback_fd = self;
+    out.fallback_argv = argv;
+    snprintf(out.failure, sizeof(out.failure), "cannot open\nits sink");
+    char err[256] = "";
+    int fd = handoff_save(&out, err, sizeof(err));
+    assert_true(fd >= 0);
+    assert_int_equal(fcntl(self, F_GETFD) & FD_CLOEXEC, 0);   /* passed on across exec */
+
+    struct handoff in;
+    assert_int_equal(load(fd, &in, err, sizeof(err)), 1);
+    assert_int_equal(in.nconns, 0);
+    assert_int_equal(in.next_conn_id, 42);
+    assert_int_equal(in.stopped_reading_ns, 123456789012345);
+    assert_int_equal(in.exec_ns, 0);
+    assert_int_equal(in.restarts.ok, 7);
+    assert_int_equal(in.restarts.refused, 2);
+    assert_int_equal(in.restarts.failed, 1);
+    assert_int_equal(in.fallback_fd, self);
+    assert_int_equal(fcntl(self, F_GETFD) & FD_CLOEXEC, FD_CLOEXEC);   /* not leaked to children */
+    for (int i = 0; argv[i]; i++)
+        assert_string_equal(in.fallback_argv[i], argv[i]);
+    assert_null(in.fallback_argv[5]);
+    assert_string_equal(in.failure, "cannot open its sink");
+    handoff_free(&in);   /* closes the fallback descriptor */
+    assert_int_equal(fcntl(self, F_GETFD), -1);
+    close(pair[0]);
+    close(pair[1]);
+}
+
+/* A later build's keyword lines are skipped; the exec line stamped just
+ * before exec (handoff_exec) is read. */
+static void test_unknown_lines_are_skipped(void **state)
+{
+    (void)state;
+    int pair[2];
+    assert_int_equal(socketpair(AF_UNIX, SOCK_SEQPACKET, 0, pair), 0);
+    char text[512];
+    snprintf(text, sizeof(text),
+             "seccheckd-handoff 2\nlistener %d 1 2 /tmp/x.sock\nnext_conn_id 5\nsomething_new 1 2 3\n"
+             "conn %d 1 4 5 0 0 11 1 20 300 7 7 0 0 0 0 0\nexec 99\n", pair[1], pair[0]);
+    struct handoff in;
+    char err[256] = "";
+    assert_int_equal(load(state_file(text), &in, err, sizeof(err)), 1);
+    assert_int_equal(in.next_conn_id, 5);
+    assert_int_equal(in.exec_ns, 99);
+    assert_int_equal(in.nconns, 1);
+    assert_int_equal(in.conns[0].rec.id, 4);
+    assert_int_equal(in.fallback_fd, -1);
+    handoff_free(&in);
+    close(pair[0]);
+    close(pair[1]);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_round_trip_keeps_every_counter),
         cmocka_unit_test(test_state_of_the_previous_build_loads),
         cmocka_unit_test(test_damaged_state_is_refused),
+        cmocka_unit_test(test_round_trip_keeps_what_spans_images),
+        cmocka_unit_test(test_unknown_lines_are_skipped),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
