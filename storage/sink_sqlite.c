@@ -33,6 +33,8 @@ struct sqlite_sink {
     sqlite3_stmt *upsert_conn;
     sqlite3_stmt *update_run;
     sqlite3_stmt *insert_alert;
+    struct alert_outbox *outbox;  /* delivery's position (--alerts-url), or NULL */
+    int64_t newest_alert;         /* the newest alert id of the transaction being written */
     int64_t run_id;
     struct strbuf json;
     /* Counts of batches whose transaction failed, written with the next
@@ -187,7 +189,7 @@ static int insert_alerts(struct sqlite_sink *s, const struct batch *b, size_t ev
         sqlite3_bind_text(st, 3, rules_priority_name(a->priority), -1, SQLITE_STATIC);
         sqlite3_bind_int64(st, 4, a->time_ns);
         sqlutil_bind_text(st, 5, a->container_id);
-        sqlite3_bind_text(st, 6, a->output, -1, SQLITE_STATIC);
+        sqlite3_bind_text(st, 6, a->output, (int)a->output_len, SQLITE_STATIC);   /* NUL bytes and all */
         sqlite3_bind_text(st, 7, a->output_fields, -1, SQLITE_STATIC);
         sqlite3_bind_text(st, 8, a->tags, -1, SQLITE_STATIC);
         sqlite3_bind_int64(st, 9, (sqlite3_int64)a->suppressed);
@@ -195,6 +197,7 @@ static int insert_alerts(struct sqlite_sink *s, const struct batch *b, size_t ev
         sqlite3_reset(st);
         if (rc != SQLITE_DONE)
             return -1;
+        s->newest_alert = sqlite3_last_insert_rowid(s->db);
     }
     return 0;
 }
@@ -259,6 +262,7 @@ static int write_rows(struct sqlite_sink *s, struct batch *b)
     for (size_t i = 0; i < b->nconns; i++)
         if (upsert_conn(s, &b->conns[i]) != 0)
             return -1;
+    alert_outbox_save(s->outbox, s->db);
     struct batch_counts counts = b->counts;
     batch_counts_add(&counts, &s->pending);
     struct batch_result result = {.stored = b->count, .failed = s->pending_failed};
@@ -276,6 +280,7 @@ static int try_write(struct sqlite_sink *s, struct batch *b, char *err, size_t e
     int rc = sqlutil_exec(s->db, "BEGIN IMMEDIATE", err, errlen);
     if (rc != SQLITE_OK)
         return rc;
+    s->newest_alert = 0;
     if (write_rows(s, b) != 0) {
         rc = sqlite3_extended_errcode(s->db);
         snprintf(err, errlen, "%s", sqlite3_errmsg(s->db));
@@ -285,6 +290,7 @@ static int try_write(struct sqlite_sink *s, struct batch *b, char *err, size_t e
     if (rc != SQLITE_OK) {
         char ignored[64];
         sqlutil_exec(s->db, "ROLLBACK", ignored, sizeof(ignored));
+        alert_outbox_rollback(s->outbox);
     }
     return rc;
 }
@@ -315,6 +321,7 @@ static void note_failure(struct sqlite_sink *s, struct batch *b, const char *err
                   "counted as store_failed, and storing resumes when the database can be written again",
                   b->count, (unsigned long long)s->failed_batches, err);
     b->result.failed = b->count;
+    alert_outbox_lost(s->outbox, b->alerts.count);
     batch_counts_add(&s->pending, &b->counts);
     s->pending_failed += b->count;
 }
@@ -328,8 +335,10 @@ static void sqlite_write_batch(struct sink *base, struct batch *b)
         if (rc == SQLITE_OK) {
             b->result.stored = b->count;
             note_success(s);
+            alert_outbox_commit(s->outbox, s->newest_alert);
             s->rows_estimate += (int64_t)b->count;
             maybe_analyze(s, false);
+            s->retention.alerts_delivered = alert_outbox_saved_position(s->outbox);
             retention_step(&s->retention, s->db, realtime_ns(), false);
             return;
         }
@@ -371,9 +380,18 @@ static void sqlite_finish(struct sink *base, int64_t stopped_ns)
         log_error("sqlite: could not mark the run finished: %s", base->error);
 }
 
+/* Outside a batch transaction: the position alone, autocommit. */
+static void save_delivery_position(struct sqlite_sink *s)
+{
+    alert_outbox_save(s->outbox, s->db);
+    alert_outbox_commit(s->outbox, 0);
+}
+
 static void sqlite_close(struct sink *base)
 {
     struct sqlite_sink *s = (struct sqlite_sink *)base;
+    if (s->db)
+        save_delivery_position(s);   /* delivery stopped first (main.c): its last position */
     sqlite3_finalize(s->insert_event);
     sqlite3_finalize(s->upsert_conn);
     sqlite3_finalize(s->update_run);
@@ -390,6 +408,8 @@ static void sqlite_close(struct sink *base)
 static void sqlite_idle(struct sink *base)
 {
     struct sqlite_sink *s = (struct sqlite_sink *)base;
+    save_delivery_position(s);
+    s->retention.alerts_delivered = alert_outbox_saved_position(s->outbox);
     retention_step(&s->retention, s->db, realtime_ns(), true);
 }
 
@@ -613,6 +633,7 @@ struct sink *sink_sqlite_open(const struct sink_sqlite_options *o, char *err, si
         return NULL;
     }
     s->base.ops = &sqlite_ops;
+    s->outbox = o->outbox;
     if (chain_open(s, o->key_file, err, errlen) != 0) {
         sqlite_close(&s->base);
         return NULL;
