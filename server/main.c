@@ -7,6 +7,7 @@
 
 #include "central.h"
 #include "chain.h"
+#include "deliver.h"
 #include "export.h"
 #include "forward.h"
 #include "gvisor_config.h"
@@ -21,8 +22,14 @@
 #include "sink.h"
 #include "verify.h"
 
-/* One sink of the --sink list by name (options.c accepts only these). */
-static struct sink *open_one_sink(const struct options *o, const char *name, char *err, size_t errlen)
+/* A clean stop lets delivery finish its request in flight (and, without a
+ * database, the alerts still queued) this long. */
+#define DELIVER_STOP_GRACE_MS 2000
+
+/* One sink of the --sink list by name (options.c accepts only these);
+ * outbox: delivery's position, for the SQLite sink. */
+static struct sink *open_one_sink(const struct options *o, const char *name, struct alert_outbox *outbox, char *err,
+                                  size_t errlen)
 {
     if (strcmp(name, "discard") == 0) {
         struct sink *s = sink_discard_open();
@@ -46,6 +53,7 @@ static struct sink *open_one_sink(const struct options *o, const char *name, cha
         .retain_s = o->retain_s,
         .max_db_bytes = o->max_db_bytes,
         .indexes = o->indexes,
+        .outbox = outbox,
     };
     return sink_sqlite_open(&so, err, errlen);
 }
@@ -63,7 +71,7 @@ static const char *sink_target(const struct options *o, const char *name)
 
 /* Every sink of the comma list, several combined by a tee. On a failure
  * the ones already open are closed and the failing one is named. */
-static struct sink *open_sink(const struct options *o)
+static struct sink *open_sink(const struct options *o, struct alert_outbox *outbox)
 {
     struct sink *sinks[8];
     size_t n = 0;
@@ -78,7 +86,7 @@ static struct sink *open_sink(const struct options *o)
             snprintf(err, sizeof(err), "--sink: too many sinks");
         if (err[0])
             break;
-        if ((sinks[n] = open_one_sink(o, name, why, sizeof(why))) != NULL)
+        if ((sinks[n] = open_one_sink(o, name, outbox, why, sizeof(why))) != NULL)
             n++;
         else
             snprintf(err, sizeof(err), "%s sink: %s", name, why);
@@ -164,20 +172,34 @@ static uint64_t rules_enabled(const struct rule_set *rs)
     return st.rules_enabled;
 }
 
+/* The alerts' "hostname". */
+static void host_name(char *out, size_t outlen)
+{
+    memset(out, 0, outlen);
+    if (gethostname(out, outlen - 1) != 0)
+        snprintf(out, outlen, "unknown");
+}
+
+static void offer_alerts(const struct alert_list *alerts, void *delivery)
+{
+    deliver_offer(delivery, alerts);
+}
+
 /* The rules in front of the sink: on the writer thread, alerts stored with
- * their events. Takes ownership of sink and rs; NULL after printing why. */
-static struct sink *add_rules(const struct options *o, struct sink *sink, struct rule_set *rs)
+ * their events (and, without a database, offered to delivery). Takes
+ * ownership of sink and rs; NULL after printing why. */
+static struct sink *add_rules(const struct options *o, struct sink *sink, struct rule_set *rs, const char *hostname,
+                              struct deliver *delivery)
 {
     struct sink_rules_options ro = {
         .alerts_path = o->alerts_out,
         .alerts_max_bytes = o->alerts_max_bytes,
         .alerts_keep = (unsigned)o->alerts_keep,
         .history_db = strstr(o->sink, "sqlite") ? o->db_path : NULL,
+        .on_alerts = delivery ? offer_alerts : NULL,
+        .on_alerts_data = delivery,
     };
     rules_engine_config_defaults(&ro.engine);
-    char hostname[256] = "";
-    if (gethostname(hostname, sizeof(hostname) - 1) != 0)
-        snprintf(hostname, sizeof(hostname), "unknown");
     ro.engine.hostname = hostname;
     ro.engine.max_processes = (size_t)o->max_processes;
     ro.engine.rate = o->alerts_rate;
@@ -210,6 +232,47 @@ static void reload_rules(struct server *srv, struct sink *sink, const struct opt
     sink_set_rules(sink, rs);
 }
 
+/* --alerts-url and its companions, checked as a request would use them:
+ * the settings, or NULL (none wanted, or err says why not). */
+static struct deliver_settings *load_delivery_settings(const struct options *o, char *err, size_t errlen)
+{
+    err[0] = '\0';
+    if (!o->alerts_url)
+        return NULL;
+    return deliver_settings_load(o->alerts_url, o->alerts_ca, o->alerts_header_file, (unsigned)o->alerts_timeout_ms,
+                                 err, errlen);
+}
+
+/* The delivery settings of fresh become the running ones' (not applied). */
+static void keep_delivery_settings(struct options *fresh, const struct options *running)
+{
+    char **f[] = {&fresh->alerts_url, &fresh->alerts_ca, &fresh->alerts_header_file};
+    char *const r[] = {running->alerts_url, running->alerts_ca, running->alerts_header_file};
+    for (size_t i = 0; i < 3; i++) {
+        free(*f[i]);
+        *f[i] = r[i] ? strdup(r[i]) : NULL;
+    }
+    fresh->alerts_timeout_ms = running->alerts_timeout_ms;
+}
+
+/* SIGHUP: new delivery settings go to the delivery thread; settings that
+ * do not load leave the running ones (and fresh then says so). */
+static void reload_delivery(struct deliver *d, const struct options *running, struct options *fresh)
+{
+    char err[512];
+    struct deliver_settings *s = NULL;
+    if (!fresh->alerts_url && d)
+        log_warn("reload: --alerts-url is gone from the settings; delivery goes on until a restart");
+    else if (fresh->alerts_url && !d)
+        log_warn("reload: --alerts-url is not applied until a restart (the daemon started without it)");
+    else if (d && !(s = load_delivery_settings(fresh, err, sizeof(err))))
+        log_error("reload: %s; delivery keeps its running settings", err);
+    if (s)
+        deliver_reconfigure(d, s);
+    else if (d || fresh->alerts_url)
+        keep_delivery_settings(fresh, running);
+}
+
 /* What SIGHUP needs: the command line to read the settings again, and the
  * settings running now. */
 struct reload_context {
@@ -217,6 +280,7 @@ struct reload_context {
     char **argv;
     struct options *running;
     struct sink *sink;
+    struct deliver *delivery;
 };
 
 static void swap_strings(char **a, char **b)
@@ -239,6 +303,10 @@ static void take_live_settings(struct options *running, struct options *fresh)
     running->log_level = fresh->log_level;
     running->retain_s = fresh->retain_s;
     running->max_db_bytes = fresh->max_db_bytes;
+    swap_strings(&running->alerts_url, &fresh->alerts_url);
+    swap_strings(&running->alerts_ca, &fresh->alerts_ca);
+    swap_strings(&running->alerts_header_file, &fresh->alerts_header_file);
+    running->alerts_timeout_ms = fresh->alerts_timeout_ms;
 }
 
 /* SIGHUP: re-read the config file and command line; apply what can change
@@ -255,6 +323,7 @@ static void reload(struct server *srv, void *data)
         options_free(&fresh);
         return;
     }
+    reload_delivery(rc->delivery, rc->running, &fresh);
     char live[512], later[512];
     options_diff(rc->running, &fresh, true, live, sizeof(live));
     options_diff(rc->running, &fresh, false, later, sizeof(later));
@@ -278,8 +347,14 @@ static int check_option_values(const struct options *o)
         fprintf(stderr, "seccheckd: %s\n", err);   /* names the option */
         return -1;
     }
-    if (o->alerts_out && !o->rules) {
-        fprintf(stderr, "seccheckd: --alerts-out needs --rules (the alerts come from rules)\n");
+    if ((o->alerts_out || o->alerts_url) && !o->rules) {
+        fprintf(stderr, "seccheckd: --%s needs --rules (the alerts come from rules)\n",
+                o->alerts_out ? "alerts-out" : "alerts-url");
+        return -1;
+    }
+    if ((o->alerts_ca || o->alerts_header_file) && !o->alerts_url) {
+        fprintf(stderr, "seccheckd: --%s is for --alerts-url, which is not set\n",
+                o->alerts_ca ? "alerts-ca" : "alerts-header-file");
         return -1;
     }
     if (o->key_file) {
@@ -343,8 +418,12 @@ int main(int argc, char **argv)
      * name containing "sqlite"). */
     o.server.db_path = strstr(o.sink, "sqlite") ? o.db_path : NULL;
     struct server srv;
-    char err[512];
-    if (check_option_values(&o) != 0) {
+    char err[512] = "";
+    struct deliver_settings *delivery_settings = NULL;
+    if (check_option_values(&o) != 0 ||
+        (!(delivery_settings = load_delivery_settings(&o, err, sizeof(err))) && err[0])) {
+        if (err[0])
+            fprintf(stderr, "seccheckd: %s\n", err);
         options_free(&o);
         return 2;
     }
@@ -358,6 +437,7 @@ int main(int argc, char **argv)
      * 2, like any setting) without touching the socket or a sink. */
     struct rule_set *rules = NULL;
     if (o.rules && !(rules = load_rules(&o))) {
+        deliver_settings_free(delivery_settings);
         options_free(&o);
         return 2;
     }
@@ -365,22 +445,45 @@ int main(int argc, char **argv)
         fprintf(stderr, "seccheckd: %s\n", err);
         server_free(&srv);
         rule_set_free(rules);
+        deliver_settings_free(delivery_settings);
         options_free(&o);
         return 1;
     }
-    struct sink *sink = open_sink(&o);
+    /* With the SQLite sink the alerts table is delivery's outbox. */
+    struct alert_outbox outbox;
+    alert_outbox_init(&outbox);
+    struct alert_outbox *use_outbox = delivery_settings && o.server.db_path ? &outbox : NULL;
+    char hostname[256];
+    host_name(hostname, sizeof(hostname));
+    struct sink *sink = open_sink(&o, use_outbox);
+    struct deliver *delivery = NULL;
+    if (sink && delivery_settings) {
+        struct deliver_config dc = {.hostname = hostname, .db_path = use_outbox ? o.db_path : NULL,
+                                    .outbox = use_outbox, .queue_max = (size_t)o.alerts_queue};
+        if (!(delivery = deliver_start(delivery_settings, &dc, err, sizeof(err)))) {
+            fprintf(stderr, "seccheckd: --alerts-url: %s\n", err);
+            sink_close(sink);
+            sink = NULL;
+        }
+    } else {
+        deliver_settings_free(delivery_settings);
+    }
     if (sink && rules) {
         srv.rules_loaded = rules_enabled(rules);
-        sink = add_rules(&o, sink, rules);
+        sink = add_rules(&o, sink, rules, hostname, delivery);
     } else {
         rule_set_free(rules);
     }
     if (!sink) {
+        deliver_stop(delivery, 0);
         server_free(&srv);
+        alert_outbox_destroy(&outbox);
         options_free(&o);
         return 1;
     }
     reload_ctx.sink = sink;
+    reload_ctx.delivery = delivery;
+    srv.delivery = delivery;
     struct filter filter;
     options_build_filter(&o, &filter, err, sizeof(err));   /* validated by options_load */
     server_set_filter(&srv, &filter);
@@ -388,7 +491,9 @@ int main(int argc, char **argv)
     if (server_start(&srv, loop, sink, err, sizeof(err)) != 0) {
         fprintf(stderr, "seccheckd: %s\n", err);
         server_free(&srv);
+        deliver_stop(delivery, 0);
         sink_close(sink);
+        alert_outbox_destroy(&outbox);
         uv_loop_close(loop);
         options_free(&o);
         return 1;
@@ -402,7 +507,11 @@ int main(int argc, char **argv)
     server_print_summary(&srv, stderr);
     int handoff_fd = srv.handoff_fd;
     server_free(&srv);
+    /* Before the sink closes, so it records delivery's last position; a
+     * restart must not keep the sockets waiting for a slow receiver. */
+    deliver_stop(delivery, handoff_fd >= 0 ? 0 : DELIVER_STOP_GRACE_MS);
     sink_close(sink);
+    alert_outbox_destroy(&outbox);
     uv_loop_close(loop);
     options_free(&o);
     if (handoff_fd >= 0) {
