@@ -1,6 +1,7 @@
 /* central.c - the central PostgreSQL side of forwarding (central.h). */
 #include "central.h"
 
+#include <ctype.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,21 +17,38 @@
 
 /* ---- plumbing ---- */
 
-/* Trims libpq's trailing newline. */
+void central_message_line(const char *msg, char *out, size_t outlen)
+{
+    size_t len = 0;
+    out[0] = '\0';
+    while (*msg && len + 1 < outlen) {
+        size_t n = strcspn(msg, "\n"), skip = 0;
+        while (skip < n && isspace((unsigned char)msg[skip]))
+            skip++;
+        size_t keep = n - skip;
+        while (keep && isspace((unsigned char)msg[skip + keep - 1]))
+            keep--;
+        bool caret = keep == 1 && msg[skip] == '^';   /* points into the LINE above: no use on one line */
+        if (keep && !caret) {
+            int w = snprintf(out + len, outlen - len, "%s%.*s", len ? "; " : "", (int)keep, msg + skip);
+            len = w < 0 || (size_t)w >= outlen - len ? outlen - 1 : len + (size_t)w;
+        }
+        msg += n + (msg[n] == '\n');
+    }
+}
+
 static void pg_error(PGconn *pg, const char *what, char *err, size_t errlen)
 {
-    snprintf(err, errlen, "%s: %s", what, PQerrorMessage(pg));
-    size_t n = strlen(err);
-    while (n && (err[n - 1] == '\n' || err[n - 1] == ' '))
-        err[--n] = '\0';
+    char line[1024];
+    central_message_line(PQerrorMessage(pg), line, sizeof(line));
+    snprintf(err, errlen, "%s: %s", what, line);
 }
 
 static int result_error(PGresult *res, PGconn *pg, const char *what, char *err, size_t errlen)
 {
-    snprintf(err, errlen, "%s: %s", what, res ? PQresultErrorMessage(res) : PQerrorMessage(pg));
-    size_t n = strlen(err);
-    while (n && (err[n - 1] == '\n' || err[n - 1] == ' '))
-        err[--n] = '\0';
+    char line[1024];
+    central_message_line(res ? PQresultErrorMessage(res) : PQerrorMessage(pg), line, sizeof(line));
+    snprintf(err, errlen, "%s: %s", what, line);
     PQclear(res);
     return -1;
 }

@@ -29,6 +29,12 @@
  * one libpq cannot parse. 0, or -1 with why in err. */
 int central_check_url(const char *url, char *err, size_t errlen);
 
+/* libpq's message (PQerrorMessage, PQresultErrorMessage) as one line for
+ * a log: its lines (ERROR, DETAIL, HINT, LINE n, a connection failure's
+ * indented hint) joined by "; ", a caret line pointing into LINE n and the
+ * trailing newline left out. Cut to outlen. */
+void central_message_line(const char *msg, char *out, size_t outlen);
+
 /* Connects (connect_timeout 10 s unless the URL sets one). NULL with err. */
 PGconn *central_connect(const char *url, char *err, size_t errlen);
 

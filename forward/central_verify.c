@@ -49,13 +49,21 @@ struct cverifier {
     int ngaps;
 };
 
+/* libpq's error as one line on stderr: "PROG: what: message". */
+static void print_pg_error(PGconn *pg, const char *what)
+{
+    char line[1024];
+    central_message_line(PQerrorMessage(pg), line, sizeof(line));
+    fprintf(stderr, PROG ": %s%s%s\n", what, what[0] ? ": " : "", line);
+}
+
 static int load_gaps(struct cverifier *v)
 {
     const char *p[] = {v->host};
     PGresult *r = PQexecParams(v->pg, "SELECT first_batch, last_batch, resume_hash FROM gaps WHERE host_id = $1"
                                       " ORDER BY first_batch", 1, NULL, p, NULL, NULL, 1);
     if (PQresultStatus(r) != PGRES_TUPLES_OK) {
-        fprintf(stderr, PROG ": reading gaps: %s", PQerrorMessage(v->pg));
+        print_pg_error(v->pg, "reading gaps");
         PQclear(r);
         return -1;
     }
@@ -85,7 +93,7 @@ static int recompute(struct cverifier *v, const struct local_batch *b, int64_t *
                                           " WHERE host_id = $1 AND id BETWEEN $2 AND $3 ORDER BY id",
                                    3, NULL, p, NULL, NULL, 1);
         if (PQresultStatus(r) != PGRES_TUPLES_OK) {
-            fprintf(stderr, PROG ": reading events: %s", PQerrorMessage(v->pg));
+            print_pg_error(v->pg, "reading events");
             PQclear(r);
             return -1;
         }
@@ -184,7 +192,7 @@ static int walk(struct cverifier *v, bool keyed)
                                " committed_ns, prev_hash, hash, keyed::bigint FROM batches WHERE host_id = $1"
                                " ORDER BY id", 1, NULL, p, NULL, NULL, 1);
     if (PQresultStatus(r) != PGRES_COMMAND_OK) {
-        fprintf(stderr, PROG ": %s", PQerrorMessage(v->pg));
+        print_pg_error(v->pg, "reading batches");
         PQclear(r);
         return VERIFY_USAGE;
     }
@@ -195,7 +203,7 @@ static int walk(struct cverifier *v, bool keyed)
     for (;;) {
         r = PQexecParams(v->pg, "FETCH " FETCH_BATCHES " FROM chain", 0, NULL, NULL, NULL, NULL, 1);
         if (PQresultStatus(r) != PGRES_TUPLES_OK) {
-            fprintf(stderr, PROG ": %s", PQerrorMessage(v->pg));
+            print_pg_error(v->pg, "reading batches");
             PQclear(r);
             return VERIFY_USAGE;
         }
@@ -284,10 +292,10 @@ int central_verify_main(int argc, char **argv)
     PGresult *r = PQexec(v.pg, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY");
     bool begun = PQresultStatus(r) == PGRES_COMMAND_OK;
     PQclear(r);
-    if (!begun || load_gaps(&v) != 0) {
-        fprintf(stderr, PROG ": %s", PQerrorMessage(v.pg));
+    if (!begun)
+        print_pg_error(v.pg, "");
+    if (!begun || load_gaps(&v) != 0)   /* load_gaps said why */
         goto out;
-    }
     rc = walk(&v, key_file != NULL);
 out:
     if (v.pg)

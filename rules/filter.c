@@ -504,8 +504,12 @@ static bool compare(const struct check *c, const struct fval *v)
     }
 }
 
+static unsigned dir_check(const struct check *c);
+
 static bool eval_check(struct evctx *x, const struct check *c)
 {
+    if (c->field.id == F_EVT_DIR)   /* nearly every rule has one: a bit test */
+        return c->dirs & (x->cls.dir == '>' ? FILTER_DIR_ENTER : FILTER_DIR_EXIT);
     if (c->field.any_ancestor) {
         /* proc.aname / proc.apid: some ancestor, parent upward, matches */
         for (unsigned level = 1; level <= PROC_ANCESTORS_MAX; level++) {
@@ -589,6 +593,59 @@ void filter_types(const struct cnode *n, struct evtype_set *t, struct evtype_set
         }
         return;
     }
+}
+
+/* ---- directions a condition allows ---- */
+
+/* Where an evt.dir check is true, asked of the very compare() the events
+ * will meet (evt.dir is never absent). */
+static unsigned dir_check(const struct check *c)
+{
+    if (c->op == OP_EXISTS)
+        return FILTER_DIR_ALL;
+    struct fval enter = {.kind = FV_STR, .len = 1, .s = ">"}, exit = {.kind = FV_STR, .len = 1, .s = "<"};
+    return (compare(c, &enter) ? FILTER_DIR_ENTER : 0) | (compare(c, &exit) ? FILTER_DIR_EXIT : 0);
+}
+
+void filter_dirs(const struct cnode *n, unsigned *t, unsigned *f)
+{
+    unsigned kt, kf;
+    switch (n->kind) {
+    case CN_CHECK:
+        if (n->chk->field.id == F_EVT_DIR && !n->chk->field.any_ancestor) {
+            *t = dir_check(n->chk);
+            *f = FILTER_DIR_ALL & ~*t;
+            return;
+        }
+        *t = *f = FILTER_DIR_ALL;
+        return;
+    case CN_TYPES:
+    case CN_CONST:
+        *t = *f = FILTER_DIR_ALL;
+        return;
+    case CN_NOT:
+        filter_dirs(n->kids[0], f, t);
+        return;
+    case CN_MACRO:
+        filter_dirs(n->body, t, f);
+        return;
+    case CN_AND:
+    case CN_OR:
+        *t = n->kind == CN_AND ? FILTER_DIR_ALL : 0;
+        *f = n->kind == CN_AND ? 0 : FILTER_DIR_ALL;
+        for (uint32_t i = 0; i < n->n; i++) {
+            filter_dirs(n->kids[i], &kt, &kf);
+            if (n->kind == CN_AND) {
+                *t &= kt;
+                *f |= kf;
+            } else {
+                *t |= kt;
+                *f &= kf;
+            }
+        }
+        return;
+    }
+    *t = *f = FILTER_DIR_ALL;
 }
 
 /* ---- building nodes ---- */
@@ -1311,6 +1368,8 @@ static struct cnode *compile_check(const struct filter_env *env, struct parser *
         return NULL;
     n->chk = c;
     n->uses_dir = c->field.id == F_EVT_DIR;
+    if (n->uses_dir)
+        c->dirs = (uint8_t)dir_check(c);
     n->uses_point = c->field.id == F_GVISOR_POINT;
     c->field.slot = env->slot(env->ctx, &c->field);
     return n;

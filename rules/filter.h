@@ -66,6 +66,7 @@ struct check {
     const struct operand **by_str;
     const struct operand **by_num;
     uint32_t nby_num;
+    uint8_t dirs;             /* evt.dir checks: the FILTER_DIR_* bits it is true for */
 };
 
 enum cnode_kind { CN_AND, CN_OR, CN_NOT, CN_CHECK, CN_TYPES, CN_MACRO, CN_CONST };
@@ -119,6 +120,13 @@ int filter_op_parse(const char *s);
 
 /* Event types on which the node may be true (T) and may be false (F). */
 void filter_types(const struct cnode *n, struct evtype_set *may_true, struct evtype_set *may_false);
+
+/* The same for directions: FILTER_DIR_* bits. A rule goes into the index
+ * of syscall enter points only if its condition may be true for one. */
+#define FILTER_DIR_ENTER 1u   /* evt.dir = > */
+#define FILTER_DIR_EXIT 2u    /* evt.dir = < */
+#define FILTER_DIR_ALL (FILTER_DIR_ENTER | FILTER_DIR_EXIT)
+void filter_dirs(const struct cnode *n, unsigned *may_true, unsigned *may_false);
 
 bool filter_eval(struct evctx *x, const struct cnode *n);
 

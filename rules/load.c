@@ -1430,7 +1430,12 @@ static void compile_rule(struct loader *L, struct lrule *lr, struct rule *r)
     r->all_types = evtype_set_is_all(&r->types);
     if (r->all_types && lr->warn_evttypes && r->enabled)
         warn_all_types(L, lr);
-    r->sees_enter = cond->uses_dir;
+    /* Enter points reach a rule that tests evt.dir, unless its test can
+     * only be true for exits (`evt.dir = <`, as most do): half the syscall
+     * events would otherwise evaluate it only to find it false. */
+    unsigned dirs, not_dirs;
+    filter_dirs(cond, &dirs, &not_dirs);
+    r->sees_enter = cond->uses_dir && (dirs & FILTER_DIR_ENTER);
     r->names_point = cond->uses_point;
     r->cond = cond;
 }

@@ -49,18 +49,18 @@ static int clear_stale_socket(const char *path, char *err, size_t errlen)
         return -1;
     }
     if (!S_ISSOCK(st.st_mode)) {
-        snprintf(err, errlen, "%s exists and is not a socket; refusing to replace it (remove it or choose "
-                 "another --socket)", path);
+        snprintf(err, errlen, "%s exists and is not a socket; refusing to replace it (remove it, or choose "
+                 "another socket path)", path);
         return -1;
     }
     int fd = listener_connect(path);
     if (fd >= 0) {
         close(fd);
-        snprintf(err, errlen, "another process is listening on %s (stop it, or choose another --socket)", path);
+        snprintf(err, errlen, "another process is listening on %s (stop it, or choose another socket path)", path);
         return -1;
     }
     if (errno == EPROTOTYPE) {
-        snprintf(err, errlen, "%s is a socket of another type in use by another process (choose another --socket)",
+        snprintf(err, errlen, "%s is a socket of another type in use by another process (choose another socket path)",
                  path);
         return -1;
     }

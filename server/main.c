@@ -333,7 +333,7 @@ static void reload(struct server *srv, void *data)
     reload_rules(srv, rc->sink, &fresh, rc->running->rules != NULL);
     log_info("reload: applied %s", live[0] ? live : "no changes");
     if (later[0])
-        log_warn("reload: not applied until a restart (SIGUSR2 or systemctl reload): %s", later);
+        log_warn("reload: not applied until a restart (SIGUSR2; systemctl kill -s USR2 seccheckd): %s", later);
     take_live_settings(rc->running, &fresh);
     options_free(&fresh);
 }

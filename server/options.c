@@ -12,6 +12,7 @@
 #include "cli.h"
 #include "event_indexes.h"
 #include "log.h"
+#include "metrics.h"
 #include "rules.h"
 
 #define SECCHECKD_VERSION "0.1.0"
@@ -317,6 +318,8 @@ static const struct option_def defs[] = {
     {"config", "FILE", KIND_STRING, STR(config_path), RESTART,
      "read settings from FILE (name = value lines, long option names);\ncommand-line options override it; SIGHUP "
      "re-reads it", "none"},
+    {"config-if-exists", "FILE", KIND_STRING, STR(config_if_exists), RESTART,
+     "the same, but no FILE is no error (a service's optional file)", "none"},
     {"socket", "PATH", KIND_STRING, STR(server.socket_path), RESTART,
      "SOCK_SEQPACKET socket to listen on (unless systemd passes one)", "/tmp/seccheck.sock"},
     {"socket-mode", "OCTAL", KIND_CUSTOM, CUSTOM(server.socket_mode, parse_mode), RESTART,
@@ -426,12 +429,46 @@ static const struct option_def *find_def(const char *name)
     return NULL;
 }
 
+/* String settings whose values another module judges (message type
+ * names, container ids, an address) are checked as they are applied, so a
+ * bad one in a config file is reported at its line; so is a keep list given
+ * beside a drop list of the same kind. */
+static int check_string_value(const struct options *o, const struct option_def *d, const char *value, char *err,
+                              size_t errlen)
+{
+    if (d->offset == FIELD(metrics_listen))
+        return strcmp(value, "off") == 0 ? 0 : metrics_check_address(value, err, errlen);
+    bool types = d->offset == FIELD(keep_types) || d->offset == FIELD(drop_types);
+    bool containers = d->offset == FIELD(keep_containers) || d->offset == FIELD(drop_containers);
+    if (!types && !containers)
+        return 0;
+    bool keep = d->offset == FIELD(keep_types) || d->offset == FIELD(keep_containers);
+    const char *other = types ? (keep ? o->drop_types : o->keep_types)
+                              : (keep ? o->drop_containers : o->keep_containers);
+    if (other) {
+        snprintf(err, errlen, "--%s: --%s%s is set too; give a keep list or a drop list, not both", d->name,
+                 keep ? "drop" : "keep", strchr(d->name, '-'));
+        return -1;
+    }
+    struct filter f = {0};
+    char why[200];
+    enum filter_mode mode = keep ? FILTER_KEEP : FILTER_DROP;
+    int rc = types ? filter_set_types(&f, mode, value, why, sizeof(why))
+                   : filter_set_containers(&f, mode, value, why, sizeof(why));
+    filter_free(&f);
+    if (rc != 0)
+        snprintf(err, errlen, "--%s: %s", d->name, why);
+    return rc;
+}
+
 static int apply(struct options *o, const struct option_def *d, const char *value, char *err, size_t errlen)
 {
     void *field = (char *)o + d->offset;
     uint64_t v;
     switch (d->kind) {
     case KIND_STRING:
+        if (check_string_value(o, d, value, err, errlen) != 0)
+            return -1;
         free(*(char **)field);
         *(char **)field = strdup(value);
         return 0;
@@ -531,6 +568,7 @@ void options_free(struct options *o)
     free(o->record_dir);
     free(o->key_file);
     free(o->config_path);
+    free(o->config_if_exists);
     free(o->ndjson_path);
     free(o->text_path);
     free(o->metrics_listen);
@@ -608,24 +646,83 @@ static char *trim(char *s)
  * tail of a long comment must not become a setting. */
 #define CONFIG_LINE_MAX 4096
 
+/* A '#' starts a comment at the start of a line or after whitespace;
+ * elsewhere it is part of the value (a container id "a#b"). The first
+ * comment at or after from, in the line that starts at line. */
+static char *comment_start(const char *line, char *from)
+{
+    for (char *p = from; *p; p++)
+        if (*p == '#' && (p == line || isspace((unsigned char)p[-1])))
+            return p;
+    return NULL;
+}
+
+/* A value in double quotes, unquoted in place: everything between the
+ * quotes is kept ('#' and spaces too), \" and \\ stand for a quote and a
+ * backslash. After the closing quote only a comment may follow. 0, or -1
+ * with why. */
+static int unquote(char *value, char *why, size_t whylen)
+{
+    char *out = value;
+    const char *p = value + 1;
+    for (; *p != '"'; p++) {
+        if (*p == '\0') {
+            snprintf(why, whylen, "a quoted value needs its closing '\"'");
+            return -1;
+        }
+        if (*p == '\\') {
+            p++;
+            if (*p != '"' && *p != '\\') {
+                snprintf(why, whylen, "in a quoted value a backslash comes before '\"' or '\\' only");
+                return -1;
+            }
+        }
+        *out++ = *p;
+    }
+    *out = '\0';
+    while (isspace((unsigned char)*++p))
+        ;
+    if (*p && *p != '#') {
+        snprintf(why, whylen, "unexpected text after the closing '\"' (a comment starts with '#')");
+        return -1;
+    }
+    return 0;
+}
+
 /* One "name = value" line (comment and blanks allowed); 0 or -1 with err. */
 static int apply_config_line(struct options *o, char *line, const char *path, int lineno, char *err,
                              size_t errlen)
 {
-    line[strcspn(line, "#")] = '\0';
-    char *text = trim(line);
+    char *text = trim(line), *eq = strchr(text, '='), *comment = comment_start(text, text);
+    if (comment && (!eq || comment < eq)) {
+        *comment = '\0';
+        if (!*trim(text))
+            return 0;   /* a comment line */
+        eq = NULL;      /* the '=' was in the comment */
+    }
     if (!*text)
         return 0;
-    char *eq = strchr(text, '=');
     if (!eq) {
         snprintf(err, errlen, "%s:%d: expected 'name = value'", path, lineno);
         return -1;
     }
     *eq = '\0';
-    char *name = trim(text), *value = trim(eq + 1);
-    const struct option_def *d = find_def(name);
+    char *name = trim(text), *value = eq + 1;
     char why[256];
-    if (!d || d->kind == KIND_FLAG || strcmp(name, "config") == 0) {
+    while (isspace((unsigned char)*value))
+        value++;
+    if (*value == '"') {
+        if (unquote(value, why, sizeof(why)) != 0) {
+            snprintf(err, errlen, "%s:%d: %s: %s", path, lineno, name, why);
+            return -1;
+        }
+    } else {
+        if ((comment = comment_start(text, value)) != NULL)
+            *comment = '\0';
+        value = trim(value);
+    }
+    const struct option_def *d = find_def(name);
+    if (!d || d->kind == KIND_FLAG || d->offset == FIELD(config_path) || d->offset == FIELD(config_if_exists)) {
         snprintf(err, errlen, "%s:%d: unknown setting '%s' (see seccheckd --help)", path, lineno, name);
         return -1;
     }
@@ -677,8 +774,17 @@ int options_load(struct options *o, int argc, char **argv)
     struct options probe;
     options_init(&probe);
     int rc = options_parse_argv(&probe, argc, argv);
+    if (rc == 0 && probe.config_path && probe.config_if_exists) {
+        fprintf(stderr, "seccheckd: give --config or --config-if-exists, not both\n");
+        rc = 2;
+    }
     char *config = probe.config_path ? strdup(probe.config_path) : NULL;
     bool rules_on_command_line = probe.rules != NULL;
+    struct stat st;
+    if (rc == 0 && probe.config_if_exists && !(stat(probe.config_if_exists, &st) != 0 && errno == ENOENT))
+        config = strdup(probe.config_if_exists);   /* there (or unreadable: that is an error) */
+    else if (rc == 0 && probe.config_if_exists)
+        log_info("no config file %s (--config-if-exists): defaults and command line only", probe.config_if_exists);
     options_free(&probe);
     if (rc != 0) {
         free(config);

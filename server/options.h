@@ -2,9 +2,13 @@
  * file, described once in a table (options.c) that also writes --help.
  *
  * A config file holds `name = value` lines with the long option names
- * (`socket = /run/seccheck.sock`); '#' starts a comment. Command-line
- * options override the file. SIGHUP re-reads it: the settings marked
- * reloadable apply at once, the others at the next restart (SIGUSR2).
+ * (`socket = /run/seccheck.sock`). A '#' at the start of a line or after
+ * whitespace starts a comment; elsewhere it belongs to the value. A value
+ * in double quotes is taken whole, with \" and \\ for a quote and a
+ * backslash (`keep-containers = "a #1"`). Command-line options override
+ * the file. SIGHUP re-reads it: the settings marked reloadable apply at
+ * once, the others at the next restart (SIGUSR2). --config-if-exists names
+ * a file that may be missing (a service's optional configuration).
  */
 #ifndef SECCHECKD_OPTIONS_H
 #define SECCHECKD_OPTIONS_H
@@ -25,6 +29,7 @@ struct options {
     char *key_file;
     uint64_t busy_timeout_ms;
     char *config_path;
+    char *config_if_exists;     /* --config-if-exists: no file, no settings */
     char *ndjson_path;          /* "-": standard output */
     uint64_t ndjson_max_bytes;  /* rotate past this size; 0: never */
     uint64_t ndjson_keep;       /* rotated files kept */

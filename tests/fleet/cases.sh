@@ -180,6 +180,32 @@ check "a new host's forwarder ships meanwhile: no schema change, no lock wait" w
 check "... while that transaction still runs" kill -0 "$hold"
 stop "$f_s"; stop "$d_s"; stop "$hold"
 
+# ---------------------------------------------------------------- libpq's errors on one line
+# A central error with a DETAIL line (a key the central copy already has:
+# a row planted for a new host) is logged on one line, its lines joined by
+# "; "; once the row is gone the forwarder ships. verify --to against a
+# database without the schema: LINE 1 and its caret, one line too.
+daemon e
+load e exec_loop 600
+psql_c "CREATE TEMP TABLE planted AS SELECT * FROM events WHERE host_id = 'host-x' AND id = 1;
+        UPDATE planted SET host_id = 'host-e'; INSERT INTO events SELECT * FROM planted" >/dev/null
+forwarder e host-e
+check "a central error with a DETAIL line is logged on one line" wait_for 20 grep -q \
+    'duplicate key value violates unique constraint.*; DETAIL:  Key (host_id, id)=(host-e, 1) already exists' \
+    "$dir/f_e.log"
+check "... and no line of the log is libpq's continuation" bash -c "! grep -Eq '^(DETAIL|CONTEXT|HINT|LINE [0-9])' '$dir/f_e.log'"
+psql_c "DELETE FROM events WHERE host_id = 'host-e'" >/dev/null
+check "... the forwarder ships once the row is gone" wait_for 30 caught_up "$dir/e.db" host-e
+check "host-e's central rows = local" same_rows "$dir/e.db" host-e
+stop "$f_e"; stop "$d_e"
+psql_c "CREATE DATABASE noschema" >/dev/null
+out=$("$bin/seccheckd" verify --to "postgresql:///noschema?host=$PG_SOCKDIR&user=$(pg_user)" --host-id h 2>&1)
+rc=$?
+one_line_error() {
+    [ $rc = 2 ] && [ "$(wc -l <<<"$out")" = 1 ] && grep -q 'relation "gaps" does not exist; LINE 1: SELECT' <<<"$out"
+}
+check "verify --to without a central schema: exit 2, its error on one line" one_line_error
+
 if [ $failures != 0 ]; then
     for f in "$dir"/*.log; do echo "---- $f"; tail -15 "$f"; done
     echo "$failures failed"

@@ -66,7 +66,8 @@ static void test_file_settings_and_sighup_reload(void **state)
     assert_int_equal(daemon_stop(&d), 0);
     char *log = daemon_read_log(&d);
     assert_non_null(strstr(log, "reload: applied drop-types"));
-    assert_non_null(strstr(log, "not applied until a restart (SIGUSR2 or systemctl reload): batch-size"));
+    assert_non_null(strstr(log, "not applied until a restart (SIGUSR2; systemctl kill -s USR2 seccheckd): "
+                                "batch-size"));
     free(log);
     assert_int_equal(db_query_int(d.db, "SELECT count(*) FROM events WHERE conn_id=1 AND msg_type=9"), 0);
     assert_int_equal(db_query_int(d.db, "SELECT count(*) FROM events WHERE conn_id=1 AND msg_type=34"), 19584);
@@ -105,8 +106,10 @@ static void test_bad_config_files(void **state)
         {"\n# ok\nno-such-setting = 1\n", "bad.conf:3: unknown setting 'no-such-setting'"},
         {"batch-size = 0\n", "bad.conf:1: --batch-size: expected a whole number from 1"},
         {"just words\n", "bad.conf:1: expected 'name = value'"},
-        {"keep-types = SYSCALL_NOPE\n", "--keep-types: unknown message type 'SYSCALL_NOPE'"},
-        {"keep-types = 7\ndrop-types = 8\n", "not both"},
+        {"keep-types = SYSCALL_NOPE\n", "bad.conf:1: --keep-types: unknown message type 'SYSCALL_NOPE'"},
+        {"keep-types = 7\ndrop-types = 8\n", "bad.conf:2: --drop-types: --keep-types is set too"},
+        {"metrics-listen = 192.0.2.1:9464\n", "bad.conf:1: --metrics-listen 192.0.2.1:9464: 192.0.2.1 is not"},
+        {"db = \"unterminated\n", "bad.conf:1: db: a quoted value needs its closing"},
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         write_file(conf, cases[i][0]);

@@ -78,12 +78,46 @@ static void test_dummy_usage(void **state)
     assert_int_not_equal(pclose(p), 0);
 }
 
+/* seccheck-dummy takes its socket as an argument: its errors about the path
+ * must not send the user to a --socket option it does not have. */
+static void test_dummy_socket_errors(void **state)
+{
+    (void)state;
+    struct daemon first, second;
+    daemon_prepare(&first);
+    const char *argv[] = {DUMMY_BIN, first.socket, NULL};
+    assert_true(daemon_spawn(&first, argv, "listening on"));
+    daemon_prepare(&second);
+    /* It exits at once: what it prints is the error ("is listening on" too). */
+    assert_false(daemon_spawn(&second, argv, "never printed"));
+    assert_int_equal(second.exit_status, 1);
+    char *log = daemon_read_log(&second);
+    if (!strstr(log, "seccheck-dummy: another process is listening on") ||
+        !strstr(log, "(stop it, or choose another socket path)") || strstr(log, "--socket"))
+        fail_msg("unexpected error for a socket in use: %s", log);
+    free(log);
+    assert_int_equal(daemon_stop(&first), 0);
+
+    FILE *f = fopen(first.socket, "w");   /* not a socket: never replaced */
+    assert_non_null(f);
+    fclose(f);
+    assert_false(daemon_spawn(&second, argv, "never printed"));
+    log = daemon_read_log(&second);
+    if (!strstr(log, "exists and is not a socket; refusing to replace it (remove it, or choose another socket path)") ||
+        strstr(log, "--socket"))
+        fail_msg("unexpected error for a regular file: %s", log);
+    free(log);
+    daemon_cleanup(&second);
+    daemon_cleanup(&first);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_seccheck_dummy),
         cmocka_unit_test(test_python_baseline),
         cmocka_unit_test(test_dummy_usage),
+        cmocka_unit_test(test_dummy_socket_errors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -38,6 +38,19 @@ static const struct event *openat_event(const char *path)
     return evb_build(&B, 1, 7, 0, &m.base);
 }
 
+/* The same call's enter point: no exit, no result. */
+static const struct event *openat_enter_event(const char *path)
+{
+    static struct ctx_parts cp;
+    static Gvisor__Syscall__Open m;
+    gvisor__syscall__open__init(&m);
+    m.context_data = mk_ctx(&cp, 10, "cat", 1700000000000000001);
+    m.sysno = 257;
+    m.fd = -100;
+    m.pathname = (char *)path;
+    return evb_build(&B, 1, 7, 0, &m.base);
+}
+
 static char *rules_for(const char *cond)
 {
     static char text[8192];
@@ -63,6 +76,33 @@ static bool matches(const char *cond) { return matches_on(cond, openat_event, "/
 
 #define YES(c) do { if (!matches(c)) fail_msg("expected a match: %s", c); } while (0)
 #define NO(c) do { if (matches(c)) fail_msg("expected no match: %s", c); } while (0)
+
+/* Enter points reach only the rules whose evt.dir test may be true for one
+ * (the index leaves out `evt.dir = <` rules): none that could match is left
+ * out, however the test is written. */
+static void test_directions(void **state)
+{
+    (void)state;
+    static const char *const on_enter[] = {
+        "evt.dir = >", "evt.dir != <", "not evt.dir = <", "evt.dir in (>)", "evt.dir in (<, >)",
+        "evt.dir = < or proc.name = cat", "not (evt.dir = < and fd.num = 3)", "evt.dir exists",
+        "evt.dir intersects (>)", "is_cat and not evt.dir = <",
+    };
+    static const char *const never_on_enter[] = {
+        "evt.dir = <", "evt.dir != >", "not evt.dir = >", "evt.dir in (<)", "evt.dir = < and proc.name = cat",
+        "evt.dir = > and evt.dir = <", "proc.name = cat",   /* no evt.dir test: exits only */
+    };
+    for (size_t i = 0; i < sizeof(on_enter) / sizeof(on_enter[0]); i++)
+        if (!matches_on(on_enter[i], openat_enter_event, "/etc/passwd"))
+            fail_msg("an enter point must match: %s", on_enter[i]);
+    for (size_t i = 0; i < sizeof(never_on_enter) / sizeof(never_on_enter[0]); i++)
+        if (matches_on(never_on_enter[i], openat_enter_event, "/etc/passwd"))
+            fail_msg("an enter point must not match: %s", never_on_enter[i]);
+    YES("evt.dir = <");
+    YES("evt.dir != >");
+    NO("evt.dir = >");
+    NO("evt.dir in (>)");
+}
 
 static void test_comparison_operators(void **state)
 {
@@ -217,6 +257,7 @@ static void test_numbers_and_types(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_directions),
         cmocka_unit_test(test_comparison_operators), cmocka_unit_test(test_string_operators),
         cmocka_unit_test(test_list_operators),       cmocka_unit_test(test_absent_values),
         cmocka_unit_test(test_precedence),           cmocka_unit_test(test_macros),
