@@ -464,19 +464,6 @@ void deliver_get_stats(const struct deliver *d, struct deliver_stats *out)
     out->lag = waiting(m);
 }
 
-static struct timespec realtime_in(int ms)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_REALTIME, &t);   /* pthread_timedjoin_np's clock */
-    t.tv_sec += ms / 1000;
-    t.tv_nsec += (long)(ms % 1000) * 1000000;
-    if (t.tv_nsec >= 1000000000L) {
-        t.tv_sec++;
-        t.tv_nsec -= 1000000000L;
-    }
-    return t;
-}
-
 void deliver_stop(struct deliver *d, int grace_ms)
 {
     if (!d)
@@ -485,7 +472,7 @@ void deliver_stop(struct deliver *d, int grace_ms)
     if (grace_ms <= 0)
         atomic_store(&d->abort, true);
     http_wake(&d->http);
-    struct timespec deadline = realtime_in(grace_ms > 0 ? grace_ms : 0);
+    struct timespec deadline = realtime_in_ms(grace_ms > 0 ? grace_ms : 0);
     if (pthread_timedjoin_np(d->thread, NULL, &deadline) == ETIMEDOUT) {
         atomic_store(&d->abort, true);
         http_wake(&d->http);

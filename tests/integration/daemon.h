@@ -149,6 +149,11 @@ long long json_file_number(const char *path, const char *key);
  * scrape; -1 if absent. */
 double metric(const char *text, const char *series);
 
+/* One series of a scrape of the metrics endpoint on the Unix socket path
+ * (--metrics-listen unix:PATH), read with curl; -1 if absent. Fails the
+ * test if curl cannot run. */
+double metric_scrape(const char *path, const char *series);
+
 /* Sleeps ms milliseconds, resuming after signals. */
 void sleep_ms(int ms);
 

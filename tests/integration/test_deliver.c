@@ -60,6 +60,32 @@ static void write_file(const char *path, const char *text)
     assert_int_equal(rename(tmp, path), 0);   /* readers see the old or the new file whole */
 }
 
+/* What most tests give the daemon: the rule (written here), every alert
+ * raised (--alerts-rate 0), their lines in out, the metrics on a socket. */
+struct setup {
+    char rules[400], out[400], metrics[400], metrics_arg[420];
+    const char *args[40];
+};
+
+/* Those arguments, then extra's (NULL-terminated). */
+static const char *const *setup_args(struct setup *f, const struct daemon *d, const char *const *extra)
+{
+    snprintf(f->rules, sizeof(f->rules), "%s/r.yaml", d->dir);
+    snprintf(f->out, sizeof(f->out), "%s/alerts.json", d->dir);
+    snprintf(f->metrics, sizeof(f->metrics), "%s/m.sock", d->dir);
+    snprintf(f->metrics_arg, sizeof(f->metrics_arg), "unix:%s", f->metrics);
+    write_file(f->rules, alert_rule);
+    const char *base[] = {"--rules", f->rules, "--alerts-rate", "0", "--alerts-out", f->out, "--metrics-listen",
+                          f->metrics_arg};
+    size_t n = 0;
+    for (; n < sizeof(base) / sizeof(base[0]); n++)
+        f->args[n] = base[n];
+    for (size_t i = 0; extra[i] && n < sizeof(f->args) / sizeof(f->args[0]) - 1; i++)
+        f->args[n++] = extra[i];
+    f->args[n] = NULL;
+    return f->args;
+}
+
 /* ---- the receiver ---- */
 
 struct receiver {
@@ -247,19 +273,6 @@ static void wait_alert_rows(const struct daemon *d, long long n)
     assert_int_equal(dbq(d, "SELECT count(*) FROM alerts"), n);
 }
 
-static double scrape(const char *sock, const char *series)
-{
-    char cmd[600];
-    snprintf(cmd, sizeof(cmd), "curl -s --unix-socket %s http://x/metrics", sock);
-    FILE *p = popen(cmd, "r");
-    assert_non_null(p);
-    static char text[1 << 20];
-    size_t n = fread(text, 1, sizeof(text) - 1, p);
-    text[n] = '\0';
-    pclose(p);
-    return metric(text, series);
-}
-
 #define DELIVERED "seccheckd_alert_deliveries_total{result=\"delivered\"}"
 #define FAILED "seccheckd_alert_deliveries_total{result=\"failed\"}"
 #define REJECTED "seccheckd_alert_deliveries_total{result=\"rejected\"}"
@@ -269,7 +282,7 @@ static double scrape(const char *sock, const char *series)
 static bool wait_metric(const char *sock, const char *series, double at_least, int timeout_ms)
 {
     for (int waited = 0; waited <= timeout_ms; waited += 50) {
-        if (scrape(sock, series) >= at_least)
+        if (metric_scrape(sock, series) >= at_least)
             return true;
         sleep_ms(50);
     }
@@ -279,10 +292,10 @@ static bool wait_metric(const char *sock, const char *series, double at_least, i
 /* Until series is at most at_most; its last value. */
 static double wait_metric_down_to(const char *sock, const char *series, double at_most, int timeout_ms)
 {
-    double v = scrape(sock, series);
+    double v = metric_scrape(sock, series);
     for (int waited = 0; waited <= timeout_ms && v > at_most; waited += 50) {
         sleep_ms(50);
-        v = scrape(sock, series);
+        v = metric_scrape(sock, series);
     }
     return v;
 }
@@ -307,13 +320,10 @@ static void test_outage_and_restarts_keep_order(void **state)
     struct receiver r;
     receiver_start(&r, d, "recv", "500,500,500,hang 3", NULL);
     receiver_control(&r, "slow 0.01");
-    write_file(path_in(d, "r.yaml"), alert_rule);
-    char *out = path_in(d, "alerts.json"), *metrics = path_in(d, "m.sock");
-    char metrics_arg[420];
-    snprintf(metrics_arg, sizeof(metrics_arg), "unix:%s", metrics);
-    const char *args[] = {"--rules", path_in(d, "r.yaml"), "--alerts-rate", "0", "--alerts-out", out,
-                          "--alerts-url", receiver_url(&r, "http", "/"), "--alerts-timeout-ms", "1000",
-                          "--metrics-listen", metrics_arg, NULL};
+    struct setup f;
+    const char *extra[] = {"--alerts-url", receiver_url(&r, "http", "/"), "--alerts-timeout-ms", "1000", NULL};
+    const char *const *args = setup_args(&f, d, extra);
+    char *out = f.out, *metrics = f.metrics;
     assert_true(daemon_start(d, SECCHECKD_BIN, args));
     send_alerts(d, 0, 200, 1);
     /* The outage: three 500s, then the hung request times out. */
@@ -380,15 +390,15 @@ static void test_https_wrong_ca_then_fixed(void **state)
     assert_true(daemon_start(d, SECCHECKD_BIN, args));
     send_alerts(d, 0, 50, 1);
     assert_true(wait_metric(metrics, FAILED, 3, 15000));
-    assert_int_equal(scrape(metrics, DELIVERED), 0);
-    assert_int_equal(scrape(metrics, LAG), 50);
+    assert_int_equal(metric_scrape(metrics, DELIVERED), 0);
+    assert_int_equal(metric_scrape(metrics, LAG), 50);
     assert_int_equal(receiver_requests(&r), 0);
     assert_int_equal(daemon_log_count(d, "SSL certificate problem"), 1);
     snprintf(text, sizeof(text), "%salerts-ca = %s\n", head, path_in(d, "ca.pem"));
     write_file(conf, text);
     kill(d->pid, SIGHUP);
     expect_all_delivered(&r, out, NULL, 20000);
-    assert_int_equal(scrape(metrics, DELIVERED), 50);
+    assert_int_equal(metric_scrape(metrics, DELIVERED), 50);
     assert_true(daemon_wait_log(d, "reload: applied alerts-ca", 1, 1000));
     assert_int_equal(daemon_stop(d), 0);
     receiver_stop(&r);
@@ -401,14 +411,14 @@ static void test_headers_from_file(void **state)
     struct daemon *d = *state;
     struct receiver r;
     receiver_start(&r, d, "recv", NULL, NULL);
-    write_file(path_in(d, "r.yaml"), alert_rule);
-    char *headers = path_in(d, "headers"), *out = path_in(d, "alerts.json");
+    char *headers = path_in(d, "headers");
     write_file(headers, "# for the receiver\nAuthorization: Bearer s3cr3t-t0ken\n\nX-Seccheckd-Test:  yes  \r\n");
     chmod(headers, 0600);
-    const char *args[] = {"--rules", path_in(d, "r.yaml"), "--alerts-rate", "0", "--alerts-out", out,
-                          "--alerts-url", receiver_url(&r, "http", "/hook/T000?token=hush"),
-                          "--alerts-header-file", headers, NULL};
-    assert_true(daemon_start(d, SECCHECKD_BIN, args));
+    struct setup f;
+    const char *extra[] = {"--alerts-url", receiver_url(&r, "http", "/hook/T000?token=hush"), "--alerts-header-file",
+                           headers, NULL};
+    assert_true(daemon_start(d, SECCHECKD_BIN, setup_args(&f, d, extra)));
+    char *out = f.out;
     send_alerts(d, 0, 5, 1);
     expect_all_delivered(&r, out, NULL, 10000);
     assert_int_equal(count_in_file(r.log, "\"authorization\": \"Bearer s3cr3t-t0ken\""), 5);
@@ -573,11 +583,10 @@ static void test_misbehaving_receiver_does_not_slow_storing(void **state)
     struct daemon *d = *state;
     struct receiver r;
     receiver_start(&r, d, "recv", NULL, NULL);
-    write_file(path_in(d, "r.yaml"), alert_rule);
-    char *out = path_in(d, "alerts.json"), *json = path_in(d, "loadgen.json");
-    const char *args[] = {"--rules", path_in(d, "r.yaml"), "--alerts-rate", "0", "--alerts-out", out,
-                          "--alerts-url", receiver_url(&r, "http", "/"), "--alerts-timeout-ms", "1500", NULL};
-    assert_true(daemon_start(d, SECCHECKD_BIN, args));
+    struct setup f;
+    const char *extra[] = {"--alerts-url", receiver_url(&r, "http", "/"), "--alerts-timeout-ms", "1500", NULL};
+    assert_true(daemon_start(d, SECCHECKD_BIN, setup_args(&f, d, extra)));
+    char *out = f.out, *json = path_in(d, "loadgen.json");
     load_while(d, &r, "redirect http://127.0.0.2:9/elsewhere?token=hush", 0, json);
     assert_true(daemon_wait_log(d, "HTTP 307, a redirect to http://127.0.0.2:9: not followed", 1, 5000));
     load_while(d, &r, "close", 100, json);
@@ -603,21 +612,18 @@ static void test_rejected_alert_is_skipped(void **state)
     struct daemon *d = *state;
     struct receiver r;
     receiver_start(&r, d, "recv", "ok,ok,400,ok,422", NULL);
-    write_file(path_in(d, "r.yaml"), alert_rule);
-    char *out = path_in(d, "alerts.json"), *metrics = path_in(d, "m.sock");
-    char metrics_arg[420];
-    snprintf(metrics_arg, sizeof(metrics_arg), "unix:%s", metrics);
-    const char *args[] = {"--rules", path_in(d, "r.yaml"), "--alerts-rate", "0", "--alerts-out", out,
-                          "--alerts-url", receiver_url(&r, "http", "/"), "--metrics-listen", metrics_arg, NULL};
-    assert_true(daemon_start(d, SECCHECKD_BIN, args));
+    struct setup f;
+    const char *extra[] = {"--alerts-url", receiver_url(&r, "http", "/"), NULL};
+    assert_true(daemon_start(d, SECCHECKD_BIN, setup_args(&f, d, extra)));
+    char *metrics = f.metrics;
     send_alerts(d, 0, 10, 1);
     wait_requests(&r, 10, 10000);
     sleep_ms(200);
     assert_int_equal(receiver_requests(&r), 10);   /* the rejected ones are not sent again */
-    assert_int_equal(scrape(metrics, REJECTED), 2);
-    assert_int_equal(scrape(metrics, DELIVERED), 8);
-    assert_int_equal(scrape(metrics, FAILED), 0);
-    assert_int_equal(scrape(metrics, LAG), 0);
+    assert_int_equal(metric_scrape(metrics, REJECTED), 2);
+    assert_int_equal(metric_scrape(metrics, DELIVERED), 8);
+    assert_int_equal(metric_scrape(metrics, FAILED), 0);
+    assert_int_equal(metric_scrape(metrics, LAG), 0);
     assert_int_equal(daemon_log_count(d, "rejected alert 3 (rule 'Alert file opened'): HTTP 400: refused by the test "
                                          "receiver; not sent again"), 1);
     assert_int_equal(daemon_log_count(d, "rejected alert"), 1);   /* the second within the minute: counted */
@@ -635,23 +641,20 @@ static void test_queue_without_database_drops_and_counts(void **state)
     struct receiver r;
     receiver_start(&r, d, "recv", NULL, NULL);
     receiver_control(&r, "503");
-    write_file(path_in(d, "r.yaml"), alert_rule);
-    char *out = path_in(d, "alerts.json"), *metrics = path_in(d, "m.sock");
-    char metrics_arg[420];
-    snprintf(metrics_arg, sizeof(metrics_arg), "unix:%s", metrics);
-    const char *args[] = {"--sink", "discard", "--rules", path_in(d, "r.yaml"), "--alerts-rate", "0", "--alerts-out",
-                          out, "--alerts-url", receiver_url(&r, "http", "/"), "--alerts-queue", "50",
-                          "--metrics-listen", metrics_arg, NULL};
-    assert_true(daemon_start(d, SECCHECKD_BIN, args));
+    struct setup f;
+    const char *extra[] = {"--sink", "discard", "--alerts-url", receiver_url(&r, "http", "/"), "--alerts-queue", "50",
+                           NULL};
+    assert_true(daemon_start(d, SECCHECKD_BIN, setup_args(&f, d, extra)));
+    char *out = f.out, *metrics = f.metrics;
     send_alerts(d, 0, 200, 1);
     assert_true(wait_metric(metrics, FAILED, 1, 5000));
-    assert_int_equal(scrape(metrics, DROPPED), 150);
-    assert_int_equal(scrape(metrics, LAG), 50);
+    assert_int_equal(metric_scrape(metrics, DROPPED), 150);
+    assert_int_equal(metric_scrape(metrics, LAG), 50);
     assert_int_equal(daemon_log_count(d, "the delivery queue is full (50 alerts waiting)"), 1);   /* once a minute */
     receiver_control(&r, "ok");
     expect_all_delivered(&r, out, "--expect-first 50", 20000);
-    assert_int_equal(scrape(metrics, DELIVERED), 50);
-    assert_int_equal(scrape(metrics, LAG), 0);
+    assert_int_equal(metric_scrape(metrics, DELIVERED), 50);
+    assert_int_equal(metric_scrape(metrics, LAG), 0);
     assert_int_equal(daemon_stop(d), 0);
     assert_int_equal(count_in_file(r.log, "\"action\": \"ok\""), 50);
     assert_int_equal(daemon_log_count(d, "50 delivered, 0 rejected, 150 dropped"), 1);
@@ -667,11 +670,10 @@ static void test_retention_keeps_undelivered_alerts(void **state)
     struct receiver r;
     receiver_start(&r, d, "recv", NULL, NULL);
     receiver_control(&r, "503");
-    write_file(path_in(d, "r.yaml"), alert_rule);
-    char *out = path_in(d, "alerts.json");
-    const char *args[] = {"--rules", path_in(d, "r.yaml"), "--alerts-rate", "0", "--alerts-out", out,
-                          "--alerts-url", receiver_url(&r, "http", "/"), "--retain", "1", NULL};
-    assert_true(daemon_start(d, SECCHECKD_BIN, args));
+    struct setup f;
+    const char *extra[] = {"--alerts-url", receiver_url(&r, "http", "/"), "--retain", "1", NULL};
+    assert_true(daemon_start(d, SECCHECKD_BIN, setup_args(&f, d, extra)));
+    char *out = f.out;
     send_alerts(d, 0, 20, 1);
     wait_alert_rows(d, 20);
     for (int i = 0; i < 4; i++) {   /* newer batches, past the retention */
