@@ -1,5 +1,6 @@
 #include "cli.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
 #include <stdbool.h>
@@ -31,6 +32,28 @@ int cli_parse_double(const char *prog, const char *opt, const char *val, double 
         return -1;
     }
     *out = v;
+    return 0;
+}
+
+int cli_parse_duration_s(const char *v, uint64_t max, uint64_t *out)
+{
+    char *end;
+    errno = 0;
+    unsigned long long n = strtoull(v, &end, 10);
+    if (errno || end == v || !isdigit((unsigned char)v[0]))
+        return -1;
+    uint64_t unit = 1;
+    if (*end == 's')
+        end++;
+    else if (*end == 'm')
+        unit = 60, end++;
+    else if (*end == 'h')
+        unit = 3600, end++;
+    else if (*end == 'd')
+        unit = 86400, end++;
+    if (*end || n > max / unit)
+        return -1;
+    *out = n * unit;
     return 0;
 }
 

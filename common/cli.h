@@ -18,6 +18,10 @@ int cli_parse_uint(const char *prog, const char *opt, const char *val, uint64_t 
 /* Same for a float (seconds, rates). */
 int cli_parse_double(const char *prog, const char *opt, const char *val, double min, double max, double *out);
 
+/* 90, 90s, 15m, 12h, 7d -> seconds in *out; -1 (nothing printed: the
+ * caller names its option) if not a duration or above max. */
+int cli_parse_duration_s(const char *val, uint64_t max, uint64_t *out);
+
 /* The optstring prefix that makes getopt_long silent on errors (with
  * opterr = 0) and tell a missing value (':') from an unknown option ('?'). */
 #define CLI_GETOPT_QUIET ":"

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 static bool strbuf_reserve(struct strbuf *sb, size_t extra)
 {
@@ -94,4 +95,24 @@ void strbuf_put_i64(struct strbuf *sb, int64_t v)
         return;
     }
     strbuf_put_u64(sb, (uint64_t)v);
+}
+
+void strbuf_put_utc(struct strbuf *sb, int64_t ns, int decimals)
+{
+    int64_t sec = ns / 1000000000, sub = ns % 1000000000;
+    if (sub < 0) {
+        sec--;
+        sub += 1000000000;
+    }
+    time_t t = (time_t)sec;
+    struct tm tm;
+    char when[32];
+    if (!gmtime_r(&t, &tm) || strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%S", &tm) == 0) {
+        strbuf_printf(sb, "@%lldns", (long long)ns);
+        return;
+    }
+    if (decimals == 3)
+        strbuf_printf(sb, "%s.%03dZ", when, (int)(sub / 1000000));
+    else
+        strbuf_printf(sb, "%s.%06dZ", when, (int)(sub / 1000));
 }

@@ -30,4 +30,9 @@ void strbuf_printf(struct strbuf *sb, const char *fmt, ...) __attribute__((forma
 void strbuf_put_u64(struct strbuf *sb, uint64_t v);
 void strbuf_put_i64(struct strbuf *sb, int64_t v);
 
+/* ns since the epoch as UTC, ISO 8601, with 3 or 6 decimals of the second
+ * (2026-11-30T02:33:11.123Z); "@<ns>ns" for a time gmtime cannot show (a
+ * sandbox may send any number). */
+void strbuf_put_utc(struct strbuf *sb, int64_t ns, int decimals);
+
 #endif

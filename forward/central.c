@@ -10,6 +10,7 @@
 
 #include "central_views.sql.h"
 #include "clock.h"
+#include "linux_names.h"
 #include "log.h"
 #include "strbuf.h"
 
@@ -232,6 +233,7 @@ int central_ensure_schema(PGconn *pg, const struct local *l, char *err, size_t e
     mirror_sql(&sql, &l->connections);
     mirror_sql(&sql, &l->events);
     mirror_sql(&sql, &l->batches);
+    linux_names_sql(&sql);   /* the lookup tables the views join */
     strbuf_puts(&sql, central_views_sql);
     strbuf_puts(&sql, "COMMIT;");
     int rc = sql.failed ? -1 : exec_command(pg, sql.data, "creating the central schema", err, errlen);

@@ -2,11 +2,12 @@
  * written for PostgreSQL, each with host_id: one central database holds
  * many hosts. Included by central.c only, and run after the mirror tables
  * are made (central_ensure_schema). tests/fleet/views.sh checks
- * that each gives, per host, the local view's rows. */
+ * that each gives, per host, the local view's rows. The lookup tables
+ * they join for names (linux_names_sql) are made just before. */
 /* Set on events_full as its comment, last: a schema that has it has this
  * build's views and fixed tables, and central_ensure_schema leaves it be
  * (with every column of the host's tables). Change it with either. */
-#define CENTRAL_SCHEMA_MARK "seccheckd central schema 2"
+#define CENTRAL_SCHEMA_MARK "seccheckd central schema 3"
 
 static const char central_views_sql[] =
     /* The columns events_full names that schema version 1 lacks: the mirror
@@ -20,7 +21,7 @@ static const char central_views_sql[] =
      * cannot change a column's type or drop one. Every view here is named,
      * dependants (processes_per_container on execs) first. */
     "DROP VIEW IF EXISTS processes_per_container, execs, files_opened, failed_syscalls, sandbox_drops, network,\n"
-    "  events_full;\n"
+    "  containers, events_full;\n"
     /* events_full: the whole message, as the local view rebuilds it with
      * SQLite's json_patch (RFC 7396: a patch's nulls delete keys, objects
      * merge recursively). The rebuilt parts (context_data when sent:
@@ -60,24 +61,56 @@ static const char central_views_sql[] =
     "                 ELSE jsonb_build_object('sysno', sysno) END)\n"
     "         || jsonb_strip_nulls(detail) END AS message\n"
     "FROM events;\n"
+    /* The local view's parent (the latest matching clone) as a join and
+     * DISTINCT ON, not a subquery per exec: the central events table has
+     * no index on msg_type and time, so a hash join does it in one pass.
+     * created_thread_group_id is compared as jsonb, as SQLite compares
+     * json_extract's value with +thread_group_id (no affinity): a number
+     * equals a number, never a string. */
     "CREATE VIEW execs AS\n"
-    "SELECT host_id, id, conn_id, time_ns, to_timestamp(time_ns / 1e9) AS time, container_id,\n"
-    "       thread_group_id, process_name AS parent_name, detail->>'binary_path' AS binary_path,\n"
-    "       detail->'argv' AS argv, cwd, real_uid\n"
-    "FROM events WHERE msg_type = 3;\n"
+    "SELECT DISTINCT ON (e.host_id, e.id) e.host_id, e.id, e.conn_id, e.time_ns, to_timestamp(e.time_ns / 1e9) AS time,\n"
+    "       e.container_id, e.thread_group_id,\n"
+    "       coalesce(nullif(e.parent_thread_group_id, 0), p.thread_group_id) AS parent_thread_group_id,\n"
+    "       CASE WHEN coalesce(e.parent_thread_group_id, 0) = 0 OR e.parent_thread_group_id = p.thread_group_id\n"
+    "            THEN p.process_name END AS parent_name,\n"
+    "       e.detail->>'binary_path' AS binary_path, e.detail->'argv' AS argv, e.cwd, e.real_uid\n"
+    "FROM events e LEFT JOIN events p ON p.host_id = e.host_id AND p.msg_type = 2 AND p.conn_id = e.conn_id AND p.id < e.id\n"
+    "  AND p.detail->'created_thread_group_id' = to_jsonb(e.thread_group_id)\n"
+    "  AND p.thread_group_id IS DISTINCT FROM e.thread_group_id\n"
+    "  AND p.time_ns BETWEEN coalesce(e.thread_group_start_time_ns,\n"
+    "        CASE WHEN e.time_ns >= 10000000000 THEN e.time_ns - 10000000000 END) AND e.time_ns\n"
+    "WHERE e.msg_type = 3\n"
+    "ORDER BY e.host_id, e.id, p.time_ns DESC, p.id DESC;\n"
     "CREATE VIEW processes_per_container AS\n"
-    "SELECT host_id, container_id, binary_path, count(*) AS execs, min(time) AS first, max(time) AS last\n"
-    "FROM execs GROUP BY host_id, container_id, binary_path;\n"
+    "SELECT host_id, container_id, detail->>'binary_path' AS binary_path, count(*) AS execs,\n"
+    "       to_timestamp(min(time_ns) / 1e9) AS first, to_timestamp(max(time_ns) / 1e9) AS last\n"
+    "FROM events WHERE msg_type = 3 GROUP BY host_id, container_id, detail->>'binary_path';\n"
+    "CREATE VIEW containers AS\n"
+    "SELECT g.host_id, g.container_id, to_timestamp(min(g.first_ns) / 1e9) AS first_seen,\n"
+    "       to_timestamp(max(g.last_ns) / 1e9) AS last_seen, sum(g.events) AS events, sum(g.execs) AS execs,\n"
+    "       sum(c.sandbox_dropped) AS sandbox_dropped\n"
+    "FROM (SELECT host_id, container_id, conn_id, min(recv_ns) AS first_ns, max(recv_ns) AS last_ns,\n"
+    "             count(*) AS events, sum(CASE WHEN msg_type = 3 THEN 1 ELSE 0 END) AS execs\n"
+    "      FROM events WHERE container_id IS NOT NULL GROUP BY host_id, container_id, conn_id) AS g\n"
+    "LEFT JOIN connections c ON c.host_id = g.host_id AND c.id = g.conn_id\n"
+    "GROUP BY g.host_id, g.container_id;\n"
+    /* open_flags: the local view's rule, a whole number from 0 to
+     * 2^32-1 however written (5, 5.0, 5e0), else NULL. */
     "CREATE VIEW files_opened AS\n"
     "SELECT host_id, id, conn_id, time_ns, to_timestamp(time_ns / 1e9) AS time, container_id, process_name,\n"
     "       thread_group_id, CASE sysno WHEN 2 THEN 'open' WHEN 85 THEN 'creat' ELSE 'openat' END AS call,\n"
     "       detail->>'pathname' AS pathname, detail->>'fd_path' AS dir, detail->'flags' AS flags,\n"
-    "       detail->'mode' AS mode, result AS fd, errno\n"
-    "FROM events WHERE msg_type = 7 AND is_exit = 1;\n"
+    "       (SELECT string_agg(f.name, '|' ORDER BY f.ord) FROM open_flag_names f\n"
+    "        WHERE (o.open_flags & f.mask) = f.value) AS flags_text,\n"
+    "       detail->'mode' AS mode, result AS fd, errno, (SELECT n.name FROM errno_names n WHERE n.errno = o.errno) AS errno_name\n"
+    "FROM (SELECT *, CASE WHEN fv = trunc(fv) AND fv BETWEEN 0 AND 4294967295 THEN fv::bigint END AS open_flags\n"
+    "      FROM (SELECT *, CASE WHEN jsonb_typeof(detail->'flags') = 'number' THEN (detail->'flags')::numeric END AS fv\n"
+    "            FROM events WHERE msg_type = 7 AND is_exit = 1) AS v) AS o;\n"
     "CREATE VIEW failed_syscalls AS\n"
     "SELECT host_id, id, conn_id, time_ns, to_timestamp(time_ns / 1e9) AS time, container_id, process_name,\n"
-    "       type_name, sysno, errno, result, detail->>'pathname' AS pathname\n"
-    "FROM events WHERE is_exit = 1 AND errno != 0;\n"
+    "       type_name, sysno, errno, (SELECT n.name FROM errno_names n WHERE n.errno = e.errno) AS errno_name, result,\n"
+    "       detail->>'pathname' AS pathname\n"
+    "FROM events e WHERE is_exit = 1 AND errno != 0;\n"
     "CREATE VIEW sandbox_drops AS\n"
     "SELECT c.host_id, c.id AS conn_id, c.peer_pid, to_timestamp(c.connect_ns / 1e9) AS connected,\n"
     "       to_timestamp(c.close_ns / 1e9) AS closed, c.close_reason, c.messages, c.sandbox_dropped,\n"
@@ -92,6 +125,7 @@ static const char central_views_sql[] =
     "CREATE VIEW network AS\n"
     "SELECT host_id, id, conn_id, time_ns, to_timestamp(time_ns / 1e9) AS time, container_id, process_name,\n"
     "       thread_group_id, lower(substr(type_name, 9)) AS call, is_exit, detail->'fd' AS fd, family,\n"
+    "       (SELECT s.name FROM socket_family_names s WHERE s.family = n.family) AS family_name,\n"
     "       CASE family\n"
     "         WHEN 2 THEN get_byte(p, 4) || '.' || get_byte(p, 5) || '.' || get_byte(p, 6) || '.' ||\n"
     "              get_byte(p, 7) || ':' || port\n"
@@ -101,7 +135,8 @@ static const char central_views_sql[] =
     "              ELSE CASE WHEN get_byte(a, 2) = 0 THEN '@' ELSE '' END || convert_from(substr(path, 1,\n"
     "                   coalesce(nullif(position('\\x00'::bytea IN path), 0) - 1, length(path))), 'LATIN1') END\n"
     "       END AS address,\n"
-    "       encode(a, 'hex') AS address_hex, result, errno\n"
+    "       encode(a, 'hex') AS address_hex, result, errno,\n"
+    "       (SELECT x.name FROM errno_names x WHERE x.errno = n.errno) AS errno_name\n"
     "FROM (SELECT e.*, get_byte(p, 0) + 256 * get_byte(p, 1) AS family, get_byte(p, 2) * 256 + get_byte(p, 3) AS port,\n"
     "             substr(a, CASE WHEN get_byte(p, 2) = 0 THEN 4 ELSE 3 END) AS path\n"
     "      FROM (SELECT *, a || '\\x0000000000000000'::bytea AS p\n"

@@ -8,6 +8,7 @@
 
 #include "clock.h"
 #include "copy_binary.h"
+#include "db_file.h"
 #include "sqlutil.h"
 
 #define BATCH_COLUMNS "id, run_id, first_event_id, last_event_id, events, committed_ns, prev_hash, hash, keyed"
@@ -19,6 +20,8 @@ int local_open(struct local *l, const char *path, char *err, size_t errlen)
     l->batches.name = "batches";
     l->runs.name = "runs";
     l->connections.name = "connections";
+    if (db_file_check_readable(path, err, errlen) != 0)
+        return -1;
     /* One thread uses the connection: SQLite's per-call mutex was ~12% of
      * the forwarder's CPU (perf, bench/forward.sh). */
     if (sqlite3_open_v2(path, &l->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
@@ -385,6 +388,11 @@ int64_t local_copy_rows(struct local *l, const struct local_table *t, const char
 int local_save_progress(struct local *l, const char *target, const char *host_id, int64_t batch_id, char *err,
                         size_t errlen)
 {
+    /* Not in another program's database, which --db may name by mistake. */
+    if (!l->progress_ready && sqlutil_int(l->db, "SELECT count(*) FROM meta WHERE key='schema_version'", 0) == 0) {
+        snprintf(err, errlen, "not a seccheckd database (no schema_version in a meta table)");
+        return -1;
+    }
     if (!l->progress_ready && sqlutil_exec(l->db,
                                            "CREATE TABLE IF NOT EXISTS forward_progress("
                                            "  target TEXT PRIMARY KEY,"

@@ -220,7 +220,7 @@ static void raise_alert(struct rules_engine *e, struct evctx *x, const struct ru
 }
 
 static void evaluate(struct rules_engine *e, const struct event *ev, const struct evclass *c, struct proc *p,
-                     const struct proc_effect *fx, size_t index, struct alert_list *out)
+                     const struct proc_effect *fx, uint64_t dropped_new, size_t index, struct alert_list *out)
 {
     const struct rule_set *rs = e->rs;
     const struct rule_index *ix = c->syscall_enter ? &rs->enters : &rs->exits;
@@ -233,7 +233,7 @@ static void evaluate(struct rules_engine *e, const struct event *ev, const struc
         e->gen = 1;
     }
     struct evctx x = {.ev = ev, .cls = *c, .num = e->num, .pt = e->pt, .proc = p, .slots = e->slots, .gen = e->gen,
-                      .fd = &e->fd, .fdname = &e->fdname};
+                      .fd = &e->fd, .fdname = &e->fdname, .dropped_new = dropped_new};
     x.time_ns = ev->context && ev->context->time_ns ? ev->context->time_ns : ev->recv_ns;
     for (uint32_t i = from; i < to; i++) {
         const struct rule *r = &rs->rules[ix->ids[i]];
@@ -249,18 +249,20 @@ void rules_engine_eval(struct rules_engine *e, const struct event *ev, size_t in
 {
     e->stats.events++;
     e->num++;
+    uint64_t dropped_new = proctab_dropped_growth(e->pt, ev->conn_id, ev->header.dropped_count);
     struct evclass c;
     if (!evtype_classify(ev, &c))
         return;
     struct proc_effect fx;
     struct proc *p = proctab_apply(e->pt, ev, &fx);
     if (e->rs)
-        evaluate(e, ev, &c, p, &fx, index, out);
+        evaluate(e, ev, &c, p, &fx, dropped_new, index, out);
     proctab_finish(e->pt, p, &fx);
 }
 
 void rules_engine_observe(struct rules_engine *e, const struct event *ev)
 {
+    proctab_dropped_growth(e->pt, ev->conn_id, ev->header.dropped_count);
     struct evclass c;
     if (!evtype_classify(ev, &c))
         return;

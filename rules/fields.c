@@ -31,6 +31,7 @@ static const struct {
     [F_EVT_IS_OPEN_EXEC] = {"evt.is_open_exec", FT_BOOL, ARG_NONE},
     [F_EVT_ARG] = {"evt.arg", FT_DYN, ARG_EVT},
     [F_EVT_DROPPED] = {"evt.dropped", FT_UINT, ARG_NONE},
+    [F_EVT_DROPPED_NEW] = {"evt.dropped_new", FT_UINT, ARG_NONE},
     [F_PROC_NAME] = {"proc.name", FT_STR, ARG_NONE},
     [F_PROC_EXEPATH] = {"proc.exepath", FT_STR, ARG_NONE},
     [F_PROC_CMDLINE] = {"proc.cmdline", FT_STR, ARG_NONE},
@@ -979,6 +980,7 @@ static void extract(struct evctx *x, const struct fieldref *f, struct fval *v, s
         return;
     case F_EVT_NUM: set_uint(v, x->num); return;
     case F_EVT_DROPPED: set_uint(v, ev->header.dropped_count); return;
+    case F_EVT_DROPPED_NEW: set_uint(v, x->dropped_new); return;
     case F_EVT_RES:
         if (!x->cls.has_result)
             return;

@@ -26,7 +26,7 @@
 
 enum field_id {
     F_EVT_TYPE, F_EVT_DIR, F_EVT_TIME, F_EVT_NUM, F_EVT_RES, F_EVT_RAWRES, F_EVT_FAILED,
-    F_EVT_IS_OPEN_READ, F_EVT_IS_OPEN_WRITE, F_EVT_IS_OPEN_EXEC, F_EVT_ARG, F_EVT_DROPPED,
+    F_EVT_IS_OPEN_READ, F_EVT_IS_OPEN_WRITE, F_EVT_IS_OPEN_EXEC, F_EVT_ARG, F_EVT_DROPPED, F_EVT_DROPPED_NEW,
     F_PROC_NAME, F_PROC_EXEPATH, F_PROC_CMDLINE, F_PROC_ARGS, F_PROC_PID, F_PROC_TID, F_PROC_CWD,
     F_PROC_DURATION, F_PROC_PPID, F_PROC_PNAME, F_PROC_PCMDLINE, F_PROC_ANAME, F_PROC_APID,
     F_USER_UID, F_GROUP_GID, F_CONTAINER_ID,
@@ -89,6 +89,7 @@ struct evctx {
     struct evclass cls;
     int64_t time_ns;              /* context time_ns, else receive time */
     uint64_t num;                 /* evt.num */
+    uint64_t dropped_new;         /* evt.dropped_new: the connection's dropped count grew by this */
     struct proctab *pt;
     struct proc *proc;            /* NULL: the event names no process */
     struct field_slot *slots;

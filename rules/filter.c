@@ -550,6 +550,94 @@ bool filter_eval(struct evctx *x, const struct cnode *n)
     return false;
 }
 
+/* ---- what a condition can match, what it reads ---- */
+
+struct probe {
+    unsigned type;
+    char dir;
+    const char *point;
+};
+
+/* Three-valued: *t when n may be true, *f when it may be false. */
+static void may(const struct cnode *n, const struct probe *p, bool *t, bool *f)
+{
+    bool kt, kf;
+    switch (n->kind) {
+    case CN_TYPES:
+        *t = evtype_set_has(n->types, p->type);
+        *f = !*t;
+        return;
+    case CN_CONST:
+        *t = n->const_val;
+        *f = !n->const_val;
+        return;
+    case CN_CHECK: {
+        const struct check *c = n->chk;
+        if (c->field.id == F_EVT_DIR) {   /* as the evaluator tests it */
+            *t = c->dirs & (p->dir == '>' ? FILTER_DIR_ENTER : FILTER_DIR_EXIT);
+            *f = !*t;
+            return;
+        }
+        const char *known = c->field.id == F_GVISOR_POINT ? p->point
+                            : c->field.id == F_EVT_TYPE   ? evtype_name(p->type)
+                                                          : NULL;
+        if (!known) {
+            *t = *f = true;
+            return;
+        }
+        *t = c->op == OP_EXISTS || cmp_str(c, known, strlen(known));
+        *f = !*t;
+        return;
+    }
+    case CN_NOT:
+        may(n->kids[0], p, f, t);
+        return;
+    case CN_MACRO:
+        may(n->body, p, t, f);
+        return;
+    case CN_AND:
+    case CN_OR:
+        *t = n->kind == CN_AND;
+        *f = n->kind == CN_OR;
+        for (uint32_t i = 0; i < n->n; i++) {
+            may(n->kids[i], p, &kt, &kf);
+            if (n->kind == CN_AND) {
+                *t = *t && kt;
+                *f = *f || kf;
+            } else {
+                *t = *t || kt;
+                *f = *f && kf;
+            }
+        }
+        return;
+    }
+    *t = *f = true;
+}
+
+bool filter_may_match(const struct cnode *n, unsigned t, char dir, const char *point)
+{
+    struct probe p = {.type = t, .dir = dir, .point = point};
+    bool yes, no;
+    may(n, &p, &yes, &no);
+    return yes;
+}
+
+void filter_fields(const struct cnode *n, void (*fn)(void *ctx, const struct fieldref *f), void *ctx)
+{
+    switch (n->kind) {
+    case CN_CHECK: fn(ctx, &n->chk->field); return;
+    case CN_MACRO: filter_fields(n->body, fn, ctx); return;
+    case CN_AND:
+    case CN_OR:
+    case CN_NOT:
+        for (uint32_t i = 0; i < n->n; i++)
+            filter_fields(n->kids[i], fn, ctx);
+        return;
+    case CN_TYPES:
+    case CN_CONST: return;
+    }
+}
+
 /* ---- event types a condition allows ---- */
 
 void filter_types(const struct cnode *n, struct evtype_set *t, struct evtype_set *f)

@@ -130,4 +130,13 @@ void filter_dirs(const struct cnode *n, unsigned *may_true, unsigned *may_false)
 
 bool filter_eval(struct evctx *x, const struct cnode *n);
 
+/* Whether n can be true on an event of type t and direction dir ('<' or
+ * '>') sent by point `point` (gvisor.point's value), every other field
+ * unknown: false only when evt.type, evt.dir and gvisor.point alone rule
+ * the event out. What a rule needs from runsc (rules_needs) asks it. */
+bool filter_may_match(const struct cnode *n, unsigned t, char dir, const char *point);
+
+/* Calls fn for every field n reads, through its macros. */
+void filter_fields(const struct cnode *n, void (*fn)(void *ctx, const struct fieldref *f), void *ctx);
+
 #endif

@@ -16,6 +16,7 @@ struct pconn {
     uint64_t id;
     uint32_t count;
     uint32_t lru_head, lru_tail;   /* most recently used first */
+    uint32_t last_dropped;         /* the dropped_count of the connection's previous event */
     bool used;
 };
 
@@ -612,6 +613,17 @@ struct proc *proctab_parent(struct proctab *pt, const struct proc *p)
     if (!q || (p->parent_start_ns && q->start_ns && q->start_ns != p->parent_start_ns))
         return NULL;
     return q;
+}
+
+uint64_t proctab_dropped_growth(struct proctab *pt, uint64_t conn_id, uint32_t dropped)
+{
+    uint32_t ci;
+    struct pconn *c = get_conn(pt, conn_id, dropped != 0, &ci);
+    if (!c)
+        return dropped;   /* none yet (the count was 0 so far), or no memory to remember it */
+    uint64_t grown = dropped > c->last_dropped ? dropped - c->last_dropped : 0;
+    c->last_dropped = dropped;
+    return grown;
 }
 
 void proctab_conn_closed(struct proctab *pt, uint64_t conn_id)

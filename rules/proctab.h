@@ -79,6 +79,11 @@ void proctab_finish(struct proctab *pt, struct proc *p, const struct proc_effect
  * start time matches when both are known), else NULL. */
 struct proc *proctab_parent(struct proctab *pt, const struct proc *p);
 
+/* How many more events conn_id's sandbox says it dropped than its previous
+ * event said (a header's dropped_count is cumulative per connection); 0
+ * when the count did not grow. Kept per connection, with its processes. */
+uint64_t proctab_dropped_growth(struct proctab *pt, uint64_t conn_id, uint32_t dropped);
+
 void proctab_conn_closed(struct proctab *pt, uint64_t conn_id);
 void proctab_get_stats(const struct proctab *pt, struct proctab_stats *out);
 

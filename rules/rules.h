@@ -115,6 +115,90 @@ void rule_set_rule_info(const struct rule_set *rs, size_t i, struct rule_info *o
  * (cut to buflen, always terminated). */
 void rule_set_rule_types(const struct rule_set *rs, size_t i, char *buf, size_t buflen);
 
+/* ---- what rules need from runsc ----
+ *
+ * A rule sees only what runsc sends: the trace points whose events it can
+ * match, with the optional and context fields its condition and output
+ * read, and the points that keep the process table (proc.pname, proc.args
+ * and the like). These say which, in runsc's names, for `seccheckd
+ * gvisor-config --rules` and `seccheckd rules check --pod-init`.
+ *
+ * An event type maps to runsc 2022-12's schematized point when it has one
+ * (syscall/openat/exit), else to the raw point (syscall/sysno/272/exit for
+ * unshare). An execve exit is sentry/execve and a clone exit sentry/clone
+ * (the engine's process-level view of them; syscall/execve/exit and
+ * syscall/clone/exit only for a rule that names them in gvisor.point).
+ * Enter points only for rules that test evt.dir. A rule that does not
+ * restrict evt.type needs no particular point. runsc 2022-12 sends a raw
+ * exit point's context fields only when its enter point is enabled too (it
+ * takes the enter's list): a raw exit that needs context brings its enter. */
+
+/* runsc's optional fields, as bits. */
+enum {
+    RULES_OPT_FD_PATH = 1u << 0,
+    RULES_OPT_ENVV = 1u << 1,
+    RULES_OPT_ENV = 1u << 2,
+    RULES_OPT_BINARY_INFO = 1u << 3,
+};
+#define RULES_OPT_COUNT 4
+
+/* runsc's context fields, as bits, in `runsc trace metadata` order. */
+enum {
+    RULES_CTX_TIME = 1u << 0,
+    RULES_CTX_THREAD_ID = 1u << 1,
+    RULES_CTX_TASK_START_TIME = 1u << 2,
+    RULES_CTX_GROUP_ID = 1u << 3,
+    RULES_CTX_THREAD_GROUP_START_TIME = 1u << 4,
+    RULES_CTX_CONTAINER_ID = 1u << 5,
+    RULES_CTX_CREDENTIALS = 1u << 6,
+    RULES_CTX_CWD = 1u << 7,
+    RULES_CTX_PROCESS_NAME = 1u << 8,
+};
+#define RULES_CTX_COUNT 9
+#define RULES_CTX_ALL ((1u << RULES_CTX_COUNT) - 1)
+
+/* runsc's name of bit number i ("fd_path", "thread_group_start_time"), or
+ * NULL past the last. */
+const char *rules_optional_name(unsigned i);
+const char *rules_context_name(unsigned i);
+/* The bit a name means, or 0 for a name runsc does not have. */
+unsigned rules_optional_parse(const char *name);
+unsigned rules_context_parse(const char *name);
+/* The optional fields runsc 2022-12 offers at point (bits; 0 at a point
+ * with none, or one it does not have). */
+unsigned rules_point_optional(const char *point);
+
+#define RULES_POINT_MAX 48   /* "syscall/inotify_add_watch/enter", "syscall/sysno/470/enter" */
+
+/* Why a point is needed (bits). */
+enum {
+    RULES_WHY_MATCHES = 1u << 0,     /* a rule matches its events */
+    RULES_WHY_PROCESS = 1u << 1,     /* it keeps the process table a rule reads */
+    RULES_WHY_RAW_CONTEXT = 1u << 2, /* the enter of a raw exit point: its context fields (runsc 2022-12) */
+};
+
+struct rules_need {
+    char point[RULES_POINT_MAX];
+    unsigned optional, context;     /* RULES_OPT_*, RULES_CTX_* bits */
+    unsigned why;                   /* RULES_WHY_* */
+};
+
+/* Points, one entry each, sorted by name. */
+struct rules_needs {
+    struct rules_need *items;
+    size_t count, cap;
+};
+
+/* Adds (or merges into the entry of) point; 0, or -1 out of memory or a
+ * name longer than RULES_POINT_MAX - 1. */
+int rules_needs_add(struct rules_needs *n, const char *point, unsigned optional, unsigned context, unsigned why);
+const struct rules_need *rules_needs_find(const struct rules_needs *n, const char *point);
+void rules_needs_free(struct rules_needs *n);
+
+/* Adds what rule i needs to out (nothing when it is disabled). 0, or -1 out
+ * of memory. */
+int rule_set_rule_needs(const struct rule_set *rs, size_t i, struct rules_needs *out);
+
 /* ---- evaluation ---- */
 
 struct rules_engine_config {

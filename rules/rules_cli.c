@@ -18,6 +18,7 @@
 #include "rules.h"
 #include "tracefile.h"
 #include "wire.h"
+#include "yaml_tree.h"
 
 #define PROG "seccheckd rules"
 
@@ -26,7 +27,7 @@ enum { RC_OK = 0, RC_FAILED = 1, RC_USAGE = 2 };
 static void usage(FILE *out)
 {
     fprintf(out,
-            "Usage: seccheckd rules check PATH...\n"
+            "Usage: seccheckd rules check [--pod-init FILE] PATH...\n"
             "       seccheckd rules test PATH... (--trace FILE... | --db DB) [options]\n"
             "Checks Falco-format rules files, or evaluates them offline.\n"
             "\n"
@@ -34,6 +35,9 @@ static void usage(FILE *out)
             "\n"
             "check: prints a summary (lists, macros, rules enabled) and the event types each rule\n"
             "       can match; every error as FILE:LINE:COLUMN: error: MESSAGE (exit 2).\n"
+            "  --pod-init FILE    a runsc pod-init config (seccheckd gvisor-config): warns, as\n"
+            "                     FILE:LINE: warning: ..., for each point, optional or context field\n"
+            "                     a rule needs that FILE does not enable (exit 0 all the same)\n"
             "test:  prints each alert as one Falco JSON line on standard output, and the alerts\n"
             "       per rule on standard error.\n"
             "  --trace FILE...    gVisor tracereplay files, each one sandbox connection\n"
@@ -74,16 +78,154 @@ static struct rule_set *load(const char *const *paths, size_t n, bool print_warn
     return rs;
 }
 
-static int check_main(int argc, char **argv)
+/* ---- check against a pod-init config ---- */
+
+#define POD_INIT_MAX_BYTES (1u << 20)
+
+/* The names of a YAML sequence of strings as bits (unknown names ignored:
+ * runsc would refuse them itself). */
+static unsigned name_bits(const struct ynode *seq, unsigned (*parse)(const char *))
 {
-    if (argc < 2)
-        return usage_error("check needs at least one PATH", NULL);
-    for (int i = 1; i < argc; i++)
-        if (argv[i][0] == '-' && argv[i][1])
-            return usage_error("check: unknown option", argv[i]);
-    struct rule_set *rs = load((const char *const *)argv + 1, (size_t)argc - 1, true);
-    if (!rs)
-        return RC_USAGE;
+    unsigned bits = 0;
+    for (size_t i = 0; seq && seq->kind == YN_SEQ && i < seq->count; i++)
+        if (seq->items[i]->kind == YN_SCALAR)
+            bits |= parse(seq->items[i]->value);
+    return bits;
+}
+
+/* The whole of a small file, NUL-terminated; NULL with the problem printed. */
+static char *read_small_file(const char *path, size_t max, size_t *len)
+{
+    FILE *fp = fopen(path, "rb");
+    if (!fp) {
+        fprintf(stderr, PROG ": cannot open %s: %s\n", path, strerror(errno));
+        return NULL;
+    }
+    char *buf = malloc(max + 1);
+    *len = buf ? fread(buf, 1, max + 1, fp) : 0;
+    bool failed = !buf || ferror(fp);
+    fclose(fp);
+    if (failed || *len > max) {
+        fprintf(stderr, PROG ": cannot read %s: %s\n", path,
+                !buf ? "out of memory" : *len > max ? "too large for a pod-init config" : strerror(errno));
+        free(buf);
+        return NULL;
+    }
+    buf[*len] = '\0';
+    return buf;
+}
+
+/* Each point of the list, with its fields, into out. 0, or -1 said. */
+static int add_points(const char *path, const struct ynode *points, struct rules_needs *out)
+{
+    for (size_t i = 0; i < points->count; i++) {
+        const struct ynode *p = points->items[i];
+        const struct ynode *name = p->kind == YN_MAP ? ytree_get(p, "name") : NULL;
+        if (!name || name->kind != YN_SCALAR) {
+            fprintf(stderr, PROG ": %s:%u:%u: a point without a name\n", path, p->line, p->column);
+            return -1;
+        }
+        unsigned optional = name_bits(ytree_get(p, "optional_fields"), rules_optional_parse);
+        unsigned context = name_bits(ytree_get(p, "context_fields"), rules_context_parse);
+        /* a name too long for any point runsc has: nothing a rule needs */
+        if (strlen(name->value) < RULES_POINT_MAX &&
+            rules_needs_add(out, name->value, optional, context, RULES_WHY_MATCHES) != 0) {
+            fprintf(stderr, PROG ": out of memory\n");
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* The points a pod-init config enables, with their fields (its JSON read as
+ * YAML). 0, or -1 with the problem printed. */
+static int read_pod_init(const char *path, struct rules_needs *out)
+{
+    size_t len;
+    char *buf = read_small_file(path, POD_INIT_MAX_BYTES, &len);
+    if (!buf)
+        return -1;
+    struct arena a;
+    arena_init(&a, 64 * 1024, 64u << 20);
+    struct ynode **docs = NULL;
+    size_t ndocs = 0;
+    struct ytree_error err = {0};
+    int rc = -1;
+    if (ytree_parse(&a, buf, len, &docs, &ndocs, &err) != 0) {
+        fprintf(stderr, PROG ": %s:%u:%u: cannot read it as JSON: %s\n", path, err.line, err.column, err.message);
+    } else {
+        const struct ynode *top = ndocs == 1 && docs[0]->kind == YN_MAP ? docs[0] : NULL;
+        const struct ynode *session = top ? ytree_get(top, "trace_session") : NULL;
+        const struct ynode *points = session && session->kind == YN_MAP ? ytree_get(session, "points") : NULL;
+        if (points && points->kind == YN_SEQ)
+            rc = add_points(path, points, out);
+        else
+            fprintf(stderr, PROG ": %s: not a pod-init config: expected {\"trace_session\": {\"points\": [...]}} "
+                    "(seccheckd gvisor-config writes one)\n", path);
+    }
+    arena_free(&a);
+    free(buf);
+    return rc;
+}
+
+/* Prints, per bit of missing, "RULE_FILE:LINE: warning: ..."; returns how
+ * many. */
+static size_t warn_fields(const struct rule_info *r, const char *config, const char *point, unsigned missing,
+                          const char *kind, const char *(*name)(unsigned))
+{
+    size_t n = 0;
+    for (unsigned b = 0; name(b); b++)
+        if (missing >> b & 1) {
+            fprintf(stderr, "%s:%u: warning: rule '%s' reads the %s field %s at %s, which %s does not enable\n",
+                    r->file, r->line, r->name, kind, name(b), point, config);
+            n++;
+        }
+    return n;
+}
+
+static const char *why_text(unsigned why)
+{
+    if (why & RULES_WHY_MATCHES)
+        return "the rule matches its events";
+    if (why & RULES_WHY_PROCESS)
+        return "it keeps the process table the rule reads";
+    return "runsc 2022-12 sends the context fields of a raw exit point only with its enter point enabled";
+}
+
+/* Warns for what each enabled rule needs that config does not enable. The
+ * number of warnings, or -1 out of memory. */
+static long check_pod_init(const struct rule_set *rs, const char *config, const struct rules_needs *have)
+{
+    long warnings = 0;
+    for (size_t i = 0; i < rule_set_rule_count(rs); i++) {
+        struct rule_info info;
+        rule_set_rule_info(rs, i, &info);
+        struct rules_needs need = {0};
+        if (rule_set_rule_needs(rs, i, &need) != 0) {
+            rules_needs_free(&need);
+            return -1;
+        }
+        for (size_t k = 0; k < need.count; k++) {
+            const struct rules_need *n = &need.items[k];
+            const struct rules_need *h = rules_needs_find(have, n->point);
+            if (!h) {
+                fprintf(stderr, "%s:%u: warning: rule '%s' needs the point %s, which %s does not enable (%s)\n",
+                        info.file, info.line, info.name, n->point, config, why_text(n->why));
+                warnings++;
+                continue;
+            }
+            warnings += (long)warn_fields(&info, config, n->point, n->optional & ~h->optional, "optional",
+                                          rules_optional_name);
+            warnings += (long)warn_fields(&info, config, n->point, n->context & ~h->context, "context",
+                                          rules_context_name);
+        }
+        rules_needs_free(&need);
+    }
+    return warnings;
+}
+
+static void print_summary(const struct rule_set *rs)
+{
     struct rule_set_stats st;
     rule_set_get_stats(rs, &st);
     printf("%zu list%s, %zu macro%s, %zu rule%s (%zu enabled) in %zu file%s\n", st.lists, cli_plural(st.lists),
@@ -97,8 +239,59 @@ static int check_main(int argc, char **argv)
         printf("  %s [%s%s]: %s\n", info.name, rules_priority_name(info.priority), info.enabled ? "" : ", disabled",
                types);
     }
+}
+
+/* check's own option, first: "--pod-init FILE" or "--pod-init=FILE". The
+ * index of the first PATH, or -1 after a usage error. */
+static int parse_check(int argc, char **argv, const char **pod_init)
+{
+    int first = 1;
+    if (argc > 1 && strncmp(argv[1], "--pod-init", 10) == 0 && (argv[1][10] == '=' || argv[1][10] == '\0')) {
+        bool joined = argv[1][10] == '=';
+        *pod_init = joined ? argv[1] + 11 : argc > 2 ? argv[2] : "";
+        first = joined ? 2 : 3;
+        if (!**pod_init) {
+            usage_error("--pod-init needs a FILE", NULL);
+            return -1;
+        }
+    }
+    const char *bad = NULL;
+    for (int i = first; i < argc && !bad; i++)
+        if (argv[i][0] == '-' && argv[i][1])
+            bad = argv[i];
+    if (argc <= first || bad) {
+        usage_error(bad ? "check: unknown option" : "check needs at least one PATH", bad);
+        return -1;
+    }
+    return first;
+}
+
+static int check_main(int argc, char **argv)
+{
+    const char *pod_init = NULL;
+    int first = parse_check(argc, argv, &pod_init);
+    if (first < 0)
+        return RC_USAGE;
+    struct rules_needs have = {0};
+    struct rule_set *rs = NULL;
+    if (!pod_init || read_pod_init(pod_init, &have) == 0)
+        rs = load((const char *const *)argv + first, (size_t)(argc - first), true);
+    int rc = rs ? RC_OK : RC_USAGE;
+    if (rs)
+        print_summary(rs);
+    long w = rs && pod_init ? check_pod_init(rs, pod_init, &have) : 0;
+    if (w < 0) {
+        fprintf(stderr, PROG ": out of memory\n");
+        rc = RC_FAILED;
+    } else if (w > 0) {
+        printf("%s: %ld warning%s: some rules would miss events (seccheckd gvisor-config --rules writes a config "
+               "with everything they need)\n", pod_init, w, cli_plural((uint64_t)w));
+    } else if (rs && pod_init) {
+        printf("%s: enables everything the enabled rules need\n", pod_init);
+    }
+    rules_needs_free(&have);
     rule_set_free(rs);
-    return RC_OK;
+    return rc;
 }
 
 /* ---- test ---- */

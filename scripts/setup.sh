@@ -16,6 +16,7 @@ packages=(
     postgresql                             # a real server (15) for the forward tests and bench
     libcmocka-dev                          # unit tests
     runsc                                  # real gVisor for the end-to-end test
+    netcat-openbsd redis-server            # what the default rules' e2e runs in sandboxes (nc; ordinary work)
     python3                                # baseline listener in bench/
     systemd                                # systemd-analyze, to verify the unit files
     clang libclang-rt-14-dev               # libFuzzer for scripts/fuzz.sh

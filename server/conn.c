@@ -148,10 +148,13 @@ enum conn_read_result conn_read(struct conn *c, unsigned budget)
         if (go == CONN_STOP)
             return CONN_READ_BLOCKED;
         unsigned want = budget < env->ring->nslots ? budget : env->ring->nslots;
+        int64_t before = realtime_ns();   /* an empty read: anything later was sent after this */
         int n = recv_ring_fill(env->ring, c->fd, want);
         if (n < 0) {
-            if (errno == EAGAIN || errno == EWOULDBLOCK)
+            if (errno == EAGAIN || errno == EWOULDBLOCK) {
+                c->rec.emptied_ns = before;
                 return CONN_READ_DRAINED;
+            }
             if (errno == ECONNRESET && !reset_seen) {
                 reset_seen = true;   /* the peer left our data unread; what it queued follows */
                 continue;
@@ -165,8 +168,10 @@ enum conn_read_result conn_read(struct conn *c, unsigned budget)
             conn_close(c, "eof");
             return CONN_READ_CLOSED;
         }
-        if ((unsigned)n < want)
-            return CONN_READ_DRAINED;   /* the socket had less than we asked for */
+        if ((unsigned)n < want) {   /* the socket had less than we asked for */
+            c->rec.emptied_ns = before;   /* set after ingesting: those packets were sent before */
+            return CONN_READ_DRAINED;
+        }
         budget -= (unsigned)n;
     }
     return CONN_READ_BUDGET;

@@ -171,6 +171,8 @@ static void render_storage(struct strbuf *o, struct server *s)
         return;
     gauge(o, "db_bytes", "Size of the SQLite database file.", file_bytes(s->cfg.db_path, ""));
     gauge(o, "db_wal_bytes", "Size of its write-ahead log (-wal file).", file_bytes(s->cfg.db_path, "-wal"));
+    counter(o, "retention_deleted_events_total", "Events deleted by retention (--retain, --max-db-size).",
+            sink_retention_deleted(s->sink));
 }
 
 /* Prometheus label values escape backslash, double quote and newline. */

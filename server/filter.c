@@ -1,9 +1,11 @@
 #include "filter.h"
 
+#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli.h"
 #include "decode.h"
 
 /* A name from the MessageType enum without MESSAGE_ (SYSCALL_OPEN), or a
@@ -74,6 +76,36 @@ int filter_set_containers(struct filter *f, enum filter_mode mode, const char *l
     else
         f->containers_mode = mode;
     return rc;
+}
+
+int filter_types_main(int argc, char **argv)
+{
+    static const struct option options[] = {{"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0}};
+    const char *prog = "seccheckd types";
+    int ch;
+    optind = 0;
+    opterr = 0;
+    while ((ch = getopt_long(argc, argv, CLI_GETOPT_QUIET "h", options, NULL)) != -1) {
+        if (ch != 'h') {
+            cli_report_getopt_error(prog, ch, argv);
+            return 2;
+        }
+        printf("Usage: seccheckd types\n"
+               "Lists the message types a sandbox sends: number and name. --keep-types and --drop-types\n"
+               "take either (names in any case); the events table's type_name is the name.\n");
+        return 0;
+    }
+    if (optind < argc) {
+        fprintf(stderr, "%s: unexpected argument '%s' (try --help)\n", prog, argv[optind]);
+        return 2;
+    }
+    printf("number  name (for --keep-types, --drop-types, seccheckd events --type)\n");
+    for (unsigned t = 1; t <= DECODE_TYPE_MAX; t++) {
+        const char *name = decode_type_name((uint16_t)t);
+        if (name)
+            printf("%6u  %s\n", t, name);
+    }
+    return 0;
 }
 
 void filter_free(struct filter *f)

@@ -43,4 +43,9 @@ bool filter_container_passes(const struct filter *f, const char *container_id);
 
 static inline bool filter_on_containers(const struct filter *f) { return f->containers_mode != FILTER_OFF; }
 
+/* `seccheckd types [--help]` (argv[0] "types"): every message type this
+ * build knows, its number and the name the type lists take. 0, or 2 on a
+ * usage error. */
+int filter_types_main(int argc, char **argv);
+
 #endif

@@ -8,25 +8,25 @@
 
 #include "cli.h"
 #include "json.h"
+#include "rules.h"
 #include "strbuf.h"
 
-/* A point and the optional fields worth collecting with it. Names as in
- * `runsc trace metadata` (runsc 2022-12 and current gVisor). */
-struct point {
+/* The points of the exec group with the optional fields worth collecting
+ * there. Names as in `runsc trace metadata` (runsc 2022-12 and current
+ * gVisor). */
+static const struct {
     const char *name;
-    const char *optional;   /* JSON array contents, or NULL */
-};
-
-static const struct point exec_points[] = {
-    {"container/start", "\"env\""},
-    {"sentry/clone", NULL},
-    {"sentry/execve", "\"binary_info\""},
-    {"sentry/exit_notify_parent", NULL},
-    {"sentry/task_exit", NULL},
-    {"syscall/execve/enter", "\"envv\""},
-    {"syscall/execve/exit", "\"envv\""},
-    {"syscall/execveat/enter", "\"fd_path\", \"envv\""},
-    {"syscall/execveat/exit", "\"fd_path\", \"envv\""},
+    unsigned optional;
+} exec_points[] = {
+    {"container/start", RULES_OPT_ENV},
+    {"sentry/clone", 0},
+    {"sentry/execve", RULES_OPT_BINARY_INFO},
+    {"sentry/exit_notify_parent", 0},
+    {"sentry/task_exit", 0},
+    {"syscall/execve/enter", RULES_OPT_ENVV},
+    {"syscall/execve/exit", RULES_OPT_ENVV},
+    {"syscall/execveat/enter", RULES_OPT_FD_PATH | RULES_OPT_ENVV},
+    {"syscall/execveat/exit", RULES_OPT_FD_PATH | RULES_OPT_ENVV},
 };
 
 /* Files: opening, closing and where processes are (reads and writes are
@@ -35,46 +35,105 @@ static const char *const file_syscalls[] = {"open", "openat", "creat", "close", 
                                             "dup", "dup2", "dup3", "fcntl", "inotify_add_watch"};
 static const char *const net_syscalls[] = {"socket", "socketpair", "connect", "bind", "accept", "accept4"};
 
-/* Which of those take fd_path (from `runsc trace metadata`). */
-static bool has_fd_path(const char *syscall)
+static int out_of_memory(void)
 {
-    static const char *const without[] = {"open", "chdir", "chroot", "socket", "socketpair"};
-    for (size_t i = 0; i < sizeof(without) / sizeof(without[0]); i++)
-        if (strcmp(without[i], syscall) == 0)
-            return false;
-    return true;
+    fprintf(stderr, "seccheckd gvisor-config: out of memory\n");
+    return 1;
 }
 
-static const char context_fields[] =
-    "\"time\", \"thread_id\", \"task_start_time\", \"group_id\", \"thread_group_start_time\", \"container_id\", "
-    "\"credentials\", \"cwd\", \"process_name\"";
-
-static void add_point(struct strbuf *out, bool *first, const char *name, const char *optional)
-{
-    strbuf_printf(out, "%s\n    {\"name\": \"%s\"", *first ? "" : ",", name);
-    if (optional)
-        strbuf_printf(out, ", \"optional_fields\": [%s]", optional);
-    strbuf_printf(out, ", \"context_fields\": [%s]}", context_fields);
-    *first = false;
-}
-
-static void add_syscalls(struct strbuf *out, bool *first, const char *const *names, size_t n)
+/* Enter and exit of each, with every optional field they offer. */
+static int add_syscalls(struct rules_needs *out, const char *const *names, size_t n)
 {
     for (size_t i = 0; i < n; i++)
         for (int exit = 0; exit < 2; exit++) {
-            char point[64];
+            char point[RULES_POINT_MAX];
             snprintf(point, sizeof(point), "syscall/%s/%s", names[i], exit ? "exit" : "enter");
-            add_point(out, first, point, has_fd_path(names[i]) ? "\"fd_path\"" : NULL);
+            if (rules_needs_add(out, point, rules_point_optional(point), RULES_CTX_ALL, RULES_WHY_MATCHES) != 0)
+                return -1;
         }
+    return 0;
+}
+
+/* 0, or 1 out of memory (said). */
+static int add_groups(struct rules_needs *out, bool exec, bool files, bool net)
+{
+    int rc = 0;
+    for (size_t i = 0; exec && i < sizeof(exec_points) / sizeof(exec_points[0]); i++)
+        rc |= rules_needs_add(out, exec_points[i].name, exec_points[i].optional, RULES_CTX_ALL, RULES_WHY_MATCHES);
+    if (files)
+        rc |= add_syscalls(out, file_syscalls, sizeof(file_syscalls) / sizeof(file_syscalls[0]));
+    if (net)
+        rc |= add_syscalls(out, net_syscalls, sizeof(net_syscalls) / sizeof(net_syscalls[0]));
+    return rc ? out_of_memory() : 0;
+}
+
+/* What every enabled rule of the files needs. 0, 2 when they do not load
+ * (errors printed), 1 out of memory (said). */
+static int add_rules(struct rules_needs *out, const char *const *paths, size_t n)
+{
+    struct rules_diag diag = {0};
+    struct rule_set *rs = rule_set_load(paths, n, &diag);
+    rules_diag_print(&diag, stderr);
+    rules_diag_free(&diag);
+    if (!rs) {
+        fprintf(stderr, "seccheckd gvisor-config: the rules have errors: no config written\n");
+        return 2;
+    }
+    int rc = 0;
+    for (size_t i = 0; i < rule_set_rule_count(rs) && rc == 0; i++)
+        rc = rule_set_rule_needs(rs, i, out);
+    rule_set_free(rs);
+    return rc ? out_of_memory() : 0;
+}
+
+/* ["a", "b"] of the bits set, named by name(i). */
+static void put_names(struct strbuf *out, unsigned bits, const char *(*name)(unsigned))
+{
+    strbuf_putc(out, '[');
+    bool first = true;
+    for (unsigned i = 0; name(i); i++)
+        if (bits >> i & 1) {
+            strbuf_printf(out, "%s\"%s\"", first ? "" : ", ", name(i));
+            first = false;
+        }
+    strbuf_putc(out, ']');
+}
+
+static void print_config(const struct rules_needs *points, const char *socket, long retries)
+{
+    struct strbuf out = {0};
+    strbuf_puts(&out, "{\"trace_session\": {\n  \"name\": \"Default\",\n  \"points\": [");
+    for (size_t i = 0; i < points->count; i++) {
+        const struct rules_need *p = &points->items[i];
+        strbuf_printf(&out, "%s\n    {\"name\": \"%s\"", i ? "," : "", p->point);
+        if (p->optional) {
+            strbuf_puts(&out, ", \"optional_fields\": ");
+            put_names(&out, p->optional, rules_optional_name);
+        }
+        strbuf_puts(&out, ", \"context_fields\": ");
+        put_names(&out, p->context, rules_context_name);
+        strbuf_putc(&out, '}');
+    }
+    strbuf_puts(&out, "\n  ],\n  \"sinks\": [{\"name\": \"remote\", \"config\": {\"endpoint\": ");
+    json_render_string(&out, socket, strlen(socket));
+    if (retries)
+        strbuf_printf(&out, ", \"retries\": %ld", retries);
+    strbuf_puts(&out, "}}]\n}}\n");
+    fwrite(out.data, 1, out.len, stdout);
+    strbuf_free(&out);
 }
 
 static void usage(FILE *out)
 {
-    fprintf(out, "Usage: seccheckd gvisor-config [--points exec|files|net|all[,...]] [--socket PATH] [--retries N]\n"
+    fprintf(out, "Usage: seccheckd gvisor-config [--points exec|files|net|all[,...]] [--rules PATH...]\n"
+                 "                                [--socket PATH] [--retries N]\n"
                  "Prints a runsc pod-init config (runsc --pod-init-config=FILE) that traces the chosen\n"
                  "points to seccheckd's socket.\n"
                  "  --points GROUPS  exec: container start, clone, exec, exit; files: open, close, chdir,\n"
-                 "                   dup, fcntl...; net: socket, connect, bind, accept; all [exec]\n"
+                 "                   dup, fcntl...; net: socket, connect, bind, accept; all\n"
+                 "                   [exec, unless --rules is given]\n"
+                 "  --rules PATH...  exactly the points, optional and context fields the enabled rules of\n"
+                 "                   these rules files (or directories) read (with --points: both)\n"
                  "  --socket PATH    seccheckd's socket [/tmp/seccheck.sock]\n"
                  "  --retries N      times the sandbox retries a full socket before dropping [0]\n");
 }
@@ -98,55 +157,60 @@ static bool parse_groups(const char *list, bool *exec, bool *files, bool *net)
     return ok && (*exec || *files || *net);
 }
 
+enum { HELP_SHOWN = -3 };
+
 int gvisor_config_main(int argc, char **argv)
 {
     static const struct option opts[] = {{"points", required_argument, NULL, 'p'},
+                                         {"rules", required_argument, NULL, 'R'},
                                          {"socket", required_argument, NULL, 's'},
                                          {"retries", required_argument, NULL, 'r'},
                                          {"help", no_argument, NULL, 'h'},
                                          {NULL, 0, NULL, 0}};
-    const char *points = "exec", *socket = "/tmp/seccheck.sock";
+    const char *points = NULL, *socket = "/tmp/seccheck.sock";
+    const char **rules = calloc((size_t)argc + 1, sizeof(*rules));
+    size_t nrules = 0;
     long retries = 0;
-    int ch;
+    int ch, rc = 0;
+    if (!rules)
+        return out_of_memory();
     optind = 0;   /* a fresh getopt scan, whatever ran before */
     opterr = 0;
-    while ((ch = getopt_long(argc, argv, CLI_GETOPT_QUIET "h", opts, NULL)) != -1) {
+    while (rc == 0 && (ch = getopt_long(argc, argv, CLI_GETOPT_QUIET "h", opts, NULL)) != -1) {
         char *end;
         switch (ch) {
         case 'p': points = optarg; break;
+        case 'R': rules[nrules++] = optarg; break;
         case 's': socket = optarg; break;
         case 'r':
             retries = strtol(optarg, &end, 10);
             if (end == optarg || *end || retries < 0 || retries > 1000) {
                 fprintf(stderr, "seccheckd gvisor-config: --retries: expected 0 to 1000, got '%s'\n", optarg);
-                return 2;
+                rc = 2;
             }
             break;
-        case 'h': usage(stdout); return 0;
-        default: cli_report_getopt_error("seccheckd gvisor-config", ch, argv); return 2;
+        case 'h': usage(stdout); rc = HELP_SHOWN; break;
+        default: cli_report_getopt_error("seccheckd gvisor-config", ch, argv); rc = 2; break;
         }
     }
+    /* --rules A B C: the paths after the first one */
+    while (rc == 0 && nrules && optind < argc)
+        rules[nrules++] = argv[optind++];
     bool exec = false, files = false, net = false;
-    if (optind < argc || !parse_groups(points, &exec, &files, &net)) {
+    const char *groups = points ? points : nrules ? NULL : "exec";
+    if (rc == 0 && (optind < argc || (groups && !parse_groups(groups, &exec, &files, &net)))) {
         fprintf(stderr, "seccheckd gvisor-config: --points: expected exec, files, net or all (comma-separated), "
-                        "got '%s'\n", optind < argc ? argv[optind] : points);
-        return 2;
+                        "got '%s'\n", optind < argc ? argv[optind] : groups);
+        rc = 2;
     }
-    struct strbuf out = {0};
-    bool first = true;
-    strbuf_puts(&out, "{\"trace_session\": {\n  \"name\": \"Default\",\n  \"points\": [");
-    for (size_t i = 0; exec && i < sizeof(exec_points) / sizeof(exec_points[0]); i++)
-        add_point(&out, &first, exec_points[i].name, exec_points[i].optional);
-    if (files)
-        add_syscalls(&out, &first, file_syscalls, sizeof(file_syscalls) / sizeof(file_syscalls[0]));
-    if (net)
-        add_syscalls(&out, &first, net_syscalls, sizeof(net_syscalls) / sizeof(net_syscalls[0]));
-    strbuf_puts(&out, "\n  ],\n  \"sinks\": [{\"name\": \"remote\", \"config\": {\"endpoint\": ");
-    json_render_string(&out, socket, strlen(socket));
-    if (retries)
-        strbuf_printf(&out, ", \"retries\": %ld", retries);
-    strbuf_puts(&out, "}}]\n}}\n");
-    fwrite(out.data, 1, out.len, stdout);
-    strbuf_free(&out);
-    return 0;
+    struct rules_needs needs = {0};
+    if (rc == 0)
+        rc = add_groups(&needs, exec, files, net);
+    if (rc == 0 && nrules)
+        rc = add_rules(&needs, rules, nrules);
+    if (rc == 0)
+        print_config(&needs, socket, retries);
+    rules_needs_free(&needs);
+    free(rules);
+    return rc == HELP_SHOWN ? 0 : rc;
 }

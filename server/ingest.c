@@ -8,18 +8,28 @@ static void reject(struct batch *b, struct conn_record *rec, enum reject_reason 
     rec->rejected++;
 }
 
-/* dropped_count is cumulative and wraps at 2^32. A count that goes back by
- * less than half the range is not a wrap but a sandbox misreporting (only a
- * compromised one can): it is not added, or one packet could claim ~2^32
- * drops; it is counted as an anomaly instead. */
-static void track_drops(struct conn_record *rec, uint32_t dropped_count)
+uint64_t ingest_drop_allowance(const struct conn_record *rec, int64_t recv_ns)
 {
-    uint32_t last = rec->last_dropped_count;
-    if (dropped_count < last && last - dropped_count < (1u << 31))
+    int64_t since = rec->connect_ns;   /* no drops before it, and the bound while nothing was read empty */
+    if (rec->drops_since_ns && rec->drops_since_ns - INGEST_DROP_STALE_NS > since)
+        since = rec->drops_since_ns - INGEST_DROP_STALE_NS;
+    return recv_ns > since ? (uint64_t)(recv_ns - since) / INGEST_DROP_NS_EACH : 0;
+}
+
+/* dropped_count is cumulative and wraps at 2^32 (ingest.h has the bound):
+ * a count that went back, or jumped past what the sandbox could have
+ * dropped, is not added (one packet could claim ~2^32 drops) but counted
+ * as an anomaly. */
+static void track_drops(struct conn_record *rec, uint32_t dropped_count, int64_t recv_ns)
+{
+    uint32_t last = rec->last_dropped_count, delta = wire_dropped_delta(last, dropped_count);
+    bool back = dropped_count < last && last - dropped_count < (1u << 31);
+    if (back || delta > ingest_drop_allowance(rec, recv_ns))
         rec->dropped_count_regressions++;
     else
-        rec->sandbox_dropped += wire_dropped_delta(last, dropped_count);
+        rec->sandbox_dropped += delta;
     rec->last_dropped_count = dropped_count;
+    rec->drops_since_ns = rec->emptied_ns;
 }
 
 void ingest_drop(struct ingest *in, struct conn_record *rec, size_t len)
@@ -67,7 +77,7 @@ int ingest_packet(struct ingest *in, struct conn_record *rec, const uint8_t *pkt
         reject(b, rec, REJECT_BAD_HEADER);
         return 0;
     }
-    track_drops(rec, header.dropped_count);
+    track_drops(rec, header.dropped_count, recv_ns);
     if (in->by_type)
         in->by_type[header.message_type <= DECODE_TYPE_MAX ? header.message_type : DECODE_TYPE_MAX + 1]++;
     if (in->count_only || (in->filter && !filter_type_passes(in->filter, header.message_type))) {

@@ -8,7 +8,9 @@
 #include "central.h"
 #include "chain.h"
 #include "deliver.h"
+#include "events.h"
 #include "export.h"
+#include "filter.h"
 #include "forward.h"
 #include "gvisor_config.h"
 #include "handoff.h"
@@ -115,6 +117,54 @@ static void describe_sinks(const struct options *o, char *out, size_t outlen)
         len += (size_t)snprintf(out + len, outlen - len, "%s%s%s%s", len ? ", " : "", name, target ? " -> " : "",
                                 target ? target : "");
     }
+}
+
+/* 7d, 12h, 90m, 45s, as --retain takes them; "forever" for 0. */
+static void format_duration(uint64_t s, char *out, size_t len)
+{
+    static const struct { uint64_t seconds; char unit; } units[] = {{86400, 'd'}, {3600, 'h'}, {60, 'm'}};
+    size_t i = 0;
+    while (i < 3 && s % units[i].seconds)
+        i++;
+    if (s == 0)
+        snprintf(out, len, "forever");
+    else if (i < 3)
+        snprintf(out, len, "%llu%c", (unsigned long long)(s / units[i].seconds), units[i].unit);
+    else
+        snprintf(out, len, "%llus", (unsigned long long)s);
+}
+
+/* 20G, 512M, 4096, as --max-db-size takes them; "none" for 0. */
+static void format_bytes(uint64_t b, char *out, size_t len)
+{
+    static const char units[] = "TGMK";
+    int i = 0;
+    while (units[i] && (b % (1ull << (10 * (4 - i))) != 0))
+        i++;
+    if (b == 0)
+        snprintf(out, len, "none");
+    else if (units[i])
+        snprintf(out, len, "%llu%c", (unsigned long long)(b >> (10 * (4 - i))), units[i]);
+    else
+        snprintf(out, len, "%llu", (unsigned long long)b);
+}
+
+/* What decides which events are kept, for the start-up log: what to check
+ * first when events seem to be missing. */
+static void log_settings(const struct options *o)
+{
+    char retention[96] = "", retain[32], max_size[32];
+    format_duration(o->retain_s, retain, sizeof(retain));
+    format_bytes(o->max_db_bytes, max_size, sizeof(max_size));
+    if (strstr(o->sink, "sqlite"))
+        snprintf(retention, sizeof(retention), "retain %s, max-db-size %s; ", retain, max_size);
+    const struct server_config *c = &o->server;
+    log_info("settings: %skeep-types %s, drop-types %s, keep-containers %s, drop-containers %s; max-connections %u, "
+             "max-message %zu, batch-size %zu, flush-ms %u, queue-max %zu, on-full %s",
+             retention, o->keep_types ? o->keep_types : "all", o->drop_types ? o->drop_types : "none",
+             o->keep_containers ? o->keep_containers : "all", o->drop_containers ? o->drop_containers : "none",
+             c->max_connections, c->max_message, c->pipeline.limits.max_events, c->flush_ms, c->pipeline.queue_max,
+             c->drop_when_full ? "drop" : "block");
 }
 
 /* How many events fit in a sandbox's socket buffer before it drops. */
@@ -383,8 +433,12 @@ static int run_subcommand(int argc, char **argv, bool *handled)
         return forward_main(argc - 1, argv + 1);
     if (strcmp(argv[1], "export") == 0)
         return export_main(argc - 1, argv + 1);
+    if (strcmp(argv[1], "events") == 0)
+        return events_main(argc - 1, argv + 1);
     if (strcmp(argv[1], "gvisor-config") == 0)
         return gvisor_config_main(argc - 1, argv + 1);
+    if (strcmp(argv[1], "types") == 0)
+        return filter_types_main(argc - 1, argv + 1);
     if (strcmp(argv[1], "rules") == 0)
         return rules_main(argc - 1, argv + 1);
     *handled = false;
@@ -398,7 +452,7 @@ int main(int argc, char **argv)
         int rc = run_subcommand(argc, argv, &handled);
         if (handled)
             return rc;
-        fprintf(stderr, "seccheckd: unknown command '%s' (commands: verify, export, forward, gvisor-config; try --help)\n", argv[1]);
+        fprintf(stderr, "seccheckd: unknown command '%s' (commands: verify, export, events, forward, gvisor-config, types; try --help)\n", argv[1]);
         return 2;
     }
     struct options o;
@@ -501,6 +555,7 @@ int main(int argc, char **argv)
     char sinks[768];
     describe_sinks(&o, sinks, sizeof(sinks));
     log_info("listening on %s, sink %s", o.server.socket_path, sinks);
+    log_settings(&o);
     log_socket_buffer_hint();
     notify_send("READY=1");
     uv_run(loop, UV_RUN_DEFAULT);

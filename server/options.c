@@ -96,29 +96,6 @@ static int parse_sink(struct options *o, const char *v, char *err, size_t errlen
 #define BYTES_MAX (1ull << 48)            /* 256T: SQLite's own largest database */
 #define BYTES_MAX_TEXT "256T"
 
-/* 90, 90s, 15m, 12h, 7d -> seconds; -1 if not a duration or above max. */
-static int parse_duration_s(const char *v, uint64_t max, uint64_t *out)
-{
-    char *end;
-    errno = 0;
-    unsigned long long n = strtoull(v, &end, 10);
-    if (errno || end == v || !isdigit((unsigned char)v[0]))
-        return -1;
-    uint64_t unit = 1;
-    if (*end == 's')
-        end++;
-    else if (*end == 'm')
-        unit = 60, end++;
-    else if (*end == 'h')
-        unit = 3600, end++;
-    else if (*end == 'd')
-        unit = 86400, end++;
-    if (*end || n > max / unit)
-        return -1;
-    *out = n * unit;
-    return 0;
-}
-
 /* 1048576, 512K, 100M, 2G, 1T -> bytes; -1 if not a size or above max. */
 static int parse_bytes(const char *v, uint64_t max, uint64_t *out)
 {
@@ -144,7 +121,7 @@ static int parse_bytes(const char *v, uint64_t max, uint64_t *out)
 static int parse_retain(struct options *o, const char *v, char *err, size_t errlen)
 {
     uint64_t s;
-    if (parse_duration_s(v, RETAIN_MAX_S, &s) != 0) {
+    if (cli_parse_duration_s(v, RETAIN_MAX_S, &s) != 0) {
         snprintf(err, errlen, "--retain: expected a duration like 3600, 90m, 12h or 7d (0: forever), at most "
                  RETAIN_MAX_TEXT ", got '%s'", v);
         return -1;
@@ -501,8 +478,11 @@ void options_usage(FILE *out)
     fprintf(out, "Usage: seccheckd [OPTIONS]\n"
                  "       seccheckd verify --db PATH [--key-file PATH] | --to URL --host-id ID\n"
                  "       seccheckd export --db PATH --format ndjson|trace [--out PATH|DIR] [--conn ID]\n"
+                 "       seccheckd events --db PATH [--follow] [--container ID] [--type NAME] [--process NAME]\n"
+                 "                        [--since DURATION] [-o compact|json]   (one line per event, as they come)\n"
                  "       seccheckd forward --db PATH --to URL [--host-id ID]   (to a central PostgreSQL)\n"
                  "       seccheckd gvisor-config [--points exec|files|net|all] [--socket PATH]\n"
+                 "       seccheckd types   (the message type names --keep-types and --drop-types take)\n"
                  "Collects gVisor seccheck events from sandboxes (runsc remote sink) into SQLite.\n\n");
     for (size_t i = 0; i < NDEFS; i++) {
         const struct option_def *d = &defs[i];

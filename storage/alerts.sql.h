@@ -22,8 +22,10 @@ static const char alerts_sql[] =
     "  suppressed INTEGER NOT NULL DEFAULT 0);"   /* throttled alerts of the rule and container before it */
     /* Retention deletes alerts with their events, by event id range. */
     "CREATE INDEX IF NOT EXISTS alerts_by_event ON alerts(event_id);"
-    /* Each alert with what the event says: who, where, the whole message. */
-    "CREATE VIEW IF NOT EXISTS alerts_full AS\n"
+    /* Each alert with what the event says: who, where, the whole message.
+     * Replaced at each start, as the other views (views.sql.h). */
+    "DROP VIEW IF EXISTS alerts_full;\n"
+    "CREATE VIEW alerts_full AS\n"
     "SELECT a.id, a.event_id, a.rule, a.priority, a.time_ns,\n"
     "       strftime('%Y-%m-%dT%H:%M:%f', a.time_ns / 1e9, 'unixepoch') AS time, a.container_id, a.output,\n"
     "       a.output_fields, a.tags, a.suppressed, e.conn_id, e.type_name, e.thread_id, e.thread_group_id,\n"

@@ -42,12 +42,17 @@ struct conn_record {
     uint64_t bytes;
     uint32_t last_dropped_count;   /* as last reported in a header */
     uint64_t sandbox_dropped;      /* wrap-safe total of the sandbox's drops */
-    uint64_t dropped_count_regressions;   /* headers whose count went backwards */
+    uint64_t dropped_count_regressions;   /* headers whose count went backwards or jumped
+                                           * past what the sandbox could drop (ingest.h) */
     uint64_t rejected;
     uint64_t decode_errors;        /* unknown types + bad payloads (stored raw) */
     uint64_t paused_count;         /* times reading paused (backpressure, over its fair share) */
     int64_t paused_ns;             /* time spent paused */
     char close_reason[32];         /* "" while open */
+    /* For the bound on drops (ingest.h); neither stored nor handed to a
+     * new image (0 there: the bound counts from connect_ns). */
+    int64_t emptied_ns;            /* the socket was last read empty: what came later was sent later */
+    int64_t drops_since_ns;        /* emptied_ns when the last counted header was read */
 };
 
 /* Counts of what the loop saw while the batch was open. */

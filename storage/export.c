@@ -22,6 +22,7 @@
 
 #include "arena.h"
 #include "cli.h"
+#include "db_file.h"
 #include "decode.h"
 #include "event_json.h"
 #include "sqlutil.h"
@@ -319,6 +320,11 @@ static int export_trace(struct exporter *x)
 static int open_db(struct exporter *x)
 {
     const char *path = x->o->db_path;
+    char err[512];
+    if (db_file_check_readable(path, err, sizeof(err)) != 0) {
+        fprintf(stderr, PROG ": %s\n", err);
+        return EXPORT_FAILED;
+    }
     if (sqlite3_open_v2(path, &x->db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
         fprintf(stderr, PROG ": cannot open %s: %s\n", path, x->db ? sqlite3_errmsg(x->db) : "out of memory");
         return EXPORT_FAILED;

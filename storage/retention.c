@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 
 #include "cli.h"
 #include "clock.h"
@@ -104,13 +105,52 @@ static bool older_than(int64_t committed_ns, int64_t now_ns, uint64_t retain_s)
     return committed_ns < now_ns - (int64_t)retain_s * NS_PER_S;
 }
 
-/* Is the oldest batch due for deletion? */
-static bool due(struct retention *r, sqlite3 *db, const struct oldest_batch *b, int64_t now_ns)
+enum due { NOT_DUE, DUE_BY_AGE, DUE_BY_SIZE };
+
+/* Is the oldest batch due for deletion, and by which bound? */
+static enum due due(struct retention *r, sqlite3 *db, const struct oldest_batch *b, int64_t now_ns)
 {
     uint64_t retain = atomic_load(&r->retain_s), max = atomic_load(&r->max_db_bytes);
     if (retain && older_than(b->committed_ns, now_ns, retain))
-        return true;
-    return max && retention_db_bytes(db) > max;
+        return DUE_BY_AGE;
+    return max && retention_db_bytes(db) > max ? DUE_BY_SIZE : NOT_DUE;
+}
+
+/* A deleted batch, for the log line. */
+static void note_deleted(struct retention_unlogged *u, const struct oldest_batch *b, enum due why)
+{
+    if (u->batches++ == 0)
+        u->first_committed_ns = b->committed_ns;
+    u->last_committed_ns = b->committed_ns;
+    u->by_age += why == DUE_BY_AGE;
+    u->by_size += why == DUE_BY_SIZE;
+}
+
+/* "2026-11-30T02:33:11Z" */
+static const char *utc(int64_t ns, char *out, size_t len)
+{
+    time_t t = (time_t)(ns / NS_PER_S);
+    struct tm tm;
+    if (!gmtime_r(&t, &tm) || strftime(out, len, "%Y-%m-%dT%H:%M:%SZ", &tm) == 0)
+        snprintf(out, len, "@%" PRId64 "ns", ns);
+    return out;
+}
+
+void retention_log_deleted(struct retention *r)
+{
+    struct retention_unlogged *u = &r->unlogged;
+    if (!u->batches)
+        return;
+    char from[40], to[40], passes[48] = "";
+    if (u->passes > 1)
+        snprintf(passes, sizeof(passes), " in %" PRIu64 " passes", u->passes);
+    const char *why = u->by_age && u->by_size ? "older than --retain, and over --max-db-size"
+                      : u->by_age            ? "older than --retain"
+                                             : "over --max-db-size";
+    log_info("retention: deleted %" PRIu64 " event%s in %" PRIu64 " batch%s%s, committed %s to %s (%s)", u->events,
+             cli_plural(u->events), u->batches, u->batches == 1 ? "" : "es", passes,
+             utc(u->first_committed_ns, from, sizeof(from)), utc(u->last_committed_ns, to, sizeof(to)), why);
+    memset(u, 0, sizeof(*u));
 }
 
 /* The last batch a forwarder (`seccheckd forward`) has shipped, from the
@@ -142,6 +182,18 @@ static bool alerts_delivered(const struct retention *r, sqlite3 *db, const struc
     return delivered;
 }
 
+static void fold_pass(struct retention_unlogged *into, const struct retention_unlogged *pass, uint64_t events)
+{
+    if (!into->batches)
+        into->first_committed_ns = pass->first_committed_ns;
+    into->last_committed_ns = pass->last_committed_ns;
+    into->passes += pass->passes;
+    into->batches += pass->batches;
+    into->events += events;
+    into->by_age += pass->by_age;
+    into->by_size += pass->by_size;
+}
+
 static void prune(struct retention *r, sqlite3 *db, int64_t now_ns)
 {
     if (!atomic_load(&r->retain_s) && !atomic_load(&r->max_db_bytes))
@@ -154,6 +206,7 @@ static void prune(struct retention *r, sqlite3 *db, int64_t now_ns)
     int rc = sqlite3_prepare_v2(db, "SELECT id, first_event_id, last_event_id, committed_ns, hash FROM batches"
                                     " WHERE id < (SELECT max(id) FROM batches) ORDER BY id LIMIT 1", -1, &st, NULL);
     uint64_t batches = 0, events = 0, unshipped = 0;
+    struct retention_unlogged pass = {.passes = 1};
     int64_t deadline = now_ns + RETENTION_STEP_NS;
     int64_t forwarded = forwarded_up_to(db);
     uint64_t max = atomic_load(&r->max_db_bytes);
@@ -169,7 +222,8 @@ static void prune(struct retention *r, sqlite3 *db, int64_t now_ns)
             .hash = sqlite3_column_blob(st, 4),
             .hash_len = sqlite3_column_bytes(st, 4),
         };
-        if (!due(r, db, &b, now_ns))
+        enum due why = due(r, db, &b, now_ns);
+        if (why == NOT_DUE)
             break;
         /* Not shipped yet, or alerts not delivered yet: only the size
          * limit may delete it (the forwarder then records the gap
@@ -178,6 +232,7 @@ static void prune(struct retention *r, sqlite3 *db, int64_t now_ns)
         if (!shipped && !(max && retention_db_bytes(db) > max))
             break;
         rc = delete_batch(db, &b, &events);
+        note_deleted(&pass, &b, shipped ? why : DUE_BY_SIZE);
         batches++;
         unshipped += !shipped;
     }
@@ -188,15 +243,14 @@ static void prune(struct retention *r, sqlite3 *db, int64_t now_ns)
         return;
     }
     r->batches_deleted += batches;
-    r->events_deleted += events;
+    atomic_fetch_add(&r->events_deleted, events);
     r->batches_deleted_unshipped += unshipped;
     if (unshipped)
         log_warn("retention: --max-db-size deleted %" PRIu64 " batches the forwarder has not shipped (it records "
                  "them as a gap in the central copy) or with alerts not delivered yet (counted as dropped)",
                  unshipped);
     if (batches)
-        log_debug("retention: deleted %" PRIu64 " batch%s (%" PRIu64 " event%s)", batches, batches == 1 ? "" : "es",
-                  events, cli_plural(events));
+        fold_pass(&r->unlogged, &pass, events);
 }
 
 static uint64_t file_size(const char *path)
@@ -241,6 +295,10 @@ void retention_step(struct retention *r, sqlite3 *db, int64_t now_ns, bool idle)
     if (over_size || now_ns - r->last_step_ns >= NS_PER_S) {
         r->last_step_ns = now_ns;
         prune(r, db, now_ns);
+    }
+    if (r->unlogged.batches && now_ns - r->last_log_ns >= RETENTION_LOG_INTERVAL_NS) {
+        r->last_log_ns = now_ns;
+        retention_log_deleted(r);
     }
     checkpoint(r, db, now_ns, idle);
 }

@@ -32,7 +32,12 @@ static const char schema_sql[] =
     "  rejected_no_memory INTEGER NOT NULL DEFAULT 0,"
     "  rejected_queue_full INTEGER NOT NULL DEFAULT 0,"
     "  unknown_type INTEGER NOT NULL DEFAULT 0,"
-    "  bad_payload INTEGER NOT NULL DEFAULT 0);"
+    "  bad_payload INTEGER NOT NULL DEFAULT 0,"
+    /* NULL: the daemon started. 'deleted' or 'replaced': its database file
+     * went away (or another, a restored copy, took its place) while it
+     * ran, and it went on in the file at the path with this row: a new
+     * segment of the run, and of the batch chain when the file was new. */
+    "  reopen_reason TEXT);"
 
     "CREATE TABLE IF NOT EXISTS connections("
     "  id INTEGER PRIMARY KEY,"
@@ -142,6 +147,9 @@ static const char upsert_conn_sql[] =
 static const char conn_pause_columns_sql[] =
     "ALTER TABLE connections ADD COLUMN paused_count INTEGER NOT NULL DEFAULT 0;"
     "ALTER TABLE connections ADD COLUMN paused_ns INTEGER NOT NULL DEFAULT 0;";
+
+/* A database made before runs had it. */
+static const char runs_reopen_column_sql[] = "ALTER TABLE runs ADD COLUMN reopen_reason TEXT;";
 
 static const char update_run_sql[] =
     "UPDATE runs SET received=received+?1, stored=stored+?2, discarded=discarded+?3,"

@@ -29,6 +29,10 @@ struct sink_ops {
     void (*idle)(struct sink *s);
     /* Optional: new retention bounds (SIGHUP); any thread. */
     void (*set_retention)(struct sink *s, uint64_t retain_s, uint64_t max_db_bytes);
+    /* Optional: events retention deleted so far; any thread. Read when
+     * asked, not carried back on batches: retention also deletes when no
+     * batch comes (sink idle). A sink that drives others sums theirs. */
+    uint64_t (*retention_deleted)(struct sink *s);
     /* Marks the end of this daemon run; last call before close. */
     void (*finish)(struct sink *s, int64_t stopped_ns);
     void (*close)(struct sink *s);
@@ -130,6 +134,10 @@ static inline void sink_idle(struct sink *s)
 {
     if (s->ops->idle)
         s->ops->idle(s);
+}
+static inline uint64_t sink_retention_deleted(struct sink *s)
+{
+    return s->ops->retention_deleted ? s->ops->retention_deleted(s) : 0;
 }
 /* A sink without rules frees rs. */
 void sink_set_rules(struct sink *s, struct rule_set *rs);

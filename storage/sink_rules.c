@@ -149,6 +149,12 @@ static void rules_set_retention(struct sink *base, uint64_t retain_s, uint64_t m
     sink_set_retention(s->inner, retain_s, max_db_bytes);
 }
 
+static uint64_t rules_retention_deleted(struct sink *base)
+{
+    struct rules_sink *s = (struct rules_sink *)base;
+    return sink_retention_deleted(s->inner);
+}
+
 static void rules_close(struct sink *base)
 {
     struct rules_sink *s = (struct rules_sink *)base;
@@ -172,6 +178,7 @@ static const struct sink_ops rules_ops = {
     .write_batch = rules_write_batch,
     .idle = rules_idle,
     .set_retention = rules_set_retention,
+    .retention_deleted = rules_retention_deleted,
     .finish = rules_finish,
     .close = rules_close,
     .stopping = rules_stopping,

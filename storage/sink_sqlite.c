@@ -13,10 +13,13 @@
 #include "alerts.sql.h"
 #include "chain.h"
 #include "clock.h"
+#include "conn_snapshots.h"
+#include "db_file.h"
 #include "decode.h"
 #include "event_indexes.h"
 #include "event_json.h"
 #include "event_row.h"
+#include "linux_names.h"
 #include "log.h"
 #include "schema.sql.h"
 #include "sqlutil.h"
@@ -26,14 +29,17 @@
 
 struct sqlite_sink {
     struct sink base;
-    sqlite3 *db;
+    struct sink_sqlite_options opts;   /* its strings owned: the database is opened again */
+    sqlite3 *db;                  /* NULL: the file at the path could not be opened */
+    struct db_file_sidecars sidecars;
+    const char *reopen_reason;    /* why the open database is not the first: "deleted", "replaced" */
+    bool open_failing;            /* logged; counted as store_failed until it opens */
     struct retention retention;
     sqlite3_stmt *insert_event;
     bool stores_type_name;        /* an upgraded version 1 table: type_name is not computed */
     sqlite3_stmt *upsert_conn;
     sqlite3_stmt *update_run;
     sqlite3_stmt *insert_alert;
-    struct alert_outbox *outbox;  /* delivery's position (--alerts-url), or NULL */
     int64_t newest_alert;         /* the newest alert id of the transaction being written */
     int64_t run_id;
     struct strbuf json;
@@ -41,6 +47,8 @@ struct sqlite_sink {
      * transaction that succeeds so the runs row still adds up. */
     struct batch_counts pending;
     uint64_t pending_failed;
+    /* And the connection snapshots not committed yet. */
+    struct conn_snapshots conns;
     uint64_t failed_batches;      /* in a row, for the recovery log line */
     bool warned_busy;
     /* The planner's statistics, refreshed each time the table doubles. */
@@ -53,7 +61,6 @@ struct sqlite_sink {
     struct chain_batch chain_cur; /* the batch being written */
     uint8_t chain_prev[CHAIN_HASH_LEN];
     char chain_key_id[CHAIN_KEY_ID_HEX]; /* keyed: names the key in meta */
-    bool chain_refused;           /* open failed on the key, not on the database */
     bool chain_warned;
 };
 
@@ -249,6 +256,16 @@ static int update_run(struct sqlite_sink *s, const struct batch_counts *c, const
     return rc == SQLITE_DONE ? 0 : -1;
 }
 
+/* Every connection snapshot not committed yet: the batch's, and those of
+ * batches whose transaction failed. */
+static int write_conns(struct sqlite_sink *s)
+{
+    for (size_t i = 0; i < s->conns.n; i++)
+        if (!s->conns.items[i].committed && upsert_conn(s, &s->conns.items[i].rec) != 0)
+            return -1;
+    return 0;
+}
+
 static int write_rows(struct sqlite_sink *s, struct batch *b)
 {
     if (chain_start(s, b) != 0)
@@ -257,12 +274,9 @@ static int write_rows(struct sqlite_sink *s, struct batch *b)
     for (size_t i = 0; i < b->count; i++)
         if (insert_event(s, &b->events[i]) != 0 || insert_alerts(s, b, i, &next_alert) != 0)
             return -1;
-    if (chain_seal(s) != 0)
+    if (chain_seal(s) != 0 || write_conns(s) != 0)
         return -1;
-    for (size_t i = 0; i < b->nconns; i++)
-        if (upsert_conn(s, &b->conns[i]) != 0)
-            return -1;
-    alert_outbox_save(s->outbox, s->db);
+    alert_outbox_save(s->opts.outbox, s->db);
     struct batch_counts counts = b->counts;
     batch_counts_add(&counts, &s->pending);
     struct batch_result result = {.stored = b->count, .failed = s->pending_failed};
@@ -290,7 +304,7 @@ static int try_write(struct sqlite_sink *s, struct batch *b, char *err, size_t e
     if (rc != SQLITE_OK) {
         char ignored[64];
         sqlutil_exec(s->db, "ROLLBACK", ignored, sizeof(ignored));
-        alert_outbox_rollback(s->outbox);
+        alert_outbox_rollback(s->opts.outbox);
     }
     return rc;
 }
@@ -308,6 +322,7 @@ static void note_success(struct sqlite_sink *s)
     s->warned_busy = false;
     memset(&s->pending, 0, sizeof(s->pending));
     s->pending_failed = 0;
+    conn_snapshots_committed(&s->conns);
 }
 
 /* The batch cannot be stored (disk full, I/O error, ...): count it, so the
@@ -315,30 +330,104 @@ static void note_success(struct sqlite_sink *s)
  * the loop keeps draining sockets. */
 static void note_failure(struct sqlite_sink *s, struct batch *b, const char *err)
 {
-    snprintf(s->base.error, sizeof(s->base.error), "%s", err);
+    snprintf(s->base.error, sizeof(s->base.error), "%.*s", (int)sizeof(s->base.error) - 1, err);
     if (s->failed_batches++ == 0 || s->failed_batches % 100 == 0)
         log_error("sqlite: could not store a batch of %zu events (%llu batches failed so far): %s; the events are "
                   "counted as store_failed, and storing resumes when the database can be written again",
                   b->count, (unsigned long long)s->failed_batches, err);
     b->result.failed = b->count;
-    alert_outbox_lost(s->outbox, b->alerts.count);
+    alert_outbox_lost(s->opts.outbox, b->alerts.count);
     batch_counts_add(&s->pending, &b->counts);
     s->pending_failed += b->count;
 }
 
+/* The batch's connection snapshots wait here until a transaction commits
+ * them, this batch's or a later one's (conn_snapshots.h). */
+static void note_conns(struct sqlite_sink *s, const struct batch *b)
+{
+    for (size_t i = 0; i < b->nconns; i++) {
+        int rc = conn_snapshots_note(&s->conns, &b->conns[i]);
+        if (rc < 0)
+            log_error("sqlite: out of memory keeping connection %llu's snapshot; its row may stay stale",
+                      (unsigned long long)b->conns[i].id);
+        else if (rc > 0 && (s->conns.lost == 1 || s->conns.lost % 1000 == 0))
+            log_error("sqlite: %llu closed connections' rows given up while nothing could be stored (at most %d "
+                      "wait for the database)", (unsigned long long)s->conns.lost, CONN_SNAPSHOTS_MAX_CLOSED);
+    }
+}
+
+static int open_db(struct sqlite_sink *s, char *err, size_t errlen);
+static void close_db(struct sqlite_sink *s, bool moved);
+
+/* After the file at the path was deleted or replaced: a database is opened
+ * there when it can be (0), or -1 with why in err, logged once until it
+ * opens. */
+static int ensure_open(struct sqlite_sink *s, char *err, size_t errlen)
+{
+    if (s->db)
+        return 0;
+    if (open_db(s, err, errlen) != 0) {
+        if (!s->open_failing)
+            log_error("sqlite: cannot open a database at %s: %s; events are counted as store_failed until it "
+                      "can be", s->opts.path, err);
+        s->open_failing = true;
+        return -1;
+    }
+    s->open_failing = false;
+    int64_t batches = sqlutil_int(s->db, "SELECT count(*) FROM batches", 0);
+    log_warn("sqlite: opened the database now at %s: run %lld there (runs.reopen_reason '%s'); %s", s->opts.path,
+             (long long)s->run_id, s->reopen_reason,
+             batches ? "the batch chain goes on from its last batch" : "a new batch chain starts there");
+    return 0;
+}
+
+/* Is the file the connection has open still the one at the path? If not
+ * (deleted, or another file put there such as a restored copy), it is
+ * closed, so nothing more is written to it; ensure_open opens the file at
+ * the path. One stat. */
+static bool lost_file(struct sqlite_sink *s)
+{
+    if (!s->db || !db_file_moved(s->db))
+        return false;
+    bool replaced = access(s->opts.path, F_OK) == 0;
+    s->reopen_reason = replaced ? "replaced" : "deleted";
+    if (replaced)
+        log_error("sqlite: the database file %s was replaced by another file (a restored copy?) while in use: "
+                  "nothing more is written to the old one, storing goes on in the file now at the path", s->opts.path);
+    else
+        log_error("sqlite: the database file %s was deleted while in use: nothing more is written to it, a new "
+                  "database is made at the path", s->opts.path);
+    close_db(s, true);
+    db_file_drop_stale_sidecars(&s->sidecars, s->opts.path);
+    conn_snapshots_uncommit_all(&s->conns);   /* every open connection gets its row there */
+    return true;
+}
+
+/* A batch that committed into a file deleted or replaced meanwhile is
+ * written again into the one at the path; a file that keeps going away
+ * fails the batch after this many. */
+#define SQLITE_REWRITES_MAX 3
+
 static void sqlite_write_batch(struct sink *base, struct batch *b)
 {
     struct sqlite_sink *s = (struct sqlite_sink *)base;
-    char err[256];
-    for (;;) {
-        int rc = try_write(s, b, err, sizeof(err));
+    char err[512];
+    note_conns(s, b);
+    for (int rewrites = 0;;) {
+        int rc = ensure_open(s, err, sizeof(err)) == 0 ? try_write(s, b, err, sizeof(err)) : SQLITE_CANTOPEN;
+        if (rc == SQLITE_OK && lost_file(s)) {
+            if (++rewrites <= SQLITE_REWRITES_MAX)
+                continue;
+            snprintf(err, sizeof(err), "the database file keeps being deleted or replaced");
+            break;
+        }
         if (rc == SQLITE_OK) {
             b->result.stored = b->count;
             note_success(s);
-            alert_outbox_commit(s->outbox, s->newest_alert);
+            alert_outbox_commit(s->opts.outbox, s->newest_alert);
             s->rows_estimate += (int64_t)b->count;
             maybe_analyze(s, false);
-            s->retention.alerts_delivered = alert_outbox_saved_position(s->outbox);
+            s->retention.alerts_delivered = alert_outbox_saved_position(s->opts.outbox);
             retention_step(&s->retention, s->db, realtime_ns(), false);
             return;
         }
@@ -361,16 +450,23 @@ static void sqlite_write_batch(struct sink *base, struct batch *b)
 static void sqlite_finish(struct sink *base, int64_t stopped_ns)
 {
     struct sqlite_sink *s = (struct sqlite_sink *)base;
-    if (s->pending.received || s->pending_failed) {
-        /* The last batches failed: record them, or the run would not add up. */
-        struct batch_result failed = {.failed = s->pending_failed};
-        if (update_run(s, &s->pending, &failed) == 0) {
-            memset(&s->pending, 0, sizeof(s->pending));
-            s->pending_failed = 0;
-        } else {
+    char err[512];
+    retention_log_deleted(&s->retention);
+    lost_file(s);
+    if (ensure_open(s, err, sizeof(err)) != 0) {
+        log_error("sqlite: could not record the end of the run (%llu unstored events) in %s: %s",
+                  (unsigned long long)s->pending_failed, s->opts.path, err);
+        return;
+    }
+    if (s->pending.received || s->pending_failed || conn_snapshots_uncommitted(&s->conns)) {
+        /* The last batches failed: record their counts, or the run would
+         * not add up, and their connection rows, or they would stay open. */
+        struct batch nothing = {0};
+        if (try_write(s, &nothing, err, sizeof(err)) == SQLITE_OK)
+            note_success(s);
+        else
             log_error("sqlite: could not record %llu unstored events in the runs table: %s",
-                      (unsigned long long)s->pending_failed, sqlite3_errmsg(s->db));
-        }
+                      (unsigned long long)s->pending_failed, err);
     }
     maybe_analyze(s, true);
     char sql[128];
@@ -380,11 +476,31 @@ static void sqlite_finish(struct sink *base, int64_t stopped_ns)
         log_error("sqlite: could not mark the run finished: %s", base->error);
 }
 
+/* The statements and the connection; moved: its file is no longer at the
+ * path, so no checkpoint on the way out: it would write a file nobody
+ * reads, then delete the -wal and -shm by name, whosever they are now. */
+static void close_db(struct sqlite_sink *s, bool moved)
+{
+    sqlite3_stmt **stmts[] = {&s->insert_event, &s->upsert_conn, &s->update_run, &s->insert_alert, &s->chain_last,
+                              &s->chain_insert};
+    for (size_t i = 0; i < sizeof(stmts) / sizeof(stmts[0]); i++) {
+        sqlite3_finalize(*stmts[i]);
+        *stmts[i] = NULL;
+    }
+    if (!s->db)
+        return;
+    if (moved)
+        sqlite3_db_config(s->db, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, (int *)NULL);
+    if (sqlite3_close(s->db) != SQLITE_OK)
+        log_error("sqlite: close: %s", sqlite3_errmsg(s->db));
+    s->db = NULL;
+}
+
 /* Outside a batch transaction: the position alone, autocommit. */
 static void save_delivery_position(struct sqlite_sink *s)
 {
-    alert_outbox_save(s->outbox, s->db);
-    alert_outbox_commit(s->outbox, 0);
+    alert_outbox_save(s->opts.outbox, s->db);
+    alert_outbox_commit(s->opts.outbox, 0);
 }
 
 static void sqlite_close(struct sink *base)
@@ -392,24 +508,24 @@ static void sqlite_close(struct sink *base)
     struct sqlite_sink *s = (struct sqlite_sink *)base;
     if (s->db)
         save_delivery_position(s);   /* delivery stopped first (main.c): its last position */
-    sqlite3_finalize(s->insert_event);
-    sqlite3_finalize(s->upsert_conn);
-    sqlite3_finalize(s->update_run);
-    sqlite3_finalize(s->insert_alert);
-    sqlite3_finalize(s->chain_last);
-    sqlite3_finalize(s->chain_insert);
+    close_db(s, false);
     chain_free(s->chain);
-    if (s->db && sqlite3_close(s->db) != SQLITE_OK)
-        log_error("sqlite: close: %s", sqlite3_errmsg(s->db));
+    conn_snapshots_free(&s->conns);
     strbuf_free(&s->json);
+    free((char *)s->opts.path);
+    free((char *)s->opts.key_file);
     free(s);
 }
 
 static void sqlite_idle(struct sink *base)
 {
     struct sqlite_sink *s = (struct sqlite_sink *)base;
+    char err[512];
+    lost_file(s);
+    if (ensure_open(s, err, sizeof(err)) != 0)
+        return;
     save_delivery_position(s);
-    s->retention.alerts_delivered = alert_outbox_saved_position(s->outbox);
+    s->retention.alerts_delivered = alert_outbox_saved_position(s->opts.outbox);
     retention_step(&s->retention, s->db, realtime_ns(), true);
 }
 
@@ -420,11 +536,18 @@ static void sqlite_set_retention(struct sink *base, uint64_t retain_s, uint64_t 
     atomic_store(&s->retention.max_db_bytes, max_db_bytes);
 }
 
+static uint64_t sqlite_retention_deleted(struct sink *base)
+{
+    struct sqlite_sink *s = (struct sqlite_sink *)base;
+    return atomic_load(&s->retention.events_deleted);
+}
+
 static const struct sink_ops sqlite_ops = {
     .name = "sqlite",
     .needs_writer_thread = true,
     .write_batch = sqlite_write_batch,
     .set_retention = sqlite_set_retention,
+    .retention_deleted = sqlite_retention_deleted,
     .idle = sqlite_idle,
     .finish = sqlite_finish,
     .close = sqlite_close,
@@ -457,28 +580,69 @@ static int create_events_table(sqlite3 *db, char *err, size_t errlen)
     return rc;
 }
 
+/* The names the views give numbers (linux_names.h), refilled each start. */
+static int create_lookup_tables(sqlite3 *db, char *err, size_t errlen)
+{
+    struct strbuf sql = {0};
+    linux_names_sql(&sql);
+    int rc = sql.failed ? -1 : sqlutil_exec(db, sql.data, err, errlen);
+    if (sql.failed)
+        snprintf(err, errlen, "out of memory");
+    strbuf_free(&sql);
+    return rc;
+}
+
 /* The version the database was written with: 0 for a new one. */
 static int schema_version(sqlite3 *db)
 {
     return (int)sqlutil_int(db, "SELECT coalesce((SELECT CAST(value AS INTEGER) FROM meta WHERE key='schema_version'), 0)", -1);
 }
 
-/* Brings a version 1 database to this one (schema.sql.h: upgrade_v1_sql),
- * and refuses any other version instead of mixing. */
+/* Before anything could change the file (journal_mode=WAL rewrites its
+ * header): an empty database, or one this program wrote in a version it
+ * writes. An SQLite database of another program is refused untouched,
+ * instead of silently gaining our tables. */
+static int check_is_ours(sqlite3 *db, char *err, size_t errlen)
+{
+    sqlite3_stmt *st = NULL;
+    int64_t objects = -1;
+    if (sqlite3_prepare_v2(db, "SELECT count(*) FROM sqlite_master", -1, &st, NULL) == SQLITE_OK &&
+        sqlite3_step(st) == SQLITE_ROW)
+        objects = sqlite3_column_int64(st, 0);
+    else
+        db_file_describe_error(db, err, errlen);   /* not a database, or unreadable */
+    sqlite3_finalize(st);
+    if (objects <= 0)
+        return objects < 0 ? -1 : 0;
+    int version = schema_version(db);
+    if (version <= 0) {
+        char tables[160] = "";
+        if (sqlite3_prepare_v2(db, "SELECT group_concat(name, ', ') FROM (SELECT name FROM sqlite_master"
+                                   " WHERE type='table' ORDER BY name LIMIT 6)", -1, &st, NULL) == SQLITE_OK &&
+            sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 0))
+            snprintf(tables, sizeof(tables), "%s", (const char *)sqlite3_column_text(st, 0));
+        sqlite3_finalize(st);
+        snprintf(err, errlen, "it is an SQLite database of another program (tables: %s; no seccheckd meta "
+                 "schema_version); it is left untouched (pick another path with --db)", tables[0] ? tables : "none");
+        return -1;
+    }
+    if (version != 1 && version != SQLITE_SCHEMA_VERSION) {
+        snprintf(err, errlen, "database has schema version %d, this seccheckd writes %d; use a new --db path",
+                 version, SQLITE_SCHEMA_VERSION);
+        return -1;
+    }
+    return 0;
+}
+
+/* Brings a version 1 database to this one (schema.sql.h: upgrade_v1_sql);
+ * check_is_ours refused the versions this one does not write. */
 static int check_schema_version(struct sqlite_sink *s, char *err, size_t errlen)
 {
-    int version = schema_version(s->db);
-    if (version == 1) {
+    if (schema_version(s->db) == 1) {
         log_info("sqlite: upgrading the database from schema version 1 to %d; its rows stay as they are",
                  SQLITE_SCHEMA_VERSION);
         if (sqlutil_exec(s->db, upgrade_v1_sql, err, errlen) != 0)
             return -1;
-        version = SQLITE_SCHEMA_VERSION;
-    }
-    if (version != 0 && version != SQLITE_SCHEMA_VERSION) {
-        snprintf(err, errlen, "database has schema version %d, this seccheckd writes %d; use a new --db path",
-                 version, SQLITE_SCHEMA_VERSION);
-        return -1;
     }
     /* hidden 0: an ordinary column; a computed one is 2 or 3. */
     s->stores_type_name =
@@ -526,13 +690,11 @@ static int chain_check_db(struct sqlite_sink *s, const struct sink_sqlite_option
         sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 0))
         snprintf(stored, sizeof(stored), "%s", (const char *)sqlite3_column_text(st, 0));
     sqlite3_finalize(st);
-    s->chain_refused = true;
     if (!chain_keyed(s->chain)) {
         if (last >= 2 || stored[0]) {
             snprintf(err, errlen, "its batch chain is keyed: pass the --key-file it was written with");
             return -1;
         }
-        s->chain_refused = false;
         return 0;
     }
     if (stored[0]) {
@@ -540,7 +702,6 @@ static int chain_check_db(struct sqlite_sink *s, const struct sink_sqlite_option
             snprintf(err, errlen, "key file %s is not the key its batch chain was written with", o->key_file);
             return -1;
         }
-        s->chain_refused = false;
         return 0;
     }
     if (last == 1) {
@@ -548,7 +709,6 @@ static int chain_check_db(struct sqlite_sink *s, const struct sink_sqlite_option
                  o->key_file);
         return -1;
     }
-    s->chain_refused = false;
     if (last >= 2)
         log_warn("sqlite: the keyed batch chain has no key id in meta; recording the one of %s", o->key_file);
     char sql[160];
@@ -556,22 +716,29 @@ static int chain_check_db(struct sqlite_sink *s, const struct sink_sqlite_option
     return sqlutil_exec(s->db, sql, err, errlen) == 0 ? 0 : -1;
 }
 
-static int add_missing_conn_columns(sqlite3 *db, char *err, size_t errlen)
+/* Columns added since the tables were first made. */
+static int add_missing_columns(sqlite3 *db, char *err, size_t errlen)
 {
-    if (sqlutil_int(db, "SELECT count(*) FROM pragma_table_info('connections') WHERE name='paused_count'", 1) > 0)
-        return 0;
-    return sqlutil_exec(db, conn_pause_columns_sql, err, errlen);
+    if (sqlutil_int(db, "SELECT count(*) FROM pragma_table_info('connections') WHERE name='paused_count'", 1) == 0 &&
+        sqlutil_exec(db, conn_pause_columns_sql, err, errlen) != 0)
+        return -1;
+    if (sqlutil_int(db, "SELECT count(*) FROM pragma_table_info('runs') WHERE name='reopen_reason'", 1) == 0 &&
+        sqlutil_exec(db, runs_reopen_column_sql, err, errlen) != 0)
+        return -1;
+    return 0;
 }
 
 static int setup_schema(struct sqlite_sink *s, const struct sink_sqlite_options *o, char *err, size_t errlen)
 {
     char sql[256];
     snprintf(sql, sizeof(sql), "PRAGMA busy_timeout=%d", o->busy_timeout_ms);
+    if (sqlutil_exec(s->db, sql, err, errlen) != 0 || check_is_ours(s->db, err, errlen) != 0)
+        return -1;
     /* 16 KiB pages for a new database (an existing one keeps its own): the
      * writer's SQLite CPU per event drops by a quarter against 4 KiB (fewer
      * pages to balance, cache and frame into the WAL, bench/ref-sqlite-insert)
      * and rows pack ~3% tighter; larger pages gain nothing more. */
-    if (sqlutil_exec(s->db, sql, err, errlen) != 0 || sqlutil_exec(s->db, "PRAGMA page_size=16384", err, errlen) != 0 ||
+    if (sqlutil_exec(s->db, "PRAGMA page_size=16384", err, errlen) != 0 ||
         sqlutil_exec(s->db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA cache_size=-32768", err,
                      errlen) != 0 ||
         retention_setup(s->db, err, errlen) != 0 ||
@@ -580,21 +747,22 @@ static int setup_schema(struct sqlite_sink *s, const struct sink_sqlite_options 
     snprintf(sql, sizeof(sql),
              "INSERT OR IGNORE INTO meta VALUES('schema_version','%d');"
              "INSERT OR IGNORE INTO meta VALUES('schema_v2_first_event_id','1')", SQLITE_SCHEMA_VERSION);
-    if (sqlutil_exec(s->db, schema_sql, err, errlen) != 0 || add_missing_conn_columns(s->db, err, errlen) != 0 ||
+    if (sqlutil_exec(s->db, schema_sql, err, errlen) != 0 || add_missing_columns(s->db, err, errlen) != 0 ||
         create_events_table(s->db, err, errlen) != 0 ||
-        check_schema_version(s, err, errlen) != 0 || sqlutil_exec(s->db, views_sql, err, errlen) != 0 ||
+        check_schema_version(s, err, errlen) != 0 || create_lookup_tables(s->db, err, errlen) != 0 ||
+        sqlutil_exec(s->db, views_sql, err, errlen) != 0 ||
         sqlutil_exec(s->db, alerts_sql, err, errlen) != 0 ||
         event_indexes_apply(s->db, o->indexes, err, errlen) != 0 ||
         sqlutil_exec(s->db, sql, err, errlen) != 0 || chain_check_db(s, o, err, errlen) != 0) {
         sqlutil_exec(s->db, "ROLLBACK", sql, sizeof(sql));
         return -1;
     }
-    snprintf(sql, sizeof(sql), "INSERT INTO runs(started_ns, pid) VALUES(%lld, %d)", (long long)realtime_ns(),
-             (int)getpid());
+    /* reopen_reason: NULL at a daemon start (lost_file: "deleted" or "replaced"). */
+    sqlite3_snprintf((int)sizeof(sql), sql, "INSERT INTO runs(started_ns, pid, reopen_reason) VALUES(%lld, %d, %Q)",
+                     (long long)realtime_ns(), (int)getpid(), s->reopen_reason);
     if (sqlutil_exec(s->db, sql, err, errlen) != 0 || sqlutil_exec(s->db, "COMMIT", err, errlen) != 0)
         return -1;
     s->run_id = sqlite3_last_insert_rowid(s->db);
-    s->base.first_conn_id = (uint64_t)sqlutil_int(s->db, "SELECT max(id) + 1 FROM connections", 1);
     return 0;
 }
 
@@ -624,6 +792,28 @@ static void skip_memory_statistics(void)
     done = true;
 }
 
+/* Opens the database at the path (creating it DB_FILE_MODE) and starts a
+ * runs row there. 0, or -1 with why in err and nothing left open. */
+static int open_db(struct sqlite_sink *s, char *err, size_t errlen)
+{
+    if (db_file_prepare(s->opts.path, err, errlen) != 0)
+        return -1;
+    int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX;
+    if (sqlite3_open_v2(s->opts.path, &s->db, flags, NULL) != SQLITE_OK) {
+        snprintf(err, errlen, "%s", s->db ? sqlite3_errmsg(s->db) : "out of memory");
+        close_db(s, false);
+        return -1;
+    }
+    sqlite3_extended_result_codes(s->db, 1);
+    if (setup_schema(s, &s->opts, err, errlen) != 0 || prepare_statements(s, err, errlen) != 0) {
+        close_db(s, false);
+        return -1;
+    }
+    db_file_remember_sidecars(&s->sidecars, s->opts.path);
+    start_statistics(s);
+    return 0;
+}
+
 struct sink *sink_sqlite_open(const struct sink_sqlite_options *o, char *err, size_t errlen)
 {
     skip_memory_statistics();
@@ -633,29 +823,25 @@ struct sink *sink_sqlite_open(const struct sink_sqlite_options *o, char *err, si
         return NULL;
     }
     s->base.ops = &sqlite_ops;
-    s->outbox = o->outbox;
+    s->opts = *o;
+    s->opts.path = strdup(o->path);
+    s->opts.key_file = o->key_file ? strdup(o->key_file) : NULL;
+    if (!s->opts.path || (o->key_file && !s->opts.key_file)) {
+        snprintf(err, errlen, "out of memory");
+        sqlite_close(&s->base);
+        return NULL;
+    }
     if (chain_open(s, o->key_file, err, errlen) != 0) {
         sqlite_close(&s->base);
         return NULL;
     }
-    char why[256] = "";
-    int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX;
-    if (sqlite3_open_v2(o->path, &s->db, flags, NULL) != SQLITE_OK) {
-        snprintf(why, sizeof(why), "%s", s->db ? sqlite3_errmsg(s->db) : "out of memory");
-        goto fail;
-    }
-    sqlite3_extended_result_codes(s->db, 1);
     retention_init(&s->retention, o->path, o->retain_s, o->max_db_bytes, o->busy_timeout_ms);
-    if (setup_schema(s, o, why, sizeof(why)) != 0 || prepare_statements(s, why, sizeof(why)) != 0)
-        goto fail;
-    start_statistics(s);
-    return &s->base;
-fail:
-    if (s->chain_refused)
+    char why[512] = "";
+    if (open_db(s, why, sizeof(why)) != 0) {
         snprintf(err, errlen, "cannot use database %s: %s", o->path, why);
-    else
-        snprintf(err, errlen, "cannot use database %s: %s (check that its directory exists and is writable, or pick "
-                 "another path with --db)", o->path, why);
-    sqlite_close(&s->base);
-    return NULL;
+        sqlite_close(&s->base);
+        return NULL;
+    }
+    s->base.first_conn_id = (uint64_t)sqlutil_int(s->db, "SELECT max(id) + 1 FROM connections", 1);
+    return &s->base;
 }

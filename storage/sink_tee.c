@@ -95,6 +95,15 @@ static void tee_set_retention(struct sink *base, uint64_t retain_s, uint64_t max
         sink_set_retention(t->sinks[i], retain_s, max_db_bytes);
 }
 
+static uint64_t tee_retention_deleted(struct sink *base)
+{
+    struct tee_sink *t = (struct tee_sink *)base;
+    uint64_t n = 0;
+    for (size_t i = 0; i < t->n; i++)
+        n += sink_retention_deleted(t->sinks[i]);
+    return n;
+}
+
 static void tee_idle(struct sink *base)
 {
     struct tee_sink *t = (struct tee_sink *)base;
@@ -112,10 +121,12 @@ static void tee_close(struct sink *base)
 
 static const struct sink_ops tee_ops_threaded = {
     .name = "tee", .needs_writer_thread = true, .write_batch = tee_write_batch, .finish = tee_finish,
-    .set_retention = tee_set_retention, .idle = tee_idle, .close = tee_close, .stopping = tee_stopping};
+    .set_retention = tee_set_retention, .retention_deleted = tee_retention_deleted, .idle = tee_idle,
+    .close = tee_close, .stopping = tee_stopping};
 static const struct sink_ops tee_ops_inline = {
     .name = "tee", .needs_writer_thread = false, .write_batch = tee_write_batch, .finish = tee_finish,
-    .set_retention = tee_set_retention, .idle = tee_idle, .close = tee_close, .stopping = tee_stopping};
+    .set_retention = tee_set_retention, .retention_deleted = tee_retention_deleted, .idle = tee_idle,
+    .close = tee_close, .stopping = tee_stopping};
 
 struct sink *sink_tee_open(struct sink **sinks, size_t n, char *err, size_t errlen)
 {

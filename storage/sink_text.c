@@ -82,25 +82,6 @@ static void put_hex(struct strbuf *out, const uint8_t *data, size_t len, size_t 
         strbuf_puts(out, "\"\"");
 }
 
-/* 2026-11-30T02:33:11.123456Z; the raw number if the sandbox sent a time
- * gmtime cannot show. */
-static void put_time(struct strbuf *out, int64_t ns)
-{
-    int64_t sec = ns / 1000000000, sub = ns % 1000000000;
-    if (sub < 0) {
-        sec--;
-        sub += 1000000000;
-    }
-    time_t t = (time_t)sec;
-    struct tm tm;
-    char when[32];
-    if (!gmtime_r(&t, &tm) || strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%S", &tm) == 0) {
-        strbuf_printf(out, "@%" PRId64 "ns", ns);
-        return;
-    }
-    strbuf_printf(out, "%s.%06dZ", when, (int)(sub / 1000));
-}
-
 static void put_fields(struct strbuf *out, const ProtobufCMessage *msg, int depth);
 
 /* One element of a field; p points at its storage in the message. */
@@ -206,7 +187,7 @@ static void put_context(struct strbuf *out, const Gvisor__Common__ContextData *c
 static void render_line(struct strbuf *out, const struct event *ev)
 {
     strbuf_printf(out, "[conn %" PRIu64 "] ", ev->conn_id);
-    put_time(out, ev->context && ev->context->time_ns ? ev->context->time_ns : ev->recv_ns);
+    strbuf_put_utc(out, ev->context && ev->context->time_ns ? ev->context->time_ns : ev->recv_ns, 6);
     put_context(out, ev->context);
     const char *type = decode_type_name(ev->header.message_type);
     if (type)

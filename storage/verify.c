@@ -19,6 +19,7 @@
 
 #include "chain.h"
 #include "cli.h"
+#include "db_file.h"
 #include "sqlutil.h"
 
 #define PROG "seccheckd verify"
@@ -437,6 +438,10 @@ int verify_main(int argc, char **argv)
     int rc = VERIFY_USAGE;
     v.chain = chain_new(key_file ? &key : NULL, err, sizeof(err));
     if (!v.chain) {
+        fprintf(stderr, PROG ": %s\n", err);
+        goto out;
+    }
+    if (db_file_check_readable(db_path, err, sizeof(err)) != 0) {
         fprintf(stderr, PROG ": %s\n", err);
         goto out;
     }

@@ -1,8 +1,18 @@
 /* views.sql.h - SQL views for the common questions, created with the schema.
  * Plain SQL, so they work in the sqlite3 CLI. Socket addresses (bytes, hex
  * in detail) are decoded here: family (u16 LE), port (u16 BE), IPv4/IPv6
- * address, or a Unix path ("@" for the abstract namespace). */
+ * address, or a Unix path ("@" for the abstract namespace). Numbers get
+ * their names from the lookup tables made with them (linux_names.h):
+ * errno_names, socket_family_names, open_flag_names.
+ *
+ * Replaced whole at every start, so a database made by an older build
+ * gets this build's views (a view is only its definition: no row moves).
+ * forward/central_views.sql.h has each for PostgreSQL. */
 static const char views_sql[] =
+    "DROP VIEW IF EXISTS events_full; DROP VIEW IF EXISTS execs; DROP VIEW IF EXISTS processes_per_container;\n"
+    "DROP VIEW IF EXISTS files_opened; DROP VIEW IF EXISTS failed_syscalls; DROP VIEW IF EXISTS sandbox_drops;\n"
+    "DROP VIEW IF EXISTS network; DROP VIEW IF EXISTS containers;\n"
+    "\n"
     /* The whole message of each decoded event as one JSON document, the
      * one version 1 stored in detail: the parts the columns hold
      * (context_data when sent: is_exec_session is NULL otherwise; exit on
@@ -10,7 +20,7 @@ static const char views_sql[] =
      * all; a version 2 row keeps one the columns cannot hold exactly),
      * with detail patched over them. Zero values come back as the proto's
      * defaults (the columns store them as NULL). */
-    "CREATE VIEW IF NOT EXISTS events_full AS\n"
+    "CREATE VIEW events_full AS\n"
     "SELECT id, conn_id, recv_ns, msg_type, type_name, dropped_count, decode_error,\n"
     "       CASE WHEN detail IS NOT NULL THEN json_patch(json_patch(json_patch(\n"
     "         CASE WHEN is_exec_session IS NULL OR json_type(detail, '$.context_data') IS NOT NULL THEN '{}'\n"
@@ -33,30 +43,74 @@ static const char views_sql[] =
     "         detail) END AS message\n"
     "FROM events;\n"
     "\n"
-    "CREATE VIEW IF NOT EXISTS execs AS\n"
-    "SELECT id, conn_id, time_ns, datetime(time_ns / 1000000000, 'unixepoch') AS time, container_id,\n"
-    "       thread_group_id, process_name AS parent_name, json_extract(detail, '$.binary_path') AS binary_path,\n"
-    "       json_extract(detail, '$.argv') AS argv, cwd, real_uid\n"
-    "FROM events WHERE msg_type = 3;\n"
+    /* The parent is the process whose sentry/clone made the exec'ing
+     * thread group: the clone's context is the parent's (gVisor emits it
+     * before the child runs), created_thread_group_id names the child.
+     * Found through events_by_type: clones from the group's start
+     * (thread_group_start_time; without it, the 10 s before the exec)
+     * to the exec, stored before it (one socket keeps their order), the
+     * latest if a pid was reused; not a thread the group made itself. parent_thread_group_id, where the sandbox sends it, is
+     * the parent now (after a reparenting): the clone's name is given
+     * only when that is the same process. NULL when unknown: no clone
+     * point, or not collected (group_id, process_name, time). */
+    "CREATE VIEW execs AS\n"
+    "SELECT e.id, e.conn_id, e.time_ns, datetime(e.time_ns / 1000000000, 'unixepoch') AS time, e.container_id,\n"
+    "       e.thread_group_id, coalesce(nullif(e.parent_thread_group_id, 0), p.thread_group_id) AS parent_thread_group_id,\n"
+    "       CASE WHEN coalesce(e.parent_thread_group_id, 0) = 0 OR e.parent_thread_group_id = p.thread_group_id\n"
+    "            THEN p.process_name END AS parent_name,\n"
+    "       json_extract(e.detail, '$.binary_path') AS binary_path, json_extract(e.detail, '$.argv') AS argv, e.cwd,\n"
+    "       e.real_uid\n"
+    "FROM events e LEFT JOIN events p ON p.id = (\n"
+    "  SELECT c.id FROM events c\n"
+    "  WHERE c.msg_type = 2 AND c.time_ns BETWEEN coalesce(e.thread_group_start_time_ns,\n"
+    "          CASE WHEN e.time_ns >= 10000000000 THEN e.time_ns - 10000000000 END) AND e.time_ns\n"
+    "    AND c.conn_id = e.conn_id AND c.id < e.id\n"
+    "    AND json_extract(c.detail, '$.created_thread_group_id') = +e.thread_group_id\n"
+    "    AND c.thread_group_id IS NOT e.thread_group_id\n"
+    "  ORDER BY c.time_ns DESC, c.id DESC LIMIT 1)\n"
+    "WHERE e.msg_type = 3;\n"
     "\n"
-    "CREATE VIEW IF NOT EXISTS processes_per_container AS\n"
-    "SELECT container_id, binary_path, count(*) AS execs, datetime(min(time_ns) / 1000000000, 'unixepoch') AS first,\n"
-    "       datetime(max(time_ns) / 1000000000, 'unixepoch') AS last\n"
-    "FROM execs GROUP BY container_id, binary_path;\n"
+    "CREATE VIEW processes_per_container AS\n"
+    "SELECT container_id, json_extract(detail, '$.binary_path') AS binary_path, count(*) AS execs,\n"
+    "       datetime(min(time_ns) / 1000000000, 'unixepoch') AS first, datetime(max(time_ns) / 1000000000, 'unixepoch') AS last\n"
+    "FROM events WHERE msg_type = 3 GROUP BY 1, 2;\n"
     "\n"
-    "CREATE VIEW IF NOT EXISTS files_opened AS\n"
+    /* A container as seccheckd saw it: received first and last, its
+     * events and execs, and the drops of the sandbox connections it ran in
+     * (shared with the sandbox's other containers). */
+    "CREATE VIEW containers AS\n"
+    "SELECT g.container_id, datetime(min(g.first_ns) / 1000000000, 'unixepoch') AS first_seen,\n"
+    "       datetime(max(g.last_ns) / 1000000000, 'unixepoch') AS last_seen, sum(g.events) AS events,\n"
+    "       sum(g.execs) AS execs, sum(c.sandbox_dropped) AS sandbox_dropped\n"
+    "FROM (SELECT container_id, conn_id, min(recv_ns) AS first_ns, max(recv_ns) AS last_ns, count(*) AS events,\n"
+    "             sum(CASE WHEN msg_type = 3 THEN 1 ELSE 0 END) AS execs\n"
+    "      FROM events WHERE container_id IS NOT NULL GROUP BY container_id, conn_id) AS g\n"
+    "LEFT JOIN connections c ON c.id = g.conn_id\n"
+    "GROUP BY g.container_id;\n"
+    "\n"
+    /* flags_text: the names of the flags, a uint32 in the message: any
+     * whole number from 0 to 2^32-1 in detail (5, 5.0, 5e0), else NULL. */
+    "CREATE VIEW files_opened AS\n"
     "SELECT id, conn_id, time_ns, datetime(time_ns / 1000000000, 'unixepoch') AS time, container_id, process_name,\n"
     "       thread_group_id, CASE sysno WHEN 2 THEN 'open' WHEN 85 THEN 'creat' ELSE 'openat' END AS call,\n"
     "       json_extract(detail, '$.pathname') AS pathname, json_extract(detail, '$.fd_path') AS dir,\n"
-    "       json_extract(detail, '$.flags') AS flags, json_extract(detail, '$.mode') AS mode, result AS fd, errno\n"
-    "FROM events WHERE msg_type = 7 AND is_exit = 1;\n"
+    "       json_extract(detail, '$.flags') AS flags,\n"
+    "       (SELECT group_concat(f.name, '|') FROM open_flag_names f WHERE (o.open_flags & f.mask) = f.value) AS flags_text,\n"
+    "       json_extract(detail, '$.mode') AS mode, result AS fd, errno,\n"
+    "       (SELECT n.name FROM errno_names n WHERE n.errno = o.errno) AS errno_name\n"
+    "FROM (SELECT *, CASE WHEN fv = CAST(fv AS INTEGER) AND fv BETWEEN 0 AND 4294967295 THEN CAST(fv AS INTEGER) END\n"
+    "                  AS open_flags\n"
+    "      FROM (SELECT *, CASE WHEN json_type(detail, '$.flags') IN ('integer', 'real')\n"
+    "                           THEN json_extract(detail, '$.flags') END AS fv\n"
+    "            FROM events WHERE msg_type = 7 AND is_exit = 1) AS v) AS o;\n"
     "\n"
-    "CREATE VIEW IF NOT EXISTS failed_syscalls AS\n"
+    "CREATE VIEW failed_syscalls AS\n"
     "SELECT id, conn_id, time_ns, datetime(time_ns / 1000000000, 'unixepoch') AS time, container_id, process_name,\n"
-    "       type_name, sysno, errno, result, json_extract(detail, '$.pathname') AS pathname\n"
-    "FROM events WHERE is_exit = 1 AND errno != 0;\n"
+    "       type_name, sysno, errno, (SELECT n.name FROM errno_names n WHERE n.errno = e.errno) AS errno_name, result,\n"
+    "       json_extract(detail, '$.pathname') AS pathname\n"
+    "FROM events e WHERE is_exit = 1 AND errno != 0;\n"
     "\n"
-    "CREATE VIEW IF NOT EXISTS sandbox_drops AS\n"
+    "CREATE VIEW sandbox_drops AS\n"
     "SELECT c.id AS conn_id, c.peer_pid, datetime(c.connect_ns / 1000000000, 'unixepoch') AS connected,\n"
     "       datetime(c.close_ns / 1000000000, 'unixepoch') AS closed, c.close_reason, c.messages, c.sandbox_dropped,\n"
     "       round(100.0 * c.sandbox_dropped / max(c.messages + c.sandbox_dropped, 1), 3) AS drop_pct,\n"
@@ -64,10 +118,10 @@ static const char views_sql[] =
     "           AS containers\n"
     "FROM connections c;\n"
     "\n"
-    "CREATE VIEW IF NOT EXISTS network AS\n"
+    "CREATE VIEW network AS\n"
     "SELECT id, conn_id, time_ns, datetime(time_ns / 1000000000, 'unixepoch') AS time, container_id, process_name,\n"
     "       thread_group_id, lower(substr(type_name, 9)) AS call, is_exit, json_extract(detail, '$.fd') AS fd,\n"
-    "       family,\n"
+    "       family, (SELECT s.name FROM socket_family_names s WHERE s.family = n.family) AS family_name,\n"
     "       CASE family\n"
     "         WHEN 2 THEN b5 || '.' || b6 || '.' || b7 || '.' || b8 || ':' || port\n"
     "         WHEN 10 THEN '[' || substr(a, 17, 4) || ':' || substr(a, 21, 4) || ':' || substr(a, 25, 4) || ':' ||\n"
@@ -85,10 +139,10 @@ static const char views_sql[] =
     "                  FROM c WHERE i < length(a) AND substr(a, i, 2) != '00')\n"
     "              SELECT s FROM c ORDER BY i DESC LIMIT 1) END\n"
     "       END AS address,\n"
-    "       a AS address_hex, result, errno\n"
+    "       a AS address_hex, result, errno, (SELECT x.name FROM errno_names x WHERE x.errno = n.errno) AS errno_name\n"
     "FROM (SELECT e.*,\n"
     "             ((instr('0123456789abcdef', substr(a, 1, 1)) - 1) * 16 + instr('0123456789abcdef', substr(a, 2, 1)) - 1) + 256 * ((instr('0123456789abcdef', substr(a, 3, 1)) - 1) * 16 + instr('0123456789abcdef', substr(a, 4, 1)) - 1) AS family,\n"
     "             ((instr('0123456789abcdef', substr(a, 5, 1)) - 1) * 16 + instr('0123456789abcdef', substr(a, 6, 1)) - 1) * 256 + ((instr('0123456789abcdef', substr(a, 7, 1)) - 1) * 16 + instr('0123456789abcdef', substr(a, 8, 1)) - 1) AS port,\n"
     "             ((instr('0123456789abcdef', substr(a, 9, 1)) - 1) * 16 + instr('0123456789abcdef', substr(a, 10, 1)) - 1) AS b5, ((instr('0123456789abcdef', substr(a, 11, 1)) - 1) * 16 + instr('0123456789abcdef', substr(a, 12, 1)) - 1) AS b6, ((instr('0123456789abcdef', substr(a, 13, 1)) - 1) * 16 + instr('0123456789abcdef', substr(a, 14, 1)) - 1) AS b7, ((instr('0123456789abcdef', substr(a, 15, 1)) - 1) * 16 + instr('0123456789abcdef', substr(a, 16, 1)) - 1) AS b8\n"
     "      FROM (SELECT *, json_extract(detail, '$.address') AS a FROM events\n"
-    "            WHERE msg_type IN (10, 24, 25, 37) AND detail IS NOT NULL) AS e);\n";
+    "            WHERE msg_type IN (10, 24, 25, 37) AND detail IS NOT NULL) AS e) AS n;\n";

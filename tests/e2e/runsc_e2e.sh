@@ -44,7 +44,7 @@ for _ in $(seq 500); do grep -q "info: listening on" "$dir/daemon.log" && break;
 grep -q "info: listening on" "$dir/daemon.log" || { cat "$dir/daemon.log"; echo "FAIL: seccheckd did not start"; exit 1; }
 
 # Two sandboxes at once: two connections on one socket.
-workload='/bin/echo hello-e2e; cat /etc/hostname >/dev/null; /bin/true marker-arg; /nonexistent-e2e 2>/dev/null; exit 0'
+workload='/bin/echo hello-e2e; cat /etc/hostname >/dev/null; /bin/true marker-arg; /nonexistent-e2e 2>/dev/null; /usr/bin/env /bin/true env-arg; exit 0'
 pids=()
 for i in 1 2; do
     (cd /tmp && exec timeout 120 env -i PATH=/usr/bin:/bin HOME=/root \
@@ -113,6 +113,18 @@ check "cat's openat of /etc/hostname, enter and exit" 4 \
        AND json_extract(detail,'\$.pathname')='/etc/hostname'"
 check "events carry time and thread ids" 0 \
     "SELECT count(*) FROM events WHERE time_ns IS NULL OR thread_id IS NULL"
+# env, forked by sh, runs true: true's parent is sh, not env (the name
+# before the exec); found without thread_group_start_time (not collected)
+check "execs: the parent of env's true is sh" 2 \
+    "SELECT count(*) FROM execs WHERE binary_path = '/usr/bin/true' AND json_extract(argv, '\$[1]') = 'env-arg'
+       AND parent_name = 'sh' AND parent_thread_group_id = 1"
+check "execs: every exec's parent found" 0 "SELECT count(*) FROM execs WHERE parent_name IS NULL"
+check "containers: the two sandboxes' containers, with their execs" 2 \
+    "SELECT count(*) FROM containers WHERE container_id LIKE 'runsc-%'
+       AND execs = (SELECT count(*) FROM execs e WHERE e.container_id = containers.container_id) AND execs >= 5"
+got=$("$seccheckd" events --db "$db" --type SENTRY_EXEC | grep -c ' sh\[[0-9]*\] exec /usr/bin/env /usr/bin/env /bin/true env-arg$')
+if [ "$got" = 2 ]; then echo "ok   - seccheckd events: the exec of env"; else
+    echo "FAIL - seccheckd events: the exec of env: $got lines"; failures=$((failures + 1)); fi
 
 if [ "$failures" -ne 0 ]; then
     echo "e2e: $failures check(s) failed; daemon log:"

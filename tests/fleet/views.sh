@@ -63,7 +63,12 @@ hosts+=(v1)
 # number past int64, a decimal, an exponent; sysno, exit or context_data
 # kept in detail (or context_data null there); a detail that is not an
 # object; the context columns NULL (the proto's defaults come back),
-# is_exec_session 0, credentials in part.
+# is_exec_session 0, credentials in part. Open flags in detail written
+# other ways (5.0, 1e3), or not a uint32 (an array, -3, 2^32, 1e20, 5.5). Execs whose parent the rules
+# decide: reparented (parent_thread_group_id another process) or not,
+# without thread_group_start_time (the 10 s window, where an older clone of
+# the same pid is passed over), a time too early for a window, a clone whose
+# created_thread_group_id is a string (no match, in either database).
 edges_sql="
 CREATE TEMP TABLE edge(k INTEGER PRIMARY KEY, a TEXT);
 INSERT INTO edge VALUES (1, ''), (2, '02'), (3, '0200'), (4, '02001f90c0a8'), (5, '0a001f90000000002001'),
@@ -89,6 +94,21 @@ UPDATE events SET time_ns = NULL, container_id = NULL, thread_id = NULL, process
 UPDATE events SET is_exec_session = 0, effective_uid = NULL, saved_gid = NULL WHERE id = (SELECT id FROM pick WHERE k = 8);
 UPDATE events SET real_uid = NULL, result = NULL WHERE id = (SELECT id FROM pick WHERE k = 9);
 UPDATE events SET is_exec_session = NULL WHERE id = (SELECT id FROM pick WHERE k = 10);
+CREATE TEMP TABLE opens AS SELECT id, row_number() OVER (ORDER BY id) AS k FROM events
+  WHERE msg_type = 7 AND is_exit = 1 AND id NOT IN (SELECT id FROM pick WHERE k <= 10);
+UPDATE events SET detail = json_set(detail, '\$.flags', json(CASE o.k WHEN 1 THEN '5.0' WHEN 2 THEN '1e3' WHEN 3 THEN '[12]'
+    WHEN 4 THEN '-3' WHEN 5 THEN '4294967296' WHEN 6 THEN '1e20' WHEN 7 THEN '4294967295' WHEN 8 THEN '5.5' END))
+  FROM opens o WHERE events.id = o.id AND o.k <= 8;
+CREATE TEMP TABLE ex AS SELECT id, thread_group_id AS tg, row_number() OVER (ORDER BY id) AS k FROM events WHERE msg_type = 3;
+UPDATE events SET parent_thread_group_id = 99 WHERE id = (SELECT id FROM ex WHERE k = 1);
+UPDATE events SET parent_thread_group_id = 1 WHERE id = (SELECT id FROM ex WHERE k = 2);
+UPDATE events SET thread_group_start_time_ns = NULL WHERE id IN (SELECT id FROM ex WHERE k IN (3, 4, 6));
+UPDATE events SET time_ns = 5000000000 WHERE id = (SELECT id FROM ex WHERE k = 4);
+UPDATE events SET detail = json_set(detail, '\$.created_thread_group_id', (SELECT tg || '' FROM ex WHERE k = 5))
+  WHERE msg_type = 2 AND json_extract(detail, '\$.created_thread_group_id') = (SELECT tg FROM ex WHERE k = 5);
+UPDATE events SET detail = json_set(detail, '\$.created_thread_group_id', (SELECT tg FROM ex WHERE k = 6)),
+    thread_group_id = 77, process_name = 'older'
+  WHERE msg_type = 2 AND json_extract(detail, '\$.created_thread_group_id') = (SELECT tg - 3 FROM ex WHERE k = 6);
 SELECT count(*) FROM pick WHERE k <= 10;"
 sqlite_c "$dir/mixed_syscalls.db" ".backup '$dir/edges.db'"
 check "edges: the rows the traces lack written" [ "$(sqlite_c "$dir/edges.db" "$edges_sql")" = 10 ]
@@ -126,24 +146,28 @@ views=(
 |id bigint, conn_id bigint, recv_ns bigint, msg_type bigint, type_name text, dropped_count bigint,
  decode_error text, message jsonb
 |id, conn_id, recv_ns, msg_type, type_name, dropped_count, decode_error, message"
-"execs|id, conn_id, time_ns, time, container_id, thread_group_id, parent_name, binary_path, argv, cwd, real_uid
+"execs|id, conn_id, time_ns, time, container_id, thread_group_id, parent_thread_group_id, parent_name, binary_path,
+ argv, cwd, real_uid
 |id bigint, conn_id bigint, time_ns bigint, time text, container_id text, thread_group_id bigint,
- parent_name text, binary_path text, argv jsonb, cwd text, real_uid bigint
-|id, conn_id, time_ns, to_char(time $utc, container_id, thread_group_id, parent_name, binary_path, argv, cwd,
- real_uid"
+ parent_thread_group_id bigint, parent_name text, binary_path text, argv jsonb, cwd text, real_uid bigint
+|id, conn_id, time_ns, to_char(time $utc, container_id, thread_group_id, parent_thread_group_id, parent_name,
+ binary_path, argv, cwd, real_uid"
 "processes_per_container|container_id, binary_path, execs, first, last
 |container_id text, binary_path text, execs bigint, first text, last text
 |container_id, binary_path, execs, to_char(first $utc, to_char(last $utc"
 "files_opened|id, conn_id, time_ns, time, container_id, process_name, thread_group_id, call, pathname, dir,
- flags, mode, fd, errno
+ flags, flags_text, mode, fd, errno, errno_name
 |id bigint, conn_id bigint, time_ns bigint, time text, container_id text, process_name text,
- thread_group_id bigint, call text, pathname text, dir text, flags jsonb, mode jsonb, fd bigint, errno bigint
+ thread_group_id bigint, call text, pathname text, dir text, flags jsonb, flags_text text, mode jsonb, fd bigint,
+ errno bigint, errno_name text
 |id, conn_id, time_ns, to_char(time $utc, container_id, process_name, thread_group_id, call, pathname, dir,
- flags, mode, fd, errno"
-"failed_syscalls|id, conn_id, time_ns, time, container_id, process_name, type_name, sysno, errno, result, pathname
+ flags, flags_text, mode, fd, errno, errno_name"
+"failed_syscalls|id, conn_id, time_ns, time, container_id, process_name, type_name, sysno, errno, errno_name, result,
+ pathname
 |id bigint, conn_id bigint, time_ns bigint, time text, container_id text, process_name text, type_name text,
- sysno bigint, errno bigint, result bigint, pathname text
-|id, conn_id, time_ns, to_char(time $utc, container_id, process_name, type_name, sysno, errno, result, pathname"
+ sysno bigint, errno bigint, errno_name text, result bigint, pathname text
+|id, conn_id, time_ns, to_char(time $utc, container_id, process_name, type_name, sysno, errno, errno_name, result,
+ pathname"
 "sandbox_drops|conn_id, peer_pid, connected, closed, close_reason, messages, sandbox_dropped, drop_pct,
  containers
 |conn_id bigint, peer_pid bigint, connected text, closed text, close_reason text, messages bigint,
@@ -151,12 +175,15 @@ views=(
 |conn_id, peer_pid, to_char(connected $utc, to_char(closed $utc, close_reason, messages, sandbox_dropped,
  drop_pct, $(sorted_list containers)"
 "network|id, conn_id, time_ns, time, container_id, process_name, thread_group_id, call, is_exit, fd, family,
- address, address_hex, result, errno
+ family_name, address, address_hex, result, errno, errno_name
 |id bigint, conn_id bigint, time_ns bigint, time text, container_id text, process_name text,
- thread_group_id bigint, call text, is_exit bigint, fd jsonb, family bigint, address text, address_hex text,
- result bigint, errno bigint
+ thread_group_id bigint, call text, is_exit bigint, fd jsonb, family bigint, family_name text, address text,
+ address_hex text, result bigint, errno bigint, errno_name text
 |id, conn_id, time_ns, to_char(time $utc, container_id, process_name, thread_group_id, call, is_exit, fd,
- family, address, address_hex, result, errno"
+ family, family_name, address, address_hex, result, errno, errno_name"
+"containers|container_id, first_seen, last_seen, events, execs, sandbox_dropped
+|container_id text, first_seen text, last_seen text, events bigint, execs bigint, sandbox_dropped bigint
+|container_id, to_char(first_seen $utc, to_char(last_seen $utc, events, execs, sandbox_dropped"
 )
 
 # Loads HOST's rows of a local view into local_VIEW centrally.
@@ -237,6 +264,26 @@ echo "     central rows: execs $n_execs, files_opened $n_opens, failed_syscalls 
     "network IPv4 $n_ipv4 IPv6 $n_ipv6 Unix $n_unix; version 1 rows $n_v1, version 2 rows with context $n_v2"
 for n in n_execs n_opens n_failed n_ipv4 n_ipv6 n_unix n_v1 n_v2; do
     check "compared some ${n#n_} rows (${!n})" [ "${!n:-0}" -gt 0 ]
+done
+named=$(psql_c "SELECT (SELECT count(parent_name) FROM execs) || ' ' || (SELECT count(flags_text) FROM files_opened)
+                || ' ' || (SELECT count(errno_name) FROM failed_syscalls) || ' ' || (SELECT count(family_name) FROM network)
+                || ' ' || (SELECT count(*) FROM containers)")
+read -r n_parents n_flags n_errnos n_families n_containers <<<"$named"
+echo "     named: parents $n_parents, flags $n_flags, errnos $n_errnos, families $n_families; containers $n_containers"
+for n in n_parents n_flags n_errnos n_families n_containers; do
+    check "compared some ${n#n_} (${!n})" [ "${!n:-0}" -gt 0 ]
+done
+# What the edges' rules decide (equal centrally, as compared above).
+check "edges: parents as the rules say" [ "$(psql_c "SELECT string_agg(coalesce(parent_thread_group_id::text, '-') || ':' ||
+    coalesce(parent_name, '-'), ' ' ORDER BY id) FROM (SELECT * FROM execs WHERE host_id = 'edges' ORDER BY id LIMIT 6) e")" = \
+    "99:- 1:sh 1:sh -:- -:- 4:python3" ]
+edge_flags() {   # edge_flags JSONB_TEXT EXPECTED: the flags_text of the edges' open with that flags value
+    psql_c "SELECT coalesce(flags_text, '-') FROM files_opened WHERE host_id = 'edges' AND flags::text = '$1'"
+}
+for pair in '5.0 O_WRONLY|0x4' '1000 O_RDONLY|0x8|0x20|O_CREAT|O_EXCL|O_NOCTTY|O_TRUNC' '[12] -' '-3 -' '4294967296 -' \
+    '100000000000000000000 -' '5.5 -' \
+    '4294967295 O_ACCMODE|0x4|0x8|0x10|0x20|O_CREAT|O_EXCL|O_NOCTTY|O_TRUNC|O_APPEND|O_NONBLOCK|O_SYNC|O_ASYNC|O_DIRECT|O_LARGEFILE|O_TMPFILE|O_NOFOLLOW|O_NOATIME|O_CLOEXEC|O_PATH|0x800000|0x1000000|0x2000000|0x4000000|0x8000000|0x10000000|0x20000000|0x40000000|0x80000000'; do
+    check "edges: flags ${pair%% *} named ${pair#* }" [ "$(edge_flags "${pair%% *}")" = "${pair#* }" ]
 done
 
 if [ $failures != 0 ]; then

@@ -10,9 +10,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/time.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 #include <cmocka.h>
@@ -57,6 +59,66 @@ char *daemon_read_log(const struct daemon *d)
         return strdup("");
     buf[len] = '\0';
     return buf;
+}
+
+/* Appends what fd has to buf (cut at len - 1); false at its end. */
+static bool drain(int fd, char *buf, size_t len, size_t *used)
+{
+    char chunk[4096];
+    ssize_t n = read(fd, chunk, sizeof(chunk));
+    if (n <= 0)
+        return n < 0 && errno == EINTR;
+    size_t take = buf && *used + 1 < len ? len - 1 - *used : 0;
+    if (take > (size_t)n)
+        take = (size_t)n;
+    if (take)
+        memcpy(buf + *used, chunk, take);
+    *used += take;
+    return true;
+}
+
+int run_command(const char *const *argv, char *out, size_t outlen, char *err, size_t errlen)
+{
+    int po[2], pe[2];
+    assert_int_equal(pipe(po), 0);
+    assert_int_equal(pipe(pe), 0);
+    pid_t pid = reaper_fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        dup2(po[1], 1);
+        dup2(pe[1], 2);
+        close(po[0]);
+        close(pe[0]);
+        execv(argv[0], (char *const *)argv);
+        _exit(127);
+    }
+    close(po[1]);
+    close(pe[1]);
+    size_t nout = 0, nerr = 0;
+    struct pollfd fds[2] = {{.fd = po[0], .events = POLLIN}, {.fd = pe[0], .events = POLLIN}};
+    int open_fds = 2;
+    struct timespec start, now;
+    clock_gettime(CLOCK_MONOTONIC, &start);
+    for (long waited = 0; open_fds && waited < 60000;) {
+        int r = poll(fds, 2, 100);
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        waited = (now.tv_sec - start.tv_sec) * 1000 + (now.tv_nsec - start.tv_nsec) / 1000000;
+        for (int i = 0; r > 0 && i < 2; i++)
+            if (fds[i].fd >= 0 && fds[i].revents &&
+                !drain(fds[i].fd, i ? err : out, i ? errlen : outlen, i ? &nerr : &nout)) {
+                close(fds[i].fd);
+                fds[i].fd = -1;
+                open_fds--;
+            }
+    }
+    for (int i = 0; i < 2; i++)
+        if (fds[i].fd >= 0)
+            close(fds[i].fd);
+    if (out && outlen)
+        out[nout] = '\0';
+    if (err && errlen)
+        err[nerr] = '\0';
+    return reaper_wait_within(pid, 1000);
 }
 
 void sleep_ms(int ms)
@@ -359,6 +421,20 @@ void daemon_cleanup(struct daemon *d)
         daemon_stop(d);
     if (reaper_remove(d->dir) != 0)
         fprintf(stderr, "could not remove %s: %s\n", d->dir, strerror(errno));
+}
+
+bool verify_ok(const char *binary, const char *db)
+{
+    char cmd[1200], out[2048] = "";
+    snprintf(cmd, sizeof(cmd), "%s verify --db %s", binary, db);
+    FILE *p = popen(cmd, "r");
+    if (!p)
+        return false;
+    size_t n = fread(out, 1, sizeof(out) - 1, p);
+    out[n] = '\0';
+    int rc = pclose(p);
+    printf("verify: %s", out);
+    return rc == 0 && strstr(out, "ok:");
 }
 
 long long db_query_int(const char *db, const char *sql)

@@ -130,6 +130,9 @@ void daemon_cleanup(struct daemon *d);
 int daemon_setup(void **state);
 int daemon_teardown(void **state);
 
+/* `binary verify --db db` passes (its output printed). */
+bool verify_ok(const char *binary, const char *db);
+
 /* Runs SQL returning one integer against path; -1 on error. */
 long long db_query_int(const char *db, const char *sql);
 
@@ -153,6 +156,12 @@ double metric(const char *text, const char *series);
  * (--metrics-listen unix:PATH), read with curl; -1 if absent. Fails the
  * test if curl cannot run. */
 double metric_scrape(const char *path, const char *series);
+
+/* Runs argv (argv[0] a path) to its end, within 60 s: its standard output
+ * and error in out and err (each cut to its size, NUL-terminated; err may be
+ * NULL to drop it). Its exit code (as reaper_wait_within: 124 when it had
+ * to be killed). */
+int run_command(const char *const *argv, char *out, size_t outlen, char *err, size_t errlen);
 
 /* Sleeps ms milliseconds, resuming after signals. */
 void sleep_ms(int ms);

@@ -146,7 +146,8 @@ static void test_h_and_help_name_every_command(void **state)
     const char *h[] = {"-h", NULL};
     assert_int_equal(run_capture(h, out, sizeof(out)), 0);
     assert_non_null(strstr(out, "Usage: seccheckd [OPTIONS]"));
-    for (const char *const *cmd = (const char *const[]){"verify", "export", "forward", "gvisor-config", NULL}; *cmd; cmd++) {
+    for (const char *const *cmd = (const char *const[]){"verify", "export", "events", "forward", "gvisor-config", "types",
+                                                                NULL}; *cmd; cmd++) {
         char want[64];
         snprintf(want, sizeof(want), "       seccheckd %s ", *cmd);
         if (!strstr(out, want))

@@ -86,6 +86,19 @@ static void assert_runs_add_up(const char *db)
                      db_query_int(db, "SELECT count(*) FROM runs"));
 }
 
+/* Opened read-write: recovers a WAL a killed writer left. */
+static void assert_integrity_ok(const char *path)
+{
+    sqlite3 *db;
+    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+    sqlite3_stmt *st;
+    assert_int_equal(sqlite3_prepare_v2(db, "PRAGMA integrity_check", -1, &st, NULL), SQLITE_OK);
+    assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+    assert_string_equal((const char *)sqlite3_column_text(st, 0), "ok");
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+}
+
 static void test_sigterm_under_load_loses_nothing_received(void **state)
 {
     (void)state;
@@ -124,14 +137,7 @@ static void test_kill9_under_load_leaves_a_sound_database(void **state)
     reaper_wait(d.pid);
     d.pid = 0;
     unsigned long long sent = stop_streamers(s, 4);
-    sqlite3 *db;
-    assert_int_equal(sqlite3_open(d.db, &db), SQLITE_OK);   /* recovers the WAL */
-    sqlite3_stmt *st;
-    assert_int_equal(sqlite3_prepare_v2(db, "PRAGMA integrity_check", -1, &st, NULL), SQLITE_OK);
-    assert_int_equal(sqlite3_step(st), SQLITE_ROW);
-    assert_string_equal((const char *)sqlite3_column_text(st, 0), "ok");
-    sqlite3_finalize(st);
-    sqlite3_close(db);
+    assert_integrity_ok(d.db);
     long long stored = db_query_int(d.db, "SELECT stored FROM runs");
     long long rows = db_query_int(d.db, "SELECT count(*) FROM events");
     printf("sent %llu, stored %lld before kill -9\n", sent, stored);
@@ -144,33 +150,40 @@ static void test_kill9_under_load_leaves_a_sound_database(void **state)
     daemon_cleanup(&d);
 }
 
+/* Waits up to 10 s for needle in d's log. */
+static bool log_says(const struct daemon *d, const char *needle)
+{
+    return daemon_wait_log(d, needle, 1, 10000);
+}
+
+/* A daemon with its database on a 3 MiB tmpfs mounted at mnt in its
+ * directory, two streamers flooding it until the disk is full; skips the
+ * test when this user may not mount (CI and the dev machines run as root).
+ * Whether batches started failing. */
+static bool flood_small_disk(struct daemon *d, char *mnt, size_t mntlen, struct streamer s[2])
+{
+    daemon_prepare(d);
+    snprintf(mnt, mntlen, "%.200s/fs", d->dir);
+    mkdir(mnt, 0700);
+    if (mount("tmpfs", mnt, "tmpfs", 0, "size=3m") != 0) {
+        daemon_cleanup(d);
+        skip();
+    }
+    snprintf(d->db, sizeof(d->db), "%s/events.db", mnt);
+    bool started = daemon_start(d, SECCHECKD_BIN, NULL);
+    start_streamers(s, 2, d->socket);   /* to a dead socket they stop at once */
+    return started && log_says(d, "could not store a batch");
+}
+
 static void test_disk_full_counts_and_resumes(void **state)
 {
     (void)state;
     struct daemon d;
-    daemon_prepare(&d);
     char mnt[260];
-    snprintf(mnt, sizeof(mnt), "%.200s/fs", d.dir);
-    mkdir(mnt, 0700);
-    if (mount("tmpfs", mnt, "tmpfs", 0, "size=3m") != 0) {
-        daemon_cleanup(&d);
-        skip();   /* needs root (CI and the dev machines run as root) */
-    }
-    snprintf(d.db, sizeof(d.db), "%s/events.db", mnt);
-    assert_true(daemon_start(&d, SECCHECKD_BIN, NULL));
     struct streamer s[2];
-    start_streamers(s, 2, d.socket);
-    /* Fill the 3 MiB disk: batches start failing, reading goes on. */
-    char *log = NULL;
-    for (int i = 0; i < 500; i++) {
-        free(log);
-        log = daemon_read_log(&d);
-        if (strstr(log, "could not store a batch"))
-            break;
-        usleep(20000);
-    }
-    assert_non_null(strstr(log, "could not store a batch"));
-    free(log);
+    /* Fill the 3 MiB disk: batches start failing, reading goes on. The
+     * tmpfs stays mounted until every number is read: asserted after. */
+    bool full = flood_small_disk(&d, mnt, sizeof(mnt), s);
     unsigned long long before = 0;
     for (int i = 0; i < 2; i++)
         before += atomic_load(&s[i].sent);
@@ -178,31 +191,191 @@ static void test_disk_full_counts_and_resumes(void **state)
     unsigned long long after = 0;
     for (int i = 0; i < 2; i++)
         after += atomic_load(&s[i].sent);
-    assert_true(after > before);   /* still draining: the sandboxes are not stalled */
     /* Space returns: storing resumes. */
-    assert_int_equal(mount("tmpfs", mnt, "tmpfs", MS_REMOUNT, "size=512m"), 0);
-    for (int i = 0; i < 500; i++) {
-        log = daemon_read_log(&d);
-        bool resumed = strstr(log, "storing again") != NULL;
-        free(log);
-        if (resumed)
-            break;
-        usleep(20000);
-    }
+    int remounted = mount("tmpfs", mnt, "tmpfs", MS_REMOUNT, "size=512m");
+    log_says(&d, "storing again");
     unsigned long long sent = stop_streamers(s, 2);
-    assert_int_equal(daemon_stop(&d), 0);
-    log = daemon_read_log(&d);
-    assert_non_null(strstr(log, "storing again"));
-    free(log);
+    int status = daemon_stop(&d);
+    bool resumed = daemon_log_count(&d, "storing again") > 0;
     long long failed = db_query_int(d.db, "SELECT store_failed FROM runs");
     long long stored = db_query_int(d.db, "SELECT stored FROM runs");
-    printf("sent %llu: stored %lld, store_failed %lld\n", sent, stored, failed);
-    assert_true(failed > 0);
-    assert_int_equal(db_query_int(d.db, "SELECT count(*) FROM events"), stored);
-    assert_runs_add_up(d.db);
-    assert_int_equal(db_query_int(d.db, "SELECT received FROM runs"), (long long)sent);
+    long long rows = db_query_int(d.db, "SELECT count(*) FROM events");
+    long long received = db_query_int(d.db, "SELECT received FROM runs");
+    long long add_up = db_query_int(d.db, "SELECT count(*) FROM runs WHERE received = stored + discarded + "
+                                          "rejected + store_failed");
     umount(mnt);
     daemon_cleanup(&d);
+    printf("sent %llu: stored %lld, store_failed %lld\n", sent, stored, failed);
+    assert_true(full);
+    assert_true(after > before);   /* still draining: the sandboxes are not stalled */
+    assert_int_equal(remounted, 0);
+    assert_int_equal(status, 0);
+    assert_true(resumed);
+    assert_true(failed > 0);
+    assert_int_equal(rows, stored);
+    assert_int_equal(add_up, 1);
+    assert_int_equal(received, (long long)sent);
+}
+
+/* While the disk is full, connections close (one that streamed before,
+ * several opened and closed during the outage): once space returns, every
+ * connection has its row, closed, with its final counts; none is left
+ * "open" with stale counts or missing. */
+static void test_disk_full_keeps_connection_rows(void **state)
+{
+    (void)state;
+    struct daemon d;
+    char mnt[260];
+    struct streamer s[2];
+    bool full = flood_small_disk(&d, mnt, sizeof(mnt), s);
+    unsigned long long first = stop_streamers(s, 1);   /* its close is in a batch that fails */
+    enum { SHORT = 5 };
+    int replayed = 0;
+    for (int i = 0; i < SHORT; i++)
+        replayed += replay_connection(d.socket, &mixed, mixed.version) == 0;
+    unsigned long long second = stop_streamers(s + 1, 1);
+    /* Every close is written (and fails) before space returns: the writer
+     * drains its queue in well under a second. */
+    usleep(1500000);
+    int remounted = mount("tmpfs", mnt, "tmpfs", MS_REMOUNT, "size=512m");
+    int status = daemon_stop(&d);
+    bool resumed = daemon_log_count(&d, "storing again") > 0;
+    long long rows = db_query_int(d.db, "SELECT count(*) FROM connections");
+    long long open = db_query_int(d.db, "SELECT count(*) FROM connections WHERE close_ns IS NULL");
+    long long short_ok = dbq(&d, "SELECT count(*) FROM connections WHERE messages = %zu AND close_reason = 'eof'",
+                             mixed.count);
+    long long messages = db_query_int(d.db, "SELECT sum(messages) FROM connections");
+    long long received = db_query_int(d.db, "SELECT received FROM runs");
+    long long failed = db_query_int(d.db, "SELECT store_failed FROM runs");
+    umount(mnt);
+    daemon_cleanup(&d);
+    printf("streamed %llu + %llu, %d short connections during the outage: %lld connection rows (%lld open), "
+           "store_failed %lld\n", first, second, replayed, rows, open, failed);
+    assert_true(full);
+    assert_int_equal(remounted, 0);
+    assert_true(resumed);
+    assert_int_equal(status, 0);
+    assert_int_equal(replayed, SHORT);
+    assert_true(failed > 0);
+    assert_int_equal(rows, 2 + SHORT);
+    assert_int_equal(open, 0);
+    assert_int_equal(short_ok, SHORT);
+    assert_int_equal(messages, received);
+    assert_int_equal(received, (long long)(first + second + SHORT * mixed.count));
+}
+
+/* The exit summary's identity: 0 when found. */
+struct summary {
+    unsigned long long received, stored, discarded, rejected, failed;
+};
+
+static int parse_summary(const char *log, struct summary *out)
+{
+    const char *line = strstr(log, "summary: ");
+    if (!line)
+        return -1;
+    return sscanf(line, "summary: %llu received = %llu stored + %llu discarded + %llu rejected + %llu store_failed",
+                  &out->received, &out->stored, &out->discarded, &out->rejected, &out->failed) == 5
+               ? 0
+               : -1;
+}
+
+/* Sends packets [from, to) of the mixed trace on fd. */
+static void send_range(int fd, size_t from, size_t to)
+{
+    for (size_t i = from; i < to; i++)
+        send_bytes(fd, mixed.packets[i], mixed.lengths[i]);
+}
+
+/* Waits up to 10 s until the database at path holds n events. */
+static bool stored_events(const char *path, long long n)
+{
+    for (int i = 0; i < 200; i++) {
+        if (db_query_int(path, "SELECT count(*) FROM events") == n)
+            return true;
+        usleep(50000);
+    }
+    return false;
+}
+
+enum file_fault { FILE_DELETED, FILE_RESTORED };
+
+/* The database file goes away under a running daemon, deleted or replaced
+ * by a copy made earlier (a restore, moved into place). What is sent
+ * afterwards is in the file at the path, which passes integrity_check and
+ * verify, and the exit summary adds up. */
+static void file_goes_away(enum file_fault fault)
+{
+    struct daemon d;
+    daemon_prepare(&d);
+    assert_true(daemon_start(&d, SECCHECKD_BIN, NULL));
+    size_t half = mixed.count / 2;
+    int fd = replay_open(d.socket, mixed.version);
+    assert_true(fd >= 0);
+    send_range(fd, 0, half);
+    assert_true(stored_events(d.db, (long long)half));
+    char copy[400];
+    snprintf(copy, sizeof(copy), "%s/restore.db", d.dir);
+    long long kept = 0;   /* events in the file at the path before the fault */
+    if (fault == FILE_RESTORED) {
+        sqlite3 *db;
+        assert_int_equal(sqlite3_open(d.db, &db), SQLITE_OK);
+        char sql[512];
+        snprintf(sql, sizeof(sql), "VACUUM INTO '%s'", copy);
+        assert_int_equal(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
+        sqlite3_close(db);
+        kept = (long long)half;
+        send_range(fd, half, half + 100);   /* stored after the copy: the restore loses them */
+        assert_true(stored_events(d.db, (long long)half + 100));
+        assert_int_equal(rename(copy, d.db), 0);
+    } else {
+        assert_int_equal(unlink(d.db), 0);   /* its -wal and -shm stay */
+    }
+    size_t from = fault == FILE_RESTORED ? half + 100 : half;
+    send_range(fd, from, mixed.count);                                         /* the open connection */
+    assert_int_equal(replay_connection(d.socket, &mixed, mixed.version), 0);   /* and a new one */
+    close(fd);
+    bool reopened = log_says(&d, "opened the database now at");
+    assert_int_equal(daemon_stop(&d), 0);
+    long long after = (long long)(mixed.count - from + mixed.count);
+
+    char *log = daemon_read_log(&d);
+    struct summary sum = {0};
+    int parsed = parse_summary(log, &sum);
+    bool said = strstr(log, fault == FILE_RESTORED ? "was replaced by another file (a restored copy?) while in use"
+                                                   : "was deleted while in use") != NULL;
+    free(log);
+    long long events = db_query_int(d.db, "SELECT count(*) FROM events");
+    long long new_run = dbq(&d, "SELECT received FROM runs WHERE reopen_reason = '%s'",
+                            fault == FILE_RESTORED ? "replaced" : "deleted");
+    long long conns = db_query_int(d.db, "SELECT count(*) FROM connections WHERE close_ns IS NOT NULL");
+    printf("%s: %lld events in the file at the path (%lld sent after), summary %llu received = %llu stored + %llu "
+           "store_failed\n", fault == FILE_RESTORED ? "restored" : "deleted", events, after, sum.received, sum.stored,
+           sum.failed);
+    assert_int_equal(parsed, 0);
+    assert_int_equal(events, kept + after);
+    assert_true(said);
+    assert_true(reopened);
+    assert_int_equal(new_run, after);
+    assert_int_equal(conns, 2);
+    assert_int_equal(sum.received, 2 * mixed.count);
+    assert_int_equal(sum.received, sum.stored + sum.discarded + sum.rejected + sum.failed);
+    assert_int_equal(sum.stored, 2 * mixed.count);   /* each event went to the file at the path when written */
+    assert_integrity_ok(d.db);
+    assert_true(verify_ok(SECCHECKD_BIN, d.db));
+    daemon_cleanup(&d);
+}
+
+static void test_database_deleted_under_the_daemon(void **state)
+{
+    (void)state;
+    file_goes_away(FILE_DELETED);
+}
+
+static void test_database_restored_under_the_daemon(void **state)
+{
+    (void)state;
+    file_goes_away(FILE_RESTORED);
 }
 
 struct locker {
@@ -275,22 +448,6 @@ static void test_locked_database_drop(void **state)
     (void)state;
     long long sent;
     locked_database("drop", &sent, NULL);
-}
-
-/* The exit summary's identity: 0 when found. */
-struct summary {
-    unsigned long long received, stored, discarded, rejected, failed;
-};
-
-static int parse_summary(const char *log, struct summary *out)
-{
-    const char *line = strstr(log, "summary: ");
-    if (!line)
-        return -1;
-    return sscanf(line, "summary: %llu received = %llu stored + %llu discarded + %llu rejected + %llu store_failed",
-                  &out->received, &out->stored, &out->discarded, &out->rejected, &out->failed) == 5
-               ? 0
-               : -1;
 }
 
 static long long elapsed_ms(const struct timespec *since)
@@ -379,6 +536,9 @@ int main(void)
         cmocka_unit_test(test_sigterm_under_load_loses_nothing_received),
         cmocka_unit_test(test_kill9_under_load_leaves_a_sound_database),
         cmocka_unit_test(test_disk_full_counts_and_resumes),
+        cmocka_unit_test(test_disk_full_keeps_connection_rows),
+        cmocka_unit_test(test_database_deleted_under_the_daemon),
+        cmocka_unit_test(test_database_restored_under_the_daemon),
         cmocka_unit_test(test_locked_database_block),
         cmocka_unit_test(test_locked_database_drop),
         cmocka_unit_test(test_blocked_text_sink_sigterm),

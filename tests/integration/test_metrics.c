@@ -637,6 +637,98 @@ static void test_restart_reopens(void **state)
     daemon_cleanup(&d);
 }
 
+/* The events and batches the log's retention lines say were deleted. */
+static void retention_logged(const char *log, long long *events, long long *batches)
+{
+    *events = *batches = 0;
+    for (const char *p = log; (p = strstr(p, "retention: deleted ")) != NULL; p++) {
+        long long e = 0, b = 0;
+        if (sscanf(p, "retention: deleted %lld event%*s in %lld batch", &e, &b) == 2) {
+            *events += e;
+            *batches += b;
+        }
+    }
+}
+
+static void write_config(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+/* Retention deletes while no event arrives (the writer's idle upkeep:
+ * no batch comes back to carry a count): the counter has it at once, and
+ * the log says what went and why. */
+/* with_rules: the rules' stage wraps the sink and passes the count on, and
+ * the alerts of deleted events go with them. */
+static void retention_deletions_counted(void **state, bool with_rules)
+{
+    const struct trace_fixture *f = *state;
+    const struct replay_trace *t = &f->traces[1];
+    struct daemon d;
+    daemon_prepare(&d);
+    char conf[320], addr[64], rules[320], settings[400] = "", text0[600];
+    snprintf(conf, sizeof(conf), "%s/seccheckd.conf", d.dir);
+    if (with_rules) {
+        snprintf(rules, sizeof(rules), "%s/r.yaml", d.dir);
+        write_config(rules, "- rule: Every exit\n  desc: d\n  condition: evt.type != container\n  output: o\n"
+                            "  priority: Debug\n  warn_evttypes: false\n");
+        snprintf(settings, sizeof(settings), "rules = %s\nalerts-rate = 0\n", rules);
+    }
+    snprintf(text0, sizeof(text0), "retain = 0\n%s", settings);
+    write_config(conf, text0);
+    int port = free_tcp_port();
+    snprintf(addr, sizeof(addr), "127.0.0.1:%d", port);
+    const char *args[] = {"--config", conf, "--metrics-listen", addr, "--batch-size", "256", NULL};
+    assert_true(daemon_start(&d, SECCHECKD_BIN, args));
+    assert_int_equal(replay_connection(d.socket, t, t->version), 0);
+    assert_int_equal(replay_connection(d.socket, t, t->version), 0);
+    char *text = scrape_when_idle(port);
+    double before = metric(text, "seccheckd_retention_deleted_events_total");
+    free(text);
+    long long batches = dbq(&d, "SELECT count(*) FROM batches");
+
+    char text1[600];
+    snprintf(text1, sizeof(text1), "retain = 1s\n%s", settings);
+    write_config(conf, text1);
+    kill(d.pid, SIGHUP);
+    for (int i = 0; i < 100 && dbq(&d, "SELECT count(*) FROM batches") != 1; i++)
+        sleep_ms(100);
+    long long deleted = (long long)(2 * t->count) - dbq(&d, "SELECT count(*) FROM events");
+    long long orphans = with_rules ? dbq(&d, "SELECT count(*) FROM alerts WHERE event_id NOT IN (SELECT id FROM events)")
+                                   : 0;
+    long long alerts_left = with_rules ? dbq(&d, "SELECT count(*) FROM alerts") : 0;
+    text = scrape_tcp(port);
+    double counted = metric(text, "seccheckd_retention_deleted_events_total");
+    free(text);
+    bool logged_at_once = daemon_wait_log(&d, "retention: deleted", 1, 5000);   /* not only at the end */
+    assert_int_equal(daemon_stop(&d), 0);
+    char *log = daemon_read_log(&d);
+    long long logged_events, logged_batches;
+    retention_logged(log, &logged_events, &logged_batches);
+    bool why = strstr(log, "(older than --retain)") != NULL;
+    free(log);
+    daemon_cleanup(&d);
+    printf("retention deleted %lld events of %lld batches: metric %.0f, logged %lld events in %lld batches\n",
+           deleted, batches - 1, counted, logged_events, logged_batches);
+    assert_true(before == 0);
+    assert_true(batches > 2);
+    assert_true(deleted > 0);
+    assert_true(counted == (double)deleted);
+    assert_true(logged_at_once);
+    assert_int_equal(logged_events, deleted);
+    assert_int_equal(logged_batches, batches - 1);
+    assert_true(why);
+    assert_int_equal(orphans, 0);
+    if (with_rules)
+        assert_true(alerts_left > 0 && alerts_left <= 256);   /* the newest batch's */
+}
+
+static void test_retention_deletions_counted(void **state) { retention_deletions_counted(state, false); }
+static void test_retention_deletions_counted_with_rules(void **state) { retention_deletions_counted(state, true); }
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -648,6 +740,8 @@ int main(void)
         cmocka_unit_test(test_idle_connections_bounded),
         cmocka_unit_test(test_unix_socket),
         cmocka_unit_test(test_restart_reopens),
+        cmocka_unit_test(test_retention_deletions_counted),
+        cmocka_unit_test(test_retention_deletions_counted_with_rules),
     };
     return cmocka_run_group_tests(tests, setup, trace_fixture_teardown);
 }

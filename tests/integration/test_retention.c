@@ -39,19 +39,6 @@ static long long file_bytes(const char *path)
     return stat(path, &st) == 0 ? (long long)st.st_size : 0;
 }
 
-static bool verify_ok(const char *db)
-{
-    char cmd[600];
-    snprintf(cmd, sizeof(cmd), "%s verify --db %s", SECCHECKD_BIN, db);
-    FILE *p = popen(cmd, "r");
-    char out[2048] = "";
-    size_t n = fread(out, 1, sizeof(out) - 1, p);
-    out[n] = '\0';
-    int rc = pclose(p);
-    printf("verify: %s", out);
-    return rc == 0 && strstr(out, "ok:");
-}
-
 static void test_max_db_size_bounds_the_database(void **state)
 {
     (void)state;
@@ -68,7 +55,7 @@ static void test_max_db_size_bounds_the_database(void **state)
     assert_true(db <= 8 * 1024 * 1024);     /* 4M + what a step is behind under load */
     assert_true(rows > 1000 && rows < (long long)(60 * mixed.count));
     assert_int_equal(db_query_int(d.db, "SELECT stored FROM runs"), (long long)(60 * mixed.count));
-    assert_true(verify_ok(d.db));
+    assert_true(verify_ok(SECCHECKD_BIN, d.db));
     daemon_cleanup(&d);
 }
 
@@ -105,7 +92,7 @@ static void test_retain_by_age_and_sighup(void **state)
     char *log = daemon_read_log(&d);
     assert_non_null(strstr(log, "reload: applied retain"));
     free(log);
-    assert_true(verify_ok(d.db));   /* the newest batch verifies from its anchor */
+    assert_true(verify_ok(SECCHECKD_BIN, d.db));   /* the newest batch verifies from its anchor */
     daemon_cleanup(&d);
 }
 
@@ -178,6 +165,31 @@ static void test_wal_not_truncated_while_writing(void **state)
     daemon_cleanup(&d);
 }
 
+/* The start log states what decides which events are kept. */
+static void test_start_log_states_the_settings(void **state)
+{
+    (void)state;
+    struct daemon d;
+    daemon_prepare(&d);
+    const char *args[] = {"--retain", "7d", "--max-db-size", "20G", "--drop-types", "SYSCALL_READ",
+                          "--max-connections", "10", "--on-full", "drop", NULL};
+    assert_true(daemon_start(&d, SECCHECKD_BIN, args));
+    assert_int_equal(daemon_stop(&d), 0);
+    char *log = daemon_read_log(&d), sink[700];
+    snprintf(sink, sizeof(sink), "listening on %s, sink sqlite -> %s\n", d.socket, d.db);
+    bool says_sink = strstr(log, sink) != NULL;
+    bool says_settings = strstr(log, "seccheckd: info: settings: retain 7d, max-db-size 20G; keep-types all, "
+                                     "drop-types SYSCALL_READ, keep-containers all, drop-containers none; "
+                                     "max-connections 10, max-message 262144, batch-size 4096, flush-ms 100, "
+                                     "queue-max 8, on-full drop\n") != NULL;
+    if (!says_settings)
+        printf("%s", log);
+    free(log);
+    daemon_cleanup(&d);
+    assert_true(says_sink);
+    assert_true(says_settings);
+}
+
 static int setup(void **state)
 {
     (void)state;
@@ -198,6 +210,7 @@ int main(void)
         cmocka_unit_test(test_retain_by_age_and_sighup),
         cmocka_unit_test(test_wal_shrinks_after_a_reader_lets_go),
         cmocka_unit_test(test_wal_not_truncated_while_writing),
+        cmocka_unit_test(test_start_log_states_the_settings),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -297,6 +297,52 @@ static void test_reload_keeps_state(void **state)
     rules_engine_free(e);
 }
 
+/* A write enter on conn with the header's cumulative dropped count; no
+ * context, as the redis_rw trace sends them. */
+static const struct event *write_ev(uint64_t conn, uint32_t dropped)
+{
+    static Gvisor__Syscall__Write m;
+    gvisor__syscall__write__init(&m);
+    m.sysno = 1;
+    m.fd = 1;
+    return evb_build(&B, conn, 34, dropped, &m.base);
+}
+
+/* evt.dropped_new of the next event on conn (0 when no alert: the rule
+ * fires only on growth). */
+static uint64_t dropped_new(struct rules_engine *e, uint64_t conn, uint32_t dropped)
+{
+    if (eval_count(e, write_ev(conn, dropped), &L) == 0)
+        return 0;
+    assert_int_equal(L.count, 1);
+    const char *v = strstr(L.items[0].output_fields, "\"evt.dropped_new\":");
+    assert_non_null(v);
+    return strtoull(v + strlen("\"evt.dropped_new\":"), NULL, 10);
+}
+
+static void test_dropped_growth(void **state)
+{
+    (void)state;
+    struct rules_engine *e = engine_with("- rule: drops\n  desc: d\n  condition: evt.dropped_new > 0 and evt.dir in (<, >)\n"
+                                         "  output: '%evt.dropped_new'\n  priority: Warning\n  warn_evttypes: false\n");
+    /* the count is per connection and cumulative: its growth, once */
+    assert_int_equal(dropped_new(e, 1, 0), 0);
+    assert_int_equal(dropped_new(e, 1, 5), 5);
+    assert_int_equal(dropped_new(e, 1, 5), 0);
+    assert_int_equal(dropped_new(e, 2, 3), 3);
+    assert_int_equal(dropped_new(e, 1, 12), 7);
+    assert_int_equal(dropped_new(e, 2, 3), 0);
+    /* a count going back (a hostile sandbox) is no growth; it grows from there */
+    assert_int_equal(dropped_new(e, 1, 2), 0);
+    assert_int_equal(dropped_new(e, 1, 4), 2);
+    /* a closed connection forgets; observe (a restart's replay) remembers */
+    rules_engine_conn_closed(e, 1);
+    assert_int_equal(dropped_new(e, 1, 4), 4);
+    rules_engine_observe(e, write_ev(2, 9));
+    assert_int_equal(dropped_new(e, 2, 10), 1);
+    rules_engine_free(e);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -307,6 +353,7 @@ int main(void)
         cmocka_unit_test(test_hostile_strings_and_caps),
         cmocka_unit_test(test_throttling),
         cmocka_unit_test(test_reload_keeps_state),
+        cmocka_unit_test(test_dropped_growth),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -15,6 +15,7 @@
 #include "ingest.h"
 #include "pipeline.h"
 #include "sink.h"
+#include "verify.h"
 
 static struct decoder dec;
 
@@ -698,6 +699,205 @@ static void test_sqlite_failed_last_batch_counted(void **state)
                  (long long)received, (long long)failed, (long long)rejected);
 }
 
+/* A sink on a scratch database and batches of exec_loop's packets. */
+struct file_fixture {
+    char dir[64], path[128];
+    struct sink *sink;
+    struct trace_pkts trace;
+    struct batch *batch;
+};
+
+static void file_fixture_open(struct file_fixture *f, const char *name, int busy_ms)
+{
+    scratch_dir(f->dir);
+    snprintf(f->path, sizeof(f->path), "%s/%s", f->dir, name);
+    f->sink = open_sqlite_busy(f->path, busy_ms);
+    trace_load("exec_loop.trace", &f->trace);
+    struct batch_limits lim = {.max_events = 64, .max_bytes = 8u << 20};
+    f->batch = batch_new(&lim);
+}
+
+/* Writes packets [first, first + n) as one batch, with conn's snapshot
+ * (NULL: none); the events it stored. */
+static uint64_t file_fixture_write(struct file_fixture *f, size_t first, size_t n, const struct conn_record *conn)
+{
+    fill_batch(f->batch, &f->trace, first, n, 0);
+    if (conn)
+        assert_int_equal(batch_add_conn(f->batch, conn), 0);
+    sink_write_batch(f->sink, f->batch);
+    return f->batch->result.stored;
+}
+
+/* Ends the run; the database stays for the checks. */
+static void file_fixture_finish(struct file_fixture *f)
+{
+    sink_finish(f->sink, 900);
+    sink_close(f->sink);
+    batch_free(f->batch);
+    trace_free(&f->trace);
+}
+
+/* A failed batch's connection snapshots are not lost with it: the next
+ * transaction that commits writes the newest snapshot of every connection
+ * (a connection does not stay "open" with stale counts, and one opened and
+ * closed while nothing could be stored still gets its row), and so does
+ * the end of the run when the last batches failed. */
+/* Writes f's batch with the database locked by another connection, as at
+ * shutdown (the sink gives up instead of waiting): it fails whole. */
+static void write_while_locked(struct file_fixture *f)
+{
+    sqlite3 *locker = lock_db(f->path);
+    atomic_store(&f->sink->giving_up, true);
+    sink_write_batch(f->sink, f->batch);
+    unlock_db(locker);
+    atomic_store(&f->sink->giving_up, false);
+    assert_int_equal(f->batch->result.stored, 0);
+}
+
+static void test_sqlite_failed_batch_keeps_conn_snapshots(void **state)
+{
+    (void)state;
+    struct file_fixture f;
+    file_fixture_open(&f, "conns.db", 20);
+    struct conn_record a = {.id = 1, .connect_ns = 100, .messages = 10};
+    assert_int_equal(file_fixture_write(&f, 0, 10, &a), 10);
+
+    /* Fails: a moved on, c2 opened and closed meanwhile. */
+    struct conn_record c2 = {.id = 2, .connect_ns = 200, .close_ns = 300, .messages = 3, .close_reason = "eof"};
+    a.messages = 20;
+    fill_batch(f.batch, &f.trace, 10, 10, 0);
+    assert_int_equal(batch_add_conn(f.batch, &a), 0);
+    assert_int_equal(batch_add_conn(f.batch, &c2), 0);
+    write_while_locked(&f);
+
+    /* Commits, with no snapshot of its own. */
+    assert_int_equal(file_fixture_write(&f, 20, 5, NULL), 5);
+    sqlite3 *db = db_open_ro(f.path);
+    assert_int_equal(db_int(db, "SELECT count(*) FROM connections"), 2);
+    assert_int_equal(db_int(db, "SELECT messages FROM connections WHERE id=1"), 20);
+    assert_true(db_is_null(db, "SELECT close_ns FROM connections WHERE id=1"));
+    assert_int_equal(db_int(db, "SELECT messages FROM connections WHERE id=2"), 3);
+    assert_int_equal(db_int(db, "SELECT close_ns FROM connections WHERE id=2"), 300);
+    sqlite3_close(db);
+
+    /* The last batch, with a's close, fails: the end of the run writes it. */
+    a.messages = 25;
+    a.close_ns = 400;
+    snprintf(a.close_reason, sizeof(a.close_reason), "eof");
+    fill_batch(f.batch, &f.trace, 25, 5, 0);
+    assert_int_equal(batch_add_conn(f.batch, &a), 0);
+    write_while_locked(&f);
+    file_fixture_finish(&f);
+    db = db_open_ro(f.path);
+    assert_int_equal(db_int(db, "SELECT messages FROM connections WHERE id=1"), 25);
+    assert_int_equal(db_int(db, "SELECT close_ns FROM connections WHERE id=1"), 400);
+    assert_int_equal(db_int(db, "SELECT store_failed FROM runs"), 15);
+    sqlite3_close(db);
+    scratch_dir_remove(f.dir);
+}
+
+/* ---- the database file deleted or replaced under the sink ---- */
+
+static void assert_integrity_ok(const char *path)
+{
+    sqlite3 *db = db_open_ro(path);
+    char result[64];
+    db_text(db, "PRAGMA integrity_check", result, sizeof(result));
+    sqlite3_close(db);
+    assert_string_equal(result, "ok");
+}
+
+static int verify_db_file(const char *path)
+{
+    char *argv[] = {"verify", "--db", (char *)path, NULL};
+    return verify_main(3, argv);
+}
+
+/* A consistent copy of a live database, as a backup tool makes it. */
+static void backup_to(const char *from, const char *to)
+{
+    sqlite3 *db;
+    assert_int_equal(sqlite3_open(from, &db), SQLITE_OK);
+    char sql[300];
+    snprintf(sql, sizeof(sql), "VACUUM INTO '%s'", to);
+    assert_int_equal(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
+    sqlite3_close(db);
+}
+
+/* The file at the path after the run: sound, verified, events rows, the
+ * last runs row's reopen_reason. */
+static void assert_file_after_run(const char *path, int64_t events, const char *reopen_reason)
+{
+    assert_integrity_ok(path);
+    assert_int_equal(verify_db_file(path), 0);
+    sqlite3 *db = db_open_ro(path);
+    assert_int_equal(db_int(db, "SELECT count(*) FROM events"), events);
+    char why[32];
+    db_text(db, "SELECT reopen_reason FROM runs ORDER BY id DESC LIMIT 1", why, sizeof(why));
+    assert_string_equal(why, reopen_reason);
+    assert_int_equal(db_int(db, "SELECT stopped_ns FROM runs ORDER BY id DESC LIMIT 1"), 900);
+    sqlite3_close(db);
+}
+
+/* Deleted: the next batch goes to a new database at the path, with a runs
+ * row saying why and the rows of the connections still open; nothing is
+ * left in (or counted as stored in) the deleted file. */
+static void test_sqlite_database_deleted(void **state)
+{
+    (void)state;
+    struct file_fixture f;
+    file_fixture_open(&f, "deleted.db", 2000);
+    struct conn_record quiet = {.id = 1, .connect_ns = 100, .messages = 10};
+    assert_int_equal(file_fixture_write(&f, 0, 10, &quiet), 10);
+
+    assert_int_equal(unlink(f.path), 0);   /* `rm deleted.db`: its -wal and -shm stay */
+    fill_batch(f.batch, &f.trace, 10, 10, 1);
+    sink_write_batch(f.sink, f.batch);
+    assert_int_equal(f.batch->result.stored, 10);
+    assert_int_equal(f.batch->result.failed, 0);
+    assert_int_equal(access(f.path, F_OK), 0);
+    assert_integrity_ok(f.path);
+    assert_int_equal(file_fixture_write(&f, 20, 5, NULL), 5);
+    file_fixture_finish(&f);
+
+    assert_file_after_run(f.path, 15, "deleted");
+    sqlite3 *db = db_open_ro(f.path);
+    assert_int_equal(db_int(db, "SELECT min(recv_ns) FROM events"), 10);
+    assert_int_equal(db_int(db, "SELECT received FROM runs"), 16);
+    assert_int_equal(db_int(db, "SELECT stored FROM runs"), 15);
+    assert_int_equal(db_int(db, "SELECT rejected FROM runs"), 1);
+    assert_int_equal(db_int(db, "SELECT messages FROM connections WHERE id=1"), 10);   /* carried over */
+    sqlite3_close(db);
+    scratch_dir_remove(f.dir);
+}
+
+/* Replaced by a restored copy: the sink goes on in the copy (its chain
+ * continues), and the copy is not read through the old file's -wal. */
+static void test_sqlite_database_replaced(void **state)
+{
+    (void)state;
+    struct file_fixture f;
+    file_fixture_open(&f, "replaced.db", 2000);
+    char copy[140];
+    snprintf(copy, sizeof(copy), "%s/backup.db", f.dir);
+    file_fixture_write(&f, 0, 10, NULL);
+    backup_to(f.path, copy);
+    file_fixture_write(&f, 10, 10, NULL);   /* after the backup: the restore loses these */
+    assert_int_equal(rename(copy, f.path), 0);
+    assert_int_equal(file_fixture_write(&f, 20, 5, NULL), 5);
+    assert_integrity_ok(f.path);
+    file_fixture_finish(&f);
+
+    assert_file_after_run(f.path, 15, "replaced");
+    sqlite3 *db = db_open_ro(f.path);
+    assert_int_equal(db_int(db, "SELECT count(*) FROM events WHERE recv_ns BETWEEN 10 AND 19"), 0);
+    assert_int_equal(db_int(db, "SELECT count(*) FROM batches"), 2);
+    assert_int_equal(db_int(db, "SELECT count(*) FROM runs"), 2);
+    assert_int_equal(db_int(db, "SELECT received FROM runs WHERE id=2"), 5);
+    sqlite3_close(db);
+    scratch_dir_remove(f.dir);
+}
+
 /* ---- the discard sink ---- */
 
 static void test_discard_sink(void **state)
@@ -814,7 +1014,9 @@ static void test_ingest_discard(void **state)
     struct pipeline_config cfg = {.limits = {.max_events = 64, .max_bytes = 1u << 20}, .queue_max = 2};
     assert_int_equal(pipeline_init(&p, &loop, sink, &cfg, NULL, NULL, NULL), 0);
     struct ingest in = {.decoder = &dec, .pipeline = &p};
-    struct conn_record rec = {.id = 1, .client_version = 1};
+    /* connected a minute before the packets (read at 42): 6e9 drops
+     * allowed, so the wrap below is growth (ingest.h) */
+    struct conn_record rec = {.id = 1, .client_version = 1, .connect_ns = 42 - 60000000000LL};
     uint64_t fed = 0, bytes = 0;
 #define FEED(pkt, len, trunc, want_rc)                                                                            \
     do {                                                                                                          \
@@ -1044,6 +1246,9 @@ int main(void)
         cmocka_unit_test(test_sqlite_lock_wait_does_not_spin),
         cmocka_unit_test(test_sqlite_failed_batch_counted_later),
         cmocka_unit_test(test_sqlite_failed_last_batch_counted),
+        cmocka_unit_test(test_sqlite_failed_batch_keeps_conn_snapshots),
+        cmocka_unit_test(test_sqlite_database_deleted),
+        cmocka_unit_test(test_sqlite_database_replaced),
         cmocka_unit_test(test_discard_sink),
         cmocka_unit_test(test_batch_limits),
         cmocka_unit_test(test_ingest_discard),

@@ -1,0 +1,38 @@
+/* linux_names.h - the Linux numbers a sandbox reports, as people write
+ * them: errno values (ENOENT), open(2) flags (O_WRONLY|O_CREAT|O_CLOEXEC)
+ * and socket address families (AF_INET).
+ *
+ * Taken from the C library's own constants (strerrorname_np, <fcntl.h>,
+ * <sys/socket.h>), so they are the ABI gVisor implements on this host, as
+ * the views' syscall numbers are (x86-64). The same tables feed the
+ * lookup tables the SQL views join (linux_names_sql), locally and
+ * centrally, and `seccheckd events`: a name reads the same everywhere.
+ */
+#ifndef SECCHECKD_LINUX_NAMES_H
+#define SECCHECKD_LINUX_NAMES_H
+
+#include <stdint.h>
+
+#include "strbuf.h"
+
+/* "ENOENT" for 2; NULL for 0 and numbers without a name. */
+const char *linux_errno_name(int64_t errnum);
+
+/* "AF_INET" for 2; NULL for numbers without a name. */
+const char *linux_family_name(int64_t family);
+
+/* Appends flags as names joined by '|', the access mode first
+ * ("O_RDONLY" for 0); a bit without a name as hex ("0x8000000"), so
+ * every bit set shows. */
+void linux_open_flags(struct strbuf *out, uint32_t flags);
+
+/* Appends the SQL that creates and fills the lookup tables, valid as it is
+ * in SQLite and PostgreSQL (refilled whole, so a new build's names win):
+ *   errno_names(errno, name)
+ *   socket_family_names(family, name)
+ *   open_flag_names(ord, value, mask, name): flags f show the names of
+ *     the rows where f & mask = value, in ord order, joined by '|'
+ *     (exactly linux_open_flags). */
+void linux_names_sql(struct strbuf *sql);
+
+#endif

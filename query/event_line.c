@@ -1,0 +1,489 @@
+#include "event_line.h"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include "decode.h"
+#include "linux_names.h"
+
+/* ---- text from a sandbox ---- */
+
+/* Length of the valid UTF-8 sequence at s (its code point in *cp), or 0:
+ * no overlongs, surrogates or code points past U+10FFFF. */
+static size_t utf8_char(const unsigned char *s, size_t len, uint32_t *cp)
+{
+    size_t n = s[0] < 0x80 ? 1 : (s[0] & 0xe0) == 0xc0 ? 2 : (s[0] & 0xf0) == 0xe0 ? 3 : (s[0] & 0xf8) == 0xf0 ? 4 : 0;
+    if (n == 0 || n > len)
+        return 0;
+    uint32_t c = n == 1 ? s[0] : s[0] & (0x7f >> n);
+    for (size_t i = 1; i < n; i++) {
+        if ((s[i] & 0xc0) != 0x80)
+            return 0;
+        c = c << 6 | (s[i] & 0x3f);
+    }
+    static const uint32_t least[] = {0, 0, 0x80, 0x800, 0x10000};
+    if (c < least[n] || c > 0x10ffff || (c >= 0xd800 && c <= 0xdfff))
+        return 0;
+    *cp = c;
+    return n;
+}
+
+/* Code points a terminal acts on or that reorder what it shows. */
+static bool is_control(uint32_t c)
+{
+    return c < 0x20 || (c >= 0x7f && c <= 0x9f) || c == 0x200e || c == 0x200f || c == 0x2028 || c == 0x2029 ||
+           (c >= 0x202a && c <= 0x202e) || (c >= 0x2066 && c <= 0x2069) || c == 0xfeff;
+}
+
+static bool needs_quotes(const char *s, size_t len)
+{
+    return len == 0 || memchr(s, ' ', len) || memchr(s, '"', len);
+}
+
+static void put_escaped_char(struct strbuf *out, uint32_t c)
+{
+    static const char short_escape[] = {['\n'] = 'n', ['\t'] = 't', ['\r'] = 'r'};
+    if (c < sizeof(short_escape) && short_escape[c])
+        strbuf_printf(out, "\\%c", short_escape[c]);
+    else if (c < 0x80)
+        strbuf_printf(out, "\\x%02x", c);
+    else
+        strbuf_printf(out, "\\u{%04x}", c);
+}
+
+void event_line_text(struct strbuf *out, const char *text, size_t len)
+{
+    const unsigned char *s = (const unsigned char *)text;
+    size_t shown = len;
+    if (shown > EVENT_LINE_VALUE_MAX) {   /* cut on a character boundary */
+        shown = EVENT_LINE_VALUE_MAX;
+        while (shown > 0 && (s[shown] & 0xc0) == 0x80)
+            shown--;
+    }
+    bool quoted = shown < len || needs_quotes(text, len);
+    if (quoted)
+        strbuf_putc(out, '"');
+    for (size_t i = 0; i < shown;) {
+        uint32_t c;
+        size_t n = utf8_char(s + i, shown - i, &c);
+        if (n == 0) {
+            strbuf_printf(out, "\\x%02x", s[i]);
+            i++;
+        } else if (is_control(c)) {
+            put_escaped_char(out, c);
+            i += n;
+        } else {
+            if (c == '\\' || c == '"')
+                strbuf_putc(out, '\\');
+            strbuf_append(out, s + i, n);
+            i += n;
+        }
+    }
+    if (quoted)
+        strbuf_putc(out, '"');
+    if (shown < len)
+        strbuf_printf(out, "...[+%zu bytes]", len - shown);
+}
+
+void event_line_json(struct strbuf *out, const char *json, size_t len)
+{
+    const unsigned char *s = (const unsigned char *)json;
+    for (size_t i = 0; i < len;) {
+        uint32_t c;
+        size_t n = utf8_char(s + i, len - i, &c);
+        if (n == 0)
+            n = 1;   /* not UTF-8: passed on as it is */
+        else if (is_control(c)) {
+            strbuf_printf(out, "\\u%04x", c);
+            i += n;
+            continue;
+        }
+        strbuf_append(out, s + i, n);
+        i += n;
+    }
+}
+
+static void text(struct strbuf *out, const char *s)
+{
+    event_line_text(out, s ? s : "", s ? strlen(s) : 0);
+}
+
+/* ---- fields, by name, through the message's descriptor ---- */
+
+static const void *field_at(const ProtobufCMessage *m, const char *name, ProtobufCType type, bool repeated)
+{
+    const ProtobufCFieldDescriptor *f = protobuf_c_message_descriptor_get_field_by_name(m->descriptor, name);
+    if (!f || f->type != type || (f->label == PROTOBUF_C_LABEL_REPEATED) != repeated)
+        return NULL;
+    return (const char *)m + f->offset;
+}
+
+static const char *str_field(const ProtobufCMessage *m, const char *name)
+{
+    const char *const *p = field_at(m, name, PROTOBUF_C_TYPE_STRING, false);
+    return p && *p ? *p : "";
+}
+
+/* A scalar field as a signed number (uint64 above INT64_MAX stays
+ * unsigned in *u); false when m has no such scalar field. */
+static bool scalar(const ProtobufCFieldDescriptor *f, const void *p, int64_t *i, uint64_t *u, bool *is_unsigned)
+{
+    *is_unsigned = false;
+    switch (f->type) {
+    case PROTOBUF_C_TYPE_INT32: case PROTOBUF_C_TYPE_SINT32: case PROTOBUF_C_TYPE_SFIXED32: case PROTOBUF_C_TYPE_ENUM:
+        *i = *(const int32_t *)p;
+        return true;
+    case PROTOBUF_C_TYPE_INT64: case PROTOBUF_C_TYPE_SINT64: case PROTOBUF_C_TYPE_SFIXED64:
+        *i = *(const int64_t *)p;
+        return true;
+    case PROTOBUF_C_TYPE_UINT32: case PROTOBUF_C_TYPE_FIXED32:
+        *i = *(const uint32_t *)p;
+        return true;
+    case PROTOBUF_C_TYPE_UINT64: case PROTOBUF_C_TYPE_FIXED64:
+        *u = *(const uint64_t *)p;
+        *is_unsigned = true;
+        return true;
+    case PROTOBUF_C_TYPE_BOOL:
+        *i = *(const protobuf_c_boolean *)p != 0;
+        return true;
+    default:
+        return false;
+    }
+}
+
+static int64_t int_field(const ProtobufCMessage *m, const char *name)
+{
+    const ProtobufCFieldDescriptor *f = protobuf_c_message_descriptor_get_field_by_name(m->descriptor, name);
+    int64_t i = 0;
+    uint64_t u = 0;
+    bool is_unsigned;
+    if (!f || f->label == PROTOBUF_C_LABEL_REPEATED || !scalar(f, (const char *)m + f->offset, &i, &u, &is_unsigned))
+        return 0;
+    return is_unsigned ? (int64_t)u : i;
+}
+
+/* " a b c" for a repeated string, stopping near EVENT_LINE_MAX. */
+static void strings(struct strbuf *out, size_t line_start, const ProtobufCMessage *m, const char *name)
+{
+    const ProtobufCFieldDescriptor *f = protobuf_c_message_descriptor_get_field_by_name(m->descriptor, name);
+    if (!f || f->type != PROTOBUF_C_TYPE_STRING || f->label != PROTOBUF_C_LABEL_REPEATED)
+        return;
+    size_t n = *(const size_t *)((const char *)m + f->quantifier_offset);
+    char *const *v = *(char *const *const *)((const char *)m + f->offset);
+    for (size_t i = 0; i < n; i++) {
+        if (out->len - line_start > EVENT_LINE_MAX) {
+            strbuf_printf(out, " ...[+%zu more]", n - i);
+            return;
+        }
+        strbuf_putc(out, ' ');
+        text(out, v[i]);
+    }
+}
+
+/* ---- what happened ---- */
+
+/* x86-64 syscall numbers of the calls the typed messages carry (one type
+ * covers several: SYSCALL_READ is read, pread64, readv...), and a few raw
+ * ones. */
+static const struct {
+    uint16_t sysno;
+    const char *name;
+} syscall_names[] = {
+    {0, "read"}, {1, "write"}, {2, "open"}, {3, "close"}, {9, "mmap"}, {17, "pread64"}, {18, "pwrite64"},
+    {19, "readv"}, {20, "writev"}, {22, "pipe"}, {32, "dup"}, {33, "dup2"}, {39, "getpid"}, {41, "socket"},
+    {42, "connect"}, {43, "accept"}, {49, "bind"}, {50, "listen"}, {53, "socketpair"}, {56, "clone"},
+    {57, "fork"}, {58, "vfork"}, {59, "execve"}, {63, "uname"}, {72, "fcntl"}, {80, "chdir"}, {81, "fchdir"},
+    {85, "creat"}, {101, "ptrace"}, {105, "setuid"}, {106, "setgid"}, {112, "setsid"}, {117, "setresuid"},
+    {119, "setresgid"}, {161, "chroot"}, {253, "inotify_init"}, {254, "inotify_add_watch"},
+    {255, "inotify_rm_watch"}, {257, "openat"}, {282, "signalfd"}, {283, "timerfd_create"}, {284, "eventfd"},
+    {286, "timerfd_settime"}, {287, "timerfd_gettime"}, {288, "accept4"}, {289, "signalfd4"}, {290, "eventfd2"},
+    {292, "dup3"}, {293, "pipe2"}, {294, "inotify_init1"}, {295, "preadv"}, {296, "pwritev"}, {302, "prlimit64"},
+    {322, "execveat"}, {327, "preadv2"}, {328, "pwritev2"},
+};
+
+/* The call's name: by syscall number, else the type's own in lower case
+ * (SYSCALL_OPEN: "open"). */
+static void call_name(struct strbuf *out, const struct event *ev)
+{
+    if (ev->has_sysno)
+        for (size_t i = 0; i < sizeof(syscall_names) / sizeof(syscall_names[0]); i++)
+            if (syscall_names[i].sysno == ev->sysno) {
+                strbuf_puts(out, syscall_names[i].name);
+                return;
+            }
+    const char *type = decode_type_name(ev->header.message_type);
+    if (ev->header.message_type == 6 || !type) {   /* raw, or a type this build lacks */
+        strbuf_printf(out, "syscall %" PRIu64, ev->sysno);
+        return;
+    }
+    if (strncmp(type, "SYSCALL_", 8) == 0)
+        type += 8;
+    for (; *type; type++)
+        strbuf_putc(out, (char)(*type >= 'A' && *type <= 'Z' ? *type - 'A' + 'a' : *type));
+}
+
+/* A sockaddr as the network view shows it: 10.0.0.1:80, [::1]:443,
+ * unix:/path, unix:@abstract; anything else as family and hex. */
+static void address(struct strbuf *out, const ProtobufCBinaryData *a)
+{
+    const uint8_t *b = a->data;
+    size_t len = a->len;
+    unsigned family = len >= 2 ? (unsigned)(b[0] | b[1] << 8) : 0;
+    unsigned port = len >= 4 ? (unsigned)(b[2] << 8 | b[3]) : 0;
+    char ip[INET6_ADDRSTRLEN];
+    if (family == AF_INET && len >= 8 && inet_ntop(AF_INET, b + 4, ip, sizeof(ip))) {
+        strbuf_printf(out, "%s:%u", ip, port);
+    } else if (family == AF_INET6 && len >= 24 && inet_ntop(AF_INET6, b + 8, ip, sizeof(ip))) {
+        strbuf_printf(out, "[%s]:%u", ip, port);
+    } else if (family == AF_UNIX) {
+        strbuf_puts(out, "unix:");
+        if (len <= 2) {
+            strbuf_puts(out, "(unnamed)");
+            return;
+        }
+        bool abstract = b[2] == 0;
+        const char *path = (const char *)b + 2 + abstract;
+        size_t n = len - 2 - abstract;
+        const char *nul = memchr(path, 0, n);
+        if (abstract)
+            strbuf_putc(out, '@');
+        event_line_text(out, path, nul ? (size_t)(nul - path) : n);
+    } else {
+        const char *name = linux_family_name(family);
+        strbuf_printf(out, "%s%s", name ? name : "family ", name ? " " : "");
+        if (!name)
+            strbuf_printf(out, "%u ", family);
+        size_t shown = len < 16 ? len : 16;
+        for (size_t i = 0; i < shown; i++)
+            strbuf_printf(out, "%02x", b[i]);
+        if (shown < len)
+            strbuf_printf(out, "...[+%zu bytes]", len - shown);
+    }
+}
+
+static void render_open(struct strbuf *out, const ProtobufCMessage *m)
+{
+    const char *path = str_field(m, "pathname"), *dir = str_field(m, "fd_path");
+    uint32_t flags = (uint32_t)int_field(m, "flags");
+    strbuf_putc(out, ' ');
+    text(out, path);
+    strbuf_putc(out, ' ');
+    linux_open_flags(out, flags);
+    if ((flags & O_CREAT) || (flags & O_TMPFILE) == O_TMPFILE)
+        strbuf_printf(out, " 0%" PRIo64, (uint64_t)int_field(m, "mode"));
+    if (path[0] != '/' && dir[0]) {
+        strbuf_puts(out, " at ");
+        text(out, dir);
+    }
+}
+
+static void render_sockaddr_call(struct strbuf *out, const ProtobufCMessage *m)
+{
+    const ProtobufCBinaryData *a = field_at(m, "address", PROTOBUF_C_TYPE_BYTES, false);
+    strbuf_putc(out, ' ');
+    if (a && a->len)
+        address(out, a);
+    else
+        strbuf_printf(out, "fd %" PRId64, int_field(m, "fd"));
+}
+
+/* A file descriptor as strace -y shows it: 3</etc/passwd> (the path gVisor
+ * gave it, when it did). */
+static void fd_with_path(struct strbuf *out, int64_t fd, const char *path)
+{
+    strbuf_printf(out, "%" PRId64, fd);
+    if (path[0]) {
+        strbuf_putc(out, '<');
+        text(out, path);
+        strbuf_putc(out, '>');
+    }
+}
+
+/* name=value for each scalar and non-empty string field but the common
+ * ones (context_data, exit and sysno are shown elsewhere); fd_path goes
+ * with the first descriptor (fd, old_fd). */
+static void render_fields(struct strbuf *out, const ProtobufCMessage *m)
+{
+    const ProtobufCMessageDescriptor *d = m->descriptor;
+    const char *fd_path = str_field(m, "fd_path");
+    for (unsigned i = 0; i < d->n_fields; i++) {
+        const ProtobufCFieldDescriptor *f = &d->fields[i];
+        const void *p = (const char *)m + f->offset;
+        int64_t v = 0;
+        uint64_t u = 0;
+        bool is_unsigned;
+        size_t name_len = strlen(f->name);
+        if (f->label == PROTOBUF_C_LABEL_REPEATED || strcmp(f->name, "sysno") == 0 ||
+            strcmp(f->name, "fd_path") == 0)
+            continue;
+        if (f->type == PROTOBUF_C_TYPE_STRING && *(const char *const *)p && **(const char *const *)p) {
+            strbuf_printf(out, " %s=", f->name);
+            text(out, *(const char *const *)p);
+        } else if (scalar(f, p, &v, &u, &is_unsigned)) {
+            if (is_unsigned) {
+                strbuf_printf(out, " %s=%" PRIu64, f->name, u);
+            } else if (name_len >= 2 && strcmp(f->name + name_len - 2, "fd") == 0) {
+                strbuf_printf(out, " %s=", f->name);
+                fd_with_path(out, v, fd_path);
+                fd_path = "";
+            } else {
+                strbuf_printf(out, " %s=%" PRId64, f->name, v);
+            }
+        }
+    }
+}
+
+/* The message's fd with its fd_path. */
+static void message_fd(struct strbuf *out, const ProtobufCMessage *m)
+{
+    fd_with_path(out, int_field(m, "fd"), str_field(m, "fd_path"));
+}
+
+/* " /usr/bin/cat cat /etc/passwd": a program and its argv. */
+static void path_and_argv(struct strbuf *out, size_t line_start, const ProtobufCMessage *m, const char *path)
+{
+    strbuf_putc(out, ' ');
+    text(out, str_field(m, path));
+    strings(out, line_start, m, "argv");
+}
+
+/* read 3</etc/passwd> 4096 @64: descriptor, count, offset when given. */
+static void render_read_write(struct strbuf *out, const ProtobufCMessage *m)
+{
+    strbuf_putc(out, ' ');
+    message_fd(out, m);
+    strbuf_printf(out, " %" PRIu64, (uint64_t)int_field(m, "count"));
+    if (int_field(m, "has_offset"))
+        strbuf_printf(out, " @%" PRId64, int_field(m, "offset"));
+}
+
+/* The message's part of the line, after the call's name. */
+static void render_what(struct strbuf *out, size_t line_start, const struct event *ev)
+{
+    const ProtobufCMessage *m = ev->msg;
+    switch (ev->header.message_type) {
+    case 1:   /* CONTAINER_START */
+        strbuf_puts(out, "start ");
+        text(out, str_field(m, "id"));
+        strings(out, line_start, m, "args");
+        return;
+    case 2: {   /* SENTRY_CLONE: a thread of the caller's own group, or a new process */
+        int64_t group = int_field(m, "created_thread_group_id");
+        bool thread = ev->context && ev->context->thread_group_id == group;
+        strbuf_printf(out, "clone %s %" PRId64, thread ? "thread" : "process",
+                      thread ? int_field(m, "created_thread_id") : group);
+        return;
+    }
+    case 3:   /* SENTRY_EXEC */
+        strbuf_puts(out, "exec");
+        path_and_argv(out, line_start, m, "binary_path");
+        return;
+    case 4: case 5:   /* SENTRY_EXIT_NOTIFY_PARENT, SENTRY_TASK_EXIT */
+        strbuf_printf(out, "%s %" PRId64, ev->header.message_type == 4 ? "exit" : "task exit",
+                      int_field(m, "exit_status"));
+        return;
+    default:
+        break;
+    }
+    call_name(out, ev);
+    switch (ev->header.message_type) {
+    case 6:   /* SYSCALL_RAW */
+        for (int i = 1; i <= 6; i++) {
+            char arg[8];
+            snprintf(arg, sizeof(arg), "arg%d", i);
+            strbuf_printf(out, " 0x%" PRIx64, (uint64_t)int_field(m, arg));
+        }
+        return;
+    case 7:
+        render_open(out, m);
+        return;
+    case 8:   /* CLOSE */
+        strbuf_putc(out, ' ');
+        message_fd(out, m);
+        return;
+    case 9: case 34:   /* READ, WRITE */
+        render_read_write(out, m);
+        return;
+    case 13: case 21:   /* CHDIR (fchdir: a descriptor), CHROOT */
+        strbuf_putc(out, ' ');
+        if (str_field(m, "pathname")[0])
+            text(out, str_field(m, "pathname"));
+        else
+            message_fd(out, m);
+        return;
+    case 10: case 24: case 25:   /* CONNECT, BIND, ACCEPT */
+        render_sockaddr_call(out, m);
+        return;
+    case 11:   /* EXECVE */
+        path_and_argv(out, line_start, m, "pathname");
+        return;
+    case 12: {   /* SOCKET */
+        const char *family = linux_family_name(int_field(m, "domain"));
+        if (family)
+            strbuf_printf(out, " %s type=%" PRId64 " protocol=%" PRId64, family, int_field(m, "type"),
+                          int_field(m, "protocol"));
+        else
+            render_fields(out, m);
+        return;
+    }
+    default:
+        render_fields(out, m);
+        return;
+    }
+}
+
+static void exit_suffix(struct strbuf *out, const struct event *ev)
+{
+    if (!ev->is_exit)
+        return;
+    const char *name = ev->errorno ? linux_errno_name(ev->errorno) : NULL;
+    if (name)
+        strbuf_printf(out, " = %s", name);
+    else if (ev->errorno)
+        strbuf_printf(out, " = errno %" PRId64, ev->errorno);
+    else
+        strbuf_printf(out, " = %" PRId64, ev->result);
+}
+
+/* ---- the line ---- */
+
+void event_line_render(struct strbuf *out, const struct event *ev)
+{
+    size_t start = out->len;
+    const Gvisor__Common__ContextData *c = ev->context;
+    strbuf_put_utc(out, c && c->time_ns ? c->time_ns : ev->recv_ns, 3);
+    strbuf_putc(out, ' ');
+    if (c && c->container_id && c->container_id[0])
+        text(out, c->container_id);
+    else
+        strbuf_putc(out, '-');
+    strbuf_putc(out, ' ');
+    bool named = c && c->process_name && c->process_name[0];
+    if (named)
+        text(out, c->process_name);
+    int pid = c ? (c->thread_group_id ? c->thread_group_id : c->thread_id) : 0;   /* the thread's, if no group's */
+    if (pid)
+        strbuf_printf(out, "[%d]", pid);
+    else if (!named)
+        strbuf_putc(out, '-');
+    strbuf_putc(out, ' ');
+    if (ev->status != DECODE_OK || !ev->msg) {
+        const char *type = decode_type_name(ev->header.message_type);
+        strbuf_puts(out, "undecoded ");
+        if (type)
+            strbuf_puts(out, type);
+        else
+            strbuf_printf(out, "type %u", ev->header.message_type);
+        strbuf_printf(out, " (%s, %" PRIu32 " bytes)\n",
+                      ev->status == DECODE_UNKNOWN_TYPE ? "unknown type" : "did not decode", ev->raw_len);
+        return;
+    }
+    render_what(out, start, ev);
+    exit_suffix(out, ev);
+    strbuf_putc(out, '\n');
+}

@@ -1,0 +1,39 @@
+/* event_line.h - one event as one line for people (`seccheckd events`):
+ *
+ *   2026-11-29T12:34:56.123Z runsc-924761 cat[3] openat /etc/passwd O_RDONLY|O_CLOEXEC = 3
+ *
+ * when (the sandbox's time, else when seccheckd received it), container,
+ * process[thread group id, else thread id], what happened: the call with its main arguments
+ * (paths, argv, decoded socket addresses, flags by name) and, on a
+ * syscall's exit, " = result" or " = ERRNO". Types without a layout of
+ * their own show their scalar fields as name=value.
+ *
+ * Every string from a sandbox is bounded and escaped so it can neither
+ * forge a line nor drive the terminal: control bytes, DEL, invalid UTF-8,
+ * C1 controls and bidirectional overrides become \n, \xNN or \u{NNNN},
+ * backslash \\; a value with a space, a quote or nothing in it is quoted;
+ * a value is cut at EVENT_LINE_VALUE_MAX bytes and the line's lists stop
+ * near EVENT_LINE_MAX, each saying what it left out.
+ */
+#ifndef SECCHECKD_EVENT_LINE_H
+#define SECCHECKD_EVENT_LINE_H
+
+#include "event.h"
+#include "strbuf.h"
+
+#define EVENT_LINE_VALUE_MAX 256
+#define EVENT_LINE_MAX 4096
+
+/* Appends ev's line, '\n' included. ev as decode_event made it, with
+ * recv_ns set; an undecoded event says so, with its type and size. */
+void event_line_render(struct strbuf *out, const struct event *ev);
+
+/* Appends text (len bytes, any content) escaped and bounded as above. */
+void event_line_text(struct strbuf *out, const char *text, size_t len);
+
+/* Appends a JSON document with the characters a terminal acts on that
+ * JSON leaves raw (DEL, C1 controls, bidirectional overrides) written as
+ * \uNNNN: the same JSON, safe to print. */
+void event_line_json(struct strbuf *out, const char *json, size_t len);
+
+#endif

@@ -1,0 +1,166 @@
+/* attack.c - what an intruder does inside a sandbox, for the default rules'
+ * end-to-end test (tests/e2e/default_rules_e2e.sh builds it static and runs
+ * it in runsc): the system calls a container's userland has no tool for.
+ * Each step is named on the command line and prints one line with its
+ * result; a refused call is fine (gVisor refuses bpf and modules), the
+ * sandbox reports the attempt either way.
+ *
+ * Usage: attack STEP...
+ *   shell      fork, then exec /bin/sh -c true (a shell under a non-shell)
+ *   unshare    unshare(CLONE_NEWUTS)
+ *   setns      setns() on /proc/self/ns/uts
+ *   mount      mount a tmpfs on /tmp/attack-mnt
+ *   ptrace     PTRACE_ATTACH to a child
+ *   bpf        bpf(BPF_PROG_LOAD) with no program
+ *   module     init_module and finit_module with nothing to load
+ *   setuid     drop to uid 1000 keeping 0 as the saved uid, then setuid(0)
+ *   revshell   connect to a listener on 127.0.0.1, dup2/dup3 the socket onto
+ *              0, 1 and 2 in a child (a reverse shell's plumbing)
+ */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/ptrace.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static int report(const char *step, long rc)
+{
+    printf("%s: %s\n", step, rc < 0 ? strerror(errno) : "ok");
+    fflush(stdout);
+    return rc < 0 ? 1 : 0;
+}
+
+static int run_shell(void)
+{
+    pid_t pid = fork();
+    if (pid == 0) {
+        execl("/bin/sh", "sh", "-c", "true", (char *)NULL);
+        _exit(127);
+    }
+    int status = 0;
+    if (pid > 0)
+        waitpid(pid, &status, 0);
+    return report("shell", pid < 0 || !WIFEXITED(status) || WEXITSTATUS(status) ? -1 : 0);
+}
+
+static int run_setns(void)
+{
+    int fd = open("/proc/self/ns/uts", O_RDONLY | O_CLOEXEC);
+    long rc = syscall(SYS_setns, fd, CLONE_NEWUTS);
+    if (fd >= 0)
+        close(fd);
+    return report("setns", rc);
+}
+
+static int run_mount(void)
+{
+    mkdir("/tmp/attack-mnt", 0700);
+    return report("mount", mount("none", "/tmp/attack-mnt", "tmpfs", 0, ""));
+}
+
+static int run_ptrace(void)
+{
+    pid_t child = fork();
+    if (child == 0) {
+        pause();
+        _exit(0);
+    }
+    if (child < 0)
+        return report("ptrace", -1);
+    long rc = ptrace(PTRACE_ATTACH, child, NULL, NULL);
+    int saved = errno;
+    kill(child, SIGKILL);
+    waitpid(child, NULL, 0);
+    errno = saved;
+    return report("ptrace", rc);
+}
+
+static int run_module(void)
+{
+    static char image[16];
+    long a = syscall(SYS_init_module, image, sizeof(image), "");
+    report("init_module", a);
+    long b = syscall(SYS_finit_module, -1, "", 0);
+    return report("finit_module", b);
+}
+
+static int run_setuid(void)
+{
+    if (setresuid(1000, 1000, 0) != 0)
+        return report("setuid", -1);
+    return report("setuid", setuid(0));
+}
+
+/* A connected pair over 127.0.0.1: the listener's side plays the attacker. */
+static int run_revshell(void)
+{
+    int lst = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    socklen_t alen = sizeof(a);
+    if (lst < 0 || bind(lst, (struct sockaddr *)&a, sizeof(a)) != 0 || listen(lst, 1) != 0 ||
+        getsockname(lst, (struct sockaddr *)&a, &alen) != 0)
+        return report("revshell", -1);
+    int s = socket(AF_INET, SOCK_STREAM, 0);
+    if (s < 0 || connect(s, (struct sockaddr *)&a, sizeof(a)) != 0)
+        return report("revshell", -1);
+    int peer = accept(lst, NULL, NULL);
+    pid_t pid = fork();
+    if (pid == 0) {
+        /* stdin, stdout and stderr to the socket: what `sh -i` would inherit */
+        if (dup2(s, 0) < 0 || dup2(s, 1) < 0 || dup3(s, 2, 0) < 0)
+            _exit(1);
+        _exit(0);
+    }
+    int status = 0;
+    if (pid > 0)
+        waitpid(pid, &status, 0);
+    close(peer);
+    close(s);
+    close(lst);
+    return report("revshell", pid < 0 || !WIFEXITED(status) || WEXITSTATUS(status) ? -1 : 0);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        fprintf(stderr, "usage: attack STEP... (see attack.c)\n");
+        return 2;
+    }
+    for (int i = 1; i < argc; i++) {
+        const char *s = argv[i];
+        if (strcmp(s, "shell") == 0)
+            run_shell();
+        else if (strcmp(s, "unshare") == 0)
+            report(s, unshare(CLONE_NEWUTS));
+        else if (strcmp(s, "setns") == 0)
+            run_setns();
+        else if (strcmp(s, "mount") == 0)
+            run_mount();
+        else if (strcmp(s, "ptrace") == 0)
+            run_ptrace();
+        else if (strcmp(s, "bpf") == 0)
+            report(s, syscall(SYS_bpf, 5 /* BPF_PROG_LOAD */, NULL, 0));
+        else if (strcmp(s, "module") == 0)
+            run_module();
+        else if (strcmp(s, "setuid") == 0)
+            run_setuid();
+        else if (strcmp(s, "revshell") == 0)
+            run_revshell();
+        else {
+            fprintf(stderr, "attack: unknown step '%s'\n", s);
+            return 2;
+        }
+    }
+    return 0;
+}
