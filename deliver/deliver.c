@@ -51,6 +51,8 @@ struct deliver {
     /* Where the alerts wait: the outbox (outbox != NULL) or the queue. */
     struct alert_outbox *outbox;
     struct alert_outbox_reader reader;
+    char *db_path;
+    uint64_t generation;                 /* of the file the reader has open (alert_outbox.h) */
     int64_t position;                    /* last alert delivered or given up on */
     struct read_item items[DELIVER_READ_ROWS];
     size_t nitems, next_item;
@@ -109,7 +111,7 @@ static void publish_position(struct deliver *d, int64_t position)
 {
     d->position = position;
     atomic_store(&d->position_seen, position);
-    alert_outbox_set(d->outbox, d->settings->url, position);
+    alert_outbox_set(d->outbox, d->settings->url, position, d->generation);
 }
 
 /* Alerts between the position and id that are gone: --max-db-size deleted
@@ -135,6 +137,10 @@ static bool read_outbox(struct deliver *d)
     struct read_ctx c = {.d = d};
     char err[300];
     int n = alert_outbox_read(&d->reader, d->position, DELIVER_READ_ROWS, take_row, &c, err, sizeof(err));
+    if (alert_outbox_generation(d->outbox) != d->generation) {   /* newest may be the other file's */
+        d->nitems = 0;
+        return false;
+    }
     if (n < 0 || c.failed) {
         if (!d->read_error_logged)
             log_error("alerts: %s; delivery tries again in a second", c.failed ? "out of memory" : err);
@@ -151,6 +157,50 @@ static bool read_outbox(struct deliver *d)
     return true;
 }
 
+/* Where delivery to the URL starts in the file the reader has open; a URL
+ * the file does not know starts after alert unknown_from (-1: the newest).
+ * False (logged) when it cannot be read. */
+static bool start_position(struct deliver *d, const char *why, int64_t unknown_from)
+{
+    char err[300];
+    int64_t position, newest;
+    bool known;
+    d->nitems = d->next_item = 0;
+    if (alert_outbox_start(&d->reader, d->settings->url, &position, &known, &newest, err, sizeof(err)) != 0) {
+        log_error("alerts: %s; delivery goes on from alert %lld", err, (long long)d->position);
+        return false;
+    }
+    if (!known && unknown_from >= 0 && unknown_from < position)
+        position = unknown_from;
+    publish_position(d, position);
+    log_info("alerts: delivering to %s %s, from %s (%llu alerts waiting)", d->settings->origin, why,
+             known ? "where it stopped" : "the next alert on (a new URL)",
+             (unsigned long long)(newest > position ? newest - position : 0));
+    return true;
+}
+
+/* The writer opened another file at the path (the database was deleted or
+ * replaced): so does the reader, and delivery goes on from the position
+ * kept in that file. false while it cannot be opened. */
+static bool follow_new_file(struct deliver *d)
+{
+    char err[300];
+    uint64_t generation = alert_outbox_generation(d->outbox);
+    alert_outbox_reader_close(&d->reader);
+    if (alert_outbox_reader_open(&d->reader, d->db_path, err, sizeof(err)) != 0) {
+        if (!d->read_error_logged)
+            log_error("alerts: %s; delivery tries again in a second", err);
+        d->read_error_logged = true;
+        return false;
+    }
+    d->read_error_logged = false;
+    d->generation = generation;
+    /* The file held alerts up to reopen_newest when the daemon opened it:
+     * the ones after were raised since, none delivered yet. */
+    start_position(d, "from the database file now at the path", alert_outbox_reopen_newest(d->outbox));
+    return true;
+}
+
 static bool next_alert(struct deliver *d, struct next_alert *a)
 {
     if (!d->outbox) {
@@ -160,6 +210,8 @@ static bool next_alert(struct deliver *d, struct next_alert *a)
         *a = (struct next_alert){.line = q.line, .len = q.len, .rule = q.rule};
         return true;
     }
+    if (alert_outbox_generation(d->outbox) != d->generation && !follow_new_file(d))
+        return false;
     if (d->next_item == d->nitems && !read_outbox(d))
         return false;
     const struct read_item *it = &d->items[d->next_item];
@@ -243,22 +295,6 @@ static void note_rejected(struct deliver *d, const struct next_alert *a, const c
 
 /* ---- settings ---- */
 
-/* A URL of its own has a position of its own. */
-static void switch_target(struct deliver *d)
-{
-    char err[300];
-    int64_t position, newest;
-    bool known;
-    d->nitems = d->next_item = 0;
-    if (alert_outbox_start(&d->reader, d->settings->url, &position, &known, &newest, err, sizeof(err)) != 0) {
-        log_error("alerts: %s; delivery to the new URL goes on from the old one's position", err);
-        position = d->position;
-    }
-    publish_position(d, position);
-    log_info("alerts: delivering to %s from %s (%llu alerts waiting)", d->settings->origin,
-             known ? "where it stopped" : "the next alert on (a new URL)", (unsigned long long)waiting(d));
-}
-
 static void take_settings(struct deliver *d)
 {
     struct deliver_settings *s = atomic_exchange(&d->next_settings, NULL);
@@ -271,7 +307,7 @@ static void take_settings(struct deliver *d)
     d->backoff_ms = 0;   /* new settings deserve an attempt at once */
     d->retry_at_ns = 0;
     if (new_url && d->outbox)
-        switch_target(d);
+        start_position(d, "(a new --alerts-url)", -1);   /* a URL of its own has a position of its own */
     else
         log_info("alerts: delivery to %s uses the reloaded settings", s->origin);
 }
@@ -356,6 +392,7 @@ static void free_deliver(struct deliver *d)
     deliver_settings_free(d->settings);
     deliver_settings_free(atomic_load(&d->next_settings));
     free(d->hostname);
+    free(d->db_path);
     free(d);
 }
 
@@ -365,14 +402,13 @@ static int open_outbox(struct deliver *d, const struct deliver_config *cfg, char
     d->outbox = cfg->outbox;
     int64_t position, newest;
     bool known;
+    if (!(d->db_path = strdup(cfg->db_path))) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
     if (alert_outbox_reader_open(&d->reader, cfg->db_path, err, errlen) != 0 ||
         alert_outbox_start(&d->reader, d->settings->url, &position, &known, &newest, err, errlen) != 0)
         return -1;
-    if (position > newest) {
-        log_warn("alerts: the delivery position (alert %lld) is past the newest alert (%lld): the alerts table "
-                 "was emptied; delivering from the next alert on", (long long)position, (long long)newest);
-        position = newest;
-    }
     atomic_store(&d->outbox->newest, newest);
     publish_position(d, position);
     d->outbox->on_commit = wake;

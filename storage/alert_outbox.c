@@ -13,6 +13,8 @@ void alert_outbox_init(struct alert_outbox *o)
     pthread_mutex_init(&o->lock, NULL);
     atomic_init(&o->newest, 0);
     atomic_init(&o->lost, 0);
+    atomic_init(&o->generation, 0);
+    atomic_init(&o->reopen_newest, 0);
 }
 
 void alert_outbox_destroy(struct alert_outbox *o)
@@ -20,14 +22,24 @@ void alert_outbox_destroy(struct alert_outbox *o)
     pthread_mutex_destroy(&o->lock);
 }
 
-void alert_outbox_set(struct alert_outbox *o, const char *target, int64_t position)
+void alert_outbox_set(struct alert_outbox *o, const char *target, int64_t position, uint64_t generation)
 {
     pthread_mutex_lock(&o->lock);
     if (strcmp(o->target, target) != 0)
         snprintf(o->target, sizeof(o->target), "%s", target);
     o->position = position;
+    o->position_generation = generation;
     o->version++;
     pthread_mutex_unlock(&o->lock);
+}
+
+/* The newest alert id ever inserted into db: the sequence remembers ids of
+ * alerts retention deleted since. */
+static int64_t newest_alert(sqlite3 *db)
+{
+    int64_t seq = sqlutil_int(db, "SELECT seq FROM sqlite_sequence WHERE name = 'alerts'", 0);
+    int64_t max = sqlutil_int(db, "SELECT max(id) FROM alerts", 0);
+    return seq > max ? seq : max;
 }
 
 void alert_outbox_save(struct alert_outbox *o, sqlite3 *db)
@@ -38,7 +50,8 @@ void alert_outbox_save(struct alert_outbox *o, sqlite3 *db)
     pthread_mutex_lock(&o->lock);
     uint64_t version = o->version;
     int64_t position = o->position;
-    bool changed = version != 0 && version != o->written_version;
+    bool changed = version != 0 && version != o->written_version &&
+                   o->position_generation == atomic_load(&o->generation);
     if (changed)
         memcpy(target, o->target, strlen(o->target) + 1);
     pthread_mutex_unlock(&o->lock);
@@ -90,6 +103,22 @@ void alert_outbox_lost(struct alert_outbox *o, uint64_t alerts)
         atomic_fetch_add(&o->lost, alerts);
 }
 
+void alert_outbox_reopened(struct alert_outbox *o, sqlite3 *db)
+{
+    if (!o)
+        return;
+    /* The generation first: delivery that sees the new file's newest sees
+     * the new generation too, and does not take it for its old file's. */
+    int64_t newest = newest_alert(db);
+    atomic_store(&o->reopen_newest, newest);
+    atomic_fetch_add(&o->generation, 1);
+    atomic_store(&o->newest, newest);
+    o->saved_version = o->written_version = 0;
+    o->saved_position = o->written_position = 0;   /* retention keeps every alert there until delivery saves */
+    if (o->on_commit)
+        o->on_commit(o->on_commit_data);
+}
+
 int64_t alert_outbox_saved_position(const struct alert_outbox *o)
 {
     return o ? o->saved_position : INT64_MAX;
@@ -128,10 +157,7 @@ int alert_outbox_start(struct alert_outbox_reader *r, const char *target, int64_
 {
     if (sqlutil_exec(r->db, "BEGIN", err, errlen) != 0)
         return -1;
-    /* The sequence remembers ids of alerts retention deleted since. */
-    int64_t seq = sqlutil_int(r->db, "SELECT seq FROM sqlite_sequence WHERE name = 'alerts'", 0);
-    int64_t max = sqlutil_int(r->db, "SELECT max(id) FROM alerts", 0);
-    *newest = seq > max ? seq : max;
+    *newest = newest_alert(r->db);
     sqlite3_stmt *st;
     int rc = sqlite3_prepare_v2(r->db, "SELECT alert_id FROM alert_delivery WHERE target = ?1", -1, &st, NULL);
     if (rc == SQLITE_OK) {
@@ -140,6 +166,11 @@ int alert_outbox_start(struct alert_outbox_reader *r, const char *target, int64_
         *known = rc == SQLITE_ROW;
         *position = *known ? sqlite3_column_int64(st, 0) : *newest;
         rc = rc == SQLITE_ROW || rc == SQLITE_DONE ? SQLITE_OK : rc;
+        if (*position > *newest) {   /* the sequence was reset by hand: the next alert would be skipped */
+            log_warn("alerts: the delivery position (alert %lld) is past the newest alert (%lld): delivering from "
+                     "the next alert on", (long long)*position, (long long)*newest);
+            *position = *newest;
+        }
     }
     if (rc != SQLITE_OK)
         snprintf(err, errlen, "reading the delivery position: %s", sqlite3_errmsg(r->db));

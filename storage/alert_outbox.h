@@ -11,12 +11,14 @@
  * the newest alert id, which wakes delivery. A restart reads the position
  * back: what was delivered after the last save (at most a second's worth,
  * or the one request in flight after a clean stop) is sent again: at least
- * once, in order.
+ * once, in order. When the writer opens another file at the path (the
+ * database was deleted or replaced under it), it bumps the generation:
+ * delivery opens that file too and goes on from the position kept there.
  *
- * Threads: alert_outbox_set and _newest from delivery, _save, _commit,
- * _rollback, _lost and _saved_position from the writer (or, once the
- * writer stopped, the thread closing the sink). A reader belongs to one
- * thread.
+ * Threads: alert_outbox_set, _newest and _generation from delivery; _save,
+ * _commit, _rollback, _lost, _reopened and _saved_position from the writer
+ * (or, once the writer stopped, the thread closing the sink). A reader
+ * belongs to one thread.
  */
 #ifndef SECCHECKD_ALERT_OUTBOX_H
 #define SECCHECKD_ALERT_OUTBOX_H
@@ -31,10 +33,13 @@
 #define ALERT_OUTBOX_TARGET_MAX 2048   /* a URL, with its NUL */
 
 struct alert_outbox {
-    pthread_mutex_t lock;            /* target, position, version */
+    pthread_mutex_t lock;            /* target, position, version, position_generation */
     char target[ALERT_OUTBOX_TARGET_MAX];
     int64_t position;
     uint64_t version;                /* bumped by each alert_outbox_set */
+    uint64_t position_generation;    /* the file generation the position counts in */
+    atomic_uint_fast64_t generation; /* bumped when the writer opened another file at the path */
+    atomic_int_fast64_t reopen_newest; /* that file's newest alert when the writer opened it */
     /* The writer's own: the version the database holds, the one written in
      * the open transaction, and the position retention may rely on. */
     uint64_t saved_version, written_version;
@@ -51,12 +56,26 @@ void alert_outbox_destroy(struct alert_outbox *o);
 
 /* ---- delivery's side ---- */
 
-/* Every alert up to position was delivered to target, or given up on. */
-void alert_outbox_set(struct alert_outbox *o, const char *target, int64_t position);
+/* Every alert up to position was delivered to target, or given up on; the
+ * position counts in the file of that generation (a position of another
+ * file is never saved). */
+void alert_outbox_set(struct alert_outbox *o, const char *target, int64_t position, uint64_t generation);
 
 static inline int64_t alert_outbox_newest(struct alert_outbox *o)
 {
     return atomic_load(&o->newest);
+}
+
+static inline uint64_t alert_outbox_generation(struct alert_outbox *o)
+{
+    return atomic_load(&o->generation);
+}
+
+/* After a new generation: the alerts after this id in the file were raised
+ * since the daemon opened it (a URL the file does not know starts there). */
+static inline int64_t alert_outbox_reopen_newest(struct alert_outbox *o)
+{
+    return atomic_load(&o->reopen_newest);
 }
 
 /* ---- the writer's side (every call a no-op for o NULL) ---- */
@@ -76,6 +95,10 @@ void alert_outbox_rollback(struct alert_outbox *o);
 
 /* A batch whose alerts never reached the table (store_failed). */
 void alert_outbox_lost(struct alert_outbox *o, uint64_t alerts);
+
+/* The writer opened another file at the path (db): a new generation, its
+ * newest alert published, nothing saved there yet; delivery woken. */
+void alert_outbox_reopened(struct alert_outbox *o, sqlite3 *db);
 
 /* The position the database holds (0 before the first save), for
  * retention: a batch with a later alert is not yet delivered. INT64_MAX for

@@ -374,6 +374,7 @@ static int ensure_open(struct sqlite_sink *s, char *err, size_t errlen)
         return -1;
     }
     s->open_failing = false;
+    alert_outbox_reopened(s->opts.outbox, s->db);   /* delivery goes on from this file's position */
     int64_t batches = sqlutil_int(s->db, "SELECT count(*) FROM batches", 0);
     log_warn("sqlite: opened the database now at %s: run %lld there (runs.reopen_reason '%s'); %s", s->opts.path,
              (long long)s->run_id, s->reopen_reason,

@@ -6,7 +6,8 @@
  * closes mid-answer, redirects or crawls (while the daemon keeps storing
  * at its rate), 4xx rejections; without a database the queue drops and
  * counts; bad settings are refused at start and on SIGHUP; retention keeps
- * alerts until they are delivered. */
+ * alerts until they are delivered; a database deleted or replaced under the
+ * daemon is followed. */
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -20,6 +21,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include <cmocka.h>
+#include <sqlite3.h>
 
 #include "daemon.h"
 #include "gvisor/common.pb-c.h"
@@ -692,6 +694,46 @@ static void test_retention_keeps_undelivered_alerts(void **state)
     receiver_stop(&r);
 }
 
+/* The database deleted, then replaced by a copy, under the daemon: the
+ * writer opens the file now at the path, and delivery follows it, from
+ * the alerts raised since in a new file, from the position the copy keeps
+ * in a restored one: every alert arrives once, none counted as dropped. */
+static void test_database_deleted_and_replaced(void **state)
+{
+    struct daemon *d = *state;
+    struct receiver r;
+    receiver_start(&r, d, "recv", NULL, NULL);
+    struct setup f;
+    const char *extra[] = {"--alerts-url", receiver_url(&r, "http", "/"), NULL};
+    assert_true(daemon_start(d, SECCHECKD_BIN, setup_args(&f, d, extra)));
+    send_alerts(d, 0, 30, 1);
+    expect_all_delivered(&r, f.out, NULL, 10000);
+    for (int i = 0; i < 300 && dbq(d, "SELECT coalesce((SELECT alert_id FROM alert_delivery), 0)") < 30; i++)
+        sleep_ms(10);   /* the position is saved at idle */
+    char *copy = path_in(d, "copy.db");
+    char sql[600];
+    snprintf(sql, sizeof(sql), "VACUUM INTO '%s'", copy);
+    sqlite3 *db;
+    assert_int_equal(sqlite3_open(d->db, &db), SQLITE_OK);
+    assert_int_equal(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
+    sqlite3_close(db);
+    assert_int_equal(unlink(d->db), 0);
+    send_alerts(d, 30, 60, 2);
+    assert_true(daemon_wait_log(d, "was deleted while in use", 1, 5000));
+    expect_all_delivered(&r, f.out, NULL, 10000);
+    assert_int_equal(rename(copy, d->db), 0);
+    send_alerts(d, 60, 90, 3);
+    assert_true(daemon_wait_log(d, "was replaced by another file", 1, 5000));
+    expect_all_delivered(&r, f.out, NULL, 10000);
+    assert_int_equal(metric_scrape(f.metrics, DROPPED), 0);
+    assert_int_equal(metric_scrape(f.metrics, LAG), 0);
+    assert_int_equal(daemon_log_count(d, "from the database file now at the path"), 2);
+    assert_int_equal(daemon_stop(d), 0);
+    assert_int_equal(dbq(d, "SELECT count(*) FROM alerts"), 60);   /* the copy's 30 and the 30 since */
+    assert_int_equal(dbq(d, "SELECT alert_id FROM alert_delivery"), 60);
+    receiver_stop(&r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -705,6 +747,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_rejected_alert_is_skipped, daemon_setup, daemon_teardown),
         cmocka_unit_test_setup_teardown(test_queue_without_database_drops_and_counts, daemon_setup, daemon_teardown),
         cmocka_unit_test_setup_teardown(test_retention_keeps_undelivered_alerts, daemon_setup, daemon_teardown),
+        cmocka_unit_test_setup_teardown(test_database_deleted_and_replaced, daemon_setup, daemon_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

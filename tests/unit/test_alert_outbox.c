@@ -78,7 +78,8 @@ static void count_wake(void *data)
 }
 
 /* What a transaction wrote goes with it when it rolls back; the next
- * transaction writes it again. */
+ * transaction writes it again; after the writer opened another file, only
+ * a position counted in that file is written. */
 static void test_position_follows_commits(void **state)
 {
     struct scratch *s = *state;
@@ -87,7 +88,7 @@ static void test_position_follows_commits(void **state)
     alert_outbox_init(&o);
     alert_outbox_save(&o, db);   /* nothing set yet: nothing written */
     assert_int_equal(one_int(db, "SELECT count(*) FROM alert_delivery"), 0);
-    alert_outbox_set(&o, "http://r/", 5);
+    alert_outbox_set(&o, "http://r/", 5, 0);
     exec(db, "BEGIN");
     alert_outbox_save(&o, db);
     exec(db, "ROLLBACK");
@@ -106,12 +107,25 @@ static void test_position_follows_commits(void **state)
     alert_outbox_commit(&o, 0);
     assert_int_equal(one_int(db, "SELECT updated_ns FROM alert_delivery"), updated);
     /* A new URL has a row of its own. */
-    alert_outbox_set(&o, "https://other/", 9);
+    alert_outbox_set(&o, "https://other/", 9, 0);
     alert_outbox_save(&o, db);
     alert_outbox_commit(&o, 0);
     assert_int_equal(one_int(db, "SELECT alert_id FROM alert_delivery WHERE target = 'https://other/'"), 9);
     assert_int_equal(one_int(db, "SELECT alert_id FROM alert_delivery WHERE target = 'http://r/'"), 5);
     assert_int_equal(alert_outbox_saved_position(NULL), INT64_MAX);
+    /* Another file at the path: a position of the old one is never saved
+     * there, retention keeps everything until delivery sets one. */
+    exec(db, "DELETE FROM alert_delivery");
+    alert_outbox_reopened(&o, db);
+    assert_int_equal(alert_outbox_generation(&o), 1);
+    assert_int_equal(alert_outbox_saved_position(&o), 0);
+    alert_outbox_save(&o, db);
+    alert_outbox_commit(&o, 0);
+    assert_int_equal(one_int(db, "SELECT count(*) FROM alert_delivery"), 0);
+    alert_outbox_set(&o, "https://other/", 2, 1);
+    alert_outbox_save(&o, db);
+    alert_outbox_commit(&o, 0);
+    assert_int_equal(one_int(db, "SELECT alert_id FROM alert_delivery WHERE target = 'https://other/'"), 2);
     sqlite3_close(db);
     alert_outbox_destroy(&o);
 }
