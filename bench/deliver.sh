@@ -4,13 +4,14 @@
 #     reaches a local receiver, and the CPU it costs the delivery thread and
 #     the receiver per alert, to bench-http-sink (C, epoll) and to the tests'
 #     Python receiver (http.server): which side limits;
-#  2. live: a paced load whose alerts (a rule on every openat exit) arrive
-#     at --live-rate events/s: alerts raised and delivered per second, the
-#     largest lag seen, and how long after the load the lag is 0;
+#  2. live: a paced load of --live-rate events/s where every event raises
+#     an alert: alerts raised and delivered per second, the largest lag
+#     seen, and how long after the load the lag is 0;
 #  3. --zero-drop: bench/zero_drop.sh's highest zero-drop rate of a daemon
 #     with the 20 usual rules, without and with delivery to a local
 #     receiver (sqlite+rules20, sqlite+rules20+deliver), every alert raised
-#     (--alerts-rate 0), over --zero-drop-trace.
+#     (--alerts-rate 0), over --zero-drop-trace; --zero-drop-searches
+#     searches, the ratio of each and their median.
 # See bench/README.md.
 set -euo pipefail
 # shellcheck source=bench/lib.sh
@@ -22,17 +23,18 @@ Usage: bench/deliver.sh [OPTIONS]
   --out DIR             results directory [bench/results/<timestamp>-deliver]
   --alerts N            part 1: alerts in the backlog [50000]
   --runs N              part 1: runs per receiver [3]
-  --live-rate N         part 2: events per second, all connections (1 in 7 raises an alert) [40000]
+  --live-rate N         part 2: events (each an alert) per second, all connections [8000]
   --live-seconds S      part 2: length of the load [10]
-  --zero-drop           part 3 too (several minutes)
+  --zero-drop           part 3 too (several minutes a search)
   --zero-drop-trace T   part 3's trace [mixed_syscalls]
+  --zero-drop-searches N  part 3's searches [3]
   --bin DIR             built binaries [$BIN_DIR]
   --help                this text
 Prints the figures and writes summary.txt in DIR.
 EOF
 }
 
-out='' alerts=50000 runs=3 live_rate=40000 live_s=10 zero_drop='' zd_trace=mixed_syscalls
+out='' alerts=50000 runs=3 live_rate=8000 live_s=10 zero_drop='' zd_trace=mixed_syscalls zd_searches=3
 while [ $# -gt 0 ]; do
     case $1 in
         --help | -h) usage; exit 0 ;;
@@ -43,6 +45,7 @@ while [ $# -gt 0 ]; do
         --live-seconds) need_uint "$1" "${2:-}"; live_s=$2; shift 2 ;;
         --zero-drop) zero_drop=1; shift ;;
         --zero-drop-trace) zd_trace=${2:?--zero-drop-trace NAME}; shift 2 ;;
+        --zero-drop-searches) need_uint "$1" "${2:-}"; zd_searches=$2; shift 2 ;;
         --bin) BIN_DIR=${2:?--bin DIR}; shift 2 ;;
         *) usage >&2; die "unknown option '$1'" ;;
     esac
@@ -69,6 +72,14 @@ cat >"$rules" <<'YAML'
   priority: NOTICE
   tags: [bench]
 YAML
+every_event=$BENCH_TMP/every-event.yaml
+cat >"$every_event" <<'YAML'
+- rule: Every event
+  desc: matches every event (enter points too), so every one raises an alert
+  condition: evt.num > 0 and evt.dir in (<, >) and gvisor.point exists
+  output: "%evt.type by %proc.name"
+  priority: DEBUG
+YAML
 
 metric_value() {   # metric_value SOCKET SERIES
     curl -s --unix-socket "$1" http://x/metrics 2>/dev/null | awk -v s="$2" '$1 == s { print $2 }'
@@ -87,12 +98,12 @@ wait_log() {   # wait_log FILE TEXT
     for _ in $(seq 1000); do grep -q "$2" "$1" 2>/dev/null && return 0; sleep 0.01; done
     die "'$2' never appeared in $1"
 }
-start_daemon() {   # start_daemon DB LOG ARGS...: sets DPID, DSOCK, MSOCK
-    local db=$1 log=$2
-    shift 2
+start_daemon() {   # start_daemon DB LOG RULES ARGS...: sets DPID, DSOCK, MSOCK
+    local db=$1 log=$2 rules_file=$3
+    shift 3
     DSOCK=$BENCH_TMP/d.sock MSOCK=$BENCH_TMP/m.sock
     rm -f "$DSOCK" "$MSOCK"
-    "$BIN_DIR/seccheckd" --socket "$DSOCK" --db "$db" --rules "$rules" --alerts-rate 0 \
+    "$BIN_DIR/seccheckd" --socket "$DSOCK" --db "$db" --rules "$rules_file" --alerts-rate 0 \
         --metrics-listen "unix:$MSOCK" "$@" </dev/null >"$log" 2>&1 &
     DPID=$!
     BENCH_PIDS+=("$DPID")
@@ -117,7 +128,7 @@ start_receiver() {   # start_receiver c|python LOG: sets RPID, URL
 backlog=$BENCH_TMP/backlog.db
 messages=$(((alerts * 1235 + 174) / 175 / 2))   # per connection, 2 connections
 say "part 1: a backlog of about $alerts alerts ($((messages * 2)) events)"
-start_daemon "$backlog" "$out/backlog-daemon.log"
+start_daemon "$backlog" "$out/backlog-daemon.log" "$rules"
 "$BIN_DIR/seccheck-loadgen" --socket "$DSOCK" --trace "$trace" --connections 2 --mode block \
     --messages "$messages" </dev/null >/dev/null 2>&1
 stop_pid "$DPID"
@@ -131,7 +142,7 @@ for run in $(seq "$runs"); do
         start_receiver "$kind" "$out/drain-$kind-$run.receiver.log"
         sqlite3 "$db" "INSERT INTO alert_delivery VALUES('$URL', 0, 0)"   # this URL starts at the first alert
         t0=$(date +%s.%N) r0=$(cpu_ticks "$RPID")   # from before the daemon starts, which delivers at once
-        start_daemon "$db" "$out/drain-$kind-$run.daemon.log" --alerts-url "$URL"
+        start_daemon "$db" "$out/drain-$kind-$run.daemon.log" "$rules" --alerts-url "$URL"
         lag=$n_alerts
         while [ "${lag:-1}" != 0 ]; do sleep 0.02; lag=$(metric_value "$MSOCK" seccheckd_alert_delivery_lag); done
         t1=$(date +%s.%N) r1=$(cpu_ticks "$RPID") d1=$(thread_ticks "$DPID")
@@ -164,11 +175,11 @@ for name, label in (("c", "bench-http-sink (C)"), ("python", "Python http.server
 PY
 
 # ---- part 2: live ----
-say "part 2: $live_rate events/s for $live_s s, every openat exit an alert"
+say "part 2: $live_rate events/s for $live_s s, every event an alert"
 start_receiver c "$out/live.receiver.log"
 db=$BENCH_TMP/live.db
 rm -f "$db" "$db-wal" "$db-shm"
-start_daemon "$db" "$out/live-daemon.log" --alerts-url "$URL"
+start_daemon "$db" "$out/live-daemon.log" "$every_event" --alerts-url "$URL"
 "$BIN_DIR/seccheck-loadgen" --socket "$DSOCK" --trace "$trace" --connections 2 --mode block \
     --rate $((live_rate / 2)) --duration "$live_s" --json </dev/null >"$out/live-loadgen.json" 2>/dev/null &
 lg=$!
@@ -204,19 +215,28 @@ PY
 
 # ---- part 3: the zero-drop rate with and without delivery ----
 if [ -n "$zero_drop" ]; then
-    say "part 3: zero-drop rate of sqlite+rules20 without and with delivery ($zd_trace, --alerts-rate 0)"
-    RULES_ARGS="--alerts-rate 0" "$BENCH_DIR/zero_drop.sh" --out "$out/zero-drop" --bin "$BIN_DIR" \
-        --receivers sqlite+rules20,sqlite+rules20+deliver --trace "$zd_trace" >/dev/null
-    python3 - "$out/zero-drop/search.jsonl" "$out/zero-drop/probes.jsonl" <<'PY' | tee -a "$summary"
-import json, sys
-best = {r["receiver"]: r["best_total"] for r in map(json.loads, open(sys.argv[1]))}
-base, with_delivery = best["sqlite+rules20"], best["sqlite+rules20+deliver"]
-alerts = [p for p in map(json.loads, open(sys.argv[2])) if p.get("receiver") == "sqlite+rules20+deliver"]
-waiting = max((int(p.get("alerts_waiting", 0) or 0) for p in alerts), default=0)
-print("part 3, zero-drop rate (events/s, all connections): sqlite+rules20 %d, sqlite+rules20+deliver %d: ratio %.2fx "
-      "(target >= 0.95x: %s); alerts left undelivered at a probe's end: at most %d"
-      % (base, with_delivery, with_delivery / base if base else 0, "met" if base and with_delivery >= 0.95 * base
-         else "NOT met", waiting))
+    for i in $(seq "$zd_searches"); do
+        say "part 3: search $i of $zd_searches, zero-drop rate of sqlite+rules20 without and with delivery ($zd_trace, --alerts-rate 0)"
+        RULES_ARGS="--alerts-rate 0" "$BENCH_DIR/zero_drop.sh" --out "$out/zero-drop-$i" --bin "$BIN_DIR" \
+            --receivers sqlite+rules20,sqlite+rules20+deliver --trace "$zd_trace" >/dev/null
+    done
+    python3 - "$out" "$zd_searches" <<'PY' | tee -a "$summary"
+import json, statistics, sys
+ratios, lines, waiting, alerts = [], [], 0, 0
+for i in range(1, int(sys.argv[2]) + 1):
+    d = "%s/zero-drop-%d" % (sys.argv[1], i)
+    best = {r["receiver"]: r["best_total"] for r in map(json.loads, open(d + "/search.jsonl"))}
+    base, with_delivery = best["sqlite+rules20"], best["sqlite+rules20+deliver"]
+    ratios.append(with_delivery / base if base else 0)
+    lines.append("%d vs %d (%.2fx)" % (with_delivery, base, ratios[-1]))
+    for p in map(json.loads, open(d + "/probes.jsonl")):
+        if p.get("receiver") == "sqlite+rules20+deliver":
+            waiting = max(waiting, int(p.get("alerts_waiting", 0) or 0))
+            alerts = max(alerts, int(p.get("alerts_received", 0) or 0))
+m = statistics.median(ratios)
+print("part 3, zero-drop rate with delivery vs without (events/s, all connections; sqlite+rules20+deliver vs "
+      "sqlite+rules20): %s; median ratio %.2fx (target >= 0.95x: %s); alerts per probe up to %d, left undelivered "
+      "at a probe's end: at most %d" % (", ".join(lines), m, "met" if m >= 0.95 else "NOT met", alerts, waiting))
 PY
 fi
 echo "results: $out"
