@@ -114,14 +114,15 @@ static void publish_position(struct deliver *d, int64_t position)
     alert_outbox_set(d->outbox, d->settings->url, position, d->generation);
 }
 
-/* Alerts between the position and id that are gone: --max-db-size deleted
- * their batches before they were delivered. */
+/* Alerts between the position and id that are gone: retention deleted
+ * their batches before they were delivered (--max-db-size; or any bound,
+ * for a URL that was not the one delivered to then). */
 static void skip_to(struct deliver *d, int64_t id)
 {
     if (id - 1 > d->position) {
         uint64_t gone = (uint64_t)(id - 1 - d->position);
         atomic_fetch_add(&d->dropped, gone);
-        log_warn("alerts: %llu alerts were deleted by --max-db-size before they were delivered; counted as dropped",
+        log_warn("alerts: %llu alerts were deleted by retention before they were delivered; counted as dropped",
                  (unsigned long long)gone);
     }
 }

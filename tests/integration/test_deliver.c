@@ -694,6 +694,46 @@ static void test_retention_keeps_undelivered_alerts(void **state)
     receiver_stop(&r);
 }
 
+/* --max-db-size may delete alerts not delivered yet (its bound is the
+ * disk's): delivery counts them as dropped when it meets the gap, says so,
+ * and goes on with the next; what it had read already still goes. Every
+ * alert is delivered or counted as dropped. */
+static void test_alerts_deleted_by_max_db_size_are_counted(void **state)
+{
+    struct daemon *d = *state;
+    struct receiver r;
+    receiver_start(&r, d, "recv", NULL, NULL);
+    receiver_control(&r, "503");
+    struct setup f;
+    const char *extra[] = {"--alerts-url", receiver_url(&r, "http", "/"), "--max-db-size", "1M", NULL};
+    assert_true(daemon_start(d, SECCHECKD_BIN, setup_args(&f, d, extra)));
+    send_alerts(d, 0, 400, 1);
+    wait_alert_rows(d, 400);
+    for (int i = 0; i < 8 && dbq(d, "SELECT count(*) FROM alerts") > 0; i++)   /* ~400 KiB each */
+        assert_int_equal(replay_file(d->socket, TRACES_DIR "/mixed_syscalls.trace"), 0);
+    for (int i = 0; i < 500 && dbq(d, "SELECT count(*) FROM alerts") > 0; i++)
+        sleep_ms(10);
+    assert_int_equal(dbq(d, "SELECT count(*) FROM alerts"), 0);
+    send_alerts(d, 400, 410, 0);
+    wait_alert_rows(d, 10);
+    receiver_control(&r, "ok");
+    kill(d->pid, SIGHUP);   /* at once, not after the backoff */
+    char summary[256];
+    expect_all_delivered(&r, f.out, "--gaps", 10000);
+    check_deliveries(&r, f.out, "--gaps", summary, sizeof(summary));
+    long long skipped = atoll(strstr(summary, "skipped ") + strlen("skipped "));
+    double dropped = metric_scrape(f.metrics, DROPPED), delivered = metric_scrape(f.metrics, DELIVERED);
+    assert_true(skipped > 0);
+    assert_int_equal(dropped, skipped);
+    assert_int_equal(delivered + dropped, 410);
+    assert_int_equal(metric_scrape(f.metrics, LAG), 0);
+    char line[128];
+    snprintf(line, sizeof(line), "%lld alerts were deleted by retention before they were delivered", skipped);
+    assert_int_equal(daemon_log_count(d, line), 1);
+    assert_int_equal(daemon_stop(d), 0);
+    receiver_stop(&r);
+}
+
 /* The database deleted, then replaced by a copy, under the daemon: the
  * writer opens the file now at the path, and delivery follows it, from
  * the alerts raised since in a new file, from the position the copy keeps
@@ -747,6 +787,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_rejected_alert_is_skipped, daemon_setup, daemon_teardown),
         cmocka_unit_test_setup_teardown(test_queue_without_database_drops_and_counts, daemon_setup, daemon_teardown),
         cmocka_unit_test_setup_teardown(test_retention_keeps_undelivered_alerts, daemon_setup, daemon_teardown),
+        cmocka_unit_test_setup_teardown(test_alerts_deleted_by_max_db_size_are_counted, daemon_setup,
+                                        daemon_teardown),
         cmocka_unit_test_setup_teardown(test_database_deleted_and_replaced, daemon_setup, daemon_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
