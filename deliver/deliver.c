@@ -171,11 +171,12 @@ static bool start_position(struct deliver *d, const char *why, int64_t unknown_f
         log_error("alerts: %s; delivery goes on from alert %lld", err, (long long)d->position);
         return false;
     }
-    if (!known && unknown_from >= 0 && unknown_from < position)
+    bool since_opened = !known && unknown_from >= 0 && unknown_from < position;
+    if (since_opened)
         position = unknown_from;
     publish_position(d, position);
     log_info("alerts: delivering to %s %s, from %s (%llu alerts waiting)", d->settings->origin, why,
-             known ? "where it stopped" : "the next alert on (a new URL)",
+             known ? "where it stopped" : since_opened ? "the alerts raised since" : "the next alert on (a new URL)",
              (unsigned long long)(newest > position ? newest - position : 0));
     return true;
 }
