@@ -322,9 +322,12 @@ static bool should_stop(struct deliver *d)
         return true;
     if (!atomic_load(&d->stopping))
         return false;
-    /* The outbox keeps what is left for the next start; the queue is
-     * drained while the receiver answers and the grace lasts. */
-    return d->outbox || queue_count(&d->queue) == 0 || d->retry_at_ns;
+    /* What is waiting goes while the receiver answers and the grace lasts
+     * (the writer has stopped: nothing more comes); the outbox keeps the
+     * rest for the next start, the queue's are dropped. */
+    bool nothing_left = d->outbox ? d->next_item == d->nitems && alert_outbox_newest(d->outbox) <= d->position
+                                  : queue_count(&d->queue) == 0;
+    return nothing_left || d->retry_at_ns;
 }
 
 static int ms_until(int64_t t_ns)

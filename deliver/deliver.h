@@ -96,9 +96,11 @@ struct deliver_stats {
 };
 void deliver_get_stats(const struct deliver *d, struct deliver_stats *out);
 
-/* Stops and frees d. grace_ms: how long the request in flight (and, with
- * the queue, the alerts still queued) may take before it is abandoned (0
- * for a restart, which must not keep the sockets waiting). */
+/* Stops and frees d, after the writer stopped. grace_ms: how long the
+ * alerts still waiting may go on being delivered while the receiver
+ * answers, the request in flight abandoned when it is over (0 for a
+ * restart, which must not keep the sockets waiting); the outbox keeps what
+ * is left for the next start. */
 void deliver_stop(struct deliver *d, int grace_ms);
 
 #endif

@@ -24,8 +24,7 @@
 #include "sink.h"
 #include "verify.h"
 
-/* A clean stop lets delivery finish its request in flight (and, without a
- * database, the alerts still queued) this long. */
+/* A clean stop lets delivery go on with the alerts still waiting this long. */
 #define DELIVER_STOP_GRACE_MS 2000
 
 /* One sink of the --sink list by name (options.c accepts only these);

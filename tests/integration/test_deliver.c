@@ -406,6 +406,29 @@ static void test_https_wrong_ca_then_fixed(void **state)
     receiver_stop(&r);
 }
 
+/* A clean stop goes on delivering what waits while the receiver answers,
+ * for a grace of 2 s: a slow receiver (50 ms an alert) still gets the 20
+ * alerts sent just before SIGTERM, and the database says so. */
+static void test_clean_stop_delivers_what_waits(void **state)
+{
+    struct daemon *d = *state;
+    struct receiver r;
+    receiver_start(&r, d, "recv", NULL, NULL);
+    receiver_control(&r, "slow 0.05");
+    struct setup f;
+    const char *extra[] = {"--alerts-url", receiver_url(&r, "http", "/"), NULL};
+    assert_true(daemon_start(d, SECCHECKD_BIN, setup_args(&f, d, extra)));
+    send_alerts(d, 0, 20, 1);
+    wait_alert_rows(d, 20);
+    assert_true(receiver_requests(&r) < 20);
+    assert_int_equal(daemon_stop(d), 0);
+    assert_int_equal(receiver_requests(&r), 20);
+    expect_all_delivered(&r, f.out, NULL, 0);
+    assert_int_equal(dbq(d, "SELECT alert_id FROM alert_delivery"), 20);
+    assert_int_equal(daemon_log_count(d, "20 delivered, 0 rejected, 0 dropped, 0 failed attempts; 0 alerts waiting"), 1);
+    receiver_stop(&r);
+}
+
 /* The header file's headers arrive with each alert; neither their values
  * nor the URL's path and query (where webhooks keep tokens) reach the log. */
 static void test_headers_from_file(void **state)
@@ -779,6 +802,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_outage_and_restarts_keep_order, daemon_setup, daemon_teardown),
         cmocka_unit_test_setup_teardown(test_https_wrong_ca_then_fixed, daemon_setup, daemon_teardown),
+        cmocka_unit_test_setup_teardown(test_clean_stop_delivers_what_waits, daemon_setup, daemon_teardown),
         cmocka_unit_test_setup_teardown(test_headers_from_file, daemon_setup, daemon_teardown),
         cmocka_unit_test_setup_teardown(test_bad_settings_refused_at_start, daemon_setup, daemon_teardown),
         cmocka_unit_test_setup_teardown(test_bad_settings_refused_on_sighup, daemon_setup, daemon_teardown),
