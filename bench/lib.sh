@@ -93,8 +93,9 @@ recv_bins() {
         ref) echo ref-recvmmsg ;;
         dummy) echo seccheck-dummy ;;
         discard | sqlite | sqlite-all | sqlite+forward | sqlite+rules20 | sqlite+rules500) echo seccheckd ;;
+        sqlite+rules20+deliver) echo seccheckd bench-http-sink ;;
         python) ;;
-        *) die "unknown receiver '$1' (ref, dummy, discard, sqlite, sqlite-all, sqlite+forward, sqlite+rules20, sqlite+rules500, python)" ;;
+        *) die "unknown receiver '$1' (ref, dummy, discard, sqlite, sqlite-all, sqlite+forward, sqlite+rules20, sqlite+rules500, sqlite+rules20+deliver, python)" ;;
     esac
 }
 
@@ -134,7 +135,7 @@ recv_start() {
         ref) "$bin/ref-recvmmsg" "$sock" </dev/null >"$log" 2>&1 & ;;
         dummy) "$bin/seccheck-dummy" "$sock" </dev/null >"$log" 2>&1 & ;;
         discard) "$bin/seccheckd" --socket "$sock" --sink discard </dev/null >"$log" 2>&1 & ;;
-        sqlite | sqlite-all | sqlite+forward | sqlite+rules20 | sqlite+rules500)
+        sqlite | sqlite-all | sqlite+forward | sqlite+rules20 | sqlite+rules500 | sqlite+rules20+deliver)
             RECV_DB=$BENCH_TMP/events.db
             rm -f "$RECV_DB" "$RECV_DB-wal" "$RECV_DB-shm"
             local indexes=type
@@ -142,6 +143,10 @@ recv_start() {
             local -a rules=()
             case ${kind%@*} in
                 sqlite+rules20) rules=(--rules "$BENCH_DIR/rules/usual-20.yaml") ;;
+                sqlite+rules20+deliver)
+                    deliver_sink_start "$bin" "$log.http"
+                    rules=(--rules "$BENCH_DIR/rules/usual-20.yaml" --alerts-url "$DELIVER_URL")
+                    ;;
                 sqlite+rules500) rules=(--rules "$(many_rules_file 500)") ;;
             esac
             "$bin/seccheckd" --socket "$sock" --sink sqlite --db "$RECV_DB" --indexes "$indexes" "${rules[@]}" \
@@ -171,6 +176,36 @@ many_rules_file() {
     local f=$BENCH_TMP/rules-$1.yaml
     [ -s "$f" ] || python3 "$BENCH_DIR/rules/gen_many.py" "$1" >"$f" || die "cannot generate $1 rules"
     echo "$f"
+}
+
+# sqlite+rules20+deliver: the daemon POSTs its alerts (--alerts-url) to a
+# local bench-http-sink, started first; at the end deliver_finish records
+# how many arrived and how many were still waiting.
+DELIVER_PID=
+DELIVER_URL=
+DELIVER_LOG=
+DELIVER_FIELDS=
+deliver_sink_start() {   # deliver_sink_start BIN_DIR LOG
+    local port_file=$BENCH_TMP/http-sink.port
+    rm -f "$port_file"
+    DELIVER_LOG=$2
+    "$1/bench-http-sink" "$port_file" </dev/null >"$DELIVER_LOG" 2>&1 &
+    DELIVER_PID=$!
+    BENCH_PIDS+=("$DELIVER_PID")
+    local deadline=$((SECONDS + 10))
+    until [ -s "$port_file" ]; do
+        kill -0 "$DELIVER_PID" 2>/dev/null && [ $SECONDS -lt $deadline ] || die "bench-http-sink did not start"
+        sleep 0.01
+    done
+    DELIVER_URL=http://127.0.0.1:$(cat "$port_file")/
+}
+deliver_finish() {   # after the daemon stopped: DELIVER_FIELDS from both logs
+    kill -TERM "$DELIVER_PID" 2>/dev/null || true
+    wait "$DELIVER_PID" 2>/dev/null || true
+    local got waiting
+    got=$(sed -n 's/^requests \([0-9]*\).*/\1/p' "$DELIVER_LOG")
+    waiting=$(sed -n 's/.*alerts: delivery to .* stopped: .* \([0-9]*\) alerts waiting.*/\1/p' "$RECV_LOG" | tail -1)
+    DELIVER_FIELDS="alerts_received=${got:-0} alerts_waiting=${waiting:-?}"
 }
 
 # sqlite+forward: `seccheckd forward` beside the daemon, shipping its database
@@ -264,14 +299,17 @@ recv_stop() {
         kill -KILL "$pid" 2>/dev/null || true
     fi
     wait "$pid" 2>/dev/null || rc=$?
-    RECV_ERROR= FORWARD_FIELDS=
+    RECV_ERROR= FORWARD_FIELDS= DELIVER_FIELDS=
     [ "$rc" = 0 ] || RECV_ERROR="receiver exit $rc"
     if [ -n "$FORWARD_PID" ]; then   # after the daemon, which may still commit at exit
         forward_finish || [ "$rc" != 0 ] || rc=1
     fi
+    [ -n "$DELIVER_PID" ] && deliver_finish
     local -a keep=()
-    for i in "${BENCH_PIDS[@]}"; do [ "$i" = "$pid" ] || [ "$i" = "$FORWARD_PID" ] || keep+=("$i"); done
-    FORWARD_PID=
+    for i in "${BENCH_PIDS[@]}"; do
+        [ "$i" = "$pid" ] || [ "$i" = "$FORWARD_PID" ] || [ "$i" = "$DELIVER_PID" ] || keep+=("$i")
+    done
+    FORWARD_PID= DELIVER_PID=
     BENCH_PIDS=("${keep[@]}")
     RECV_PID=
     if [ -n "$RECV_DB" ]; then
@@ -304,6 +342,7 @@ PY
 db_size_fields() {
     [ -n "$RECV_DB_BYTES" ] && echo "db_bytes=$RECV_DB_BYTES db_rows=$RECV_DB_ROWS db_indexes=$RECV_DB_INDEXES"
     [ -n "$FORWARD_FIELDS" ] && echo "$FORWARD_FIELDS"
+    [ -n "$DELIVER_FIELDS" ] && echo "$DELIVER_FIELDS"
     return 0
 }
 

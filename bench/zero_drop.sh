@@ -20,10 +20,13 @@ The receivers' searches are interleaved (one probe each per round), a fresh
 receiver per probe.
 
   --out DIR            results directory [bench/results/<timestamp>-zero-drop]
-  --receivers LIST     from ref,dummy,discard,sqlite,sqlite-all,sqlite+forward,python
+  --receivers LIST     from ref,dummy,discard,sqlite,sqlite-all,sqlite+forward,
+                       sqlite+rules20,sqlite+rules500,sqlite+rules20+deliver,python
                        [ref,dummy,discard,sqlite,python]; sqlite-all: --indexes all;
                        sqlite+forward: with `seccheckd forward` beside it, shipping to
-                       the PostgreSQL in BENCH_PG_URL (bench/forward.sh --zero-drop)
+                       the PostgreSQL in BENCH_PG_URL (bench/forward.sh --zero-drop);
+                       sqlite+rules20: bench/rules/usual-20.yaml; +deliver: its alerts
+                       POSTed to a local bench-http-sink (bench/deliver.sh --zero-drop)
   --conns N            connections [8]
   --trace T            trace name in the traces directory, or a file [redis_rw]
   --probe-seconds S    length of each probe [2]

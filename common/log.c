@@ -1,13 +1,15 @@
 #include "log.h"
 
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 
-static enum log_level current_level = LOG_INFO;
+/* Set on SIGHUP by the loop thread while the writer and delivery threads log. */
+static atomic_int current_level = LOG_INFO;
 static const char *const level_names[] = {"error", "warn", "info", "debug"};
 
-void log_set_level(enum log_level level) { current_level = level; }
+void log_set_level(enum log_level level) { atomic_store_explicit(&current_level, (int)level, memory_order_relaxed); }
 
 int log_level_parse(const char *name)
 {
@@ -19,7 +21,7 @@ int log_level_parse(const char *name)
 
 void log_msg(enum log_level level, const char *fmt, ...)
 {
-    if (level > current_level)
+    if ((int)level > atomic_load_explicit(&current_level, memory_order_relaxed))
         return;
     /* One fprintf per line so lines from two threads never interleave. */
     char line[1024];

@@ -206,6 +206,7 @@ static void raise_alert(struct rules_engine *e, struct evctx *x, const struct ru
     al.rule = keep(a, r->name, strlen(r->name));
     al.container_id = container ? keep(a, container, strlen(container)) : NULL;
     al.output = keep(a, e->text.data, e->text.len);
+    al.output_len = e->text.len;
     al.output_fields = keep(a, e->fields.data, e->fields.len);
     al.tags = keep(a, r->tags_json, strlen(r->tags_json));
     al.json = keep(a, e->json.data, e->json.len);

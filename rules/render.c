@@ -280,20 +280,28 @@ void render_alert(struct evctx *x, const struct render_rule *r, const char *host
         put_suppressed(fields, suppressed);
     strbuf_putc(fields, '}');
     strbuf_reset(json);
+    rules_alert_json(json, hostname, r->name, rules_priority_name(r->priority), x->time_ns, text->data ? text->data : "",
+                     text->len, fields->data ? fields->data : "{}", r->tags_json);
+}
+
+void rules_alert_json(struct strbuf *json, const char *hostname, const char *rule, const char *priority,
+                      int64_t time_ns, const char *output, size_t output_len, const char *output_fields,
+                      const char *tags)
+{
     strbuf_puts(json, "{\"hostname\":");
     json_render_string(json, hostname, strlen(hostname));
     strbuf_puts(json, ",\"output\":");
-    json_render_string(json, text->data ? text->data : "", text->len);
+    json_render_string(json, output, output_len);
     strbuf_puts(json, ",\"output_fields\":");
-    strbuf_append(json, fields->data, fields->len);
-    strbuf_puts(json, ",\"priority\":\"");
-    strbuf_puts(json, rules_priority_name(r->priority));
-    strbuf_puts(json, "\",\"rule\":");
-    json_render_string(json, r->name, strlen(r->name));
+    strbuf_puts(json, output_fields);
+    strbuf_puts(json, ",\"priority\":");
+    json_render_string(json, priority, strlen(priority));
+    strbuf_puts(json, ",\"rule\":");
+    json_render_string(json, rule, strlen(rule));
     strbuf_puts(json, ",\"source\":\"syscall\"");
     strbuf_puts(json, ",\"tags\":");
-    strbuf_puts(json, r->tags_json);
+    strbuf_puts(json, tags);
     strbuf_puts(json, ",\"time\":\"");
-    fields_format_time(json, x->time_ns, true);
+    fields_format_time(json, time_ns, true);
     strbuf_puts(json, "\"}");
 }

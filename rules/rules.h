@@ -244,6 +244,7 @@ struct alert {
     int64_t time_ns;            /* the event's time (context time_ns, else its receive time) */
     const char *container_id;   /* NULL: the event carries none */
     const char *output;         /* Falco's "output": "HH:MM:SS.nnnnnnnnn: Priority rendered-text" */
+    size_t output_len;          /* a value from the sandbox may hold a NUL byte */
     const char *output_fields;  /* JSON object: one key per %field of the rule's output, plus evt.time */
     const char *tags;           /* JSON array of strings, sorted */
     uint64_t suppressed;        /* alerts of this rule and container throttled since the last one */
@@ -291,5 +292,18 @@ struct rules_engine_stats {
     uint64_t process_evictions;  /* removed to stay under max_processes */
 };
 void rules_engine_get_stats(const struct rules_engine *e, struct rules_engine_stats *out);
+
+/* ---- an alert's line again, from what the alerts table keeps ---- */
+
+struct strbuf;
+
+/* Appends the Falco JSON line of an alert made of these parts (priority as
+ * rules_priority_name spells it, output_fields and tags as JSON text). The
+ * engine renders every alert's json with it, so an alert read back from
+ * the database (delivery, --alerts-url) gives the same bytes as the line
+ * written when it was raised, with the same hostname. */
+void rules_alert_json(struct strbuf *out, const char *hostname, const char *rule, const char *priority,
+                      int64_t time_ns, const char *output, size_t output_len, const char *output_fields,
+                      const char *tags);
 
 #endif

@@ -12,6 +12,7 @@ packages=(
     libssl-dev                             # hashing (tamper-evidence chain)
     libpq-dev                              # seccheckd forward: the central PostgreSQL client
     libyaml-dev                            # rules files (Falco's YAML format)
+    libcurl4-openssl-dev                   # alerts to falcosidekick / webhooks (--alerts-url)
     postgresql                             # a real server (15) for the forward tests and bench
     libcmocka-dev                          # unit tests
     runsc                                  # real gVisor for the end-to-end test

@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 
 #include "clock.h"
+#include "deliver.h"
 
 /* ---- the text format ---- */
 
@@ -228,6 +229,25 @@ static void render_restarts(struct strbuf *o, const struct server *s)
                   s->stats.restart_pause_ns);
 }
 
+/* Atomics the delivery thread keeps (deliver.h): no lock. */
+static void render_delivery(struct strbuf *o, const struct server *s)
+{
+    if (!s->delivery)
+        return;
+    struct deliver_stats st;
+    deliver_get_stats(s->delivery, &st);
+    const char *name = "alert_deliveries_total";
+    family(o, name, "counter", "Alerts delivered to --alerts-url, attempts that failed (each retry counts), "
+           "alerts the receiver rejected (4xx: not sent again), and alerts dropped (queue full, store failed, "
+           "deleted by --max-db-size before delivery).");
+    sample(o, name, "result", "delivered", st.delivered);
+    sample(o, name, "result", "failed", st.failed);
+    sample(o, name, "result", "rejected", st.rejected);
+    sample(o, name, "result", "dropped", st.dropped);
+    gauge(o, "alert_delivery_lag", "Alerts raised and not yet delivered: with the sqlite sink, the newest alert id "
+          "committed minus the last one delivered; without it, the alerts in the queue.", st.lag);
+}
+
 void exposition_render(struct strbuf *out, struct server *s)
 {
     render_connections(out, s);
@@ -237,6 +257,7 @@ void exposition_render(struct strbuf *out, struct server *s)
     render_storage(out, s);
     render_alerts(out, s);
     render_restarts(out, s);
+    render_delivery(out, s);
     gauge_seconds(out, "loop_longest_stall_seconds",
                   "Longest time the loop went without reading sockets since start, wall clock (its own work, "
                   "and time preempted).",

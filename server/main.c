@@ -8,6 +8,7 @@
 #include "alerts.h"
 #include "central.h"
 #include "chain.h"
+#include "deliver.h"
 #include "events.h"
 #include "export.h"
 #include "filter.h"
@@ -24,9 +25,14 @@
 #include "sink.h"
 #include "verify.h"
 
+/* A clean stop lets delivery go on with the alerts still waiting this long. */
+#define DELIVER_STOP_GRACE_MS 2000
+
 /* One sink of the --sink list by name (options.c accepts only these);
- * probe: `seccheckd check`, which leaves no run behind. */
-static struct sink *open_one_sink(const struct options *o, const char *name, bool probe, char *err, size_t errlen)
+ * probe: `seccheckd check`, which leaves no run behind; outbox: delivery's
+ * position, for the SQLite sink. */
+static struct sink *open_one_sink(const struct options *o, const char *name, bool probe, struct alert_outbox *outbox,
+                                  char *err, size_t errlen)
 {
     if (strcmp(name, "discard") == 0) {
         struct sink *s = sink_discard_open();
@@ -51,6 +57,7 @@ static struct sink *open_one_sink(const struct options *o, const char *name, boo
         .max_db_bytes = o->max_db_bytes,
         .indexes = o->indexes,
         .probe = probe,
+        .outbox = outbox,
     };
     return sink_sqlite_open(&so, err, errlen);
 }
@@ -68,7 +75,8 @@ static const char *sink_target(const struct options *o, const char *name)
 
 /* Every sink of the comma list, several combined by a tee. On a failure
  * the ones already open are closed and err names the failing one. */
-static struct sink *open_sink(const struct options *o, bool probe, char *err, size_t errlen)
+static struct sink *open_sink(const struct options *o, bool probe, struct alert_outbox *outbox, char *err,
+                              size_t errlen)
 {
     struct sink *sinks[8];
     size_t n = 0;
@@ -84,7 +92,7 @@ static struct sink *open_sink(const struct options *o, bool probe, char *err, si
             snprintf(err, errlen, "--sink: too many sinks");
         if (err[0])
             break;
-        if ((sinks[n] = open_one_sink(o, name, probe, why, sizeof(why))) != NULL)
+        if ((sinks[n] = open_one_sink(o, name, probe, outbox, why, sizeof(why))) != NULL)
             n++;
         else
             snprintf(err, errlen, "%s sink: %s", name, why);
@@ -216,20 +224,34 @@ static uint64_t rules_enabled(const struct rule_set *rs)
     return st.rules_enabled;
 }
 
+/* The alerts' "hostname". */
+static void host_name(char *out, size_t outlen)
+{
+    memset(out, 0, outlen);
+    if (gethostname(out, outlen - 1) != 0)
+        snprintf(out, outlen, "unknown");
+}
+
+static void offer_alerts(const struct alert_list *alerts, void *delivery)
+{
+    deliver_offer(delivery, alerts);
+}
+
 /* The rules in front of the sink: on the writer thread, alerts stored with
- * their events. Takes ownership of sink and rs; NULL after printing why. */
-static struct sink *add_rules(const struct options *o, struct sink *sink, struct rule_set *rs)
+ * their events (and, without a database, offered to delivery). Takes
+ * ownership of sink and rs; NULL after printing why. */
+static struct sink *add_rules(const struct options *o, struct sink *sink, struct rule_set *rs, const char *hostname,
+                              struct deliver *delivery)
 {
     struct sink_rules_options ro = {
         .alerts_path = o->alerts_out,
         .alerts_max_bytes = o->alerts_max_bytes,
         .alerts_keep = (unsigned)o->alerts_keep,
         .history_db = strstr(o->sink, "sqlite") ? o->db_path : NULL,
+        .on_alerts = delivery ? offer_alerts : NULL,
+        .on_alerts_data = delivery,
     };
     rules_engine_config_defaults(&ro.engine);
-    char hostname[256] = "";
-    if (gethostname(hostname, sizeof(hostname) - 1) != 0)
-        snprintf(hostname, sizeof(hostname), "unknown");
     ro.engine.hostname = hostname;
     ro.engine.max_processes = (size_t)o->max_processes;
     ro.engine.rate = o->alerts_rate;
@@ -262,6 +284,47 @@ static void reload_rules(struct server *srv, struct sink *sink, const struct opt
     sink_set_rules(sink, rs);
 }
 
+/* --alerts-url and its companions, checked as a request would use them:
+ * the settings, or NULL (none wanted, or err says why not). */
+static struct deliver_settings *load_delivery_settings(const struct options *o, char *err, size_t errlen)
+{
+    err[0] = '\0';
+    if (!o->alerts_url)
+        return NULL;
+    return deliver_settings_load(o->alerts_url, o->alerts_ca, o->alerts_header_file, (unsigned)o->alerts_timeout_ms,
+                                 err, errlen);
+}
+
+/* The delivery settings of fresh become the running ones' (not applied). */
+static void keep_delivery_settings(struct options *fresh, const struct options *running)
+{
+    char **f[] = {&fresh->alerts_url, &fresh->alerts_ca, &fresh->alerts_header_file};
+    char *const r[] = {running->alerts_url, running->alerts_ca, running->alerts_header_file};
+    for (size_t i = 0; i < 3; i++) {
+        free(*f[i]);
+        *f[i] = r[i] ? strdup(r[i]) : NULL;
+    }
+    fresh->alerts_timeout_ms = running->alerts_timeout_ms;
+}
+
+/* SIGHUP: new delivery settings go to the delivery thread; settings that
+ * do not load leave the running ones (and fresh then says so). */
+static void reload_delivery(struct deliver *d, const struct options *running, struct options *fresh)
+{
+    char err[512];
+    struct deliver_settings *s = NULL;
+    if (!fresh->alerts_url && d)
+        log_warn("reload: --alerts-url is gone from the settings; delivery goes on until a restart");
+    else if (fresh->alerts_url && !d)
+        log_warn("reload: --alerts-url is not applied until a restart (the daemon started without it)");
+    else if (d && !(s = load_delivery_settings(fresh, err, sizeof(err))))
+        log_error("reload: %s; delivery keeps its running settings", err);
+    if (s)
+        deliver_reconfigure(d, s);
+    else if (d || fresh->alerts_url)
+        keep_delivery_settings(fresh, running);
+}
+
 /* What SIGHUP needs: the command line to read the settings again, and the
  * settings running now. */
 struct reload_context {
@@ -269,6 +332,7 @@ struct reload_context {
     char **argv;
     struct options *running;
     struct sink *sink;
+    struct deliver *delivery;
 };
 
 static void swap_strings(char **a, char **b)
@@ -291,6 +355,10 @@ static void take_live_settings(struct options *running, struct options *fresh)
     running->log_level = fresh->log_level;
     running->retain_s = fresh->retain_s;
     running->max_db_bytes = fresh->max_db_bytes;
+    swap_strings(&running->alerts_url, &fresh->alerts_url);
+    swap_strings(&running->alerts_ca, &fresh->alerts_ca);
+    swap_strings(&running->alerts_header_file, &fresh->alerts_header_file);
+    running->alerts_timeout_ms = fresh->alerts_timeout_ms;
 }
 
 /* SIGHUP: re-read the config file and command line; apply what can change
@@ -307,6 +375,7 @@ static void reload(struct server *srv, void *data)
         options_free(&fresh);
         return;
     }
+    reload_delivery(rc->delivery, rc->running, &fresh);
     char live[512], later[512];
     options_diff(rc->running, &fresh, true, live, sizeof(live));
     options_diff(rc->running, &fresh, false, later, sizeof(later));
@@ -330,8 +399,14 @@ static int check_option_values(const struct options *o)
         fprintf(stderr, "seccheckd: %s\n", err);   /* names the option */
         return -1;
     }
-    if (o->alerts_out && !o->rules) {
-        fprintf(stderr, "seccheckd: --alerts-out needs --rules (the alerts come from rules)\n");
+    if ((o->alerts_out || o->alerts_url) && !o->rules) {
+        fprintf(stderr, "seccheckd: --%s needs --rules (the alerts come from rules)\n",
+                o->alerts_out ? "alerts-out" : "alerts-url");
+        return -1;
+    }
+    if ((o->alerts_ca || o->alerts_header_file) && !o->alerts_url) {
+        fprintf(stderr, "seccheckd: --%s is for --alerts-url, which is not set\n",
+                o->alerts_ca ? "alerts-ca" : "alerts-header-file");
         return -1;
     }
     if (o->key_file) {
@@ -362,11 +437,13 @@ static int check_main(int argc, char **argv)
     if (rc == 0 && o.rules && !(rules = load_rules(&o)))
         rc = 2;   /* a rules file with an error: the restart is refused */
     char err[512];
-    struct sink *sink = rc == 0 ? open_sink(&o, true, err, sizeof(err)) : NULL;
+    struct sink *sink = rc == 0 ? open_sink(&o, true, NULL, err, sizeof(err)) : NULL;
     if (rc == 0 && !sink)
         fprintf(stderr, "seccheckd: %s\n", err);
+    char hostname[256];
+    host_name(hostname, sizeof(hostname));
     if (sink && rules)
-        sink = add_rules(&o, sink, rules);   /* --alerts-out opens as at a start */
+        sink = add_rules(&o, sink, rules, hostname, NULL);   /* --alerts-out opens as at a start */
     else
         rule_set_free(rules);
     if (sink) {
@@ -462,7 +539,12 @@ int main(int argc, char **argv)
      * name containing "sqlite"). */
     o.server.db_path = strstr(o.sink, "sqlite") ? o.db_path : NULL;
     struct server srv;
-    if (check_option_values(&o) != 0) {
+    struct deliver_settings *delivery_settings = NULL;
+    err[0] = '\0';
+    if (check_option_values(&o) != 0 ||
+        (!(delivery_settings = load_delivery_settings(&o, err, sizeof(err))) && err[0])) {
+        if (err[0])
+            fprintf(stderr, "seccheckd: %s\n", err);
         options_free(&o);
         return start_failed(&inherited, 2, "its settings are not valid (see above)");
     }
@@ -476,8 +558,9 @@ int main(int argc, char **argv)
      * 2, like any setting) without touching the socket or a sink. */
     struct rule_set *rules = NULL;
     if (o.rules && !(rules = load_rules(&o))) {
+        deliver_settings_free(delivery_settings);
         options_free(&o);
-        return 2;
+        return start_failed(&inherited, 2, "its rules files have errors (see above)");
     }
     o.server.restart_binary = binary;
     o.server.restart_argv = argv;
@@ -485,23 +568,47 @@ int main(int argc, char **argv)
         fprintf(stderr, "seccheckd: %s\n", err);
         server_free(&srv);
         rule_set_free(rules);
+        deliver_settings_free(delivery_settings);
         options_free(&o);
         return start_failed(&inherited, 1, err);
     }
-    struct sink *sink = open_sink(&o, false, err, sizeof(err));
+    /* With the SQLite sink the alerts table is delivery's outbox. */
+    struct alert_outbox outbox;
+    alert_outbox_init(&outbox);
+    struct alert_outbox *use_outbox = delivery_settings && o.server.db_path ? &outbox : NULL;
+    char hostname[256];
+    host_name(hostname, sizeof(hostname));
+    struct sink *sink = open_sink(&o, false, use_outbox, err, sizeof(err));
+    if (!sink)
+        fprintf(stderr, "seccheckd: %s\n", err);
+    struct deliver *delivery = NULL;
+    if (sink && delivery_settings) {
+        struct deliver_config dc = {.hostname = hostname, .db_path = use_outbox ? o.db_path : NULL,
+                                    .outbox = use_outbox, .queue_max = (size_t)o.alerts_queue};
+        if (!(delivery = deliver_start(delivery_settings, &dc, err, sizeof(err)))) {
+            fprintf(stderr, "seccheckd: --alerts-url: %s\n", err);
+            sink_close(sink);
+            sink = NULL;
+        }
+    } else {
+        deliver_settings_free(delivery_settings);
+    }
     if (sink && rules) {
         srv.rules_loaded = rules_enabled(rules);
-        sink = add_rules(&o, sink, rules);
+        sink = add_rules(&o, sink, rules, hostname, delivery);
     } else {
         rule_set_free(rules);
     }
     if (!sink) {
-        fprintf(stderr, "seccheckd: %s\n", err);
+        deliver_stop(delivery, 0);
         server_free(&srv);
+        alert_outbox_destroy(&outbox);
         options_free(&o);
         return start_failed(&inherited, 1, err);
     }
     reload_ctx.sink = sink;
+    reload_ctx.delivery = delivery;
+    srv.delivery = delivery;
     struct filter filter;
     options_build_filter(&o, &filter, err, sizeof(err));   /* validated by options_load */
     server_set_filter(&srv, &filter);
@@ -509,7 +616,9 @@ int main(int argc, char **argv)
     if (server_start(&srv, loop, sink, err, sizeof(err)) != 0) {
         fprintf(stderr, "seccheckd: %s\n", err);
         server_free(&srv);
+        deliver_stop(delivery, 0);
         sink_close(sink);
+        alert_outbox_destroy(&outbox);
         uv_loop_close(loop);
         options_free(&o);
         return start_failed(&inherited, 1, err);
@@ -526,7 +635,11 @@ int main(int argc, char **argv)
     int handoff_fd = srv.handoff_fd, fallback_fd = srv.fallback_fd;
     bool same_image = srv.checked.runs_current_image;
     server_free(&srv);
+    /* Before the sink closes, so it records delivery's last position; a
+     * restart must not keep the sockets waiting for a slow receiver. */
+    deliver_stop(delivery, handoff_fd >= 0 ? 0 : DELIVER_STOP_GRACE_MS);
     sink_close(sink);
+    alert_outbox_destroy(&outbox);
     uv_loop_close(loop);
     options_free(&o);
     if (handoff_fd >= 0) {

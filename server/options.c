@@ -381,6 +381,18 @@ static const struct option_def defs[] = {
     {"max-processes", "N", KIND_U64, NUM(max_processes, 16, 10000000), RESTART,
      "processes the rules remember (parents, command lines), all\nsandboxes together; past it the largest "
      "sandbox's oldest go", "65536"},
+    {"alerts-url", "URL", KIND_STRING, STR(alerts_url), LIVE,
+     "POST each alert (Falco's JSON) to this http:// or https:// URL:\nfalcosidekick, or any webhook; with the "
+     "sqlite sink the alerts\ntable is the outbox (nothing lost while the receiver is down)", "none"},
+    {"alerts-ca", "FILE", KIND_STRING, STR(alerts_ca), LIVE,
+     "trust the PEM certificates in FILE for an https --alerts-url", "the system's"},
+    {"alerts-header-file", "FILE", KIND_STRING, STR(alerts_header_file), LIVE,
+     "extra request headers, one 'Name: value' per line (a token:\nAuthorization: Bearer ...)", "none"},
+    {"alerts-timeout-ms", "N", KIND_U64, NUM(alerts_timeout_ms, 100, 600000), LIVE,
+     "one --alerts-url request may take this long (connecting: 5 s at\nmost), then it is tried again", "10000"},
+    {"alerts-queue", "N", KIND_U64, NUM(alerts_queue, 1, 10000000), RESTART,
+     "without the sqlite sink: alerts held in memory for --alerts-url;\npast it new ones are dropped (counted)",
+     "10000"},
     {"help", NULL, KIND_FLAG, 0, 0, 0, 0, NULL, RESTART, "this text (also -h)", NULL},
     {"version", NULL, KIND_FLAG, 0, 0, 0, 0, NULL, RESTART, "print the version", NULL},
 };
@@ -528,6 +540,8 @@ void options_init(struct options *o)
     o->alerts_rate = RULES_DEFAULT_RATE;
     o->alerts_burst = (uint64_t)RULES_DEFAULT_BURST;
     o->max_processes = RULES_DEFAULT_MAX_PROCESSES;
+    o->alerts_timeout_ms = 10000;
+    o->alerts_queue = 10000;
 }
 
 void options_free(struct options *o)
@@ -548,6 +562,9 @@ void options_free(struct options *o)
     free(o->drop_containers);
     free(o->rules);
     free(o->alerts_out);
+    free(o->alerts_url);
+    free(o->alerts_ca);
+    free(o->alerts_header_file);
     memset(o, 0, sizeof(*o));
 }
 

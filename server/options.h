@@ -48,6 +48,11 @@ struct options {
     double alerts_rate;         /* alerts per second per rule and container; 0: no throttling */
     uint64_t alerts_burst;
     uint64_t max_processes;     /* process table entries, all connections */
+    char *alerts_url;           /* reloadable: where alerts are POSTed (deliver.h); NULL: nowhere */
+    char *alerts_ca;            /* reloadable: PEM CAs for an https receiver; NULL: the system's */
+    char *alerts_header_file;   /* reloadable: extra "Name: value" headers */
+    uint64_t alerts_timeout_ms; /* reloadable: one request, in all */
+    uint64_t alerts_queue;      /* alerts held in memory without the sqlite sink */
 };
 
 /* Defaults, with every string owned by o. */

@@ -123,6 +123,7 @@ struct server {
     int64_t denied_logged_ns, refused_logged_ns, accept_failed_logged_ns;   /* rate limits */
     struct metrics metrics;         /* the endpoint, when metrics_listen is set */
     uint64_t rules_loaded;          /* rules enabled in the running set (main.c sets it) */
+    struct deliver *delivery;       /* --alerts-url (deliver.h), for the metrics; NULL: none */
 };
 
 void server_config_defaults(struct server_config *cfg);

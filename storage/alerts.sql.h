@@ -6,8 +6,11 @@
  * no matched event lacks its alert. Columns follow Falco's alert: priority
  * as Falco spells it, output as rendered, output_fields and tags as JSON. */
 static const char alerts_sql[] =
+    /* AUTOINCREMENT: an id is never handed out twice, even once retention
+     * deleted every alert, so a delivery position (alert_delivery) never
+     * points past an alert not yet sent. */
     "CREATE TABLE IF NOT EXISTS alerts("
-    "  id INTEGER PRIMARY KEY,"
+    "  id INTEGER PRIMARY KEY AUTOINCREMENT,"
     "  event_id INTEGER NOT NULL,"       /* events.id */
     "  rule TEXT NOT NULL,"
     "  priority TEXT NOT NULL,"          /* Emergency .. Debug */
@@ -27,7 +30,13 @@ static const char alerts_sql[] =
     "       strftime('%Y-%m-%dT%H:%M:%f', a.time_ns / 1e9, 'unixepoch') AS time, a.container_id, a.output,\n"
     "       a.output_fields, a.tags, a.suppressed, e.conn_id, e.type_name, e.thread_id, e.thread_group_id,\n"
     "       e.process_name, e.cwd, e.effective_uid, f.message\n"
-    "FROM alerts a JOIN events e ON e.id = a.event_id JOIN events_full f ON f.id = a.event_id;\n";
+    "FROM alerts a JOIN events e ON e.id = a.event_id JOIN events_full f ON f.id = a.event_id;\n"
+    /* How far delivery (--alerts-url) got, per URL: every alert up to
+     * alert_id was delivered or given up on (alert_outbox.h). */
+    "CREATE TABLE IF NOT EXISTS alert_delivery("
+    "  target TEXT PRIMARY KEY,"
+    "  alert_id INTEGER NOT NULL,"
+    "  updated_ns INTEGER NOT NULL);";
 
 static const char insert_alert_sql[] =
     "INSERT INTO alerts(event_id, rule, priority, time_ns, container_id, output, output_fields, tags, suppressed)"

@@ -269,26 +269,13 @@ size_t pipeline_in_flight(struct pipeline *p)
     return atomic_load(&p->in_flight);
 }
 
-static struct timespec realtime_in(int ms)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_REALTIME, &t);   /* pthread_timedjoin_np's clock */
-    t.tv_sec += ms / 1000;
-    t.tv_nsec += (long)(ms % 1000) * 1000000;
-    if (t.tv_nsec >= 1000000000L) {
-        t.tv_sec++;
-        t.tv_nsec -= 1000000000L;
-    }
-    return t;
-}
-
 /* Waits for the writer to write what is queued and stop. A sink whose
  * reader stopped reading would keep it in write() for ever: after the
  * grace the sink is cut off and the blocked write interrupted until the
  * writer is out, its remaining events counted as failed. */
 static void join_writer(struct pipeline *p)
 {
-    struct timespec deadline = realtime_in(PIPELINE_FINISH_GRACE_MS);
+    struct timespec deadline = realtime_in_ms(PIPELINE_FINISH_GRACE_MS);
     if (pthread_timedjoin_np(p->writer, NULL, &deadline) != ETIMEDOUT)
         return;
     log_warn("shutdown: the %s sink is still writing after %d ms (a reader that stopped reading?); giving up "
@@ -299,7 +286,7 @@ static void join_writer(struct pipeline *p)
     sink_cut_off(p->sink);
     do {
         pthread_kill(p->writer, interrupt_signal());
-        deadline = realtime_in(PIPELINE_INTERRUPT_EVERY_MS);
+        deadline = realtime_in_ms(PIPELINE_INTERRUPT_EVERY_MS);
     } while (pthread_timedjoin_np(p->writer, NULL, &deadline) == ETIMEDOUT);
 }
 

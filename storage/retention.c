@@ -20,6 +20,7 @@ void retention_init(struct retention *r, const char *db_path, uint64_t retain_s,
     r->busy_timeout_ms = busy_timeout_ms;
     atomic_store(&r->retain_s, retain_s);
     atomic_store(&r->max_db_bytes, max_db_bytes);
+    r->alerts_delivered = INT64_MAX;
     snprintf(r->wal_path, sizeof(r->wal_path), "%s-wal", db_path);
 }
 
@@ -162,6 +163,25 @@ static int64_t forwarded_up_to(sqlite3 *db)
     return sqlutil_int(db, "SELECT min(batch_id) FROM forward_progress", INT64_MAX);
 }
 
+/* Are all of a batch's alerts delivered (--alerts-url)? Through
+ * alerts_by_event, the batch's alerts only. */
+static bool alerts_delivered(const struct retention *r, sqlite3 *db, const struct oldest_batch *b)
+{
+    if (r->alerts_delivered == INT64_MAX)
+        return true;
+    sqlite3_stmt *st;
+    bool delivered = false;
+    if (sqlite3_prepare_v2(db, "SELECT NOT EXISTS(SELECT 1 FROM alerts WHERE event_id BETWEEN ?1 AND ?2 AND id > ?3)",
+                           -1, &st, NULL) == SQLITE_OK) {
+        sqlite3_bind_int64(st, 1, b->first);
+        sqlite3_bind_int64(st, 2, b->last);
+        sqlite3_bind_int64(st, 3, r->alerts_delivered);
+        delivered = sqlite3_step(st) == SQLITE_ROW && sqlite3_column_int(st, 0);
+    }
+    sqlite3_finalize(st);
+    return delivered;
+}
+
 static void fold_pass(struct retention_unlogged *into, const struct retention_unlogged *pass, uint64_t events)
 {
     if (!into->batches)
@@ -205,9 +225,10 @@ static void prune(struct retention *r, sqlite3 *db, int64_t now_ns)
         enum due why = due(r, db, &b, now_ns);
         if (why == NOT_DUE)
             break;
-        /* Not shipped yet: only the size limit may delete it (the
-         * forwarder then records the gap centrally). */
-        bool shipped = b.id <= forwarded;
+        /* Not shipped yet, or alerts not delivered yet: only the size
+         * limit may delete it (the forwarder then records the gap
+         * centrally, delivery counts the alerts as dropped). */
+        bool shipped = b.id <= forwarded && alerts_delivered(r, db, &b);
         if (!shipped && !(max && retention_db_bytes(db) > max))
             break;
         rc = delete_batch(db, &b, &events);
@@ -225,8 +246,9 @@ static void prune(struct retention *r, sqlite3 *db, int64_t now_ns)
     atomic_fetch_add(&r->events_deleted, events);
     r->batches_deleted_unshipped += unshipped;
     if (unshipped)
-        log_warn("retention: --max-db-size deleted %" PRIu64 " batches the forwarder has not shipped; it records "
-                 "them as a gap in the central copy", unshipped);
+        log_warn("retention: --max-db-size deleted %" PRIu64 " batches the forwarder has not shipped (it records "
+                 "them as a gap in the central copy) or with alerts not delivered yet (counted as dropped)",
+                 unshipped);
     if (batches)
         fold_pass(&r->unlogged, &pass, events);
 }

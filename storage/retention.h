@@ -11,8 +11,9 @@
  * checkpoints the WAL (TRUNCATE: when idle, or past its limit) so it stays
  * short. When `seccheckd forward` runs (its forward_progress table exists),
  * batches it has not shipped are kept whatever their age; only --max-db-size
- * deletes them, and they are counted (batches_deleted_unshipped). A
- * reader holding a snapshot can hold the WAL back; that is logged.
+ * deletes them, and they are counted (batches_deleted_unshipped). So are
+ * batches holding alerts that delivery (--alerts-url) has not delivered
+ * yet. A reader holding a snapshot can hold the WAL back; that is logged.
  *
  * What it deletes is said: an info line per pass that deleted (events,
  * batches, when they were committed, which bound), passes less than
@@ -49,10 +50,13 @@ struct retention {
     int64_t last_blocked_log_ns;
     uint64_t batches_deleted;
     atomic_uint_fast64_t events_deleted;   /* written by the writer thread only */
-    uint64_t batches_deleted_unshipped;    /* by --max-db-size, before `seccheckd forward` shipped them */
+    uint64_t batches_deleted_unshipped;    /* by --max-db-size, before they were shipped or their alerts delivered */
     struct retention_unlogged unlogged;
     int64_t last_log_ns;
     int busy_timeout_ms;                   /* restored after a checkpoint */
+    /* Alerts up to this id are delivered (alert_outbox.h); INT64_MAX: no
+     * delivery. Set by the sink before each step. */
+    int64_t alerts_delivered;
 };
 
 void retention_init(struct retention *r, const char *db_path, uint64_t retain_s, uint64_t max_db_bytes,

@@ -13,6 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "alert_outbox.h"
 #include "batch.h"
 #include "rules.h"
 
@@ -73,6 +74,10 @@ struct sink_sqlite_options {
     unsigned indexes;         /* enum event_index bits: the events indexes kept */
     bool probe;               /* `seccheckd check`: open as a start would, committing meta's
                                  last_check_ns instead of a runs row (a full disk fails it alike) */
+    /* Delivery's position, kept in the batch transactions, and the newest
+     * alert published after each (alert_outbox.h); NULL: no --alerts-url.
+     * Retention keeps the batches of alerts not yet delivered. */
+    struct alert_outbox *outbox;
 };
 
 /* Opening failures write a message naming the problem into err. */
@@ -105,6 +110,10 @@ struct sink_rules_options {
     /* A seccheckd database whose recent process events rebuild the process
      * tables at start (after a restart); NULL: start with empty tables. */
     const char *history_db;
+    /* Optional: each batch's alerts once the sink is done with it, on the
+     * writer thread (delivery without a database: deliver.h). */
+    void (*on_alerts)(const struct alert_list *alerts, void *data);
+    void *on_alerts_data;
 };
 /* Detection in front of a sink: evaluates rules (rules.h) over every event
  * of a batch on the writer thread, so the batch reaches inner with its

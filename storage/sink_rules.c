@@ -27,6 +27,8 @@ struct rules_sink {
     struct strbuf line;
     char *history_db;                     /* rebuilt from before the first batch, then NULL */
     struct process_history history;
+    void (*on_alerts)(const struct alert_list *alerts, void *data);
+    void *on_alerts_data;
 };
 
 static void take_pending_rules(struct rules_sink *s)
@@ -108,6 +110,8 @@ static void rules_write_batch(struct sink *base, struct batch *b)
     evaluate(s, b);
     sink_write_batch(s->inner, b);
     write_alert_lines(s, b);
+    if (s->on_alerts && b->alerts.count)
+        s->on_alerts(&b->alerts, s->on_alerts_data);
     forget_closed_connections(s, b);
 }
 
@@ -208,6 +212,8 @@ struct sink *sink_rules_open(struct sink *inner, struct rule_set *rules, const s
     s->base.ops = &rules_ops;
     s->base.first_conn_id = inner->first_conn_id;
     s->inner = inner;
+    s->on_alerts = o->on_alerts;
+    s->on_alerts_data = o->on_alerts_data;
     atomic_init(&s->pending, NULL);
     s->engine = rules_engine_new(&o->engine);
     if (!s->engine || (o->history_db && !(s->history_db = strdup(o->history_db)))) {

@@ -40,6 +40,7 @@ struct sqlite_sink {
     sqlite3_stmt *upsert_conn;
     sqlite3_stmt *update_run;
     sqlite3_stmt *insert_alert;
+    int64_t newest_alert;         /* the newest alert id of the transaction being written */
     int64_t run_id;
     struct strbuf json;
     /* Counts of batches whose transaction failed, written with the next
@@ -197,7 +198,7 @@ static int insert_alerts(struct sqlite_sink *s, const struct batch *b, size_t ev
         sqlite3_bind_text(st, 3, rules_priority_name(a->priority), -1, SQLITE_STATIC);
         sqlite3_bind_int64(st, 4, a->time_ns);
         sqlutil_bind_text(st, 5, a->container_id);
-        sqlite3_bind_text(st, 6, a->output, -1, SQLITE_STATIC);
+        sqlite3_bind_text(st, 6, a->output, (int)a->output_len, SQLITE_STATIC);   /* NUL bytes and all */
         sqlite3_bind_text(st, 7, a->output_fields, -1, SQLITE_STATIC);
         sqlite3_bind_text(st, 8, a->tags, -1, SQLITE_STATIC);
         sqlite3_bind_int64(st, 9, (sqlite3_int64)a->suppressed);
@@ -205,6 +206,7 @@ static int insert_alerts(struct sqlite_sink *s, const struct batch *b, size_t ev
         sqlite3_reset(st);
         if (rc != SQLITE_DONE)
             return -1;
+        s->newest_alert = sqlite3_last_insert_rowid(s->db);
     }
     return 0;
 }
@@ -276,6 +278,7 @@ static int write_rows(struct sqlite_sink *s, struct batch *b)
             return -1;
     if (chain_seal(s) != 0 || write_conns(s) != 0)
         return -1;
+    alert_outbox_save(s->opts.outbox, s->db);
     struct batch_counts counts = b->counts;
     batch_counts_add(&counts, &s->pending);
     struct batch_result result = {.stored = b->count, .failed = s->pending_failed};
@@ -293,6 +296,7 @@ static int try_write(struct sqlite_sink *s, struct batch *b, char *err, size_t e
     int rc = sqlutil_exec(s->db, "BEGIN IMMEDIATE", err, errlen);
     if (rc != SQLITE_OK)
         return rc;
+    s->newest_alert = 0;
     if (write_rows(s, b) != 0) {
         rc = sqlite3_extended_errcode(s->db);
         snprintf(err, errlen, "%s", sqlite3_errmsg(s->db));
@@ -302,6 +306,7 @@ static int try_write(struct sqlite_sink *s, struct batch *b, char *err, size_t e
     if (rc != SQLITE_OK) {
         char ignored[64];
         sqlutil_exec(s->db, "ROLLBACK", ignored, sizeof(ignored));
+        alert_outbox_rollback(s->opts.outbox);
     }
     return rc;
 }
@@ -333,6 +338,7 @@ static void note_failure(struct sqlite_sink *s, struct batch *b, const char *err
                   "counted as store_failed, and storing resumes when the database can be written again",
                   b->count, (unsigned long long)s->failed_batches, err);
     b->result.failed = b->count;
+    alert_outbox_lost(s->opts.outbox, b->alerts.count);
     batch_counts_add(&s->pending, &b->counts);
     s->pending_failed += b->count;
 }
@@ -370,6 +376,7 @@ static int ensure_open(struct sqlite_sink *s, char *err, size_t errlen)
         return -1;
     }
     s->open_failing = false;
+    alert_outbox_reopened(s->opts.outbox, s->db);   /* delivery goes on from this file's position */
     int64_t batches = sqlutil_int(s->db, "SELECT count(*) FROM batches", 0);
     log_warn("sqlite: opened the database now at %s: run %lld there (runs.reopen_reason '%s'); %s", s->opts.path,
              (long long)s->run_id, s->reopen_reason,
@@ -430,8 +437,10 @@ static void sqlite_write_batch(struct sink *base, struct batch *b)
         if (rc == SQLITE_OK) {
             b->result.stored = b->count;
             note_success(s);
+            alert_outbox_commit(s->opts.outbox, s->newest_alert);
             s->rows_estimate += (int64_t)b->count;
             maybe_analyze(s, false);
+            s->retention.alerts_delivered = alert_outbox_saved_position(s->opts.outbox);
             retention_step(&s->retention, s->db, realtime_ns(), false);
             if (atomic_load_explicit(&s->checkpoint_soon, memory_order_relaxed))
                 checkpoint_before_handoff(s);
@@ -505,9 +514,18 @@ static void close_db(struct sqlite_sink *s, bool moved)
     s->db = NULL;
 }
 
+/* Outside a batch transaction: the position alone, autocommit. */
+static void save_delivery_position(struct sqlite_sink *s)
+{
+    alert_outbox_save(s->opts.outbox, s->db);
+    alert_outbox_commit(s->opts.outbox, 0);
+}
+
 static void sqlite_close(struct sink *base)
 {
     struct sqlite_sink *s = (struct sqlite_sink *)base;
+    if (s->db)
+        save_delivery_position(s);   /* delivery stopped first (main.c): its last position */
     close_db(s, s->handing_off);
     chain_free(s->chain);
     conn_snapshots_free(&s->conns);
@@ -522,8 +540,11 @@ static void sqlite_idle(struct sink *base)
     struct sqlite_sink *s = (struct sqlite_sink *)base;
     char err[512];
     lost_file(s);
-    if (ensure_open(s, err, sizeof(err)) == 0)
-        retention_step(&s->retention, s->db, realtime_ns(), true);
+    if (ensure_open(s, err, sizeof(err)) != 0)
+        return;
+    save_delivery_position(s);
+    s->retention.alerts_delivered = alert_outbox_saved_position(s->opts.outbox);
+    retention_step(&s->retention, s->db, realtime_ns(), true);
 }
 
 static void sqlite_set_retention(struct sink *base, uint64_t retain_s, uint64_t max_db_bytes)

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Smoke run of the bench scripts (bench/ipc.sh, bench/zero_drop.sh,
-# bench/macro.sh) with tiny sizes: each must finish, print its table with a
+# bench/deliver.sh, bench/macro.sh) with tiny sizes: each must finish, print its table with a
 # row per receiver/pass, write its files, and leave no receiver running nor
 # temporary directory behind (also when interrupted).
 # Usage: bench_smoke.sh SOURCE_DIR BIN_DIR [TRACES_DIR]
@@ -103,6 +103,24 @@ check "zero_drop seccheckd rows show the longest stall and the loop's own" \
     grep -qE "^(discard|sqlite) .* [0-9]+\.[0-9]{2} +([0-9]+\.[0-9]{2}|-) +[0-9]+\.[0-9]{2} +([0-9,]+|-)$" "$dir/zd/summary.txt"
 check "zero_drop search.jsonl has one result per receiver" [ "$(wc -l <"$dir/zd/search.jsonl")" = 5 ]
 check "zero_drop.sh left no receiver or temp dir" no_leftovers
+
+# ---------------------------------------------------------------- deliver.sh
+check "deliver.sh --help" bash -c "bash '$src/bench/deliver.sh' --help | grep '^Usage: bench/deliver.sh' >/dev/null"
+run_script deliver --alerts 300 --runs 1 --live-rate 1000 --live-seconds 1 --out "$dir/deliver" --bin "$bin" \
+    --traces "$traces"
+check "deliver.sh exits 0" [ "$rc" = 0 ]
+check "deliver part 1: the C and the Python receiver" \
+    bash -c "grep -qE '^  bench-http-sink \(C\) +[0-9]+ alerts/s' '$dir/deliver/summary.txt' &&
+             grep -qE '^  Python http.server +[0-9]+ alerts/s' '$dir/deliver/summary.txt'"
+check "deliver part 2: every alert raised reached the receiver" \
+    grep -qE "^part 2, live .* ([0-9]+) alerts raised .* the receiver counted \1$" "$dir/deliver/summary.txt"
+check "deliver.sh left no receiver or temp dir" no_leftovers
+run_script zero_drop --receivers sqlite+rules20+deliver --conns 2 --probe-seconds 0.2 --confirm 1 --max-fails 1 \
+    --resolution 50 --start-rate 500 --max-probes 2 --trace mixed_syscalls --out "$dir/zdd" --bin "$bin" --traces "$traces"
+check "zero_drop.sh with sqlite+rules20+deliver exits 0" [ "$rc" = 0 ]
+check "its probes record the alerts received and left waiting" \
+    bash -c "grep -q '\"alerts_received\"' '$dir/zdd/probes.jsonl' && grep -q '\"alerts_waiting\": *\"\?0' '$dir/zdd/probes.jsonl'"
+check "zero_drop.sh with delivery left no receiver or temp dir" no_leftovers
 
 # ---------------------------------------------------------------- interrupted run
 rc=0

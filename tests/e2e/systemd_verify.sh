@@ -49,6 +49,39 @@ check_units() {
 check_units seccheckd.service seccheckd.socket
 check_units seccheckd-forward.service   # seccheckd forward, beside the daemon
 check_units seccheckd-metrics.service seccheckd-metrics.socket   # the metrics relay
+
+# The alerts-delivery drop-in (systemd/seccheckd.service.d/): with it the
+# daemon's unit verifies and reaches IPv4/IPv6 at the allowed addresses
+# only (the unit's IPAddressDeny=any stays), exposure 2.0 or lower; the
+# plain unit keeps no network at all, at its lower exposure.
+check_alerts_delivery_dropin() {
+    local d=$dir/with-dropin unit=$src/systemd/seccheckd.service conf=$src/systemd/seccheckd.service.d/alerts-delivery.conf
+    local out report plain dropin
+    mkdir -p "$d/seccheckd.service.d"
+    cp "$dir/seccheckd.service" "$dir/seccheckd.socket" "$d/"
+    cp "$conf" "$d/seccheckd.service.d/"
+    out=$(cd "$d" && SYSTEMD_LOG_LEVEL=warning systemd-analyze verify seccheckd.socket seccheckd.service 2>&1 |
+          grep -v -e 'containerd.service' -e 'docker.service' || true)
+    [ -z "$out" ] || { echo "FAIL - systemd-analyze verify with the alerts-delivery drop-in:"; echo "$out"; exit 1; }
+    report=$(systemd-analyze security --offline=yes "$d/seccheckd.service" 2>&1)
+    grep -q 'PrivateNetwork=.*Service has access to the host' <<<"$report" ||
+        { echo "FAIL - the alerts-delivery drop-in was not applied"; exit 1; }
+    grep -q '^IPAddressDeny=any' "$unit" && grep -q '^IPAddressAllow=' "$conf" && ! grep -qi '^IPAddressAllow=any' "$conf" &&
+        ! grep -q '^IPAddressDeny=' "$conf" ||
+        { echo "FAIL - the drop-in must allow listed addresses only, under the unit's IPAddressDeny=any"; exit 1; }
+    grep -q '^PrivateNetwork=yes' "$unit" && grep -q '^RestrictAddressFamilies=AF_UNIX$' "$unit" ||
+        { echo "FAIL - the plain unit must keep no network (PrivateNetwork=yes, AF_UNIX only)"; exit 1; }
+    dropin=$(sed -n 's/.*Overall exposure level for seccheckd.service: \([0-9.]*\).*/\1/p' <<<"$report")
+    plain=$(systemd-analyze security --offline=yes "$dir/seccheckd.service" 2>&1 |
+            sed -n 's/.*Overall exposure level for seccheckd.service: \([0-9.]*\).*/\1/p')
+    if [ -n "$dropin" ] && [ -n "$plain" ] && awk -v s="$dropin" -v p="$plain" 'BEGIN { exit !(s <= 2.0 && p < s) }'; then
+        echo "ok   - seccheckd.service with the alerts-delivery drop-in verifies; exposure $dropin (<= 2.0; without it $plain)"
+    else
+        echo "FAIL - with the alerts-delivery drop-in: exposure '$dropin' (want <= 2.0, above the plain unit's '$plain')"
+        exit 1
+    fi
+}
+check_alerts_delivery_dropin
 grep -q '^ListenSequentialPacket=' "$src/systemd/seccheckd.socket"
 grep -q '^Type=notify' "$src/systemd/seccheckd.service"
 grep -q '^WatchdogSec=' "$src/systemd/seccheckd.service"

@@ -587,6 +587,19 @@ char *scrape_metrics_unix(const char *path)
     return http_exchange(connect_unix(path), scrape, strlen(scrape), 10000);
 }
 
+double metric_scrape(const char *path, const char *series)
+{
+    char cmd[600];
+    snprintf(cmd, sizeof(cmd), "curl -s --unix-socket %s http://x/metrics", path);
+    FILE *p = popen(cmd, "r");
+    assert_non_null(p);
+    static char text[1 << 20];
+    size_t n = fread(text, 1, sizeof(text) - 1, p);
+    text[n] = '\0';
+    pclose(p);
+    return metric(text, series);
+}
+
 long rss_kib(pid_t pid)
 {
     char path[64], line[256];

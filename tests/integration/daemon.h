@@ -156,6 +156,11 @@ long long json_file_number(const char *path, const char *key);
  * scrape; -1 if absent. */
 double metric(const char *text, const char *series);
 
+/* One series of a scrape of the metrics endpoint on the Unix socket path
+ * (--metrics-listen unix:PATH), read with curl; -1 if absent. Fails the
+ * test if curl cannot run. */
+double metric_scrape(const char *path, const char *series);
+
 /* Runs argv (argv[0] a path) to its end, within 60 s: its standard output
  * and error in out and err (each cut to its size, NUL-terminated; err may be
  * NULL to drop it). Its exit code (as reaper_wait_within: 124 when it had

@@ -144,7 +144,7 @@ static void test_json_is_the_alert_line(void **state)
     run_free(&r);
 }
 
-static long long lines_of(struct daemon *d, const char *const *args)
+static long long lines_of(const char *const *args)
 {
     struct run r = alerts_cmd(args);
     if (r.status != 0)
@@ -161,20 +161,20 @@ static void test_filters(void **state)
     replay_mixed(d, 1);
     assert_int_equal(daemon_stop(d), 0);
     const char *db = d->db;
-    assert_int_equal(lines_of(d, (const char *const[]){"--db", db, "--json", "--priority", "critical", NULL}), 62);
-    assert_int_equal(lines_of(d, (const char *const[]){"--db", db, "--json", "--priority", "Warning", NULL}), 237);
-    assert_int_equal(lines_of(d, (const char *const[]){"--db", db, "--json", "--priority", "emergency", NULL}), 0);
-    assert_int_equal(lines_of(d, (const char *const[]){"--db", db, "--json", "--rule", "Openat exit", NULL}), 175);
-    assert_int_equal(lines_of(d, (const char *const[]){"--db", db, "--json", "--container", "runsc-236711", NULL}),
+    assert_int_equal(lines_of((const char *const[]){"--db", db, "--json", "--priority", "critical", NULL}), 62);
+    assert_int_equal(lines_of((const char *const[]){"--db", db, "--json", "--priority", "Warning", NULL}), 237);
+    assert_int_equal(lines_of((const char *const[]){"--db", db, "--json", "--priority", "emergency", NULL}), 0);
+    assert_int_equal(lines_of((const char *const[]){"--db", db, "--json", "--rule", "Openat exit", NULL}), 175);
+    assert_int_equal(lines_of((const char *const[]){"--db", db, "--json", "--container", "runsc-236711", NULL}),
                      237);
-    assert_int_equal(lines_of(d, (const char *const[]){"--db", db, "--json", "--container", "other", NULL}), 0);
+    assert_int_equal(lines_of((const char *const[]){"--db", db, "--json", "--container", "other", NULL}), 0);
     /* The trace's events were recorded on 2026-11-30: alerts carry their time. */
     long long age_s = dbq(d, "SELECT (CAST(strftime('%%s', 'now') AS INTEGER) - min(time_ns) / 1000000000) FROM alerts");
     char recent[32], all[32];
     snprintf(recent, sizeof(recent), "%llds", age_s / 2);
     snprintf(all, sizeof(all), "%llds", age_s + 3600);
-    assert_int_equal(lines_of(d, (const char *const[]){"--db", db, "--json", "--since", recent, NULL}), 0);
-    assert_int_equal(lines_of(d, (const char *const[]){"--db", db, "--json", "--since", all, NULL}), 237);
+    assert_int_equal(lines_of((const char *const[]){"--db", db, "--json", "--since", recent, NULL}), 0);
+    assert_int_equal(lines_of((const char *const[]){"--db", db, "--json", "--since", all, NULL}), 237);
 }
 
 /* --follow prints only the alerts committed after it started, until

@@ -182,19 +182,6 @@ static void test_alert_lines_are_falco_json(void **state)
     assert_int_equal(dbq(d, "SELECT count(*) FROM alerts"), lines);
 }
 
-static double scrape(const char *path, const char *series)
-{
-    char cmd[600];
-    snprintf(cmd, sizeof(cmd), "curl -s --unix-socket %s http://x/metrics", path);
-    FILE *p = popen(cmd, "r");
-    assert_non_null(p);
-    static char text[1 << 20];
-    size_t n = fread(text, 1, sizeof(text) - 1, p);
-    text[n] = '\0';
-    pclose(p);
-    return metric(text, series);
-}
-
 /* One rule for one container: a burst, then the rate (in event time); the
  * rest counted, and an alert after a suppression says how many it stands
  * for. Another container has a bucket of its own. */
@@ -212,10 +199,10 @@ static void test_throttling(void **state)
     long long alerts = dbq(d, "SELECT count(*) FROM alerts");
     assert_in_range(alerts, 6, 11);   /* 5 at once, then 10 a second */
     const char *sock = metrics + strlen("unix:");
-    assert_int_equal(scrape(sock, "seccheckd_alerts_suppressed_total{rule=\"Openat exit\"}"),
+    assert_int_equal(metric_scrape(sock, "seccheckd_alerts_suppressed_total{rule=\"Openat exit\"}"),
                      MIXED_OPENAT_EXITS - alerts);
-    assert_int_equal(scrape(sock, "seccheckd_alerts_total{rule=\"Openat exit\",priority=\"Warning\"}"), alerts);
-    assert_int_equal(scrape(sock, "seccheckd_rules_loaded"), 1);
+    assert_int_equal(metric_scrape(sock, "seccheckd_alerts_total{rule=\"Openat exit\",priority=\"Warning\"}"), alerts);
+    assert_int_equal(metric_scrape(sock, "seccheckd_rules_loaded"), 1);
     /* The alerts after the burst carry the suppressions before them. */
     assert_int_equal(dbq(d, "SELECT count(*) FROM alerts WHERE suppressed > 0"), alerts - 5);
     assert_true(dbq(d, "SELECT sum(suppressed) FROM alerts") <= MIXED_OPENAT_EXITS - alerts);

@@ -1,0 +1,217 @@
+#include "alert_outbox.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "clock.h"
+#include "log.h"
+#include "sqlutil.h"
+
+void alert_outbox_init(struct alert_outbox *o)
+{
+    memset(o, 0, sizeof(*o));
+    pthread_mutex_init(&o->lock, NULL);
+    atomic_init(&o->newest, 0);
+    atomic_init(&o->lost, 0);
+    atomic_init(&o->generation, 0);
+    atomic_init(&o->reopen_newest, 0);
+}
+
+void alert_outbox_destroy(struct alert_outbox *o)
+{
+    pthread_mutex_destroy(&o->lock);
+}
+
+void alert_outbox_set(struct alert_outbox *o, const char *target, int64_t position, uint64_t generation)
+{
+    pthread_mutex_lock(&o->lock);
+    if (strcmp(o->target, target) != 0)
+        snprintf(o->target, sizeof(o->target), "%s", target);
+    o->position = position;
+    o->position_generation = generation;
+    o->version++;
+    pthread_mutex_unlock(&o->lock);
+}
+
+/* The newest alert id ever inserted into db: the sequence remembers ids of
+ * alerts retention deleted since. */
+static int64_t newest_alert(sqlite3 *db)
+{
+    int64_t seq = sqlutil_int(db, "SELECT seq FROM sqlite_sequence WHERE name = 'alerts'", 0);
+    int64_t max = sqlutil_int(db, "SELECT max(id) FROM alerts", 0);
+    return seq > max ? seq : max;
+}
+
+void alert_outbox_save(struct alert_outbox *o, sqlite3 *db)
+{
+    if (!o)
+        return;
+    char target[ALERT_OUTBOX_TARGET_MAX];
+    pthread_mutex_lock(&o->lock);
+    uint64_t version = o->version;
+    int64_t position = o->position;
+    bool changed = version != 0 && version != o->written_version &&
+                   o->position_generation == atomic_load(&o->generation);
+    if (changed)
+        memcpy(target, o->target, strlen(o->target) + 1);
+    pthread_mutex_unlock(&o->lock);
+    if (!changed)
+        return;
+    sqlite3_stmt *st;
+    int rc = sqlite3_prepare_v2(db, "INSERT OR REPLACE INTO alert_delivery VALUES(?1, ?2, ?3)", -1, &st, NULL);
+    if (rc == SQLITE_OK) {
+        sqlite3_bind_text(st, 1, target, -1, SQLITE_STATIC);
+        sqlite3_bind_int64(st, 2, position);
+        sqlite3_bind_int64(st, 3, realtime_ns());
+        rc = sqlite3_step(st) == SQLITE_DONE ? SQLITE_OK : SQLITE_ERROR;
+    }
+    if (rc == SQLITE_OK) {
+        o->written_version = version;
+        o->written_position = position;
+    } else if (!o->save_failed_logged) {
+        log_error("alerts: cannot record the delivery position in the database: %s; alerts delivered since the "
+                  "last record are sent again after a restart", sqlite3_errmsg(db));
+        o->save_failed_logged = true;
+    }
+    sqlite3_finalize(st);
+}
+
+void alert_outbox_commit(struct alert_outbox *o, int64_t newest)
+{
+    if (!o)
+        return;
+    o->saved_version = o->written_version;
+    o->saved_position = o->written_position;
+    if (newest <= 0 || newest <= atomic_load(&o->newest))
+        return;
+    atomic_store(&o->newest, newest);
+    if (o->on_commit)
+        o->on_commit(o->on_commit_data);
+}
+
+void alert_outbox_rollback(struct alert_outbox *o)
+{
+    if (!o)
+        return;
+    o->written_version = o->saved_version;
+    o->written_position = o->saved_position;
+}
+
+void alert_outbox_lost(struct alert_outbox *o, uint64_t alerts)
+{
+    if (o && alerts)
+        atomic_fetch_add(&o->lost, alerts);
+}
+
+void alert_outbox_reopened(struct alert_outbox *o, sqlite3 *db)
+{
+    if (!o)
+        return;
+    /* The generation first: delivery that sees the new file's newest sees
+     * the new generation too, and does not take it for its old file's. */
+    int64_t newest = newest_alert(db);
+    atomic_store(&o->reopen_newest, newest);
+    atomic_fetch_add(&o->generation, 1);
+    atomic_store(&o->newest, newest);
+    o->saved_version = o->written_version = 0;
+    o->saved_position = o->written_position = 0;   /* retention keeps every alert there until delivery saves */
+    if (o->on_commit)
+        o->on_commit(o->on_commit_data);
+}
+
+int64_t alert_outbox_saved_position(const struct alert_outbox *o)
+{
+    return o ? o->saved_position : INT64_MAX;
+}
+
+/* ---- reading ---- */
+
+int alert_outbox_reader_open(struct alert_outbox_reader *r, const char *path, char *err, size_t errlen)
+{
+    memset(r, 0, sizeof(*r));
+    /* One thread uses it (NOMUTEX); read-only, so it can never take the
+     * write lock from the daemon's writer. */
+    if (sqlite3_open_v2(path, &r->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK ||
+        sqlite3_busy_timeout(r->db, 1000) != SQLITE_OK ||
+        sqlite3_prepare_v3(r->db,
+                           "SELECT id, rule, priority, time_ns, output, output_fields, tags FROM alerts"
+                           " WHERE id > ?1 ORDER BY id LIMIT ?2",
+                           -1, SQLITE_PREPARE_PERSISTENT, &r->after, NULL) != SQLITE_OK) {
+        snprintf(err, errlen, "cannot read the alerts of %s: %s", path, r->db ? sqlite3_errmsg(r->db) : "out of memory");
+        alert_outbox_reader_close(r);
+        return -1;
+    }
+    return 0;
+}
+
+void alert_outbox_reader_close(struct alert_outbox_reader *r)
+{
+    sqlite3_finalize(r->after);
+    if (r->db)
+        sqlite3_close(r->db);
+    memset(r, 0, sizeof(*r));
+}
+
+int alert_outbox_start(struct alert_outbox_reader *r, const char *target, int64_t *position, bool *known,
+                       int64_t *newest, char *err, size_t errlen)
+{
+    if (sqlutil_exec(r->db, "BEGIN", err, errlen) != 0)
+        return -1;
+    *newest = newest_alert(r->db);
+    sqlite3_stmt *st;
+    int rc = sqlite3_prepare_v2(r->db, "SELECT alert_id FROM alert_delivery WHERE target = ?1", -1, &st, NULL);
+    if (rc == SQLITE_OK) {
+        sqlite3_bind_text(st, 1, target, -1, SQLITE_STATIC);
+        rc = sqlite3_step(st);
+        *known = rc == SQLITE_ROW;
+        *position = *known ? sqlite3_column_int64(st, 0) : *newest;
+        rc = rc == SQLITE_ROW || rc == SQLITE_DONE ? SQLITE_OK : rc;
+        if (*position > *newest) {   /* the sequence was reset by hand: the next alert would be skipped */
+            log_warn("alerts: the delivery position (alert %lld) is past the newest alert (%lld): delivering from "
+                     "the next alert on", (long long)*position, (long long)*newest);
+            *position = *newest;
+        }
+    }
+    if (rc != SQLITE_OK)
+        snprintf(err, errlen, "reading the delivery position: %s", sqlite3_errmsg(r->db));
+    sqlite3_finalize(st);
+    char ignored[64];
+    sqlutil_exec(r->db, "COMMIT", ignored, sizeof(ignored));
+    return rc == SQLITE_OK ? 0 : -1;
+}
+
+static const char *text_or_empty(sqlite3_stmt *st, int col)
+{
+    const char *s = (const char *)sqlite3_column_text(st, col);
+    return s ? s : "";
+}
+
+int alert_outbox_read(struct alert_outbox_reader *r, int64_t after, int max_rows, alert_outbox_row_cb each,
+                      void *data, char *err, size_t errlen)
+{
+    sqlite3_stmt *st = r->after;
+    sqlite3_bind_int64(st, 1, after);
+    sqlite3_bind_int(st, 2, max_rows);
+    int taken = 0, rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        struct alert_outbox_row row = {
+            .id = sqlite3_column_int64(st, 0),
+            .rule = text_or_empty(st, 1),
+            .priority = text_or_empty(st, 2),
+            .time_ns = sqlite3_column_int64(st, 3),
+            .output = text_or_empty(st, 4),
+            .output_len = (size_t)sqlite3_column_bytes(st, 4),
+            .output_fields = text_or_empty(st, 5),
+            .tags = text_or_empty(st, 6),
+        };
+        if (!each(&row, data))
+            break;
+        taken++;
+    }
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
+        snprintf(err, errlen, "reading alerts: %s", sqlite3_errmsg(r->db));
+        taken = -1;
+    }
+    sqlite3_reset(st);   /* ends the read: no snapshot holds the WAL back */
+    return taken;
+}

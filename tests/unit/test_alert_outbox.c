@@ -1,0 +1,288 @@
+/* test_alert_outbox.c - the alerts table as delivery's outbox
+ * (storage/alert_outbox.h): the position the writer keeps survives only
+ * the transactions that commit, is written again after one that rolled
+ * back, and a new alert wakes delivery once; the reader starts a new URL at
+ * the newest alert (AUTOINCREMENT: ids of deleted alerts are never handed
+ * out again), a known one where it stopped, and gives each row back with
+ * the NUL bytes of its output, so rules_alert_json renders the very line
+ * the rules did. */
+#include "unit_util.h"
+
+#include <sqlite3.h>
+
+#include "alert_outbox.h"
+#include "decode.h"
+#include "rules.h"
+#include "sink.h"
+#include "strbuf.h"
+#include "wire.h"
+
+struct scratch {
+    char dir[64];
+    char db[128];
+};
+
+/* A database with the daemon's schema (made by the SQLite sink). */
+static int setup(void **state)
+{
+    struct scratch *s = calloc(1, sizeof(*s));
+    assert_non_null(s);
+    scratch_dir(s->dir);
+    snprintf(s->db, sizeof(s->db), "%s/t.db", s->dir);
+    struct sink_sqlite_options o = {.path = s->db, .busy_timeout_ms = 1000};
+    char err[512];
+    struct sink *sink = sink_sqlite_open(&o, err, sizeof(err));
+    if (!sink)
+        fail_msg("%s", err);
+    sink_close(sink);
+    *state = s;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    struct scratch *s = *state;
+    scratch_dir_remove(s->dir);
+    free(s);
+    return 0;
+}
+
+static sqlite3 *open_rw(const char *path)
+{
+    sqlite3 *db;
+    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
+    return db;
+}
+
+static int64_t one_int(sqlite3 *db, const char *sql)
+{
+    sqlite3_stmt *st;
+    assert_int_equal(sqlite3_prepare_v2(db, sql, -1, &st, NULL), SQLITE_OK);
+    int64_t v = sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int64(st, 0) : -1;
+    sqlite3_finalize(st);
+    return v;
+}
+
+static void exec(sqlite3 *db, const char *sql)
+{
+    char *err = NULL;
+    if (sqlite3_exec(db, sql, NULL, NULL, &err) != SQLITE_OK)
+        fail_msg("%s: %s", sql, err);
+}
+
+static int woken;
+static void count_wake(void *data)
+{
+    (void)data;
+    woken++;
+}
+
+/* What a transaction wrote goes with it when it rolls back; the next
+ * transaction writes it again; after the writer opened another file, only
+ * a position counted in that file is written. */
+static void test_position_follows_commits(void **state)
+{
+    struct scratch *s = *state;
+    sqlite3 *db = open_rw(s->db);
+    struct alert_outbox o;
+    alert_outbox_init(&o);
+    alert_outbox_save(&o, db);   /* nothing set yet: nothing written */
+    assert_int_equal(one_int(db, "SELECT count(*) FROM alert_delivery"), 0);
+    alert_outbox_set(&o, "http://r/", 5, 0);
+    exec(db, "BEGIN");
+    alert_outbox_save(&o, db);
+    exec(db, "ROLLBACK");
+    alert_outbox_rollback(&o);
+    assert_int_equal(one_int(db, "SELECT count(*) FROM alert_delivery"), 0);
+    assert_int_equal(alert_outbox_saved_position(&o), 0);
+    exec(db, "BEGIN");
+    alert_outbox_save(&o, db);   /* written again: the rolled-back write is gone */
+    exec(db, "COMMIT");
+    alert_outbox_commit(&o, 0);
+    assert_int_equal(one_int(db, "SELECT alert_id FROM alert_delivery WHERE target = 'http://r/'"), 5);
+    assert_int_equal(alert_outbox_saved_position(&o), 5);
+    /* Unchanged: no write (the row's time stays). */
+    int64_t updated = one_int(db, "SELECT updated_ns FROM alert_delivery");
+    alert_outbox_save(&o, db);
+    alert_outbox_commit(&o, 0);
+    assert_int_equal(one_int(db, "SELECT updated_ns FROM alert_delivery"), updated);
+    /* A new URL has a row of its own. */
+    alert_outbox_set(&o, "https://other/", 9, 0);
+    alert_outbox_save(&o, db);
+    alert_outbox_commit(&o, 0);
+    assert_int_equal(one_int(db, "SELECT alert_id FROM alert_delivery WHERE target = 'https://other/'"), 9);
+    assert_int_equal(one_int(db, "SELECT alert_id FROM alert_delivery WHERE target = 'http://r/'"), 5);
+    assert_int_equal(alert_outbox_saved_position(NULL), INT64_MAX);
+    /* Another file at the path: a position of the old one is never saved
+     * there, retention keeps everything until delivery sets one. */
+    exec(db, "DELETE FROM alert_delivery");
+    alert_outbox_reopened(&o, db);
+    assert_int_equal(alert_outbox_generation(&o), 1);
+    assert_int_equal(alert_outbox_saved_position(&o), 0);
+    alert_outbox_save(&o, db);
+    alert_outbox_commit(&o, 0);
+    assert_int_equal(one_int(db, "SELECT count(*) FROM alert_delivery"), 0);
+    alert_outbox_set(&o, "https://other/", 2, 1);
+    alert_outbox_save(&o, db);
+    alert_outbox_commit(&o, 0);
+    assert_int_equal(one_int(db, "SELECT alert_id FROM alert_delivery WHERE target = 'https://other/'"), 2);
+    sqlite3_close(db);
+    alert_outbox_destroy(&o);
+}
+
+/* A commit with a newer alert publishes it and wakes delivery, once. */
+static void test_new_alerts_wake_once(void **state)
+{
+    (void)state;
+    struct alert_outbox o;
+    alert_outbox_init(&o);
+    o.on_commit = count_wake;
+    woken = 0;
+    alert_outbox_commit(&o, 0);
+    assert_int_equal(woken, 0);
+    alert_outbox_commit(&o, 10);
+    assert_int_equal(woken, 1);
+    assert_int_equal(alert_outbox_newest(&o), 10);
+    alert_outbox_commit(&o, 10);
+    alert_outbox_commit(&o, 7);
+    assert_int_equal(woken, 1);
+    assert_int_equal(alert_outbox_newest(&o), 10);
+    alert_outbox_lost(&o, 3);
+    alert_outbox_lost(NULL, 3);
+    assert_int_equal(atomic_load(&o.lost), 3);
+    alert_outbox_destroy(&o);
+}
+
+static void insert_alert(sqlite3 *db, const char *output, size_t output_len)
+{
+    sqlite3_stmt *st;
+    assert_int_equal(sqlite3_prepare_v2(db, "INSERT INTO alerts(event_id, rule, priority, time_ns, output, "
+                                            "output_fields, tags) VALUES(1, 'R', 'Warning', 1700000000000000001, ?1,"
+                                            " '{\"evt.time\":1700000000000000001}', '[\"t\"]')",
+                                        -1, &st, NULL),
+                     SQLITE_OK);
+    sqlite3_bind_text(st, 1, output, (int)output_len, SQLITE_STATIC);
+    assert_int_equal(sqlite3_step(st), SQLITE_DONE);
+    sqlite3_finalize(st);
+}
+
+struct rows {
+    int64_t ids[8];
+    char lines[8][512];
+    int n;
+};
+
+static bool keep_row(const struct alert_outbox_row *row, void *data)
+{
+    struct rows *r = data;
+    if (r->n == 2)
+        return false;   /* take two, refuse the third */
+    struct strbuf sb = {0};
+    rules_alert_json(&sb, "h1", row->rule, row->priority, row->time_ns, row->output, row->output_len,
+                     row->output_fields, row->tags);
+    r->ids[r->n] = row->id;
+    snprintf(r->lines[r->n], sizeof(r->lines[0]), "%s", sb.data);
+    strbuf_free(&sb);
+    r->n++;
+    return true;
+}
+
+static void test_reader(void **state)
+{
+    struct scratch *s = *state;
+    sqlite3 *db = open_rw(s->db);
+    insert_alert(db, "a\0b", 3);
+    for (int i = 0; i < 4; i++)
+        insert_alert(db, "x", 1);
+    exec(db, "DELETE FROM alerts WHERE id >= 4");   /* retention: ids 4 and 5 are gone for good */
+    struct alert_outbox_reader r;
+    char err[256];
+    assert_int_equal(alert_outbox_reader_open(&r, s->db, err, sizeof(err)), 0);
+    int64_t position, newest;
+    bool known;
+    assert_int_equal(alert_outbox_start(&r, "http://new/", &position, &known, &newest, err, sizeof(err)), 0);
+    assert_false(known);
+    assert_int_equal(newest, 5);
+    assert_int_equal(position, 5);   /* a new URL: from the next alert on */
+    exec(db, "INSERT INTO alert_delivery VALUES('http://old/', 0, 1)");
+    assert_int_equal(alert_outbox_start(&r, "http://old/", &position, &known, &newest, err, sizeof(err)), 0);
+    assert_true(known);
+    assert_int_equal(position, 0);
+    struct rows rows = {0};
+    assert_int_equal(alert_outbox_read(&r, 0, 8, keep_row, &rows, err, sizeof(err)), 2);
+    assert_int_equal(rows.ids[0], 1);
+    assert_int_equal(rows.ids[1], 2);
+    assert_string_equal(rows.lines[0],
+                        "{\"hostname\":\"h1\",\"output\":\"a\\u0000b\",\"output_fields\":{\"evt.time\":"
+                        "1700000000000000001},\"priority\":\"Warning\",\"rule\":\"R\",\"source\":\"syscall\","
+                        "\"tags\":[\"t\"],\"time\":\"2023-11-14T22:13:20.000000001Z\"}");
+    insert_alert(db, "y", 1);   /* id 6, not 4 */
+    assert_int_equal(one_int(db, "SELECT max(id) FROM alerts"), 6);
+    rows.n = 0;
+    assert_int_equal(alert_outbox_read(&r, 3, 8, keep_row, &rows, err, sizeof(err)), 1);
+    assert_int_equal(rows.ids[0], 6);
+    /* The read ended: a writer can checkpoint the whole WAL. */
+    int log_frames = -1, checkpointed = -1;
+    assert_int_equal(sqlite3_wal_checkpoint_v2(db, NULL, SQLITE_CHECKPOINT_TRUNCATE, &log_frames, &checkpointed),
+                     SQLITE_OK);
+    alert_outbox_reader_close(&r);
+    sqlite3_close(db);
+}
+
+/* The engine's line and the line rendered again from the row are the same
+ * bytes, NUL byte in the output and all. */
+static void test_line_from_row_is_the_rules_line(void **state)
+{
+    (void)state;
+    const char *yaml = "- rule: Nul\n  desc: d\n  condition: evt.type = openat\n"
+                       "  output: \"a\\0b %proc.name \\\"q\\\" \\u00e9\"\n  priority: NOTICE\n  tags: [z, a]\n";
+    struct rules_diag diag = {0};
+    struct rule_set *rs = rule_set_load_buffer("t.yaml", yaml, strlen(yaml), &diag);
+    assert_non_null(rs);
+    rules_diag_free(&diag);
+    struct rules_engine_config cfg;
+    rules_engine_config_defaults(&cfg);
+    cfg.hostname = "h\"1";
+    struct rules_engine *e = rules_engine_new(&cfg);
+    rules_engine_set_rules(e, rs);
+    struct trace_pkts t;
+    trace_load("mixed_syscalls.trace", &t);
+    struct decoder dec;
+    decoder_init(&dec);
+    struct arena arena;
+    arena_init(&arena, 64 * 1024, 16 << 20);
+    struct alert_list l = {0};
+    for (size_t i = 0; i < t.n && l.count == 0; i++) {
+        struct wire_header h;
+        if (wire_header_parse(t.pkt[i], t.len[i], &h) != WIRE_OK)
+            continue;
+        struct event ev = {.conn_id = 1, .recv_ns = 1};
+        decode_event(&dec, &arena, &h, t.pkt[i], t.len[i], &ev);
+        if (ev.status == DECODE_OK)
+            rules_engine_eval(e, &ev, i, &l);
+    }
+    assert_true(l.count > 0);
+    const struct alert *a = &l.items[0];
+    assert_non_null(memchr(a->output, '\0', a->output_len));
+    struct strbuf sb = {0};
+    rules_alert_json(&sb, "h\"1", a->rule, rules_priority_name(a->priority), a->time_ns, a->output, a->output_len,
+                     a->output_fields, a->tags);
+    assert_int_equal(sb.len, a->json_len);
+    assert_memory_equal(sb.data, a->json, a->json_len);
+    strbuf_free(&sb);
+    alert_list_free(&l);
+    arena_free(&arena);
+    trace_free(&t);
+    rules_engine_free(e);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_position_follows_commits, setup, teardown),
+        cmocka_unit_test(test_new_alerts_wake_once),
+        cmocka_unit_test_setup_teardown(test_reader, setup, teardown),
+        cmocka_unit_test(test_line_from_row_is_the_rules_line),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
