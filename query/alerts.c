@@ -70,6 +70,7 @@ struct printer {
     char hostname[256];             /* --db --json: the line's hostname */
     struct strbuf line, scratch;
     bool header_done;
+    uint64_t printed;
 };
 
 static void usage(FILE *out)
@@ -275,6 +276,7 @@ static int print_row(struct printer *p, const struct alert_row *a)
     }
     if (fwrite(p->line.data, 1, p->line.len, stdout) != p->line.len)
         return errno == EPIPE ? ALERTS_OUTPUT_GONE : ALERTS_FAILED;
+    p->printed++;
     return 0;
 }
 
@@ -367,8 +369,8 @@ static int run_local(const struct alerts_options *o, struct printer *p)
     struct local_reader r = {.o = o};
     int rc = follow_open_db(PROG, o->db_path, &r.db) != 0 ? ALERTS_FAILED : 0;
     if (rc == 0 && !sqlutil_has(r.db, "table", "alerts")) {
-        fprintf(stderr, PROG ": %s has no alerts table: the daemon that wrote it ran without rules (start it "
-                "with --rules PATH, e.g. configs/rules/gvisor_rules.yaml)\n", o->db_path);
+        fprintf(stderr, PROG ": %s has no alerts table: it was written by a seccheckd without rules (start this "
+                "one on it, with --rules PATH, e.g. configs/rules/gvisor_rules.yaml)\n", o->db_path);
         rc = ALERTS_FAILED;
     }
     if (rc == 0 && o->follow && !o->has_since)
@@ -522,7 +524,8 @@ static int central_print_next(struct central_reader *r, struct printer *p, int *
     return rc ? rc : flush_output();
 }
 
-static int central_open(struct central_reader *r)
+/* The settings --to takes: 0, or ALERTS_USAGE after saying why. */
+static int central_settings(struct central_reader *r)
 {
     char err[512];
     if (!r->o->all_hosts && host_id_resolve(r->o->host_id, r->host, err, sizeof(err)) != 0) {
@@ -533,20 +536,41 @@ static int central_open(struct central_reader *r)
         fprintf(stderr, PROG ": --to: %s\n", err);
         return ALERTS_USAGE;
     }
-    bool lasting;
-    if (!(r->pg = central_connect(r->o->to_url, &lasting, err, sizeof(err)))) {
-        fprintf(stderr, PROG ": %s\n", err);
-        return ALERTS_FAILED;
-    }
-    PGresult *res = PQexec(r->pg, "SELECT to_regclass('alerts') IS NOT NULL");
-    bool has = PQresultStatus(res) == PGRES_TUPLES_OK && strcmp(PQgetvalue(res, 0, 0), "t") == 0;
-    PQclear(res);
-    if (!has) {
-        fprintf(stderr, PROG ": the central database has no alerts table: no seccheckd forward of this version "
-                "has shipped to it yet\n");
-        return ALERTS_FAILED;
-    }
     return 0;
+}
+
+/* Connected, with the alerts table there: 0; else why in err, and
+ * *lasting when waiting cannot help (a refused password...). */
+static int central_ready(struct central_reader *r, bool *lasting, char *err, size_t errlen)
+{
+    *lasting = false;
+    if (!r->pg && !(r->pg = central_connect(r->o->to_url, lasting, err, errlen)))
+        return -1;
+    PGresult *res = PQexec(r->pg, "SELECT to_regclass('alerts') IS NOT NULL");
+    bool ok = PQresultStatus(res) == PGRES_TUPLES_OK, has = ok && strcmp(PQgetvalue(res, 0, 0), "t") == 0;
+    PQclear(res);
+    if (has)
+        return 0;
+    if (ok)
+        snprintf(err, errlen, "the central database has no alerts table: no seccheckd forward of this version has "
+                 "shipped to it yet");
+    else
+        central_message_line(PQerrorMessage(r->pg), err, errlen);
+    return -1;
+}
+
+/* --follow outlives the central server's outages: a lost connection or a
+ * table not made yet is waited out, said once each time. */
+static void central_wait(struct central_reader *r, const char *why, bool *said)
+{
+    if (!*said)
+        fprintf(stderr, PROG ": %s; waiting (--follow)\n", why);
+    *said = true;
+    if (r->pg && PQstatus(r->pg) != CONNECTION_OK) {
+        PQfinish(r->pg);
+        r->pg = NULL;
+    }
+    follow_sleep_ms(CENTRAL_POLL_MS);
 }
 
 static int run_central(const struct alerts_options *o, struct printer *p)
@@ -554,17 +578,37 @@ static int run_central(const struct alerts_options *o, struct printer *p)
     struct central_reader r = {.o = o};
     if (o->has_since)
         snprintf(r.since, sizeof(r.since), "%" PRId64, realtime_ns() - (int64_t)o->since_s * 1000000000);
-    int rc = central_open(&r);
-    if (rc == 0 && o->follow && !o->has_since)
-        rc = central_start_at_end(&r);
+    int rc = central_settings(&r);
     if (rc == 0) {
         central_sql(&r);
-        if (r.sql.failed)
-            rc = ALERTS_FAILED;
+        rc = r.sql.failed ? ALERTS_FAILED : 0;
     }
+    bool started = false, waiting = false, lasting;
+    char err[512];
     while (rc == 0 && !follow_stopped()) {
+        if (central_ready(&r, &lasting, err, sizeof(err)) != 0) {
+            if (!o->follow || lasting) {
+                fprintf(stderr, PROG ": %s\n", err);
+                rc = ALERTS_FAILED;
+            } else {
+                central_wait(&r, err, &waiting);
+            }
+            started = true;   /* nothing was there when it started: every alert that comes is new */
+            continue;
+        }
+        if (waiting)
+            fprintf(stderr, PROG ": reading the central alerts again\n");
+        waiting = false;
+        if (!started && o->follow && !o->has_since && (rc = central_start_at_end(&r)) != 0)
+            break;
+        started = true;
         int n;
         rc = central_print_next(&r, p, &n);
+        if (rc == ALERTS_FAILED && o->follow && PQstatus(r.pg) != CONNECTION_OK) {
+            central_wait(&r, "lost the connection to the central server", &waiting);
+            rc = 0;
+            continue;
+        }
         if (rc != 0 || n == ROWS_PER_READ)
             continue;
         if (!o->follow)
@@ -594,6 +638,10 @@ int alerts_main(int argc, char **argv)
     follow_catch_signals(&signals);
     setvbuf(stdout, NULL, _IOFBF, 1 << 16);
     rc = o.db_path ? run_local(&o, &p) : run_central(&o, &p);
+    if (rc == 0 && !p.printed && !o.follow)   /* say why, on stderr: the output stays empty */
+        fprintf(stderr, PROG ": no alerts in %s%s (alerts come from rules: seccheckd --rules PATH, e.g. "
+                "configs/rules/gvisor_rules.yaml)\n", o.db_path ? o.db_path : "the central copy",
+                o.has_since || o.has_priority || o.rule || o.container ? " that pass the filters" : "");
     strbuf_free(&p.line);
     strbuf_free(&p.scratch);
     follow_restore_signals(&signals);

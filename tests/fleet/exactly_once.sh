@@ -46,6 +46,9 @@ in_transaction() {   # a backend of forwarder NAME inside a transaction
                  AND xact_start IS NOT NULL AND pid <> pg_backend_pid()")" != 0 ]
 }
 
+# Follows the central alerts from before anything is shipped: at the end it
+# printed every host's alerts once (seccheckd alerts --to --follow).
+spawn follow_alerts "$bin/seccheckd" alerts --to "$PG_URL&application_name=follower" --all-hosts --follow --json
 # The daemons first: a forwarder whose --db does not exist exits (it cannot
 # heal by retrying; fleet.errors).
 daemon a
@@ -131,6 +134,29 @@ for h in a b; do
     check "host $h: central chain verifies" "$bin/seccheckd" verify --to "$PG_URL" --host-id "host-$h"
     check "host $h: local chain verifies" "$bin/seccheckd" verify --db "$dir/$h.db"
 done
+total=$(( $(sqlite_c "$dir/a.db" "SELECT count(*) FROM alerts") + $(sqlite_c "$dir/b.db" "SELECT count(*) FROM alerts") ))
+followed() { [ "$(grep -c '"rule":' "$dir/follow_alerts.log")" -ge "$total" ]; }
+# Each once: as many lines as alerts (alerts of replayed traces can be
+# byte-identical, so the lines themselves are not unique).
+followed_once() {
+    wait_for 30 followed
+    local n
+    n=$(grep -c '"rule":' "$dir/follow_alerts.log")
+    [ "$n" = "$total" ] && return 0
+    echo "     printed $n alert lines of $total; $(grep -v '"rule":' "$dir/follow_alerts.log" | head -3)"
+    return 1
+}
+check "seccheckd alerts --to --follow printed every host's alerts ($total), each once" followed_once
+stop "$follow_alerts"
+check "... and exits 0 on SIGTERM" [ "$stop_status" = 0 ]
+for h in a b; do
+    check "seccheckd alerts --to --host-id host-$h: the host's alerts" \
+        [ "$("$bin/seccheckd" alerts --to "$PG_URL" --host-id "host-$h" --json | grep -c '"hostname":"host-'$h'"')" = \
+          "$(sqlite_c "$dir/$h.db" "SELECT count(*) FROM alerts")" ]
+done
+check "seccheckd alerts --to --all-hosts --priority notice: a table of host a's Notice alerts" \
+    [ "$("$bin/seccheckd" alerts --to "$PG_URL" --all-hosts --priority notice | grep -c '^host-a .* Notice ')" = \
+      "$(sqlite_c "$dir/a.db" "SELECT count(*) FROM alerts WHERE priority = 'Notice'")" ]
 check "a forwarder saw the central server go away and retried" \
     grep -q "retrying in" "$dir/f_a.log" "$dir/f_b.log"
 # The last retry of each forwarder is followed by the line saying it is back.

@@ -51,7 +51,9 @@ static char *path_in(const struct daemon *d, const char *name)
     return p;
 }
 
-static void write_file(const char *path, const char *text)
+/* Written beside path, then renamed over it: a reader sees the old file or
+ * the new one, whole. */
+static void replace_file(const char *path, const char *text)
 {
     char tmp[420];
     snprintf(tmp, sizeof(tmp), "%s.tmp", path);
@@ -76,7 +78,7 @@ static const char *const *setup_args(struct setup *f, const struct daemon *d, co
     snprintf(f->out, sizeof(f->out), "%s/alerts.json", d->dir);
     snprintf(f->metrics, sizeof(f->metrics), "%s/m.sock", d->dir);
     snprintf(f->metrics_arg, sizeof(f->metrics_arg), "unix:%s", f->metrics);
-    write_file(f->rules, alert_rule);
+    replace_file(f->rules, alert_rule);
     const char *base[] = {"--rules", f->rules, "--alerts-rate", "0", "--alerts-out", f->out, "--metrics-listen",
                           f->metrics_arg};
     size_t n = 0;
@@ -150,7 +152,7 @@ static void receiver_start(struct receiver *r, const struct daemon *d, const cha
 /* What the receiver does with the next requests. */
 static void receiver_control(const struct receiver *r, const char *action)
 {
-    write_file(r->control, action);
+    replace_file(r->control, action);
 }
 
 static void receiver_stop(struct receiver *r)
@@ -381,13 +383,13 @@ static void test_https_wrong_ca_then_fixed(void **state)
     make_certificates(d);
     struct receiver r;
     receiver_start(&r, d, "recv", NULL, "server");
-    write_file(path_in(d, "r.yaml"), alert_rule);
+    replace_file(path_in(d, "r.yaml"), alert_rule);
     char *conf = path_in(d, "seccheckd.conf"), *out = path_in(d, "alerts.json"), *metrics = path_in(d, "m.sock");
     char head[1200], text[1600];
     snprintf(head, sizeof(head), "rules = %s\nalerts-rate = 0\nalerts-out = %s\nmetrics-listen = unix:%s\n"
              "alerts-url = %s\n", path_in(d, "r.yaml"), out, metrics, receiver_url(&r, "https", "/"));
     snprintf(text, sizeof(text), "%salerts-ca = %s\n", head, path_in(d, "wrong.pem"));
-    write_file(conf, text);
+    replace_file(conf, text);
     const char *args[] = {"--config", conf, NULL};
     assert_true(daemon_start(d, SECCHECKD_BIN, args));
     send_alerts(d, 0, 50, 1);
@@ -397,7 +399,7 @@ static void test_https_wrong_ca_then_fixed(void **state)
     assert_int_equal(receiver_requests(&r), 0);
     assert_int_equal(daemon_log_count(d, "SSL certificate problem"), 1);
     snprintf(text, sizeof(text), "%salerts-ca = %s\n", head, path_in(d, "ca.pem"));
-    write_file(conf, text);
+    replace_file(conf, text);
     kill(d->pid, SIGHUP);
     expect_all_delivered(&r, out, NULL, 20000);
     assert_int_equal(metric_scrape(metrics, DELIVERED), 50);
@@ -437,7 +439,7 @@ static void test_headers_from_file(void **state)
     struct receiver r;
     receiver_start(&r, d, "recv", NULL, NULL);
     char *headers = path_in(d, "headers");
-    write_file(headers, "# for the receiver\nAuthorization: Bearer s3cr3t-t0ken\n\nX-Seccheckd-Test:  yes  \r\n");
+    replace_file(headers, "# for the receiver\nAuthorization: Bearer s3cr3t-t0ken\n\nX-Seccheckd-Test:  yes  \r\n");
     chmod(headers, 0600);
     struct setup f;
     const char *extra[] = {"--alerts-url", receiver_url(&r, "http", "/hook/T000?token=hush"), "--alerts-header-file",
@@ -474,10 +476,10 @@ static void test_bad_settings_refused_at_start(void **state)
     struct daemon *d = *state;
     char *rules = path_in(d, "r.yaml"), *not_pem = path_in(d, "not.pem"), *bad = path_in(d, "bad-headers");
     char *reserved = path_in(d, "reserved-headers");
-    write_file(rules, alert_rule);
-    write_file(not_pem, "just text\n");
-    write_file(bad, "X-Ok: 1\nNoColonHere\n");
-    write_file(reserved, "Content-Length: 5\n");
+    replace_file(rules, alert_rule);
+    replace_file(not_pem, "just text\n");
+    replace_file(bad, "X-Ok: 1\nNoColonHere\n");
+    replace_file(reserved, "Content-Length: 5\n");
     const char *ftp[] = {"--rules", rules, "--alerts-url", "ftp://127.0.0.1/", NULL};
     expect_refused(d, ftp, "seccheckd: --alerts-url: expected an http:// or https:// URL, got scheme 'ftp'");
     const char *no_scheme[] = {"--rules", rules, "--alerts-url", "127.0.0.1:2801/", NULL};
@@ -513,11 +515,11 @@ static void test_bad_settings_refused_on_sighup(void **state)
     struct receiver r;
     receiver_start(&r, d, "recv", NULL, NULL);
     char *conf = path_in(d, "seccheckd.conf"), *out = path_in(d, "alerts.json"), *rules = path_in(d, "r.yaml");
-    write_file(rules, alert_rule);
+    replace_file(rules, alert_rule);
     char head[1000], text[1400];
     snprintf(head, sizeof(head), "rules = %s\nalerts-rate = 0\nalerts-out = %s\n", rules, out);
     snprintf(text, sizeof(text), "%salerts-url = %s\n", head, receiver_url(&r, "http", "/"));
-    write_file(conf, text);
+    replace_file(conf, text);
     const char *args[] = {"--config", conf, NULL};
     assert_true(daemon_start(d, SECCHECKD_BIN, args));
     const char *bad[] = {"alerts-url = ftp://127.0.0.1/\n", "alerts-ca = /nonexistent/ca.pem\n",
@@ -530,7 +532,7 @@ static void test_bad_settings_refused_on_sighup(void **state)
             snprintf(text, sizeof(text), "%s%s", head, bad[i]);
         else
             snprintf(text, sizeof(text), "%salerts-url = %s\n%s", head, receiver_url(&r, "http", "/"), bad[i]);
-        write_file(conf, text);
+        replace_file(conf, text);
         kill(d->pid, SIGHUP);
         if (!daemon_wait_log(d, named[i], 1, 5000))
             fail_msg("no '%s' in the log", named[i]);

@@ -42,12 +42,10 @@ static const char *in_dir(const char *name)
     return path[k];
 }
 
-static void write_file(const char *name, const char *text)
+/* name, in the test's directory. */
+static void write_file_in(const char *name, const char *text)
 {
-    FILE *fp = fopen(in_dir(name), "w");
-    assert_non_null(fp);
-    fputs(text, fp);
-    fclose(fp);
+    write_file(in_dir(name), text);
 }
 
 /* seccheckd rules ARGS: exit code; stdout in out, stderr in err. */
@@ -96,13 +94,13 @@ static void test_check(void **state)
 {
     (void)state;
     static char out[65536], err[65536];
-    write_file("good.yaml", GOOD);
+    write_file_in("good.yaml", GOOD);
     const char *ok[] = {"check", in_dir("good.yaml"), NULL};
     assert_int_equal(rules(ok, out, sizeof(out), err, sizeof(err)), 0);
     assert_non_null(strstr(out, "1 list, 1 macro, 2 rules (2 enabled) in 1 file\n"));
     assert_non_null(strstr(out, "  openat [Notice]: openat\n"));
     assert_non_null(strstr(out, "  python openat [Warning]: openat\n"));
-    write_file("bad.yaml", "- rule: r\n  desc: d\n  condition: evt.type = openat and proc.nam = x\n  output: o\n"
+    write_file_in("bad.yaml", "- rule: r\n  desc: d\n  condition: evt.type = openat and proc.nam = x\n  output: o\n"
                            "  priority: Notice\n"
                            "- rule: s\n  desc: d\n  condition: evt.type = open and evt.type = execve\n  output: o\n"
                            "  priority: Loud\n");
@@ -129,7 +127,7 @@ static void test_test_over_trace(void **state)
 {
     (void)state;
     static char out[1 << 20], err[65536];
-    write_file("good.yaml", GOOD);
+    write_file_in("good.yaml", GOOD);
     const char *args[] = {"test", in_dir("good.yaml"), "--trace", TRACES_DIR "/mixed_syscalls.trace",
                           TRACES_DIR "/exec_loop.trace", "--alerts-rate", "0", "--hostname", "h1", NULL};
     assert_int_equal(rules(args, out, sizeof(out), err, sizeof(err)), 0);
@@ -153,7 +151,7 @@ static void test_test_over_database(void **state)
 {
     (void)state;
     static char out[1 << 20], err[65536];
-    write_file("good.yaml", GOOD);
+    write_file_in("good.yaml", GOOD);
     sqlite3 *db;
     assert_int_equal(sqlite3_open(in_dir("events.db"), &db), SQLITE_OK);
     assert_int_equal(sqlite3_exec(db, "CREATE TABLE events(id INTEGER PRIMARY KEY, conn_id INTEGER, recv_ns INTEGER, "
@@ -186,7 +184,7 @@ static void test_usage_errors(void **state)
 {
     (void)state;
     static char out[65536], err[65536];
-    write_file("good.yaml", GOOD);
+    write_file_in("good.yaml", GOOD);
     const char *help[] = {"--help", NULL};
     assert_int_equal(rules(help, out, sizeof(out), err, sizeof(err)), 0);
     assert_non_null(strstr(out, "Usage: seccheckd rules check [--pod-init FILE] PATH...\n"));
