@@ -346,6 +346,41 @@ static void test_bad_rules_refused(void **state)
     assert_int_equal(daemon_log_count(d, "--alerts-out needs --rules"), 1);
 }
 
+static void send_range(int fd, const struct replay_trace *t, size_t from, size_t to);
+
+/* A restart whose rules files have an error is refused (the build to run
+ * checks them first): the running image keeps its connection and its rules;
+ * once the file is fixed the restart goes through with the new set. */
+static void test_restart_refused_on_broken_rules(void **state)
+{
+    struct daemon *d = *state;
+    char *path = write_rules(d, "r.yaml", openat_rule);
+    const char *args[] = {"--rules", path, "--alerts-rate", "0", NULL};
+    assert_true(daemon_start(d, SECCHECKD_BIN, args));
+    int fd = replay_open(d->socket, 1);
+    assert_true(fd >= 0);
+    write_rules(d, "r.yaml", "- rule: Broken\n  desc: x\n  condition: evt.type = openat and\n  output: x\n"
+                             "  priority: WARNING\n");
+    kill(d->pid, SIGUSR2);
+    assert_true(daemon_wait_log(d, "restart refused", 1, 40000));
+    assert_int_equal(daemon_log_count(d, "r.yaml:3:"), 1);   /* the check named the error */
+    struct replay_trace t;
+    assert_int_equal(trace_load_named(&t, "mixed_syscalls"), 0);
+    send_range(fd, &t, 0, t.count);   /* the held connection, still read, by the running rules */
+    wait_count(d, "SELECT count(*) FROM alerts", MIXED_OPENAT_EXITS);
+    write_rules(d, "r.yaml", cat_rule);
+    kill(d->pid, SIGUSR2);
+    assert_true(daemon_wait_log(d, "restart: adopted 1 connections", 1, 40000));
+    send_range(fd, &t, 0, t.count);
+    close(fd);
+    replay_trace_free(&t);
+    wait_closed(d, 1);
+    assert_int_equal(daemon_stop(d), 0);
+    assert_int_equal(dbq(d, "SELECT count(*) FROM alerts WHERE rule = 'Openat exit'"), MIXED_OPENAT_EXITS);
+    assert_true(dbq(d, "SELECT count(*) FROM alerts WHERE rule = 'Cat at work'") > 0);
+    assert_int_equal(dbq(d, "SELECT count(DISTINCT conn_id) FROM events"), 1);
+}
+
 /* exec_loop: sh runs /bin/true 200 times; each child's parent is known only
  * from sh's sentry/clone before it. Cut after one such clone, restart, send
  * the rest: the first exec after the restart still names sh. */
@@ -444,6 +479,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_match_all_rule_is_throttled, daemon_setup, daemon_teardown),
         cmocka_unit_test_setup_teardown(test_bad_rules_refused, daemon_setup, daemon_teardown),
         cmocka_unit_test_setup_teardown(test_sigusr2_keeps_process_parents, daemon_setup, daemon_teardown),
+        cmocka_unit_test_setup_teardown(test_restart_refused_on_broken_rules, daemon_setup, daemon_teardown),
         cmocka_unit_test_setup_teardown(test_plain_restart_keeps_process_parents, daemon_setup, daemon_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
