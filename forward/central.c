@@ -349,7 +349,7 @@ int central_ensure_schema(PGconn *pg, const struct local *l, char *err, size_t e
     if (sql.failed)
         snprintf(err, errlen, "out of memory");
     if (rc != 0)
-        exec_command(pg, "ROLLBACK", "rollback", (char[64]){0}, 64);
+        central_rollback(pg);
     strbuf_free(&sql);
     return rc;
 }

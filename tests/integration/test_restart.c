@@ -415,7 +415,7 @@ static void test_restart_refuses_on_a_full_disk(void **state)
 static void install_script(const char *path, const char *text)
 {
     char staged[400];
-    snprintf(staged, sizeof(staged), "%s.new", path);
+    assert_true((size_t)snprintf(staged, sizeof(staged), "%s.new", path) < sizeof(staged));
     write_file(staged, text);
     assert_int_equal(chmod(staged, 0755), 0);
     assert_int_equal(rename(staged, path), 0);
@@ -424,7 +424,7 @@ static void install_script(const char *path, const char *text)
 static void install_binary(const char *path)
 {
     char staged[400];
-    snprintf(staged, sizeof(staged), "%s.new", path);
+    assert_true((size_t)snprintf(staged, sizeof(staged), "%s.new", path) < sizeof(staged));
     copy_file(SECCHECKD_BIN, staged, 0755);
     assert_int_equal(rename(staged, path), 0);
 }
