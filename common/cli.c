@@ -74,3 +74,12 @@ void cli_report_getopt_error(const char *prog, int ch, char *const *argv)
         fprintf(stderr, "%s: unknown option '-%c'\n", prog, optopt);
     fprintf(stderr, "Try '%s --help'.\n", prog);
 }
+
+int cli_usage_error(const char *prog, const char *problem, const char *value)
+{
+    fprintf(stderr, "%s: %s", prog, problem);
+    if (value)
+        fprintf(stderr, ", got '%s'", value);
+    fprintf(stderr, " (try --help)\n");
+    return 2;
+}

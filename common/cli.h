@@ -31,6 +31,10 @@ int cli_parse_duration_s(const char *val, uint64_t max, uint64_t *out);
  * none) and "Try 'PROG --help'." on stderr. */
 void cli_report_getopt_error(const char *prog, int ch, char *const *argv);
 
+/* Prints "PROG: PROBLEM, got 'VALUE' (try --help)" (without the got part
+ * when value is NULL) on stderr; returns 2, a usage error's exit status. */
+int cli_usage_error(const char *prog, const char *problem, const char *value);
+
 /* "s" unless n is 1: "%llu connection%s". */
 static inline const char *cli_plural(uint64_t n)
 {

@@ -102,11 +102,7 @@ static void usage(FILE *out)
 
 static int usage_error(const char *problem, const char *value)
 {
-    fprintf(stderr, PROG ": %s", problem);
-    if (value)
-        fprintf(stderr, ", got '%s'", value);
-    fprintf(stderr, " (try --help)\n");
-    return ALERTS_USAGE;
+    return cli_usage_error(PROG, problem, value);
 }
 
 /* 0, ALERTS_USAGE, or -1 after --help. */
