@@ -211,6 +211,13 @@ static void render_alerts(struct strbuf *o, const struct server *s)
         }
     counter(o, "alerts_lost_total", "Alerts the rules could not keep for lack of memory.", t->lost);
     counter(o, "alert_lines_failed_total", "Alerts that could not be written to --alerts-out.", t->lines_failed);
+    uint64_t processes, evictions;
+    if (sink_process_table(s->sink, &processes, &evictions)) {
+        gauge(o, "rules_processes", "Processes the rules' tables hold (parents, command lines), all sandboxes.",
+              processes);
+        counter(o, "rules_process_evictions_total", "Processes removed from the rules' tables to stay under "
+                "--max-processes (the sandbox holding the most loses its least recently used).", evictions);
+    }
 }
 
 /* Counted over every image of the process (the restart state carries them). */

@@ -43,6 +43,10 @@ struct sink_ops {
      * asked, not carried back on batches: retention also deletes when no
      * batch comes (sink idle). A sink that drives others sums theirs. */
     uint64_t (*retention_deleted)(struct sink *s);
+    /* Optional (the rules' stage): the processes its tables hold and those
+     * evicted to stay under --max-processes, as of the last batch; any
+     * thread. */
+    void (*process_table)(struct sink *s, uint64_t *processes, uint64_t *evictions);
     /* Marks the end of this daemon run; last call before close. */
     void (*finish)(struct sink *s, int64_t stopped_ns);
     void (*close)(struct sink *s);
@@ -156,6 +160,14 @@ static inline void sink_idle(struct sink *s)
 {
     if (s->ops->idle)
         s->ops->idle(s);
+}
+/* False for a sink without rules. */
+static inline bool sink_process_table(struct sink *s, uint64_t *processes, uint64_t *evictions)
+{
+    if (!s->ops->process_table)
+        return false;
+    s->ops->process_table(s, processes, evictions);
+    return true;
 }
 static inline uint64_t sink_retention_deleted(struct sink *s)
 {

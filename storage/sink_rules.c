@@ -29,6 +29,7 @@ struct rules_sink {
     struct process_history history;
     void (*on_alerts)(const struct alert_list *alerts, void *data);
     void *on_alerts_data;
+    atomic_uint_fast64_t processes, evictions;   /* the engine's, after each batch (metrics) */
 };
 
 static void take_pending_rules(struct rules_sink *s)
@@ -95,6 +96,21 @@ static void write_alert_lines(struct rules_sink *s, struct batch *b)
     b->result.alert_lines_failed += r.failed;
 }
 
+static void publish_process_table(struct rules_sink *s)
+{
+    struct rules_engine_stats st;
+    rules_engine_get_stats(s->engine, &st);
+    atomic_store_explicit(&s->processes, st.processes, memory_order_relaxed);
+    atomic_store_explicit(&s->evictions, st.process_evictions, memory_order_relaxed);
+}
+
+static void rules_process_table(struct sink *base, uint64_t *processes, uint64_t *evictions)
+{
+    struct rules_sink *s = (struct rules_sink *)base;
+    *processes = atomic_load_explicit(&s->processes, memory_order_relaxed);
+    *evictions = atomic_load_explicit(&s->evictions, memory_order_relaxed);
+}
+
 static void forget_closed_connections(struct rules_sink *s, const struct batch *b)
 {
     for (size_t i = 0; i < b->nconns; i++)
@@ -113,6 +129,7 @@ static void rules_write_batch(struct sink *base, struct batch *b)
     if (s->on_alerts && b->alerts.count)
         s->on_alerts(&b->alerts, s->on_alerts_data);
     forget_closed_connections(s, b);
+    publish_process_table(s);
 }
 
 /* The shutdown flags reach the sink inside, also one blocked in a write. */
@@ -191,6 +208,7 @@ static const struct sink_ops rules_ops = {
     .idle = rules_idle,
     .set_retention = rules_set_retention,
     .retention_deleted = rules_retention_deleted,
+    .process_table = rules_process_table,
     .handoff_soon = rules_handoff_soon,
     .handoff = rules_handoff,
     .finish = rules_finish,

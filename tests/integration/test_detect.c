@@ -17,7 +17,9 @@
 #include <cmocka.h>
 
 #include "daemon.h"
+#include "gvisor/sentry.pb-c.h"
 #include "replay.h"
+#include "wire.h"
 
 /* The openat exits of a trace, and the same restricted to one process. */
 static const char openat_rule[] =
@@ -327,6 +329,49 @@ static void test_match_all_rule_is_throttled(void **state)
     }
 }
 
+/* One sandbox clones 100 processes that never exit: the tables keep at
+ * most --max-processes, and the evictions are counted. */
+static void test_process_table_bounded_and_counted(void **state)
+{
+    struct daemon *d = *state;
+    char metrics[400];
+    snprintf(metrics, sizeof(metrics), "unix:%s/m.sock", d->dir);
+    const char *args[] = {"--rules", write_rules(d, "r.yaml", openat_rule), "--max-processes", "16",
+                          "--metrics-listen", metrics, NULL};
+    assert_true(daemon_start(d, SECCHECKD_BIN, args));
+    int fd = replay_open(d->socket, 1);
+    assert_true(fd >= 0);
+    Gvisor__Common__ContextData ctx = GVISOR__COMMON__CONTEXT_DATA__INIT;
+    ctx.container_id = "runsc-flood";
+    ctx.process_name = "sh";
+    ctx.thread_id = ctx.thread_group_id = 1;
+    ctx.thread_group_start_time_ns = 1700000000000000000;
+    uint8_t pkt[512];
+    for (int k = 0; k < 100; k++) {
+        Gvisor__Sentry__CloneInfo clone = GVISOR__SENTRY__CLONE_INFO__INIT;
+        clone.context_data = &ctx;
+        ctx.time_ns = 1700000000000000000 + k;
+        clone.created_thread_id = clone.created_thread_group_id = 2 + k;
+        clone.created_thread_start_time_ns = 1700000000000000000 + k;
+        size_t n = protobuf_c_message_get_packed_size(&clone.base);
+        assert_true(n + WIRE_HEADER_MIN <= sizeof(pkt));
+        wire_header_write(pkt, 2, 0);
+        protobuf_c_message_pack(&clone.base, pkt + WIRE_HEADER_MIN);
+        send_bytes(fd, pkt, WIRE_HEADER_MIN + n);
+    }
+    wait_count(d, "SELECT count(*) FROM events", 100);
+    const char *sock = metrics + strlen("unix:");
+    double held = metric_scrape(sock, "seccheckd_rules_processes");   /* the connection still open */
+    double evicted = metric_scrape(sock, "seccheckd_rules_process_evictions_total");
+    close(fd);
+    wait_closed(d, 1);
+    sleep_ms(300);   /* a batch after the close: its table is gone */
+    double after_close = metric_scrape(sock, "seccheckd_rules_processes");
+    assert_int_equal(daemon_stop(d), 0);
+    if (held != 16 || evicted != 101 - 16 || after_close != 0)   /* sh and its 100 children */
+        fail_msg("processes %g (16), evictions %g (85), after the close %g (0)", held, evicted, after_close);
+}
+
 /* Rules files that do not load stop the daemon at start, naming each
  * error; --alerts-out without rules is a usage error. */
 static void test_bad_rules_refused(void **state)
@@ -477,6 +522,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_sighup_reload, daemon_setup, daemon_teardown),
         cmocka_unit_test_setup_teardown(test_kill9_keeps_alerts_with_events, daemon_setup, daemon_teardown),
         cmocka_unit_test_setup_teardown(test_match_all_rule_is_throttled, daemon_setup, daemon_teardown),
+        cmocka_unit_test_setup_teardown(test_process_table_bounded_and_counted, daemon_setup, daemon_teardown),
         cmocka_unit_test_setup_teardown(test_bad_rules_refused, daemon_setup, daemon_teardown),
         cmocka_unit_test_setup_teardown(test_sigusr2_keeps_process_parents, daemon_setup, daemon_teardown),
         cmocka_unit_test_setup_teardown(test_restart_refused_on_broken_rules, daemon_setup, daemon_teardown),
