@@ -372,6 +372,33 @@ static void test_process_table_bounded_and_counted(void **state)
         fail_msg("processes %g (16), evictions %g (85), after the close %g (0)", held, evicted, after_close);
 }
 
+/* --rules repeats: the files load in order and a later one extends an
+ * earlier one's list; the command line's list replaces the config file's. */
+static void test_rules_files_in_order(void **state)
+{
+    struct daemon *d = *state;
+    char *base = write_rules(d, "base.yaml", "- list: readers\n  items: [cat]\n"
+                                             "- rule: Reader opens\n  desc: d\n"
+                                             "  condition: evt.type = openat and evt.dir = < and proc.name in (readers)\n"
+                                             "  output: \"%proc.name opened %fd.name\"\n  priority: NOTICE\n");
+    char *tune = write_rules(d, "tune.yaml", "- list: readers\n  items: [wc]\n  override: {items: append}\n");
+    char *ignored = write_rules(d, "config.yaml", openat_rule);
+    char conf[400], text[600];
+    snprintf(conf, sizeof(conf), "%s/seccheckd.conf", d->dir);
+    snprintf(text, sizeof(text), "rules = %s\nalerts-rate = 0\n", ignored);
+    write_file(conf, text);
+    const char *args[] = {"--config", conf, "--rules", base, "--rules", tune, NULL};
+    assert_true(daemon_start(d, SECCHECKD_BIN, args));
+    replay(d->socket, TRACES_DIR "/mixed_syscalls.trace");
+    wait_closed(d, 1);
+    assert_int_equal(daemon_stop(d), 0);
+    long long readers = dbq(d, "SELECT count(*) FROM events WHERE " OPENAT_EXITS " AND process_name IN ('cat', 'wc')");
+    assert_true(readers > dbq(d, "SELECT count(*) FROM events WHERE " OPENAT_EXITS " AND process_name = 'cat'"));
+    assert_int_equal(dbq(d, "SELECT count(*) FROM alerts WHERE rule = 'Reader opens'"), readers);
+    assert_int_equal(dbq(d, "SELECT count(*) FROM alerts WHERE rule <> 'Reader opens'"), 0);
+    assert_int_equal(daemon_log_count(d, "from 2 files"), 1);
+}
+
 /* Rules files that do not load stop the daemon at start, naming each
  * error; --alerts-out without rules is a usage error. */
 static void test_bad_rules_refused(void **state)
@@ -523,6 +550,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_kill9_keeps_alerts_with_events, daemon_setup, daemon_teardown),
         cmocka_unit_test_setup_teardown(test_match_all_rule_is_throttled, daemon_setup, daemon_teardown),
         cmocka_unit_test_setup_teardown(test_process_table_bounded_and_counted, daemon_setup, daemon_teardown),
+        cmocka_unit_test_setup_teardown(test_rules_files_in_order, daemon_setup, daemon_teardown),
         cmocka_unit_test_setup_teardown(test_bad_rules_refused, daemon_setup, daemon_teardown),
         cmocka_unit_test_setup_teardown(test_sigusr2_keeps_process_parents, daemon_setup, daemon_teardown),
         cmocka_unit_test_setup_teardown(test_restart_refused_on_broken_rules, daemon_setup, daemon_teardown),
