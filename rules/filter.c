@@ -638,52 +638,7 @@ void filter_fields(const struct cnode *n, void (*fn)(void *ctx, const struct fie
     }
 }
 
-/* ---- event types a condition allows ---- */
-
-void filter_types(const struct cnode *n, struct evtype_set *t, struct evtype_set *f)
-{
-    struct evtype_set kt, kf;
-    switch (n->kind) {
-    case CN_TYPES:
-        *t = *n->types;
-        *f = *n->types;
-        evtype_set_invert(f);
-        return;
-    case CN_CONST:   /* `x in ()`: no evt.type restriction, as in Falco */
-    case CN_CHECK:
-        evtype_set_all(t);
-        evtype_set_all(f);
-        return;
-    case CN_NOT:
-        filter_types(n->kids[0], f, t);
-        return;
-    case CN_MACRO:
-        filter_types(n->body, t, f);
-        return;
-    case CN_AND:
-    case CN_OR:
-        if (n->kind == CN_AND) {
-            evtype_set_all(t);
-            memset(f, 0, sizeof(*f));
-        } else {
-            memset(t, 0, sizeof(*t));
-            evtype_set_all(f);
-        }
-        for (uint32_t i = 0; i < n->n; i++) {
-            filter_types(n->kids[i], &kt, &kf);
-            if (n->kind == CN_AND) {
-                evtype_set_and(t, &kt);
-                evtype_set_or(f, &kf);
-            } else {
-                evtype_set_or(t, &kt);
-                evtype_set_and(f, &kf);
-            }
-        }
-        return;
-    }
-}
-
-/* ---- directions a condition allows ---- */
+/* ---- where a condition may be true ---- */
 
 /* Where an evt.dir check is true, asked of the very compare() the events
  * will meet (evt.dir is never absent). */
@@ -695,45 +650,63 @@ static unsigned dir_check(const struct check *c)
     return (compare(c, &enter) ? FILTER_DIR_ENTER : 0) | (compare(c, &exit) ? FILTER_DIR_EXIT : 0);
 }
 
-void filter_dirs(const struct cnode *n, unsigned *t, unsigned *f)
+static void reach_all(struct filter_reach *r)
 {
-    unsigned kt, kf;
+    evtype_set_all(&r->types);
+    r->dirs = FILTER_DIR_ALL;
+}
+
+static void reach_none(struct filter_reach *r)
+{
+    memset(&r->types, 0, sizeof(r->types));
+    r->dirs = 0;
+}
+
+/* An evt.type test holds for its types, an evt.dir test for its directions;
+ * anything else may be true or false for every one. */
+static void reach_leaf(const struct cnode *n, struct filter_reach *t, struct filter_reach *f)
+{
+    reach_all(t);
+    reach_all(f);
+    if (n->kind == CN_TYPES) {
+        t->types = *n->types;
+        f->types = *n->types;
+        evtype_set_invert(&f->types);
+    } else if (n->kind == CN_CHECK && n->chk->field.id == F_EVT_DIR && !n->chk->field.any_ancestor) {
+        t->dirs = dir_check(n->chk);
+        f->dirs = FILTER_DIR_ALL & ~t->dirs;
+    }   /* CN_CONST, `x in ()`: no restriction, as in Falco */
+}
+
+void filter_reach(const struct cnode *n, struct filter_reach *t, struct filter_reach *f)
+{
+    struct filter_reach kt, kf;
     switch (n->kind) {
-    case CN_CHECK:
-        if (n->chk->field.id == F_EVT_DIR && !n->chk->field.any_ancestor) {
-            *t = dir_check(n->chk);
-            *f = FILTER_DIR_ALL & ~*t;
-            return;
-        }
-        *t = *f = FILTER_DIR_ALL;
-        return;
-    case CN_TYPES:
-    case CN_CONST:
-        *t = *f = FILTER_DIR_ALL;
-        return;
     case CN_NOT:
-        filter_dirs(n->kids[0], f, t);
+        filter_reach(n->kids[0], f, t);
         return;
     case CN_MACRO:
-        filter_dirs(n->body, t, f);
+        filter_reach(n->body, t, f);
         return;
     case CN_AND:
-    case CN_OR:
-        *t = n->kind == CN_AND ? FILTER_DIR_ALL : 0;
-        *f = n->kind == CN_AND ? 0 : FILTER_DIR_ALL;
+    case CN_OR: {
+        bool and = n->kind == CN_AND;
+        struct filter_reach *meet = and ? t : f, *join = and ? f : t;   /* all kids' / any kid's */
+        reach_all(meet);
+        reach_none(join);
         for (uint32_t i = 0; i < n->n; i++) {
-            filter_dirs(n->kids[i], &kt, &kf);
-            if (n->kind == CN_AND) {
-                *t &= kt;
-                *f |= kf;
-            } else {
-                *t |= kt;
-                *f &= kf;
-            }
+            filter_reach(n->kids[i], &kt, &kf);
+            const struct filter_reach *km = and ? &kt : &kf, *kj = and ? &kf : &kt;
+            evtype_set_and(&meet->types, &km->types);
+            meet->dirs &= km->dirs;
+            evtype_set_or(&join->types, &kj->types);
+            join->dirs |= kj->dirs;
         }
         return;
     }
-    *t = *f = FILTER_DIR_ALL;
+    default:
+        reach_leaf(n, t, f);
+    }
 }
 
 /* ---- building nodes ---- */

@@ -118,15 +118,18 @@ struct cnode *filter_make_node(struct arena *a, enum cnode_kind kind, struct cno
 /* The operator named s (exceptions' comps), or -1. */
 int filter_op_parse(const char *s);
 
-/* Event types on which the node may be true (T) and may be false (F). */
-void filter_types(const struct cnode *n, struct evtype_set *may_true, struct evtype_set *may_false);
-
-/* The same for directions: FILTER_DIR_* bits. A rule goes into the index
- * of syscall enter points only if its condition may be true for one. */
+/* Where a node may be true, or false: the event types, and the directions
+ * (FILTER_DIR_* bits). A rule is indexed by the types it may be true for,
+ * and goes into the index of syscall enter points only if it may be true
+ * for one. */
 #define FILTER_DIR_ENTER 1u   /* evt.dir = > */
 #define FILTER_DIR_EXIT 2u    /* evt.dir = < */
 #define FILTER_DIR_ALL (FILTER_DIR_ENTER | FILTER_DIR_EXIT)
-void filter_dirs(const struct cnode *n, unsigned *may_true, unsigned *may_false);
+struct filter_reach {
+    struct evtype_set types;
+    unsigned dirs;
+};
+void filter_reach(const struct cnode *n, struct filter_reach *may_true, struct filter_reach *may_false);
 
 bool filter_eval(struct evctx *x, const struct cnode *n);
 

@@ -1420,8 +1420,9 @@ static void compile_rule(struct loader *L, struct lrule *lr, struct rule *r)
                       "nodes): a rule must stay cheap to test");
         return;
     }
-    struct evtype_set f;
-    filter_types(cond, &r->types, &f);
+    struct filter_reach may_true, may_false;
+    filter_reach(cond, &may_true, &may_false);
+    r->types = may_true.types;
     if (evtype_set_is_empty(&r->types)) {
         error_at_text(L, &lr->cond, 0, "the condition can match no event type (e.g. evt.type = open and evt.type = "
                       "execve): it would never raise an alert");
@@ -1433,9 +1434,7 @@ static void compile_rule(struct loader *L, struct lrule *lr, struct rule *r)
     /* Enter points reach a rule that tests evt.dir, unless its test can
      * only be true for exits (`evt.dir = <`, as most do): half the syscall
      * events would otherwise evaluate it only to find it false. */
-    unsigned dirs, not_dirs;
-    filter_dirs(cond, &dirs, &not_dirs);
-    r->sees_enter = cond->uses_dir && (dirs & FILTER_DIR_ENTER);
+    r->sees_enter = cond->uses_dir && (may_true.dirs & FILTER_DIR_ENTER);
     r->names_point = cond->uses_point;
     r->cond = cond;
 }
