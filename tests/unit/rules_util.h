@@ -62,6 +62,28 @@ static inline void evb_init(struct evb *b)
 
 static inline void evb_free(struct evb *b) { arena_free(&b->arena); }
 
+/* The group fixture of the test files that build events: one builder B and
+ * one alert list L per file, set up once for its group
+ * (cmocka_run_group_tests(tests, rules_group_setup, rules_group_teardown)).
+ * Files that only load rules leave them unused. */
+__attribute__((unused)) static struct evb B;
+__attribute__((unused)) static struct alert_list L;
+
+static inline int rules_group_setup(void **state)
+{
+    (void)state;
+    evb_init(&B);
+    return 0;
+}
+
+static inline int rules_group_teardown(void **state)
+{
+    (void)state;
+    evb_free(&B);
+    alert_list_free(&L);
+    return 0;
+}
+
 static inline const struct event *evb_build(struct evb *b, uint64_t conn, uint16_t type, uint32_t dropped,
                                             const ProtobufCMessage *m)
 {

@@ -4,24 +4,7 @@
  * caps), throttling. */
 #include "rules_util.h"
 
-static struct evb B;
-static struct alert_list L;
 static struct ctx_parts CP;
-
-static int setup(void **state)
-{
-    (void)state;
-    evb_init(&B);
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    evb_free(&B);
-    alert_list_free(&L);
-    return 0;
-}
 
 static const struct event *clone_ev(uint64_t conn, int32_t parent, int32_t child, int64_t child_start)
 {
@@ -355,5 +338,5 @@ int main(void)
         cmocka_unit_test(test_reload_keeps_state),
         cmocka_unit_test(test_dropped_growth),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return cmocka_run_group_tests(tests, rules_group_setup, rules_group_teardown);
 }

@@ -5,24 +5,7 @@
 
 #include "tracefile.h"
 
-static struct evb B;
-static struct alert_list L;
 static struct ctx_parts CP;
-
-static int setup(void **state)
-{
-    (void)state;
-    evb_init(&B);
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    evb_free(&B);
-    alert_list_free(&L);
-    return 0;
-}
 
 /* output_fields of an alert on ev for a rule whose output is tmpl (the
  * condition tests evt.dir, so enter points reach it too). */
@@ -395,5 +378,5 @@ int main(void)
         cmocka_unit_test(test_raw_and_args),   cmocka_unit_test(test_process_fields),
         cmocka_unit_test(test_traces),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return cmocka_run_group_tests(tests, rules_group_setup, rules_group_teardown);
 }

@@ -3,24 +3,6 @@
  * lists, nested macros; evaluated on a crafted openat exit event. */
 #include "rules_util.h"
 
-static struct evb B;
-static struct alert_list L;
-
-static int setup(void **state)
-{
-    (void)state;
-    evb_init(&B);
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    evb_free(&B);
-    alert_list_free(&L);
-    return 0;
-}
-
 /* openat("/etc/passwd", O_RDONLY) = 3 by cat (tgid 10) in /root. */
 static const struct event *openat_event(const char *path)
 {
@@ -264,5 +246,5 @@ int main(void)
         cmocka_unit_test(test_quoting_and_escapes),  cmocka_unit_test(test_bad_escapes),
         cmocka_unit_test(test_numbers_and_types),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return cmocka_run_group_tests(tests, rules_group_setup, rules_group_teardown);
 }

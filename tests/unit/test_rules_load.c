@@ -4,24 +4,6 @@
  * file:line:column. */
 #include "rules_util.h"
 
-static struct evb B;
-static struct alert_list L;
-
-static int setup(void **state)
-{
-    (void)state;
-    evb_init(&B);
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    evb_free(&B);
-    alert_list_free(&L);
-    return 0;
-}
-
 /* execve("/bin/<name>") exit by <name>, tgid 20, in container c1. */
 static const struct event *exec_event(const char *name, const char *arg1)
 {
@@ -379,5 +361,5 @@ int main(void)
         cmocka_unit_test(test_macro_errors),             cmocka_unit_test(test_refused_files),
         cmocka_unit_test(test_every_error_reported),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return cmocka_run_group_tests(tests, rules_group_setup, rules_group_teardown);
 }
