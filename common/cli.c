@@ -35,26 +35,47 @@ int cli_parse_double(const char *prog, const char *opt, const char *val, double 
     return 0;
 }
 
-int cli_parse_duration_s(const char *v, uint64_t max, uint64_t *out)
+/* A suffix letter and what it multiplies by; the table ends at suffix 0. */
+struct unit {
+    char suffix;
+    uint64_t scale;
+};
+
+/* Digits, then at most one suffix from units: the value in *out, -1 if not
+ * that shape or above max. */
+static int parse_scaled(const char *v, const struct unit *units, uint64_t max, uint64_t *out)
 {
     char *end;
     errno = 0;
     unsigned long long n = strtoull(v, &end, 10);
     if (errno || end == v || !isdigit((unsigned char)v[0]))
         return -1;
-    uint64_t unit = 1;
-    if (*end == 's')
-        end++;
-    else if (*end == 'm')
-        unit = 60, end++;
-    else if (*end == 'h')
-        unit = 3600, end++;
-    else if (*end == 'd')
-        unit = 86400, end++;
-    if (*end || n > max / unit)
+    uint64_t scale = 1;
+    for (const struct unit *u = units; *end && u->suffix; u++)
+        if (*end == u->suffix) {
+            scale = u->scale;
+            end++;
+            break;
+        }
+    if (*end || n > max / scale)
         return -1;
-    *out = n * unit;
+    *out = n * scale;
     return 0;
+}
+
+int cli_parse_duration_s(const char *v, uint64_t max, uint64_t *out)
+{
+    static const struct unit units[] = {{'s', 1}, {'m', 60}, {'h', 3600}, {'d', 86400}, {0, 0}};
+    return parse_scaled(v, units, max, out);
+}
+
+int cli_parse_bytes(const char *v, uint64_t max, uint64_t *out)
+{
+    static const struct unit units[] = {
+        {'K', 1ull << 10}, {'k', 1ull << 10}, {'M', 1ull << 20}, {'m', 1ull << 20},
+        {'G', 1ull << 30}, {'g', 1ull << 30}, {'T', 1ull << 40}, {'t', 1ull << 40}, {0, 0},
+    };
+    return parse_scaled(v, units, max, out);
 }
 
 void cli_report_getopt_error(const char *prog, int ch, char *const *argv)

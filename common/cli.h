@@ -22,6 +22,9 @@ int cli_parse_double(const char *prog, const char *opt, const char *val, double 
  * caller names its option) if not a duration or above max. */
 int cli_parse_duration_s(const char *val, uint64_t max, uint64_t *out);
 
+/* 1048576, 512K, 100M, 2G, 1T (either case) -> bytes; -1 as above. */
+int cli_parse_bytes(const char *val, uint64_t max, uint64_t *out);
+
 /* The optstring prefix that makes getopt_long silent on errors (with
  * opterr = 0) and tell a missing value (':') from an unknown option ('?'). */
 #define CLI_GETOPT_QUIET ":"

@@ -414,6 +414,19 @@ static size_t normalize_path(char *p, size_t len)
     return out;
 }
 
+/* fd.name is the buffer's text, NUL-terminated for the string operators;
+ * a buffer that hit its bound names nothing rather than a cut path. */
+static void name_from_buffer(struct strbuf *b, struct fdinfo *fi)
+{
+    strbuf_putc(b, '\0');
+    if (b->failed)
+        return;
+    b->len--;
+    fi->has_name = true;
+    fi->name = b->data;
+    fi->name_len = (uint32_t)b->len;
+}
+
 /* The opened file's absolute path: pathname, joined to the directory fd's
  * path (openat) or the cwd when relative. */
 static void open_name(struct evctx *x, const ProtobufCMessage *m, const struct msg_layout *l, struct fdinfo *fi)
@@ -449,13 +462,7 @@ static void open_name(struct evctx *x, const ProtobufCMessage *m, const struct m
         return;
     if (b->data[0] == '/')
         b->len = normalize_path(b->data, b->len);
-    strbuf_putc(b, '\0');
-    if (b->failed)
-        return;
-    b->len--;
-    fi->has_name = true;
-    fi->name = b->data;
-    fi->name_len = (uint32_t)b->len;
+    name_from_buffer(b, fi);
 }
 
 static void put_ip(struct strbuf *b, uint8_t family, const uint8_t *ip)
@@ -526,13 +533,7 @@ static void socket_name(struct evctx *x, const ProtobufCBinaryData *addr, struct
     }
     if (b->len == 0 || b->failed)
         return;
-    strbuf_putc(b, '\0');
-    if (b->failed)
-        return;
-    b->len--;
-    fi->has_name = true;
-    fi->name = b->data;
-    fi->name_len = (uint32_t)b->len;
+    name_from_buffer(b, fi);
 }
 
 /* fd.num: the fd the event creates (its result) or works on. */

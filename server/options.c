@@ -96,28 +96,6 @@ static int parse_sink(struct options *o, const char *v, char *err, size_t errlen
 #define BYTES_MAX (1ull << 48)            /* 256T: SQLite's own largest database */
 #define BYTES_MAX_TEXT "256T"
 
-/* 1048576, 512K, 100M, 2G, 1T -> bytes; -1 if not a size or above max. */
-static int parse_bytes(const char *v, uint64_t max, uint64_t *out)
-{
-    char *end;
-    errno = 0;
-    unsigned long long n = strtoull(v, &end, 10);
-    if (errno || end == v || !isdigit((unsigned char)v[0]))
-        return -1;
-    uint64_t unit = 1;
-    switch (*end) {
-    case 'K': case 'k': unit = 1ull << 10; end++; break;
-    case 'M': case 'm': unit = 1ull << 20; end++; break;
-    case 'G': case 'g': unit = 1ull << 30; end++; break;
-    case 'T': case 't': unit = 1ull << 40; end++; break;
-    default: break;
-    }
-    if (*end || n > max / unit)
-        return -1;
-    *out = n * unit;
-    return 0;
-}
-
 static int parse_retain(struct options *o, const char *v, char *err, size_t errlen)
 {
     uint64_t s;
@@ -133,7 +111,7 @@ static int parse_retain(struct options *o, const char *v, char *err, size_t errl
 static int parse_max_db_size(struct options *o, const char *v, char *err, size_t errlen)
 {
     uint64_t bytes;
-    if (parse_bytes(v, BYTES_MAX, &bytes) != 0 || (bytes && bytes < (1u << 20))) {
+    if (cli_parse_bytes(v, BYTES_MAX, &bytes) != 0 || (bytes && bytes < (1u << 20))) {
         snprintf(err, errlen, "--max-db-size: expected a size from 1M to " BYTES_MAX_TEXT " like 512M or 20G "
                  "(0: no limit), got '%s'", v);
         return -1;
@@ -150,7 +128,7 @@ static int parse_indexes(struct options *o, const char *v, char *err, size_t err
 static int parse_ndjson_max(struct options *o, const char *v, char *err, size_t errlen)
 {
     uint64_t bytes;
-    if (parse_bytes(v, BYTES_MAX, &bytes) != 0) {
+    if (cli_parse_bytes(v, BYTES_MAX, &bytes) != 0) {
         snprintf(err, errlen, "--ndjson-max-size: expected a size like 100M, at most " BYTES_MAX_TEXT
                  " (0: never rotate), got '%s'", v);
         return -1;
@@ -259,7 +237,7 @@ static int parse_rules(struct options *o, const char *v, char *err, size_t errle
 
 static int parse_alerts_max(struct options *o, const char *v, char *err, size_t errlen)
 {
-    if (parse_bytes(v, BYTES_MAX, &o->alerts_max_bytes) != 0) {
+    if (cli_parse_bytes(v, BYTES_MAX, &o->alerts_max_bytes) != 0) {
         snprintf(err, errlen, "--alerts-max-size: expected a size like 100M, at most " BYTES_MAX_TEXT
                  " (0: never rotate), got '%s'", v);
         return -1;
