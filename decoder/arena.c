@@ -93,6 +93,16 @@ void *arena_memdup(struct arena *a, const void *src, size_t size)
     return p;
 }
 
+char *arena_strndup(struct arena *a, const char *s, size_t len)
+{
+    char *d = arena_alloc(a, len + 1);
+    if (d) {
+        memcpy(d, s, len);
+        d[len] = '\0';
+    }
+    return d;
+}
+
 void arena_reset(struct arena *a)
 {
     if (a->chunks)

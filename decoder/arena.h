@@ -31,6 +31,8 @@ void arena_free(struct arena *a);
 /* Returns 8-byte aligned memory, or NULL when the limit would be passed. */
 void *arena_alloc(struct arena *a, size_t size);
 void *arena_memdup(struct arena *a, const void *src, size_t size);
+/* len bytes of s and a NUL: a C string, or NULL past the limit. */
+char *arena_strndup(struct arena *a, const char *s, size_t len);
 
 /* Forget every allocation; keeps chunks for reuse. */
 void arena_reset(struct arena *a);

@@ -129,16 +129,6 @@ static struct arena *store_of(struct alert_list *l)
     return &((struct alert_store *)l->storage)->arena;
 }
 
-static const char *keep(struct arena *a, const char *s, size_t len)
-{
-    char *d = arena_alloc(a, len + 1);
-    if (d) {
-        memcpy(d, s, len);
-        d[len] = '\0';
-    }
-    return d;
-}
-
 static void count_suppressed(struct alert_list *l, const char *rule)
 {
     for (size_t i = 0; i < l->nsuppressed; i++)
@@ -147,7 +137,7 @@ static void count_suppressed(struct alert_list *l, const char *rule)
             return;
         }
     struct arena *a = store_of(l);
-    const char *name = a ? keep(a, rule, strlen(rule)) : NULL;
+    const char *name = a ? arena_strndup(a, rule, strlen(rule)) : NULL;
     if (!name)
         return;
     if (l->nsuppressed == l->suppressed_cap) {
@@ -203,13 +193,13 @@ static void raise_alert(struct rules_engine *e, struct evctx *x, const struct ru
         out->cap = cap;
     }
     struct alert al = {.event_index = index, .priority = r->priority, .time_ns = x->time_ns, .suppressed = suppressed};
-    al.rule = keep(a, r->name, strlen(r->name));
-    al.container_id = container ? keep(a, container, strlen(container)) : NULL;
-    al.output = keep(a, e->text.data, e->text.len);
+    al.rule = arena_strndup(a, r->name, strlen(r->name));
+    al.container_id = container ? arena_strndup(a, container, strlen(container)) : NULL;
+    al.output = arena_strndup(a, e->text.data, e->text.len);
     al.output_len = e->text.len;
-    al.output_fields = keep(a, e->fields.data, e->fields.len);
-    al.tags = keep(a, r->tags_json, strlen(r->tags_json));
-    al.json = keep(a, e->json.data, e->json.len);
+    al.output_fields = arena_strndup(a, e->fields.data, e->fields.len);
+    al.tags = arena_strndup(a, r->tags_json, strlen(r->tags_json));
+    al.json = arena_strndup(a, e->json.data, e->json.len);
     al.json_len = e->json.len;
     if (!al.rule || (container && !al.container_id) || !al.output || !al.output_fields || !al.tags || !al.json) {
         out->dropped++;

@@ -227,16 +227,6 @@ static bool ip_in(const struct operand *o, const struct fval *v)
     return true;
 }
 
-static char *arena_strndup(struct arena *a, const char *s, size_t len)
-{
-    char *d = arena_alloc(a, len + 1);
-    if (d) {
-        memcpy(d, s, len);
-        d[len] = '\0';
-    }
-    return d;
-}
-
 static int hexval(char c)
 {
     if (c >= '0' && c <= '9')

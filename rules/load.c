@@ -137,25 +137,11 @@ static void *tmp_alloc(struct loader *L, size_t n)
     return p;
 }
 
-static char *tmp_strdup(struct loader *L, const char *s, size_t len)
-{
-    char *d = tmp_alloc(L, len + 1);
-    if (d) {
-        memcpy(d, s, len);
-        d[len] = '\0';
-    }
-    return d;
-}
-
 static char *rs_strdup(struct loader *L, const char *s)
 {
-    size_t len = strlen(s);
-    char *d = arena_alloc(&L->rs->arena, len + 1);
-    if (!d) {
+    char *d = arena_strndup(&L->rs->arena, s, strlen(s));
+    if (!d)
         L->oom = true;
-        return NULL;
-    }
-    memcpy(d, s, len + 1);
     return d;
 }
 
@@ -958,9 +944,11 @@ static void line_col_of(const char *s, size_t off, unsigned *line, unsigned *col
 static void collect_file(struct loader *L, const char *name, const char *buf, size_t len)
 {
     struct lfile *f = tmp_alloc(L, sizeof(*f));
-    char *copy = tmp_strdup(L, name, strlen(name));
-    if (!f || !copy)
+    char *copy = arena_strndup(&L->tmp, name, strlen(name));
+    if (!f || !copy) {
+        L->oom = true;
         return;
+    }
     f->name = copy;
     f->buf = buf;
     f->len = len;

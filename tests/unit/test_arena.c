@@ -224,6 +224,20 @@ static void test_memdup(void **state)
     arena_free(&a);
 }
 
+static void test_strndup(void **state)
+{
+    (void)state;
+    struct arena a;
+    arena_init(&a, 64, 96);
+    const char *text = "/etc/passwd and more";
+    char *s = arena_strndup(&a, text, 11);   /* a prefix, terminated */
+    assert_string_equal(s, "/etc/passwd");
+    char *empty = arena_strndup(&a, text, 0);
+    assert_string_equal(empty, "");
+    assert_null(arena_strndup(&a, text, 96));   /* len + 1 would pass the limit */
+    arena_free(&a);
+}
+
 static void test_free_and_reinit(void **state)
 {
     (void)state;
@@ -250,6 +264,7 @@ int main(void)
         cmocka_unit_test(test_reset_reuses_per_message),
         cmocka_unit_test(test_large_allocation),
         cmocka_unit_test(test_memdup),
+        cmocka_unit_test(test_strndup),
         cmocka_unit_test(test_free_and_reinit),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
