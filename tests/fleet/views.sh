@@ -159,11 +159,15 @@ views=(
  decode_error text, message jsonb
 |id, conn_id, recv_ns, msg_type, type_name, dropped_count, decode_error, message"
 "execs|id, conn_id, time_ns, time, container_id, thread_group_id, parent_thread_group_id, parent_name, binary_path,
- argv, cwd, real_uid
+ argv, cwd, real_uid, layer, in_memfd, exec_session, pipe_input_pid, pipe_input_name, pipe_output_pid,
+ pipe_output_name
 |id bigint, conn_id bigint, time_ns bigint, time text, container_id text, thread_group_id bigint,
- parent_thread_group_id bigint, parent_name text, binary_path text, argv jsonb, cwd text, real_uid bigint
+ parent_thread_group_id bigint, parent_name text, binary_path text, argv jsonb, cwd text, real_uid bigint,
+ layer text, in_memfd bigint, exec_session bigint, pipe_input_pid bigint, pipe_input_name text,
+ pipe_output_pid bigint, pipe_output_name text
 |id, conn_id, time_ns, to_char(time $utc, container_id, thread_group_id, parent_thread_group_id, parent_name,
- binary_path, argv, cwd, real_uid"
+ binary_path, argv, cwd, real_uid, layer, in_memfd, exec_session, pipe_input_pid, pipe_input_name,
+ pipe_output_pid, pipe_output_name"
 "processes_per_container|container_id, binary_path, execs, first, last
 |container_id text, binary_path text, execs bigint, first text, last text
 |container_id, binary_path, execs, to_char(first $utc, to_char(last $utc"
