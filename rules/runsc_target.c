@@ -232,8 +232,8 @@ static int64_t now_ms(void)
 /* Runs argv with stdin /dev/null; its stdout into *out (malloc'd, at most
  * max bytes), the start of its stderr into errtext. Its exit status, or -1
  * with the problem in err (could not start, too much output, too slow). */
-static int run_capture(char *const *argv, char **out, size_t *outlen, size_t max, char *errtext, size_t errtextlen,
-                       char *err, size_t errlen)
+static int run_capture(char *const *argv, char **out, size_t *outlen, size_t max, int timeout_ms, char *errtext,
+                       size_t errtextlen, char *err, size_t errlen)
 {
     int opipe[2], epipe[2];
     *out = NULL;
@@ -268,7 +268,7 @@ static int run_capture(char *const *argv, char **out, size_t *outlen, size_t max
     char *buf = malloc(max + 1);
     size_t len = 0, elen = 0;
     const char *problem = buf ? NULL : "out of memory";
-    int64_t deadline = now_ms() + RUNSC_METADATA_TIMEOUT_MS;
+    int64_t deadline = now_ms() + timeout_ms;
     struct pollfd fds[2] = {{.fd = opipe[0], .events = POLLIN}, {.fd = epipe[0], .events = POLLIN}};
     while (!problem && (fds[0].fd >= 0 || fds[1].fd >= 0)) {
         int64_t left = deadline - now_ms();
@@ -312,10 +312,24 @@ static int run_capture(char *const *argv, char **out, size_t *outlen, size_t max
     for (int k = 0; k < 2; k++)
         if (fds[k].fd >= 0)
             close(fds[k].fd);
-    if (problem)
-        kill(pid, SIGKILL);
+    /* it may have closed its output and still run: the same deadline */
     int status = 0;
-    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    pid_t done = 0;
+    while (!problem && (done = waitpid(pid, &status, WNOHANG)) == 0) {
+        if (now_ms() >= deadline) {
+            problem = "took too long";
+            break;
+        }
+        struct timespec nap = {0, 10 * 1000 * 1000};
+        nanosleep(&nap, NULL);
+    }
+    if (done < 0 && errno != EINTR && !problem)
+        problem = "could not be waited for";
+    if (problem || done <= 0) {
+        if (problem)
+            kill(pid, SIGKILL);
+        while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+        }
     }
     if (problem) {
         snprintf(err, errlen, "%s %s: %s", argv[0], argv[1] ? argv[1] : "", problem);
@@ -339,15 +353,20 @@ static void first_line(char *dst, size_t max, const char *text)
 
 int runsc_target_run(struct runsc_target *t, const char *runsc, char *err, size_t errlen)
 {
+    return runsc_target_run_within(t, runsc, RUNSC_METADATA_TIMEOUT_MS, err, errlen);
+}
+
+int runsc_target_run_within(struct runsc_target *t, const char *runsc, int timeout_ms, char *err, size_t errlen)
+{
     memset(t, 0, sizeof(*t));
     char *out = NULL, errtext[512], version[96] = "";
     size_t len;
     char *vargv[] = {(char *)runsc, "--version", NULL};
-    if (run_capture(vargv, &out, &len, 4096, errtext, sizeof(errtext), err, errlen) == 0)
+    if (run_capture(vargv, &out, &len, 4096, timeout_ms, errtext, sizeof(errtext), err, errlen) == 0)
         first_line(version, sizeof(version), out);
     free(out);
     char *argv[] = {(char *)runsc, "trace", "metadata", NULL};
-    int rc = run_capture(argv, &out, &len, RUNSC_METADATA_MAX, errtext, sizeof(errtext), err, errlen);
+    int rc = run_capture(argv, &out, &len, RUNSC_METADATA_MAX, timeout_ms, errtext, sizeof(errtext), err, errlen);
     if (rc < 0)
         return -1;
     if (rc != 0) {

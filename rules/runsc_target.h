@@ -47,6 +47,10 @@ int runsc_target_parse(struct runsc_target *t, const char *label, const char *te
 /* Runs `runsc trace metadata` (runsc: a path, or a name looked up in PATH)
  * and parses what it prints. 0, or -1 with the problem in err. */
 int runsc_target_run(struct runsc_target *t, const char *runsc, char *err, size_t errlen);
+/* The same within timeout_ms for each of its two runs (--version, trace
+ * metadata; runsc_target_run: RUNSC_METADATA_TIMEOUT_MS): past it runsc is
+ * killed. */
+int runsc_target_run_within(struct runsc_target *t, const char *runsc, int timeout_ms, char *err, size_t errlen);
 
 /* `runsc` found in PATH, else NULL (the caller then takes runsc 2022-12). */
 const char *runsc_target_find_in_path(char *buf, size_t buflen);

@@ -223,6 +223,13 @@ static void test_running_runsc(void **state)
     const char *chatty = script("runsc-chatty", "exec yes 'Name: x, optional fields: [], context fields: []'");
     assert_int_equal(runsc_target_run(&t, chatty, err, sizeof(err)), -1);
     assert_non_null(strstr(err, "trace: printed more than a runsc's metadata can be"));
+    /* one that hangs, its output open or closed: killed at the deadline */
+    const char *hang = script("runsc-hang", "[ \"$1\" = --version ] && exit 1; exec sleep 30");
+    assert_int_equal(runsc_target_run_within(&t, hang, 300, err, sizeof(err)), -1);
+    assert_non_null(strstr(err, "trace: took too long"));
+    const char *quiet = script("runsc-quiet", "exec >&- 2>&-; exec sleep 30");
+    assert_int_equal(runsc_target_run_within(&t, quiet, 300, err, sizeof(err)), -1);
+    assert_non_null(strstr(err, "trace: took too long"));
     /* none there */
     assert_int_equal(runsc_target_run(&t, "/nonexistent/runsc", err, sizeof(err)), -1);
     assert_string_equal(err, "cannot run /nonexistent/runsc: No such file or directory");
