@@ -61,6 +61,14 @@ for t in "$traces"/*.trace; do
     check "$name: 3000 messages stored" fill "$name" "$t" 3000
     hosts+=("$name")
 done
+# What gVisor's 2026 releases send (the execs view's layer, memfd, exec session and pipe peers),
+# in packets from tests/support/gvisor_packets.py, several stories in one trace.
+stories="fields curl_pipe_sh drop_exec_benign exec_session"
+/usr/bin/python3 "$here/../support/gvisor_packets.py" trace-one "$dir/gvisor2026.trace" $stories
+n=$(/usr/bin/python3 -c "import sys; sys.path.insert(0, '$here/../support'); import gvisor_packets as g
+print(sum(len(g.story_packets(s)) for s in '$stories'.split()))")
+check "gvisor2026: its $n messages stored" fill gvisor2026 "$dir/gvisor2026.trace" "$n"
+hosts+=(gvisor2026)
 # Version 1 rows (detail whole) and, after the daemon's upgrade, version 2
 # rows of the same trace in one database.
 cp "$fixture_v1" "$dir/v1.db"

@@ -9,6 +9,8 @@ these bytes, so a field seccheckd's schema got wrong shows as a wrong value.
   gvisor_packets.py check-schema PROTO_DIR   our decoder/proto/gvisor/*.proto, compiled
                                              with protoc, against the transcription
   gvisor_packets.py trace DIR SCENARIO...    DIR/SCENARIO.trace each (rules test --trace)
+  gvisor_packets.py trace-one FILE SCENARIO... all in one trace file (one connection: their
+                                             processes' ids overlap, for storage tests only)
   gvisor_packets.py send SOCKET SCENARIO...  a sandbox connection each: handshake, packets
   gvisor_packets.py list                     the scenarios
 
@@ -463,6 +465,9 @@ def main(argv):
         return check_schema(argv[2])
     if len(argv) == 2 and argv[1] == "list":
         print("\n".join(sorted(STORIES)))
+        return 0
+    if len(argv) >= 4 and argv[1] == "trace-one":
+        write_trace(argv[2], [p for name in argv[3:] for p in story_packets(name)])
         return 0
     if len(argv) >= 4 and argv[1] in ("trace", "send"):
         unknown = [n for n in argv[3:] if n not in STORIES]
