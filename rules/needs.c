@@ -5,8 +5,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "availability.h"
 #include "fields_class.h"
 #include "filter.h"
+#include "proctab.h"
 #include "ruleset.h"
 #include "rules.h"
 
@@ -178,12 +180,31 @@ static unsigned context_read(const struct reads *r)
     return RULES_CTX_TIME | RULES_CTX_CONTAINER_ID | r->context;
 }
 
-/* Optional fields a rule reads at a point sending message type msg. */
-static unsigned optional_read(const struct reads *r, uint16_t msg, unsigned offered)
+/* Falco's arguments at a point: the process they name, relative paths. */
+static unsigned falco_args_context(const struct reads *r, uint16_t msg, unsigned t)
+{
+    for (size_t i = 0; i < r->nargs; i++) {
+        const struct fieldref *f = r->args[i];
+        int list = f->falco ? fields_args_list(msg, t) : -1;
+        if (list >= 0 && f->falco[list])
+            return FIELD_CTX_PROCESS | RULES_CTX_CWD;
+    }
+    return 0;
+}
+
+/* Optional fields a rule reads at a point sending message type msg for
+ * events of type t. */
+static unsigned optional_read(const struct reads *r, uint16_t msg, unsigned t, unsigned offered)
 {
     unsigned o = r->optional;
     for (size_t i = 0; i < r->nargs; i++) {
-        const ProtobufCFieldDescriptor *d = msg <= DECODE_TYPE_MAX ? r->args[i]->arg[msg] : NULL;
+        const struct fieldref *f = r->args[i];
+        int list = f->falco ? fields_args_list(msg, t) : -1;
+        if (list >= 0 && f->falco[list]) {
+            o |= fields_args_optional(list, f->falco[list] - 1);
+            continue;
+        }
+        const ProtobufCFieldDescriptor *d = msg <= DECODE_TYPE_MAX ? f->arg[msg] : NULL;
         if (!d)
             continue;
         if (strncmp(d->name, "binary_", 7) == 0)
@@ -211,8 +232,8 @@ static void consider(struct adder *a, const char *point, unsigned type, char dir
         return;
     if (type == SYS_EXECVE || type == SYS_EXECVEAT)
         a->execs = true;
-    unsigned ctx = context_read(a->reads);
-    int rc = rules_needs_add(a->out, point, optional_read(a->reads, msg, offered), ctx, RULES_WHY_MATCHES);
+    unsigned ctx = context_read(a->reads) | falco_args_context(a->reads, msg, type);
+    int rc = rules_needs_add(a->out, point, optional_read(a->reads, msg, type, offered), ctx, RULES_WHY_MATCHES);
     if (msg == 6 && dir == '<') {
         /* runsc 2022-12 gives a raw exit the context fields of its enter
          * point, none when that is not enabled */
@@ -252,15 +273,32 @@ static int add_process_points(const struct adder *a)
     unsigned ctx = FIELD_CTX_PROCESS | RULES_CTX_THREAD_ID | RULES_CTX_PROCESS_NAME;
     if (r->process & FIELD_PROC_CWD)
         ctx |= RULES_CTX_CWD;
-    bool image = r->process & FIELD_PROC_IMAGE;
-    bool parents = r->process & FIELD_PROC_PARENTS;
+    bool track_all = r->process & (FIELD_PROC_IMAGE | FIELD_PROC_PARENTS | FIELD_PROC_SESSION | FIELD_PROC_ENV |
+                                   FIELD_PROC_SOCKETS);
     int rc = 0;
-    if (image || parents) {
+    if (track_all) {
         /* the first process; each child, in its parent's context; each
-         * exec; each exit (a reused id is a new process) */
+         * exec; each exit (a reused id is a new process). The environment
+         * comes with sentry/execve always, with container/start when asked. */
         static const char *const track[] = {"container/start", "sentry/clone", "sentry/execve", "sentry/task_exit"};
         for (size_t i = 0; i < sizeof(track) / sizeof(track[0]); i++)
-            rc |= rules_needs_add(a->out, track[i], 0, ctx, RULES_WHY_PROCESS);
+            rc |= rules_needs_add(a->out, track[i], i == 0 && (r->process & FIELD_PROC_ENV) ? RULES_OPT_ENV : 0, ctx,
+                                  RULES_WHY_PROCESS);
+    }
+    if (r->process & FIELD_PROC_SESSION) {
+        /* setsid is schematized; setpgid is a raw point, whose context
+         * comes only with its enter point (runsc 2022-12) */
+        rc |= rules_needs_add(a->out, "syscall/setsid/exit", 0, FIELD_CTX_PROCESS, RULES_WHY_PROCESS);
+        rc |= rules_needs_add(a->out, "syscall/sysno/109/exit", 0, FIELD_CTX_PROCESS, RULES_WHY_PROCESS);
+        rc |= rules_needs_add(a->out, "syscall/sysno/109/enter", 0, FIELD_CTX_PROCESS, RULES_WHY_RAW_CONTEXT);
+    }
+    if (r->process & FIELD_PROC_SOCKETS) {
+        static const char *const sockets[] = {"syscall/socket/exit", "syscall/socketpair/exit",
+                                              "syscall/accept/exit", "syscall/accept4/exit", "syscall/connect/exit",
+                                              "syscall/bind/exit", "syscall/dup/exit", "syscall/dup2/exit",
+                                              "syscall/dup3/exit", "syscall/close/exit"};
+        for (size_t i = 0; i < sizeof(sockets) / sizeof(sockets[0]); i++)
+            rc |= rules_needs_add(a->out, sockets[i], 0, FIELD_CTX_PROCESS, RULES_WHY_PROCESS);
     }
     /* comm after an exec is the basename of the path given to execve
      * (python3, not python3.11): runsc 2022-12 sends it only at the
@@ -293,4 +331,44 @@ int rule_set_rule_needs(const struct rule_set *rs, size_t i, struct rules_needs 
     if (a.err || add_process_points(&a) != 0)
         return -1;
     return 0;
+}
+
+/* ---- for availability.c and the engine ---- */
+
+size_t needs_type_messages(unsigned type, uint16_t *out, size_t max)
+{
+    size_t n = 0;
+#define PUT(m)                  \
+    do {                        \
+        if (n < max)            \
+            out[n++] = (m);     \
+    } while (0)
+    for (size_t k = 0; k < NSENTRY; k++)
+        if (sentry_points[k].type == type)
+            PUT(sentry_points[k].msg);
+    const char *name = type < EVTYPE_SYSCALL_LIMIT ? evtype_name(type) : NULL;
+    int t = name ? typed_index(name, strlen(name)) : -1;
+    if (t >= 0)
+        PUT(typed[t].msg);
+    else if (type <= EVTYPE_UNKNOWN)
+        PUT(6);
+#undef PUT
+    return n;
+}
+
+unsigned rule_set_process_keep(const struct rule_set *rs)
+{
+    unsigned process = 0;
+    for (size_t i = 0; rs && i < rs->nrules; i++) {
+        const struct rule *r = &rs->rules[i];
+        if (!r->enabled || !r->cond)
+            continue;
+        struct reads reads = {0};
+        filter_fields(r->cond, note_field, &reads);
+        for (size_t k = 0; k < r->output.nparts; k++)
+            if (r->output.parts[k].has_field)
+                note_field(&reads, &r->output.parts[k].field);
+        process |= reads.process;
+    }
+    return (process & FIELD_PROC_ENV ? PROC_KEEP_ENV : 0) | (process & FIELD_PROC_SOCKETS ? PROC_KEEP_SOCKETS : 0);
 }

@@ -27,7 +27,7 @@ enum { RC_OK = 0, RC_FAILED = 1, RC_USAGE = 2 };
 static void usage(FILE *out)
 {
     fprintf(out,
-            "Usage: seccheckd rules check [--pod-init FILE] PATH...\n"
+            "Usage: seccheckd rules check [--pod-init FILE] [--rules-absent-fields disable|run] PATH...\n"
             "       seccheckd rules test PATH... (--trace FILE... | --db DB) [options]\n"
             "Checks Falco-format rules files, or evaluates them offline.\n"
             "\n"
@@ -38,6 +38,11 @@ static void usage(FILE *out)
             "  --pod-init FILE    a runsc pod-init config (seccheckd gvisor-config): warns, as\n"
             "                     FILE:LINE: warning: ..., for each point, optional or context field\n"
             "                     a rule needs that FILE does not enable (exit 0 all the same)\n"
+            "  --rules-absent-fields disable|run\n"
+            "                     rules whose condition needs a field gVisor never reports\n"
+            "                     (evt.buffer, thread.cap_*...) are loaded disabled, each listed\n"
+            "                     with those fields [disable]; run: load them enabled anyway\n"
+            "                     (check and test)\n"
             "test:  prints each alert as one Falco JSON line on standard output, and the alerts\n"
             "       per rule on standard error.\n"
             "  --trace FILE...    gVisor tracereplay files, each one sandbox connection\n"
@@ -47,6 +52,7 @@ static void usage(FILE *out)
             "  --alerts-burst N   throttling burst [%g]\n"
             "  --max-processes N  process table bound [%d]\n"
             "  --hostname NAME    the alerts' hostname [this host's]\n"
+            "  --rules-absent-fields disable|run   as for check\n"
             "  --help, -h         this text\n"
             "\n"
             "Exit status: 0 done, 1 a trace or database could not be read, 2 usage error or\n"
@@ -228,32 +234,61 @@ static void print_summary(const struct rule_set *rs)
 {
     struct rule_set_stats st;
     rule_set_get_stats(rs, &st);
-    printf("%zu list%s, %zu macro%s, %zu rule%s (%zu enabled) in %zu file%s\n", st.lists, cli_plural(st.lists),
-           st.macros, cli_plural(st.macros), st.rules, cli_plural(st.rules), st.rules_enabled, st.files,
-           cli_plural(st.files));
+    printf("%zu list%s, %zu macro%s, %zu rule%s (%zu enabled", st.lists, cli_plural(st.lists), st.macros,
+           cli_plural(st.macros), st.rules, cli_plural(st.rules), st.rules_enabled);
+    if (st.rules_absent)
+        printf(", %zu disabled: fields gVisor never reports", st.rules_absent);
+    printf(") in %zu file%s\n", st.files, cli_plural(st.files));
     char types[4096];
     for (size_t i = 0; i < rule_set_rule_count(rs); i++) {
         struct rule_info info;
         rule_set_rule_info(rs, i, &info);
         rule_set_rule_types(rs, i, types, sizeof(types));
+        bool absent_off;
+        const char *absent = rule_set_rule_absent(rs, i, &absent_off);
         printf("  %s [%s%s]: %s\n", info.name, rules_priority_name(info.priority), info.enabled ? "" : ", disabled",
                types);
+        if (absent)
+            printf("    %s fields gVisor never reports: %s\n", absent_off ? "disabled, needs" : "needs", absent);
     }
 }
 
-/* check's own option, first: "--pod-init FILE" or "--pod-init=FILE". The
- * index of the first PATH, or -1 after a usage error. */
+/* --rules-absent-fields MODE: 0, or RC_USAGE said. */
+static int set_absent_mode(const char *v)
+{
+    enum rules_absent_mode m;
+    if (rules_absent_mode_parse(v, &m) != 0)
+        return usage_error("--rules-absent-fields: expected disable or run, got", v);
+    rules_set_absent_mode(m);
+    return RC_OK;
+}
+
+static const char *value_of(int argc, char **argv, int *i, const char *name);
+
+static const char *value_of(int argc, char **argv, int *i, const char *name);
+
+/* check's own options, first: "--pod-init FILE", "--rules-absent-fields
+ * MODE" (or "--x=V"). The index of the first PATH, or -1 after a usage
+ * error. */
 static int parse_check(int argc, char **argv, const char **pod_init)
 {
     int first = 1;
-    if (argc > 1 && strncmp(argv[1], "--pod-init", 10) == 0 && (argv[1][10] == '=' || argv[1][10] == '\0')) {
-        bool joined = argv[1][10] == '=';
-        *pod_init = joined ? argv[1] + 11 : argc > 2 ? argv[2] : "";
-        first = joined ? 2 : 3;
-        if (!**pod_init) {
-            usage_error("--pod-init needs a FILE", NULL);
-            return -1;
+    for (;;) {
+        const char *v;
+        int i = first;
+        if (first < argc && (v = value_of(argc, argv, &i, "--pod-init"))) {
+            *pod_init = v;
+            if (!**pod_init) {
+                usage_error("--pod-init needs a FILE", NULL);
+                return -1;
+            }
+        } else if (first < argc && (v = value_of(argc, argv, &i, "--rules-absent-fields"))) {
+            if (set_absent_mode(v) != RC_OK)
+                return -1;
+        } else {
+            break;
         }
+        first = i + 1;
     }
     const char *bad = NULL;
     for (int i = first; i < argc && !bad; i++)
@@ -479,6 +514,9 @@ static int parse_test(int argc, char **argv, struct test_options *o)
             o->cfg.max_processes = (size_t)u;
         } else if ((v = value_of(argc, argv, &i, "--hostname"))) {
             snprintf(o->hostname, sizeof(o->hostname), "%s", v);
+        } else if ((v = value_of(argc, argv, &i, "--rules-absent-fields"))) {
+            if (set_absent_mode(v) != RC_OK)
+                return RC_USAGE;
         } else {
             return usage_error("test: unknown option", a);
         }
