@@ -53,8 +53,9 @@ static bool arg_reported(const struct rule *r, const struct fieldref *f)
 
 struct never {
     const struct rule *rule;
-    const char *names[16];        /* distinct, in the order met; more are counted */
-    size_t count, more;
+    const char *names[16];        /* distinct, in the order met */
+    size_t count;
+    bool more;                    /* and others past those */
     char argname[16][80];         /* evt.arg.NAME spelled out */
 };
 
@@ -66,7 +67,7 @@ static void note(struct never *nv, const char *name)
     if (nv->count < sizeof(nv->names) / sizeof(nv->names[0]))
         nv->names[nv->count++] = name;
     else
-        nv->more++;
+        nv->more = true;
 }
 
 static void visit(void *ctx, const struct fieldref *f)
@@ -83,12 +84,15 @@ static void visit(void *ctx, const struct fieldref *f)
         snprintf(text, sizeof(text), "evt.arg[%d]", (int)f->index);
     else
         snprintf(text, sizeof(text), "evt.arg.%.64s", f->argname ? f->argname : "?");
-    size_t slot = nv->count < 16 ? nv->count : 15;
     for (size_t i = 0; i < nv->count; i++)
         if (strcmp(nv->names[i], text) == 0)
             return;
-    snprintf(nv->argname[slot], sizeof(nv->argname[slot]), "%s", text);
-    note(nv, nv->argname[slot]);
+    if (nv->count == sizeof(nv->names) / sizeof(nv->names[0])) {
+        nv->more = true;
+        return;
+    }
+    snprintf(nv->argname[nv->count], sizeof(nv->argname[nv->count]), "%s", text);
+    note(nv, nv->argname[nv->count]);
 }
 
 const char *rule_set_rule_absent(const struct rule_set *rs, size_t i, bool *disabled)
@@ -117,7 +121,7 @@ bool availability_apply(struct rule_set *rs, struct rule *r, char *msg, size_t m
         len += (size_t)n;
     }
     if (nv.more && len < sizeof(list))
-        snprintf(list + len, sizeof(list) - len, " and %zu more", nv.more);
+        snprintf(list + len, sizeof(list) - len, " and more");
     r->absent_fields = arena_strndup(&rs->arena, list, strlen(list));
     if (!r->enabled)
         return false;   /* off already: nothing to say */
