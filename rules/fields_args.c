@@ -393,6 +393,25 @@ static const struct proc *parent_of(struct evctx *x)
     return x->proc ? proctab_parent(x->pt, x->proc) : NULL;
 }
 
+/* A raw point's argument is the whole register; the syscall's int
+ * arguments (fds, pids, signals, modes, flags) are its low 32 bits, signed
+ * where the type is (AT_FDCWD arrives as 0xffffff9c). */
+static int64_t raw_number(const struct fparam *p, uint64_t reg)
+{
+    switch (p->render) {
+    case R_FD:
+    case R_PID:
+    case R_SIG:
+    case R_DEC:
+    case R_BPF:
+    case R_ERRNO: return (int32_t)(uint32_t)reg;
+    case R_MODE:
+    case R_OPENFLAGS:
+    case R_CLONE: return (uint32_t)reg;
+    default: return (int64_t)reg;
+    }
+}
+
 static void source_value(struct evctx *x, const struct fparam *p, struct pvalue *v)
 {
     const struct event *ev = x->ev;
@@ -426,7 +445,7 @@ static void source_value(struct evctx *x, const struct fparam *p, struct pvalue 
         const Gvisor__Syscall__Syscall *r = (const Gvisor__Syscall__Syscall *)ev->msg;
         const uint64_t a[7] = {0, r->arg1, r->arg2, r->arg3, r->arg4, r->arg5, r->arg6};
         v->ok = p->raw >= 1 && p->raw <= 6;
-        v->num = v->ok ? (int64_t)a[p->raw] : 0;
+        v->num = v->ok ? raw_number(p, a[p->raw]) : 0;
         return;
     }
     case S_TID: v->ok = ctx && ctx->thread_id > 0; v->num = v->ok ? ctx->thread_id : 0; return;

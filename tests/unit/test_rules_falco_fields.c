@@ -483,6 +483,12 @@ static void test_raw_and_typed_args(void **state)
     EXPECT_TEXT(e, raw_ev(1, "x", 321, 5, 0, 0, 0, 38), "<NA>|ENOSYS|<NA>|<NA>|BPF_PROG_LOAD|<NA>|<NA>");
     EXPECT_TEXT(e, raw_ev(1, "x", 62, 7, 9, 0, 0, 0), "<NA>|<NA>|<NA>|<NA>|<NA>|SIGKILL|7");
     rules_engine_free(e);
+    /* an int argument is the register's low 32 bits, signed: fchmodat(AT_FDCWD, ...) as runsc sends it
+     * (0xffffff9c), kill(-1, SIGTERM) */
+    e = printer("%evt.arg.dirfd|%evt.arg.pid|%evt.arg.sig");
+    EXPECT_TEXT(e, raw_ev(1, "chmod", 268, 0xffffff9cu, 0x7f00, 04755, 0, 0), "AT_FDCWD|<NA>|<NA>");
+    EXPECT_TEXT(e, raw_ev(1, "kill", 62, 0xffffffffu, 15, 0, 0, 0), "<NA>|-1|SIGTERM");
+    rules_engine_free(e);
     /* incubating "Set Setuid or Setgid bit": chmod and evt.arg.mode contains S_ISUID */
     YES("evt.type in (chmod, fchmod, fchmodat) and evt.arg.mode contains S_ISUID", raw_ev(1, "c", 268, 0, 0, 06755,
                                                                                            0, 0));
