@@ -53,6 +53,7 @@ static const char *arg_text(enum field_arg a)
     switch (a) {
     case FA_ANCESTOR: return "[N]";
     case FA_EVT_ARG: return ".NAME or [N]";
+    case FA_ENV_NAME: return "[NAME]";
     default: return NULL;
     }
 }
@@ -71,6 +72,17 @@ const struct field_info *fields_info(size_t i)
 }
 
 enum ftype fields_type(const struct fieldref *f) { return f->def->type; }
+
+bool fields_same(const struct fieldref *a, const struct fieldref *b)
+{
+    if (a->id != b->id || a->index != b->index || a->any_ancestor != b->any_ancestor ||
+        a->argname_len != b->argname_len || (a->argname_len && memcmp(a->argname, b->argname, a->argname_len) != 0))
+        return false;
+    if (a->arg != b->arg &&
+        (!a->arg || !b->arg || memcmp(a->arg, b->arg, (DECODE_TYPE_MAX + 1) * sizeof(*a->arg)) != 0))
+        return false;
+    return a->falco == b->falco || (a->falco && b->falco && memcmp(a->falco, b->falco, fields_args_lists()) == 0);
+}
 enum field_avail fields_avail(const struct fieldref *f) { return f->def->avail; }
 const char *fields_name(const struct fieldref *f) { return f->def->name; }
 
@@ -177,6 +189,16 @@ int fields_resolve(const char *name, size_t len, const char *arg, size_t arglen,
                          (int)(arglen > 32 ? 32 : arglen), arg, PROC_ANCESTORS_MAX);
                 return -1;
             }
+            return 0;
+        case FA_ENV_NAME:
+            if (!has_arg)
+                return 0;
+            if (arglen == 0 || arglen > 256 || !(out->argname = arena_strndup(a, arg, arglen))) {
+                snprintf(err, errlen, "'%s[%.*s]': the argument must be a variable name (1 to 256 bytes)", d->name,
+                         (int)(arglen > 32 ? 32 : arglen), arg);
+                return -1;
+            }
+            out->argname_len = (uint32_t)arglen;
             return 0;
         case FA_EVT_ARG:
             if (!has_arg) {

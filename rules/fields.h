@@ -30,7 +30,7 @@
 enum field_id {
     F_EVT_TYPE, F_EVT_DIR, F_EVT_TIME, F_EVT_NUM, F_EVT_RES, F_EVT_RAWRES, F_EVT_FAILED,
     F_EVT_IS_OPEN_READ, F_EVT_IS_OPEN_WRITE, F_EVT_IS_OPEN_EXEC, F_EVT_ARG, F_EVT_DROPPED, F_EVT_DROPPED_NEW,
-    F_GVISOR_POINT,
+    F_GVISOR_POINT, F_EVT_ARGS, F_EVT_BUFFER,
     F_EVT_COUNT
 };
 
@@ -64,14 +64,22 @@ struct fieldref {
     uint16_t id;                  /* unique over every class (F_EVT_* for the event's own) */
     const struct field_def *def;  /* its definition: name, type, class, what runsc must send */
     int32_t index;                /* proc.aname[N], proc.apid[N], evt.arg[N]; -1: none */
+    const char *argname;          /* proc.env[NAME], evt.arg.NAME: NAME (in the rule set's arena); NULL: none */
+    uint32_t argname_len;
     bool any_ancestor;            /* proc.aname / proc.apid without an index (conditions only) */
     /* evt.arg: the message field per message type, resolved once at load
      * (DECODE_TYPE_MAX + 1 entries, NULL where the type has none). */
     const ProtobufCFieldDescriptor *const *arg;
+    /* evt.arg.NAME under Falco's name: per parameter list (fields_args.c),
+     * the parameter's index + 1, 0 where the list has no such name; NULL
+     * for evt.arg[N] */
+    const uint8_t *falco;
     uint32_t slot;                /* value cache slot, per rule set */
 };
 
 enum ftype fields_type(const struct fieldref *f);
+/* Whether a and b read the same value (they may share a cache slot). */
+bool fields_same(const struct fieldref *a, const struct fieldref *b);
 enum field_avail fields_avail(const struct fieldref *f);
 const char *fields_name(const struct fieldref *f);
 
@@ -141,10 +149,17 @@ struct fdinfo {
     int64_t num;
     const char *name;
     uint32_t name_len;
-    uint8_t role;                 /* which side of a socket the address is (fields.c) */
+    uint8_t role;                 /* which side of a socket the address is (fields_fd.c) */
     uint8_t family;               /* 4, 6 or 0 */
     uint16_t port;
     uint8_t ip[16];
+    /* the socket as the process table knows it, and as the event itself
+     * says: domain, type, protocol (domain 0: not known) */
+    const struct psock *sock;
+    uint8_t domain, type;
+    uint16_t protocol;
+    int8_t connected;             /* -1: not known */
+    bool name_changed;
 };
 
 #endif

@@ -33,6 +33,7 @@ enum field_arg {
     FA_NONE,        /* no argument */
     FA_ANCESTOR,    /* [N] (0 self, 1 parent...); none: any ancestor (conditions only) */
     FA_EVT_ARG,     /* .NAME or [N]: a message field */
+    FA_ENV_NAME,    /* [NAME]: one environment variable; none: all of them */
 };
 
 /* What the process table must have been told for a field to have a value:
@@ -47,6 +48,9 @@ enum {
     FIELD_PROC_BINARY = 1u << 4,   /* binary_info: the binary's mode, owner, layer, inode, ctime, memfd */
     FIELD_PROC_STDIO = 1u << 5,    /* fd_info: the standard streams */
     FIELD_PROC_PIPES = 1u << 6,    /* pipe_proc_info: the processes at the other ends of stdin/stdout pipes */
+    FIELD_PROC_SESSION = 1u << 7,  /* session and process group: setsid, setpgid, inherited at clone */
+    FIELD_PROC_ENV = 1u << 8,      /* the environment: kept only for rules that read it */
+    FIELD_PROC_SOCKETS = 1u << 9,  /* the sockets a process holds: socket, accept, connect, bind, dup, close */
 };
 
 struct field_def {
@@ -140,6 +144,22 @@ int fields_evt_resolve_arg(const char *name, size_t len, int32_t index, struct a
                            char *err, size_t errlen);
 
 void fields_put_ip(struct strbuf *b, uint8_t family, const uint8_t *ip);
+
+/* The event's fd as fd.* sees it (fields_fd.c), computed once per event. */
+const struct fdinfo *fields_fd_info(struct evctx *x);
+
+/* Falco's event parameters (fields_args.c). A list is the parameters of
+ * one event type as one message type reports it; ids are 0 to
+ * fields_args_lists() - 1. */
+size_t fields_args_lists(void);
+int fields_args_list(uint16_t message_type, unsigned evtype);          /* -1: none */
+int fields_args_find(int list, const char *name, size_t len);          /* the parameter's index, or -1 */
+bool fields_args_known_name(const char *name, size_t len);             /* some list names it */
+bool fields_args_reported(int list, int param);                        /* gVisor sends its value */
+unsigned fields_args_optional(int list, int param);                    /* RULES_OPT_* it needs */
+/* evt.arg.NAME of that parameter (text, the resolved form), and evt.args. */
+void fields_args_value(struct evctx *x, int list, int param, struct fval *v, struct strbuf *buf);
+void fields_args_all(struct evctx *x, struct fval *v, struct strbuf *buf);
 
 /* The syscall's return value as Falco has it: -errno when it failed. */
 static inline int64_t fields_rawres(const struct event *ev)

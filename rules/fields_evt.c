@@ -1,6 +1,7 @@
 /* fields_evt.c - evt.* and gvisor.point: what the event itself is (type,
- * direction, time, result, the open flags) and evt.arg, any field of its
- * protobuf message by name or position.
+ * direction, time, result, the open flags) and evt.arg: Falco's argument of
+ * that name for the event (fields_args.c), else the field of its protobuf
+ * message by that name, or by position.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -26,6 +27,21 @@ static const void *field_ptr(const ProtobufCMessage *m, const ProtobufCFieldDesc
 static bool is_skipped_arg(const ProtobufCFieldDescriptor *f)
 {
     return strcmp(f->name, "context_data") == 0 || strcmp(f->name, "exit") == 0 || strcmp(f->name, "sysno") == 0;
+}
+
+/* evt.arg.NAME under Falco's name: the parameter's index + 1 per list. */
+static bool resolve_falco_name(const char *name, size_t len, struct arena *a, struct fieldref *out)
+{
+    if (!fields_args_known_name(name, len))
+        return false;
+    size_t n = fields_args_lists();
+    uint8_t *idx = arena_alloc(a, n);
+    if (!idx)
+        return false;
+    for (size_t i = 0; i < n; i++)
+        idx[i] = (uint8_t)(fields_args_find((int)i, name, len) + 1);
+    out->falco = idx;
+    return true;
 }
 
 /* evt.arg.NAME or evt.arg[N] for every message type. */
@@ -61,6 +77,15 @@ int fields_evt_resolve_arg(const char *name, size_t len, int32_t index, struct a
         }
         table[t] = f;
         any |= f != NULL;
+    }
+    if (index < 0) {
+        any |= resolve_falco_name(nbuf, len, a, out);
+        out->argname = arena_strndup(a, nbuf, len);   /* its name, for messages */
+        out->argname_len = (uint32_t)len;
+        if (!out->argname) {
+            snprintf(err, errlen, "out of memory");
+            return -1;
+        }
     }
     if (!any) {
         if (index < 0)
@@ -156,6 +181,15 @@ static void put_element(struct strbuf *b, const ProtobufCFieldDescriptor *f, con
 static void evt_arg(struct evctx *x, const struct fieldref *f, struct fval *v, struct strbuf *buf)
 {
     uint16_t type = x->ev->header.message_type;
+    if (f->falco) {
+        /* Falco's argument of that name for this event wins over a message
+         * field of the same name (openat's fd is the new fd, not dirfd) */
+        int list = fields_args_list(type, x->cls.type);
+        if (list >= 0 && f->falco[list]) {
+            fields_args_value(x, list, f->falco[list] - 1, v, buf);
+            return;
+        }
+    }
     if (type > DECODE_TYPE_MAX || !f->arg[type])
         return;
     const ProtobufCFieldDescriptor *d = f->arg[type];
@@ -249,6 +283,8 @@ static void evt_extract(struct evctx *x, const struct fieldref *f, struct fval *
     case F_EVT_IS_OPEN_WRITE:
     case F_EVT_IS_OPEN_EXEC: evt_is_open(x, f->id, v); return;
     case F_EVT_ARG: evt_arg(x, f, v, buf); return;
+    case F_EVT_ARGS: fields_args_all(x, v, buf); return;
+    case F_EVT_BUFFER: return;   /* runsc sends no read or write data */
     case F_GVISOR_POINT:
         if (!x->have_point) {
             evtype_point(ev, &x->cls, x->point);
@@ -261,6 +297,8 @@ static void evt_extract(struct evctx *x, const struct fieldref *f, struct fval *
     }
 }
 
+/* evt.args names pids and fds by the process table: the event's process. */
+#define P FIELD_CTX_PROCESS
 static const struct field_def evt_defs[] = {
     {"evt.type", FT_STR, FA_NONE, F_EVT_TYPE, 0, 0, 0, FIELD_REPORTED},
     {"evt.dir", FT_STR, FA_NONE, F_EVT_DIR, 0, 0, 0, FIELD_REPORTED},
@@ -276,7 +314,10 @@ static const struct field_def evt_defs[] = {
     {"evt.dropped", FT_UINT, FA_NONE, F_EVT_DROPPED, 0, 0, 0, FIELD_REPORTED},
     {"evt.dropped_new", FT_UINT, FA_NONE, F_EVT_DROPPED_NEW, 0, 0, 0, FIELD_REPORTED},
     {"gvisor.point", FT_STR, FA_NONE, F_GVISOR_POINT, 0, 0, 0, FIELD_REPORTED},
+    {"evt.args", FT_STR, FA_NONE, F_EVT_ARGS, P, RULES_OPT_FD_PATH, 0, FIELD_REPORTED},
+    {"evt.buffer", FT_STR, FA_NONE, F_EVT_BUFFER, 0, 0, 0, FIELD_NEVER},
 };
+#undef P
 
 const struct field_class fields_evt_class = {
     "evt", evt_defs, sizeof(evt_defs) / sizeof(evt_defs[0]), evt_extract,

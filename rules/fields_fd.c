@@ -1,7 +1,9 @@
 /* fields_fd.c - fd.*: the file or socket an event creates or works on,
- * from the message's own fields (pathname, fd, fd_path, address) and the
- * process's cwd. gVisor keeps no fd table for us: a name comes from the
- * event itself, or from fd_path when runsc sends it.
+ * from the message's own fields (pathname, fd, fd_path, address), the
+ * process's cwd, and the sockets the process table remembers (socket,
+ * accept, connect, bind, dup exits: proctab.h). gVisor keeps no fd table
+ * for us: a name comes from the event itself, from fd_path when runsc sends
+ * it, or from a remembered socket's address.
  */
 #include <arpa/inet.h>
 #include <string.h>
@@ -13,6 +15,9 @@
 enum {
     F_FD_NAME = FIELD_BASE_FD, F_FD_NUM, F_FD_DIRECTORY, F_FD_FILENAME, F_FD_TYPECHAR,
     F_FD_SIP, F_FD_SPORT, F_FD_CIP, F_FD_CPORT, F_FD_RIP, F_FD_RPORT, F_FD_LIP, F_FD_LPORT,
+    F_FD_TYPE, F_FD_L4PROTO, F_FD_SOCKFAMILY, F_FD_IP, F_FD_PORT, F_FD_NET, F_FD_CNET, F_FD_SNET, F_FD_LNET,
+    F_FD_RNET, F_FD_CONNECTED, F_FD_NAME_CHANGED, F_FD_NAMERAW,
+    F_FD_CIP_NAME, F_FD_SIP_NAME, F_FD_LIP_NAME, F_FD_RIP_NAME,
 };
 
 enum { ROLE_NONE, ROLE_SERVER_REMOTE, ROLE_CLIENT_REMOTE, ROLE_SERVER_LOCAL };
@@ -250,13 +255,9 @@ static void fd_number(struct evctx *x, const ProtobufCMessage *m, const struct m
     }
 }
 
-static struct fdinfo *fd_info(struct evctx *x)
+/* What the event's own message says. */
+static void fd_collect(struct evctx *x, struct fdinfo *fi)
 {
-    struct fdinfo *fi = x->fd;
-    if (x->have_fd)
-        return fi;
-    x->have_fd = true;
-    memset(fi, 0, sizeof(*fi));
     const struct event *ev = x->ev;
     const ProtobufCMessage *m = ev->msg;
     uint16_t type = ev->header.message_type;
@@ -268,10 +269,10 @@ static struct fdinfo *fd_info(struct evctx *x)
             fi->name_len = (uint32_t)strlen(path);
             fi->typechar = strncmp(path, "/memfd:", 7) == 0 ? 'm' : 'f';
         }
-        return fi;
+        return;
     }
     if (type < 6 || type > DECODE_TYPE_MAX)
-        return fi;
+        return;
     const struct msg_layout *l = fields_layout(type);
     fd_number(x, m, l, fi);
     switch (type) {
@@ -282,26 +283,38 @@ static struct fdinfo *fd_info(struct evctx *x)
             fields_read_int(m, l->flags, &flags);
             fi->typechar = flags & 0200000 ? 'd' : 'f';   /* O_DIRECTORY */
         }
-        return fi;
+        return;
     case 10: case 24: case 25: case 37:
         socket_name(x, fields_read_bytes(m, l->address), fi);
+        if (type == 10 && ev->is_exit) {
+            /* libs: a connect that succeeded or is in progress connects */
+            fi->connected = ev->errorno == 0 || ev->errorno == 115;
+            fi->name_changed = fi->connected && fi->family;
+        } else if (type == 25 && ev->is_exit) {
+            fi->connected = ev->errorno == 0;
+        }
         break;
     case 12: case 33:
         if (ev->is_exit) {
-            int64_t domain = type == 12 ? ((const Gvisor__Syscall__Socket *)m)->domain
-                                        : ((const Gvisor__Syscall__SocketPair *)m)->domain;
+            const Gvisor__Syscall__Socket *k = (const Gvisor__Syscall__Socket *)m;
+            const Gvisor__Syscall__SocketPair *kp = (const Gvisor__Syscall__SocketPair *)m;
+            int64_t domain = type == 12 ? k->domain : kp->domain;
             fi->typechar = typechar_of_domain(domain);
+            fi->domain = domain > 0 && domain < 256 ? (uint8_t)domain : 0;
+            fi->type = (uint8_t)((type == 12 ? k->type : kp->type) & 0xf);
+            fi->protocol = (uint16_t)(type == 12 ? k->protocol : kp->protocol);
+            fi->connected = type == 33;
         }
-        return fi;
-    case 17: fi->typechar = ev->is_exit ? 'p' : 0; return fi;
-    case 20: fi->typechar = ev->is_exit ? 's' : 0; return fi;
-    case 22: fi->typechar = ev->is_exit ? 'e' : 0; return fi;
-    case 26: fi->typechar = ev->is_exit ? 't' : 0; return fi;
-    case 30: fi->typechar = ev->is_exit ? 'i' : 0; return fi;
-    case 11: return fi;
+        return;
+    case 17: fi->typechar = ev->is_exit ? 'p' : 0; return;
+    case 20: fi->typechar = ev->is_exit ? 's' : 0; return;
+    case 22: fi->typechar = ev->is_exit ? 'e' : 0; return;
+    case 26: fi->typechar = ev->is_exit ? 't' : 0; return;
+    case 30: fi->typechar = ev->is_exit ? 'i' : 0; return;
+    case 11: return;
     case 13:
         if (ev->sysno != SYS_FCHDIR)
-            return fi;
+            return;
         break;
     default:
         break;
@@ -316,7 +329,149 @@ static struct fdinfo *fd_info(struct evctx *x)
                 fi->typechar = type == 13 ? 'd' : typechar_of_path(p);
         }
     }
+}
+
+/* A name that says nothing of the connection: gVisor's "socket:[N]" for any
+ * socket, or its "[err: FD not found]" when the fd is gone (a close exit). */
+static bool is_socket_path(const struct fdinfo *fi)
+{
+    return fi->has_name && ((fi->name_len >= 7 && memcmp(fi->name, "socket:", 7) == 0) ||
+                            (fi->name_len >= 5 && memcmp(fi->name, "[err:", 5) == 0));
+}
+
+/* What the process table remembers of the fd when it is a socket: its
+ * kind, and the address an earlier connect, accept or bind gave it when
+ * this event names none (dup, read, write, close of a socket). */
+static void fd_merge_socket(struct evctx *x, struct fdinfo *fi)
+{
+    if (!fi->has_num || !x->proc)
+        return;
+    const struct psock *s = proctab_socket(x->proc, fi->num);
+    if (!s)
+        return;
+    fi->sock = s;
+    if (!fi->domain) {
+        fi->domain = s->domain;
+        fi->type = s->type;
+        fi->protocol = s->protocol;
+    }
+    if (!fi->typechar || fi->typechar == 'o')
+        fi->typechar = typechar_of_domain(s->domain);
+    if (fi->connected < 0)
+        fi->connected = s->connected;
+    if (fi->family || !s->family)
+        return;
+    fi->family = s->family;
+    fi->port = s->port;
+    memcpy(fi->ip, s->ip, sizeof(fi->ip));
+    fi->role = s->role == PSOCK_LOCAL ? ROLE_SERVER_LOCAL : s->role == PSOCK_REMOTE_CLIENT ? ROLE_CLIENT_REMOTE
+                                                                                          : ROLE_SERVER_REMOTE;
+    if (fi->has_name && !is_socket_path(fi))
+        return;
+    /* the name as the event that gave the address rendered it */
+    static const uint8_t zero[16];
+    struct strbuf *b = x->fdname;
+    strbuf_reset(b);
+    fi->has_name = false;
+    if (fi->role == ROLE_SERVER_LOCAL) {
+        put_endpoint(b, fi->family, fi->ip, fi->port);
+    } else if (fi->role == ROLE_CLIENT_REMOTE) {
+        put_endpoint(b, fi->family, fi->ip, fi->port);
+        strbuf_puts(b, "->");
+        put_endpoint(b, fi->family, zero, 0);
+    } else {
+        put_endpoint(b, fi->family, zero, 0);
+        strbuf_puts(b, "->");
+        put_endpoint(b, fi->family, fi->ip, fi->port);
+    }
+    if (!b->failed)
+        name_from_buffer(b, fi);
+}
+
+static struct fdinfo *fd_info(struct evctx *x)
+{
+    struct fdinfo *fi = x->fd;
+    if (x->have_fd)
+        return fi;
+    x->have_fd = true;
+    memset(fi, 0, sizeof(*fi));
+    fi->connected = -1;
+    fd_collect(x, fi);
+    fd_merge_socket(x, fi);
     return fi;
+}
+
+/* libs' fd.type for a type character (fdinfo.cpp get_typestring); "<NA>"
+ * for an fd of a kind it does not name. */
+static const char *type_name(char c)
+{
+    switch (c) {
+    case 'f': return "file";
+    case 'd': return "directory";
+    case '4': return "ipv4";
+    case '6': return "ipv6";
+    case 'u': return "unix";
+    case 'p': return "pipe";
+    case 'e': return "event";
+    case 's': return "signalfd";
+    case 'l': return "eventpoll";
+    case 'i': return "inotify";
+    case 't': return "timerfd";
+    case 'n': return "netlink";
+    case 'm': return "memfd";
+    case 'P': return "pidfd";
+    default: return "<NA>";
+    }
+}
+
+/* libs' l4 protocol of an inet socket from socket(2)'s arguments
+ * (parsers.cpp parse_socket_exit); NULL when it does not know one. */
+static const char *l4proto_name(const struct fdinfo *fi)
+{
+    if (fi->domain != 2 && fi->domain != 10)
+        return NULL;
+    bool raw = fi->type == 3;
+    switch (fi->protocol) {
+    case 6: return raw ? "raw" : "tcp";
+    case 17: return raw ? "raw" : "udp";
+    case 1: return raw ? "raw" : "icmp";
+    case 255: return "raw";
+    case 0: return fi->type == 1 ? "tcp" : fi->type == 2 ? "udp" : NULL;
+    default: return NULL;
+    }
+}
+
+/* An fd known to be something other than a socket: a file, a pipe... */
+static bool is_other_fd(const struct fdinfo *fi)
+{
+    return !fi->sock && fi->typechar && strchr("fdpesltimP", fi->typechar);
+}
+
+/* The raw path an open was given, doubled slashes made one (libs'
+ * fd.nameraw); other file fds: their name. */
+static void nameraw(struct evctx *x, const struct fdinfo *fi, struct fval *v, struct strbuf *buf)
+{
+    const struct event *ev = x->ev;
+    const char *raw = NULL;
+    size_t len = 0;
+    if (ev->header.message_type == 7) {
+        raw = fields_read_str(ev->msg, fields_layout(7)->pathname);
+        len = raw ? strlen(raw) : 0;
+        if (!len)
+            return;
+    } else if (fi->has_name && (fi->typechar == 'f' || fi->typechar == 'd')) {
+        raw = fi->name;
+        len = fi->name_len;
+    } else {
+        if (fi->has_num)
+            fv_str(v, "", 0);
+        return;
+    }
+    strbuf_reset(buf);
+    for (size_t i = 0; i < len; i++)
+        if (!(raw[i] == '/' && i > 0 && raw[i - 1] == '/'))
+            strbuf_putc(buf, raw[i]);
+    fv_buf(v, buf);
 }
 
 static void fd_ip(struct fdinfo *fi, bool want, struct fval *v)
@@ -327,6 +482,8 @@ static void fd_ip(struct fdinfo *fi, bool want, struct fval *v)
     v->len = fi->family == 4 ? 4 : 16;
     memcpy(v->ip, fi->ip, v->len);
 }
+
+static bool has_fd(const struct fdinfo *fi) { return fi->has_num || fi->has_name; }
 
 static void fd_extract(struct evctx *x, const struct fieldref *f, struct fval *v, struct strbuf *buf)
 {
@@ -382,13 +539,52 @@ static void fd_extract(struct evctx *x, const struct fieldref *f, struct fval *v
     case F_FD_CPORT: if (client && fi->family) fv_uint(v, fi->port); return;
     case F_FD_RPORT: if (remote && fi->family) fv_uint(v, fi->port); return;
     case F_FD_LPORT: if (local && fi->family) fv_uint(v, fi->port); return;
-    default: return;
+    /* gVisor tells one side of a connection per event: fd.ip and fd.port
+     * (client or server in libs) are that side, fd.net its network */
+    case F_FD_IP: case F_FD_NET: fd_ip(fi, true, v); return;
+    case F_FD_PORT: if (fi->family) fv_uint(v, fi->port); return;
+    case F_FD_SNET: fd_ip(fi, server, v); return;
+    case F_FD_CNET: fd_ip(fi, client, v); return;
+    case F_FD_RNET: fd_ip(fi, remote, v); return;
+    case F_FD_LNET: fd_ip(fi, local, v); return;
+    case F_FD_TYPE:
+        if (fi->typechar)
+            fv_cstr(v, type_name(fi->typechar));
+        return;
+    case F_FD_L4PROTO: {
+        const char *p = l4proto_name(fi);
+        if (p || has_fd(fi))
+            fv_cstr(v, p ? p : "<NA>");   /* libs: an fd of no known protocol says so as text */
+        return;
+    }
+    case F_FD_SOCKFAMILY:
+        if (fi->domain == 2 || fi->domain == 10 || fi->typechar == '4' || fi->typechar == '6')
+            fv_str(v, "ip", 2);
+        else if (fi->domain == 1 || fi->typechar == 'u')
+            fv_str(v, "unix", 4);
+        return;
+    case F_FD_CONNECTED:
+        if (fi->connected >= 0)
+            fv_bool(v, fi->connected);
+        else if (has_fd(fi) && is_other_fd(fi))
+            fv_bool(v, false);
+        return;
+    case F_FD_NAME_CHANGED:
+        if (has_fd(fi))
+            fv_bool(v, fi->name_changed);
+        return;
+    case F_FD_NAMERAW: nameraw(x, fi, v, buf); return;
+    default: return;   /* fd.*ip.name: no resolver sees gVisor's addresses */
     }
 }
 
 /* A relative path is joined to the cwd; the name needs fd_path where
  * gVisor has no other source for it. */
 #define NAME_CTX RULES_CTX_CWD
+/* What the process table remembers of a socket, for events that name only
+ * its fd: the process's entry and its socket calls. */
+#define P FIELD_CTX_PROCESS
+#define SOCKETS FIELD_PROC_SOCKETS
 static const struct field_def fd_defs[] = {
     {"fd.name", FT_STR, FA_NONE, F_FD_NAME, NAME_CTX, RULES_OPT_FD_PATH, 0, FIELD_REPORTED},
     {"fd.num", FT_INT, FA_NONE, F_FD_NUM, 0, 0, 0, FIELD_REPORTED},
@@ -403,8 +599,30 @@ static const struct field_def fd_defs[] = {
     {"fd.rport", FT_UINT, FA_NONE, F_FD_RPORT, 0, 0, 0, FIELD_REPORTED},
     {"fd.lip", FT_IP, FA_NONE, F_FD_LIP, 0, 0, 0, FIELD_REPORTED},
     {"fd.lport", FT_UINT, FA_NONE, F_FD_LPORT, 0, 0, 0, FIELD_REPORTED},
+    {"fd.type", FT_STR, FA_NONE, F_FD_TYPE, P, RULES_OPT_FD_PATH, SOCKETS, FIELD_REPORTED},
+    {"fd.l4proto", FT_STR, FA_NONE, F_FD_L4PROTO, P, 0, SOCKETS, FIELD_REPORTED},
+    {"fd.sockfamily", FT_STR, FA_NONE, F_FD_SOCKFAMILY, P, 0, SOCKETS, FIELD_REPORTED},
+    {"fd.ip", FT_IP, FA_NONE, F_FD_IP, P, 0, SOCKETS, FIELD_REPORTED},
+    {"fd.port", FT_UINT, FA_NONE, F_FD_PORT, P, 0, SOCKETS, FIELD_REPORTED},
+    {"fd.net", FT_IP, FA_NONE, F_FD_NET, P, 0, SOCKETS, FIELD_REPORTED},
+    {"fd.cnet", FT_IP, FA_NONE, F_FD_CNET, P, 0, SOCKETS, FIELD_REPORTED},
+    {"fd.snet", FT_IP, FA_NONE, F_FD_SNET, P, 0, SOCKETS, FIELD_REPORTED},
+    {"fd.lnet", FT_IP, FA_NONE, F_FD_LNET, P, 0, SOCKETS, FIELD_REPORTED},
+    {"fd.rnet", FT_IP, FA_NONE, F_FD_RNET, P, 0, SOCKETS, FIELD_REPORTED},
+    {"fd.connected", FT_BOOL, FA_NONE, F_FD_CONNECTED, P, 0, SOCKETS, FIELD_REPORTED},
+    {"fd.name_changed", FT_BOOL, FA_NONE, F_FD_NAME_CHANGED, 0, 0, 0, FIELD_REPORTED},
+    {"fd.nameraw", FT_STR, FA_NONE, F_FD_NAMERAW, 0, RULES_OPT_FD_PATH, 0, FIELD_REPORTED},
+    /* libs resolves these through DNS replies it has seen; nothing here does */
+    {"fd.cip.name", FT_STR, FA_NONE, F_FD_CIP_NAME, 0, 0, 0, FIELD_NEVER},
+    {"fd.sip.name", FT_STR, FA_NONE, F_FD_SIP_NAME, 0, 0, 0, FIELD_NEVER},
+    {"fd.lip.name", FT_STR, FA_NONE, F_FD_LIP_NAME, 0, 0, 0, FIELD_NEVER},
+    {"fd.rip.name", FT_STR, FA_NONE, F_FD_RIP_NAME, 0, 0, 0, FIELD_NEVER},
 };
+#undef P
+#undef SOCKETS
 
 const struct field_class fields_fd_class = {
     "fd", fd_defs, sizeof(fd_defs) / sizeof(fd_defs[0]), fd_extract,
 };
+
+const struct fdinfo *fields_fd_info(struct evctx *x) { return fd_info(x); }

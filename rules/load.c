@@ -18,6 +18,7 @@
 #include <strings.h>
 #include <sys/stat.h>
 
+#include "availability.h"
 #include "diag.h"
 #include "filter.h"
 #include "json.h"
@@ -989,9 +990,7 @@ static uint32_t slot_for(void *ctx, const struct fieldref *f)
     struct loader *L = ctx;
     for (size_t i = 0; i < L->nslots; i++) {
         const struct fieldref *s = &L->slots[i];
-        if (s->id == f->id && s->index == f->index && s->any_ancestor == f->any_ancestor &&
-            (s->arg == f->arg || (s->arg && f->arg &&
-                                  memcmp(s->arg, f->arg, (DECODE_TYPE_MAX + 1) * sizeof(*f->arg)) == 0)))
+        if (fields_same(s, f))
             return (uint32_t)i;
     }
     if (grow(&L->slots, &L->capslots, L->nslots, sizeof(*L->slots)) != 0) {
@@ -1425,6 +1424,9 @@ static void compile_rule(struct loader *L, struct lrule *lr, struct rule *r)
     r->sees_enter = cond->uses_dir && (may_true.dirs & FILTER_DIR_ENTER);
     r->names_point = cond->uses_point;
     r->cond = cond;
+    char absent[1400];   /* fields gVisor never reports: disabled, said once */
+    if (availability_apply(L->rs, r, absent, sizeof(absent)))
+        warn_at_node(L, lr->pos, "%s", absent);
 }
 
 /* Rule ids per event type, for enabled rules. */

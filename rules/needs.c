@@ -5,8 +5,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "availability.h"
 #include "fields_class.h"
 #include "filter.h"
+#include "proctab.h"
 #include "ruleset.h"
 #include "rules.h"
 #include "runsc_target.h"
@@ -270,12 +272,31 @@ static unsigned optional_of_arg(const char *name)
     return rules_optional_parse(name);
 }
 
-/* Optional fields a rule reads at a point sending message type msg. */
-static unsigned optional_read(const struct reads *r, uint16_t msg, unsigned offered)
+/* Falco's arguments at a point: the process they name, relative paths. */
+static unsigned falco_args_context(const struct reads *r, uint16_t msg, unsigned t)
+{
+    for (size_t i = 0; i < r->nargs; i++) {
+        const struct fieldref *f = r->args[i];
+        int list = f->falco ? fields_args_list(msg, t) : -1;
+        if (list >= 0 && f->falco[list])
+            return FIELD_CTX_PROCESS | RULES_CTX_CWD;
+    }
+    return 0;
+}
+
+/* Optional fields a rule reads at a point sending message type msg for
+ * events of type t. */
+static unsigned optional_read(const struct reads *r, uint16_t msg, unsigned t, unsigned offered)
 {
     unsigned o = r->optional;
     for (size_t i = 0; i < r->nargs; i++) {
-        const ProtobufCFieldDescriptor *d = msg <= DECODE_TYPE_MAX ? r->args[i]->arg[msg] : NULL;
+        const struct fieldref *f = r->args[i];
+        int list = f->falco ? fields_args_list(msg, t) : -1;
+        if (list >= 0 && f->falco[list]) {
+            o |= fields_args_optional(list, f->falco[list] - 1);
+            continue;
+        }
+        const ProtobufCFieldDescriptor *d = msg <= DECODE_TYPE_MAX ? f->arg[msg] : NULL;
         if (!d)
             continue;
         o |= optional_of_arg(d->name);
@@ -301,8 +322,8 @@ static void consider(struct adder *a, const char *point, unsigned type, char dir
         return;
     if (type == SYS_EXECVE || type == SYS_EXECVEAT)
         a->execs = true;
-    unsigned ctx = context_read(a->reads);
-    int rc = rules_needs_add_since(a->out, point, optional_read(a->reads, msg, offered), ctx, RULES_WHY_MATCHES,
+    unsigned ctx = context_read(a->reads) | falco_args_context(a->reads, msg, type);
+    int rc = rules_needs_add_since(a->out, point, optional_read(a->reads, msg, type, offered), ctx, RULES_WHY_MATCHES,
                                    a->reads->release, a->reads->release_field);
     if (msg == 6 && dir == '<') {
         /* runsc 2022-12 gives a raw exit the context fields of its enter
@@ -367,22 +388,41 @@ static int add_process_points(const struct adder *a)
         ctx |= RULES_CTX_CWD;
     bool image = r->process & FIELD_PROC_IMAGE;
     bool parents = r->process & FIELD_PROC_PARENTS;
+    bool track_all = image || parents || (r->process & (FIELD_PROC_SESSION | FIELD_PROC_ENV | FIELD_PROC_SOCKETS));
     unsigned exec_opt = exec_optional(r->process);
     if (parents)
         ctx |= RULES_CTX_PARENT_THREAD_GROUP_ID;
     int rc = 0;
-    if (image || parents || exec_opt) {
+    if (track_all || exec_opt) {
         /* the first process; each child, in its parent's context; each
          * exec; each exit (a reused id is a new process). Facts of an
-         * exec pass to the children (fork copies them). */
+         * exec pass to the children (fork copies them). The environment
+         * comes with sentry/execve always, with container/start when asked. */
         static const char *const track[] = {"container/start", "sentry/clone", "sentry/execve", "sentry/task_exit"};
         for (size_t i = 0; i < sizeof(track) / sizeof(track[0]); i++) {
             bool exec = strcmp(track[i], "sentry/execve") == 0;
+            bool start = i == 0;
             /* is_exe_writable compares the binary's owner with the exec's credentials */
             unsigned c = ctx | (exec && (r->process & FIELD_PROC_BINARY) ? RULES_CTX_CREDENTIALS : 0);
-            rc |= rules_needs_add_since(a->out, track[i], exec ? exec_opt : 0, c, RULES_WHY_PROCESS,
-                                        exec ? r->release : 0, exec ? r->release_field : NULL);
+            unsigned opt = exec ? exec_opt : start && (r->process & FIELD_PROC_ENV) ? RULES_OPT_ENV : 0;
+            rc |= rules_needs_add_since(a->out, track[i], opt, c, RULES_WHY_PROCESS, exec ? r->release : 0,
+                                        exec ? r->release_field : NULL);
         }
+    }
+    if (r->process & FIELD_PROC_SESSION) {
+        /* setsid is schematized; setpgid is a raw point, whose context
+         * comes only with its enter point (runsc 2022-12) */
+        rc |= rules_needs_add(a->out, "syscall/setsid/exit", 0, FIELD_CTX_PROCESS, RULES_WHY_PROCESS);
+        rc |= rules_needs_add(a->out, "syscall/sysno/109/exit", 0, FIELD_CTX_PROCESS, RULES_WHY_PROCESS);
+        rc |= rules_needs_add(a->out, "syscall/sysno/109/enter", 0, FIELD_CTX_PROCESS, RULES_WHY_RAW_CONTEXT);
+    }
+    if (r->process & FIELD_PROC_SOCKETS) {
+        static const char *const sockets[] = {"syscall/socket/exit", "syscall/socketpair/exit",
+                                              "syscall/accept/exit", "syscall/accept4/exit", "syscall/connect/exit",
+                                              "syscall/bind/exit", "syscall/dup/exit", "syscall/dup2/exit",
+                                              "syscall/dup3/exit", "syscall/close/exit"};
+        for (size_t i = 0; i < sizeof(sockets) / sizeof(sockets[0]); i++)
+            rc |= rules_needs_add(a->out, sockets[i], 0, FIELD_CTX_PROCESS, RULES_WHY_PROCESS);
     }
     /* comm after an exec is the basename of the path given to execve
      * (python3, not python3.11): runsc 2022-12 sends it only at the
@@ -426,4 +466,46 @@ int rule_set_rule_needs_on(const struct rule_set *rs, size_t i, const struct run
             out->items[k].context &= RULES_CTX_2022;
         }
     return 0;
+}
+
+/* ---- for availability.c and the engine ---- */
+
+size_t needs_type_messages(unsigned type, uint16_t *out, size_t max)
+{
+    size_t n = 0;
+#define PUT(m)                  \
+    do {                        \
+        if (n < max)            \
+            out[n++] = (m);     \
+    } while (0)
+    for (size_t k = 0; k < NSENTRY; k++)
+        if (sentry_points[k].type == type)
+            PUT(sentry_points[k].msg);
+    const char *name = type < EVTYPE_SYSCALL_LIMIT ? evtype_name(type) : NULL;
+    int t = name ? typed_index(name, strlen(name)) : -1;
+    if (t >= 0)
+        PUT(typed[t].msg);
+    /* a syscall without a point of its own, or one whose point came after
+     * runsc 2022-12 (which sends it as the raw point) */
+    if ((t < 0 || typed_release((size_t)t) != RULES_RUNSC_2022_12) && type <= EVTYPE_UNKNOWN)
+        PUT(6);
+#undef PUT
+    return n;
+}
+
+unsigned rule_set_process_keep(const struct rule_set *rs)
+{
+    unsigned process = 0;
+    for (size_t i = 0; rs && i < rs->nrules; i++) {
+        const struct rule *r = &rs->rules[i];
+        if (!r->enabled || !r->cond)
+            continue;
+        struct reads reads = {0};
+        filter_fields(r->cond, note_field, &reads);
+        for (size_t k = 0; k < r->output.nparts; k++)
+            if (r->output.parts[k].has_field)
+                note_field(&reads, &r->output.parts[k].field);
+        process |= reads.process;
+    }
+    return (process & FIELD_PROC_ENV ? PROC_KEEP_ENV : 0) | (process & FIELD_PROC_SOCKETS ? PROC_KEEP_SOCKETS : 0);
 }

@@ -29,6 +29,9 @@
 #define PROC_EXEPATH_MAX 1024
 #define PROC_ARGS_MAX 1024      /* argv[1..] joined by spaces */
 #define PROC_CWD_MAX 1024
+#define PROC_EXE_MAX 1024       /* argv[0] */
+#define PROC_ENV_MAX 4096       /* the environment, NAME=value joined by spaces (libs' limit too) */
+#define PROC_SOCKETS_MAX 16     /* sockets remembered per process: the most recent */
 #define PROC_ANCESTORS_MAX 64   /* proc.aname[N] and the any-ancestor walk stop there */
 
 struct pstr {
@@ -85,6 +88,24 @@ struct proc_exec_io {
     struct proc_peer pipe_in, pipe_out;
 };
 
+/* A socket the process holds, as its socket/accept/connect/bind exits told:
+ * what fd.type, fd.l4proto and the addresses are on events that name only
+ * the fd (dup, read, write, close). */
+struct psock {
+    int32_t fd;
+    uint16_t protocol;          /* socket(2)'s protocol argument; 0: the type's default */
+    uint8_t domain;             /* AF_UNIX 1, AF_INET 2, AF_INET6 10, ... */
+    uint8_t type;               /* SOCK_STREAM 1, SOCK_DGRAM 2, SOCK_RAW 3, ... (0: unknown) */
+    bool cloexec;               /* goes at the next exec */
+    bool connected;             /* a connect that succeeded (or is in progress), or accepted */
+    uint8_t role;               /* PSOCK_* : which side addr is */
+    uint8_t family;             /* addr's: 4, 6, or 0 for none */
+    uint16_t port;
+    uint8_t ip[16];
+};
+
+enum { PSOCK_NONE, PSOCK_REMOTE_SERVER /* connect */, PSOCK_REMOTE_CLIENT /* accept */, PSOCK_LOCAL /* bind */ };
+
 struct proc {
     uint64_t conn_id;
     int32_t tgid;
@@ -96,6 +117,12 @@ struct proc {
     int32_t exec_tid;           /* thread whose sentry/execve awaits its syscall exit; 0: none */
     char name[PROC_NAME_MAX + 1];
     struct pstr exepath, args, cwd;
+    struct pstr exe;            /* argv[0] (proc.exe) */
+    struct pstr env;            /* kept only when the rules read it (proctab_keep) */
+    bool has_env;               /* env holds what the last exec (or start) sent */
+    int32_t sid, pgid;          /* session and process group; 0: unknown */
+    struct psock *socks;        /* PROC_SOCKETS_MAX slots once the process has had one */
+    uint8_t nsocks;
     struct pstr exec_file;      /* the pending execve's pathname (its enter point), for comm */
     bool own_image;             /* the image came from its own exec (or container/start), not from its parent */
     struct proc_image image;
@@ -109,6 +136,7 @@ struct proc {
 struct proc_effect {
     bool exec_repeat;           /* a syscall execve exit after its sentry/execve: seen once already */
     bool remove_after;          /* sentry/task_exit of the group leader: goes after evaluation */
+    int64_t closed_fd;          /* a close exit: its socket is forgotten after evaluation; -1: none */
 };
 
 struct proctab_stats {
@@ -120,6 +148,13 @@ struct proctab;
 
 struct proctab *proctab_new(size_t max_processes);
 void proctab_free(struct proctab *pt);
+
+/* What the table keeps beyond names, paths and parents, as the rules read
+ * it (rule_set_process_keep): every process's environment costs up to
+ * PROC_ENV_MAX bytes, sockets PROC_SOCKETS_MAX slots. Applies to what
+ * comes next. */
+enum { PROC_KEEP_ENV = 1u << 0, PROC_KEEP_SOCKETS = 1u << 1 };
+void proctab_keep(struct proctab *pt, unsigned what);
 
 /* Applies ev to its connection's table; returns the event's process (NULL
  * when the event names none) and what the evaluation must know. */
@@ -134,6 +169,13 @@ struct proc *proctab_parent(struct proctab *pt, const struct proc *p);
 /* Process tgid of conn_id's sandbox when it is in the table (its start time
  * start_ns when both are known), else NULL. */
 struct proc *proctab_lookup(struct proctab *pt, uint64_t conn_id, int32_t tgid, int64_t start_ns);
+
+/* The socket p holds as fd, or NULL when no event told of one. */
+const struct psock *proctab_socket(const struct proc *p, int64_t fd);
+
+/* The process of conn's sandbox whose thread group id is tgid, or NULL
+ * (proc.sname: the session leader). */
+struct proc *proctab_find(struct proctab *pt, const struct proc *of, int32_t tgid);
 
 /* How many more events conn_id's sandbox says it dropped than its previous
  * event said (a header's dropped_count is cumulative per connection); 0

@@ -92,6 +92,7 @@ struct rule_set_stats {
     size_t files, lists, macros;
     size_t rules;            /* defined */
     size_t rules_enabled;
+    size_t rules_absent;     /* disabled: their condition needs fields gVisor never reports */
 };
 void rule_set_get_stats(const struct rule_set *rs, struct rule_set_stats *out);
 
@@ -109,6 +110,25 @@ struct rule_info {
     unsigned line;
 };
 void rule_set_rule_info(const struct rule_set *rs, size_t i, struct rule_info *out);
+
+/* ---- rules that need what gVisor never reports ----
+ *
+ * Some Falco fields have no gVisor source (evt.buffer: runsc sends no
+ * data; thread.cap_*: no capabilities; an evt.arg that is a pointer of a
+ * raw syscall): they are known, and always absent. A rule whose condition
+ * needs one is loaded disabled, with one warning naming the rule and the
+ * fields; in "run" mode it runs anyway (its comparisons on them false). A
+ * field only in an output renders <NA>. The mode is process-wide and
+ * applies to the loads that follow (--rules-absent-fields). */
+enum rules_absent_mode { RULES_ABSENT_DISABLE, RULES_ABSENT_RUN };
+void rules_set_absent_mode(enum rules_absent_mode m);
+enum rules_absent_mode rules_get_absent_mode(void);
+/* "disable" or "run": 0, or -1 for another word. */
+int rules_absent_mode_parse(const char *s, enum rules_absent_mode *out);
+/* Rule i's fields that gVisor never reports, as its condition names them
+ * ("evt.buffer, thread.cap_effective"), or NULL; *disabled (may be NULL):
+ * whether the loader disabled the rule for them. */
+const char *rule_set_rule_absent(const struct rule_set *rs, size_t i, bool *disabled);
 
 /* The event types rule i can match, comma separated ("open,openat"), or
  * "all" when its condition does not restrict evt.type. Written into buf

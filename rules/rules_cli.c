@@ -28,7 +28,8 @@ enum { RC_OK = 0, RC_FAILED = 1, RC_USAGE = 2 };
 static void usage(FILE *out)
 {
     fprintf(out,
-            "Usage: seccheckd rules check [--pod-init FILE] [--runsc PATH | --runsc-metadata FILE] PATH...\n"
+            "Usage: seccheckd rules check [--pod-init FILE] [--runsc PATH | --runsc-metadata FILE]\n"
+            "                             [--rules-absent-fields disable|run] PATH...\n"
             "       seccheckd rules test PATH... (--trace FILE... | --db DB) [options]\n"
             "Checks Falco-format rules files, or evaluates them offline.\n"
             "\n"
@@ -45,6 +46,11 @@ static void usage(FILE *out)
             "                     more than runsc 2022-12 sends]\n"
             "  --runsc-metadata FILE\n"
             "                     what `runsc trace metadata` printed, saved, as the target\n"
+            "  --rules-absent-fields disable|run\n"
+            "                     rules whose condition needs a field gVisor never reports\n"
+            "                     (evt.buffer, thread.cap_*...) are loaded disabled, each listed\n"
+            "                     with those fields [disable]; run: load them enabled anyway\n"
+            "                     (check and test)\n"
             "test:  prints each alert as one Falco JSON line on standard output, and the alerts\n"
             "       per rule on standard error.\n"
             "  --trace FILE...    gVisor tracereplay files, each one sandbox connection\n"
@@ -54,6 +60,7 @@ static void usage(FILE *out)
             "  --alerts-burst N   throttling burst [%g]\n"
             "  --max-processes N  process table bound [%d]\n"
             "  --hostname NAME    the alerts' hostname [this host's]\n"
+            "  --rules-absent-fields disable|run   as for check\n"
             "  --help, -h         this text\n"
             "\n"
             "Exit status: 0 done, 1 a trace or database could not be read, 2 usage error or\n"
@@ -251,17 +258,33 @@ static void print_summary(const struct rule_set *rs)
 {
     struct rule_set_stats st;
     rule_set_get_stats(rs, &st);
-    printf("%zu list%s, %zu macro%s, %zu rule%s (%zu enabled) in %zu file%s\n", st.lists, cli_plural(st.lists),
-           st.macros, cli_plural(st.macros), st.rules, cli_plural(st.rules), st.rules_enabled, st.files,
-           cli_plural(st.files));
+    printf("%zu list%s, %zu macro%s, %zu rule%s (%zu enabled", st.lists, cli_plural(st.lists), st.macros,
+           cli_plural(st.macros), st.rules, cli_plural(st.rules), st.rules_enabled);
+    if (st.rules_absent)
+        printf(", %zu disabled: fields gVisor never reports", st.rules_absent);
+    printf(") in %zu file%s\n", st.files, cli_plural(st.files));
     char types[4096];
     for (size_t i = 0; i < rule_set_rule_count(rs); i++) {
         struct rule_info info;
         rule_set_rule_info(rs, i, &info);
         rule_set_rule_types(rs, i, types, sizeof(types));
+        bool absent_off;
+        const char *absent = rule_set_rule_absent(rs, i, &absent_off);
         printf("  %s [%s%s]: %s\n", info.name, rules_priority_name(info.priority), info.enabled ? "" : ", disabled",
                types);
+        if (absent)
+            printf("    %s fields gVisor never reports: %s\n", absent_off ? "disabled, needs" : "needs", absent);
     }
+}
+
+/* --rules-absent-fields MODE: 0, or RC_USAGE said. */
+static int set_absent_mode(const char *v)
+{
+    enum rules_absent_mode m;
+    if (rules_absent_mode_parse(v, &m) != 0)
+        return usage_error("--rules-absent-fields: expected disable or run, got", v);
+    rules_set_absent_mode(m);
+    return RC_OK;
 }
 
 /* Rules whose condition reads what target does not send (they raise
@@ -285,7 +308,7 @@ static long check_runsc(const struct rule_set *rs, const struct runsc_target *ta
 }
 
 struct check_options {
-    const char *pod_init, *runsc, *metadata;
+    const char *pod_init, *runsc, *metadata, *absent;
 };
 
 /* A check option at argv[*i] ("--NAME V" or "--NAME=V"): 1 taken, 0 not
@@ -310,16 +333,22 @@ static int parse_check(int argc, char **argv, struct check_options *o)
             rc = check_option(argc, argv, &first, "--runsc", &o->runsc);
         if (rc == 0)
             rc = check_option(argc, argv, &first, "--runsc-metadata", &o->metadata);
+        if (rc == 0)
+            rc = check_option(argc, argv, &first, "--rules-absent-fields", &o->absent);
         if (rc < 0) {
             usage_error(strncmp(argv[first], "--pod-init", 10) == 0 ? "--pod-init needs a FILE"
                         : strncmp(argv[first], "--runsc-metadata", 16) == 0 ? "--runsc-metadata needs a FILE"
-                                                                               : "--runsc needs a PATH",
+                        : strncmp(argv[first], "--rules-absent-fields", 21) == 0
+                            ? "--rules-absent-fields needs disable or run"
+                            : "--runsc needs a PATH",
                         NULL);
             return -1;
         }
         if (rc == 0)
             break;
     }
+    if (o->absent && set_absent_mode(o->absent) != RC_OK)
+        return -1;
     if (o->runsc && o->metadata) {
         usage_error("--runsc and --runsc-metadata both name the target: give one", NULL);
         return -1;
@@ -586,6 +615,9 @@ static int parse_test(int argc, char **argv, struct test_options *o)
             o->cfg.max_processes = (size_t)u;
         } else if ((v = value_of(argc, argv, &i, "--hostname"))) {
             snprintf(o->hostname, sizeof(o->hostname), "%s", v);
+        } else if ((v = value_of(argc, argv, &i, "--rules-absent-fields"))) {
+            if (set_absent_mode(v) != RC_OK)
+                return RC_USAGE;
         } else {
             return usage_error("test: unknown option", a);
         }

@@ -117,7 +117,18 @@ static const char fuzz_rules_yaml[] =
     "    evt.arg.pathname endswith .so or proc.pname intersects (shells) or fd.num >= 3 or\n"
     "    evt.arg.argv contains '-c' or not proc.name exists or evt.arg.address bstartswith 0200)\n"
     "  output: \"%proc.aname[1] %fd.name\"\n"
-    "  priority: info\n";
+    "  priority: info\n"
+    "- rule: Falco fields\n"
+    "  desc: the fields of Falco's own rules files (process, sockets, evt.arg by Falco's names)\n"
+    "  condition: anything and (proc.aexe endswith sh or proc.env contains PATH or fd.net = 10.0.0.0/8 or\n"
+    "    fd.l4proto = tcp or evt.arg.flags contains O_CREAT or evt.arg.mode contains S_ISUID or\n"
+    "    proc.is_vpgid_leader = true or fd.nameraw glob '*../*')\n"
+    "  output: \"%proc.exe %proc.pexe %proc.aexe[2] %proc.aexepath[1] %proc.vpid %proc.sid %proc.sname\n"
+    "    %proc.vpgid.name %proc.is_vpgid_leader %proc.env %proc.env[PATH] %thread.cap_effective %fd.type\n"
+    "    %fd.l4proto %fd.sockfamily %fd.ip %fd.port %fd.connected %fd.name_changed %fd.nameraw %evt.args\n"
+    "    %evt.arg.flags %evt.arg.fd %evt.arg.mode %evt.arg.name %evt.arg.tuple %evt.arg.exe %evt.arg.env\n"
+    "    %evt.arg.sig %evt.arg.pid %evt.buffer\"\n"
+    "  priority: DEBUG\n";
 
 static void rules_init(void)
 {

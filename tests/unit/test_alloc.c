@@ -176,7 +176,13 @@ static const char *const alloc_rules =
     "- rule: net\n  desc: d\n  condition: evt.type in (connect, bind, accept4) and fd.typechar in (4, 6, u)\n"
     "  output: '%fd.name %fd.sip %fd.sport %fd.cip'\n  priority: Notice\n"
     "- rule: exits\n  desc: d\n  condition: evt.type = procexit and proc.aname = sh\n  output: '%proc.name %proc.duration'\n"
-    "  priority: Info\n";
+    "  priority: Info\n"
+    /* Falco's fields (issue 25): the process's argv[0], environment,
+     * session; the sockets it holds; evt.arg by Falco's names */
+    "- rule: falco\n  desc: d\n  condition: evt.type in (execve, openat, connect, dup2, close, socket) and "
+    "(proc.env contains PATH or proc.aexe endswith sh or fd.l4proto = tcp or evt.arg.flags contains O_CREAT)\n"
+    "  output: '%proc.exe %proc.pexe %proc.aexe[2] %proc.env[PATH] %proc.sname %proc.vpgid %fd.type %fd.ip "
+    "%fd.connected %fd.nameraw %evt.arg.fd %evt.args'\n  priority: Notice\n";
 
 static void replay_rules(struct rules_engine *e, struct replay_trace *traces, struct arena *a, struct decoder *d,
                          struct alert_list *l, uint64_t *alerts)

@@ -226,8 +226,9 @@ static void test_numbers_and_types(void **state)
     YES("evt.is_open_read = true");
     NO("evt.is_open_write = true");
     YES("user.uid = 1000 and group.gid = 100");
-    YES("evt.arg.flags = 0");
-    YES("evt.arg.fd = -100");
+    YES("evt.arg.flags = O_RDONLY");          /* Falco's argument names and text (fields_args.c) */
+    YES("evt.arg.fd = '<f>/etc/passwd'");     /* openat's fd is the new one; dirfd the message's fd */
+    YES("evt.arg.dirfd = AT_FDCWD");
     YES("evt.arg[0] = -100");          /* Open's first argument is fd */
     YES("evt.arg[2] = /etc/passwd");
     YES("evt.dir = <");
