@@ -30,6 +30,7 @@ enum {
     F_PIPE_IN_NAME, F_PIPE_IN_EXEPATH, F_PIPE_IN_PID, F_PIPE_OUT_NAME, F_PIPE_OUT_EXEPATH, F_PIPE_OUT_PID,
     F_EXEC_SESSION,
     F_FD_IS_UPPER, F_FD_IS_LOWER, F_FD_INO,
+    F_EXE_INO_MTIME,
 };
 
 enum { S_TYPE, S_NAME, S_LIP, S_LPORT, S_RIP, S_RPORT };
@@ -296,6 +297,8 @@ static const struct field_def exec_defs[] = {
     BIN("proc.exe_ino", FT_INT, F_EXE_INO),
     BIN("proc.exe_ino.ctime", FT_UINT, F_EXE_INO_CTIME),
     BIN("proc.exe_ino.ctime_duration_proc_start", FT_UINT, F_EXE_INO_CTIME_DURATION),
+    /* ExecveInfo has the binary's ctime, never its mtime */
+    {"proc.exe_ino.mtime", FT_UINT, FA_NONE, F_EXE_INO_MTIME, 0, 0, 0, FIELD_NEVER},
     /* binary_mode, uid and gid are runsc 2022-12's binary_info */
     {"proc.is_exe_writable", FT_BOOL, FA_NONE, F_IS_EXE_WRITABLE, P, 0, FIELD_PROC_BINARY, FIELD_REPORTED},
     {"proc.tty", FT_UINT, FA_NONE, F_TTY, P, 0, FIELD_PROC_STDIO, FIELD_NEWER_RUNSC},

@@ -410,8 +410,9 @@ static int check_main(int argc, char **argv)
         rc = check_target(rs, &o, &target, &have_target);
     long newer = rc == RC_OK && have_target ? check_runsc(rs, &target, stderr) : 0;
     if (newer > 0)
-        printf("%ld rule%s need%s more than %s sends: %s load, and raise no alert for what is not sent\n", newer,
-               cli_plural((uint64_t)newer), newer == 1 ? "s" : "", target.label, newer == 1 ? "it" : "they");
+        printf("%ld rule%s need%s more than %s sends: %s, and raise%s no alert for what is not sent\n", newer,
+               cli_plural((uint64_t)newer), newer == 1 ? "s" : "", target.label, newer == 1 ? "it loads" : "they load",
+               newer == 1 ? "s" : "");
     long w = rc == RC_OK && pod_init ? check_pod_init(rs, pod_init, &have, have_target ? &target : NULL) : 0;
     if (newer < 0)
         w = -1;
