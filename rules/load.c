@@ -1118,7 +1118,7 @@ static const struct cnode *find_macro(void *ctx, const char *name, size_t len, s
 static struct filter_env env_of(struct loader *L)
 {
     return (struct filter_env){.ctx = L, .arena = &L->rs->arena, .macro = find_macro, .list = find_list,
-                               .slot = slot_for, .error = on_error};
+                               .slot = slot_for, .error = on_error, .owned = &L->rs->owned};
 }
 
 static void compile_lists(struct loader *L)
@@ -1635,6 +1635,7 @@ void rule_set_free(struct rule_set *rs)
 {
     if (!rs)
         return;
+    filter_owned_free(rs->owned);
     arena_free(&rs->arena);
     free(rs);
 }
