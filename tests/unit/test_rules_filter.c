@@ -351,6 +351,52 @@ static void test_hex_escapes(void **state)
     assert_non_null(strstr(out, "cannot contain a NUL byte"));
 }
 
+/* Exceptions' comps take a modifier, its value the list it ranges over
+ * (falco unit_tests/engine/test_rule_loader.cpp:1828-2263). */
+static void test_exception_modifiers(void **state)
+{
+    (void)state;
+    static const struct {
+        unsigned line;
+        const char *fields, *comps, *values;
+        bool excepted;   /* cat opening /etc/passwd is excepted */
+    } cases[] = {
+        {1828, "[proc.name]", "[startswith oneof]", "[[ca, sudo, systemd]]", true},
+        {1828, "[proc.name]", "[startswith oneof]", "[[ca, c]]", false},           /* two match: not one */
+        {1851, "[proc.cmdline]", "[contains allof]", "[[ca, at]]", true},
+        {1851, "[proc.cmdline]", "[contains allof]", "[[cat, shadow]]", false},
+        {1875, "[fd.name]", "[endswith anyof]", "[[.sh, wd]]", true},
+        {1897, "[fd.name]", "[glob oneof]", "[[\"/etc/p*\", \"/tmp/*\"]]", true},
+        {1939, "[proc.name, fd.name]", "[startswith oneof, startswith]", "[[ca, sudo], /etc/]", true},
+        {2121, "[proc.name]", "[= oneof]", "[[nmap, cat, nikto]]", true},
+        {2145, "[proc.name]", "[regex oneof]", "[[\"c[a-z]t\", \"pentest-[0-9]{2,4}\"]]", true},
+        {2166, "[proc.name]", "[startswith oneof]", "[ca]", true},   /* a scalar: its one-item list */
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        char text[1024];
+        snprintf(text, sizeof(text), "- rule: r\n  desc: d\n  condition: evt.type = openat\n  output: o\n  priority: Notice\n"
+                 "  exceptions:\n    - name: ex\n      fields: %s\n      comps: %s\n      values:\n        - %s\n",
+                 cases[i].fields, cases[i].comps, cases[i].values);
+        struct rules_engine *e = engine_with(text);
+        size_t n = eval_count(e, openat_event("/etc/passwd"), &L);
+        rules_engine_free(e);
+        if (n != (cases[i].excepted ? 0u : 1u))
+            fail_msg("test_rule_loader.cpp:%u: %s %s %s: %zu alerts", cases[i].line, cases[i].fields, cases[i].comps,
+                     cases[i].values, n);
+    }
+    /* refused, as Falco refuses them: no base operator, a list operator or
+     * a numeric one with a modifier (test_rule_loader.cpp:1985, 2027, 2050, 2073) */
+    static const char *const bad[] = {"[frobulate oneof]", "[in oneof]", "[\">= oneof\"]", "[oneof]"};
+    for (size_t i = 0; i < 4; i++) {
+        char text[1024], out[2048];
+        snprintf(text, sizeof(text), "- rule: r\n  desc: d\n  condition: evt.type = openat\n  output: o\n  priority: Notice\n"
+                 "  exceptions:\n    - name: ex\n      fields: [proc.name]\n      comps: %s\n      values:\n        - [[bash]]\n",
+                 bad[i]);
+        rules_errors(text, out, sizeof(out));
+        assert_non_null(strstr(out, "unknown comparison operator in 'comps'"));
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -362,7 +408,7 @@ int main(void)
         cmocka_unit_test(test_numbers_and_types),    cmocka_unit_test(test_byte_operators_refused_on_strings),
         cmocka_unit_test(test_regex_bounds),         cmocka_unit_test(test_regex_utf8),
         cmocka_unit_test(test_transformed_dir),      cmocka_unit_test(test_linear_cost_bounded),
-        cmocka_unit_test(test_hex_escapes),
+        cmocka_unit_test(test_hex_escapes),          cmocka_unit_test(test_exception_modifiers),
     };
     return cmocka_run_group_tests(tests, rules_group_setup, rules_group_teardown);
 }
