@@ -581,16 +581,28 @@ static void cwarn(struct compiler *C, size_t pos, const char *fmt, ...)
     C->env->warn(C->env->ctx, pos, msg);
 }
 
+/* libsinsp's byte buffers (PT_BYTEBUF: evt.buffer alone), by name, whatever
+ * type the field table gives them: they take bcontains and bstartswith, a
+ * NUL byte, and no string operator that reads text. */
+#define FT_BYTES_ ((enum ftype)0x7f)
+
+static enum ftype field_type(const struct fieldref *f, const char *name, size_t len)
+{
+    if (len == 10 && memcmp(name, "evt.buffer", 10) == 0)
+        return FT_BYTES_;
+    return fields_type(f);
+}
+
 static const char *type_word(enum ftype t)
 {
+    if (t == FT_BYTES_)
+        return "byte";
     switch (t) {
     case FT_INT:
     case FT_UINT: return "numeric";
     case FT_BOOL: return "boolean";
     case FT_IP: return "IP address";
-    case FT_STR:
-    case FT_DYN: return "string";
-    default: return "byte";
+    default: return "string";
     }
 }
 
@@ -605,9 +617,10 @@ static bool op_allowed(enum ftype t, bool is_list, enum filter_op op, enum filte
         return true;
     if (is_list)
         return op == OP_IN || op == OP_INTERSECTS;
+    if (t == FT_BYTES_)
+        return op == OP_EQ || op == OP_NE || op == OP_CONTAINS || op == OP_IN || op == OP_STARTSWITH ||
+               op == OP_ENDSWITH || op == OP_INTERSECTS || op == OP_BCONTAINS || op == OP_BSTARTSWITH;
     switch (t) {
-    case FT_STR:
-    case FT_DYN: return op != OP_BCONTAINS && op != OP_BSTARTSWITH;
     case FT_INT:
     case FT_UINT:
         return op == OP_EQ || op == OP_NE || op == OP_LT || op == OP_LE || op == OP_GT || op == OP_GE || op == OP_IN ||
@@ -617,9 +630,8 @@ static bool op_allowed(enum ftype t, bool is_list, enum filter_op op, enum filte
         if (mod != MOD_NONE)
             return op == OP_EQ || op == OP_NE;
         return op == OP_EQ || op == OP_NE || op == OP_IN || op == OP_INTERSECTS;
-    default:   /* bytes */
-        return op == OP_EQ || op == OP_NE || op == OP_CONTAINS || op == OP_IN || op == OP_STARTSWITH ||
-               op == OP_ENDSWITH || op == OP_INTERSECTS || op == OP_BCONTAINS || op == OP_BSTARTSWITH;
+    default:   /* strings, evt.arg, and a type this table does not know yet */
+        return op != OP_BCONTAINS && op != OP_BSTARTSWITH;
     }
 }
 
@@ -707,7 +719,7 @@ static struct fexpr *expr_field(struct compiler *C, const struct ast *a)
              "with a field (use %.*s[N])", (int)a->len, a->text, (int)a->len, a->text);
         return NULL;
     }
-    e->type = (uint8_t)fields_type(&e->field);
+    e->type = (uint8_t)field_type(&e->field, a->text, a->len);
     e->field.slot = C->env->slot(C->env->ctx, &e->field);
     return e;
 }
@@ -795,7 +807,7 @@ static struct fexpr *expr_transform(struct compiler *C, const struct ast *a, uns
     case FX_TOUPPER:
     case FX_BASENAME:
     case FX_B64:
-        if (!stringy(x->type) && !(kind == FX_B64 && x->type > FT_DYN)) {
+        if (!stringy(x->type) && !(kind == FX_B64 && x->type == FT_BYTES_)) {
             cerr(C, a->pos, "transformer '%.*s' does not apply to %s%s '%s' (it takes strings)", (int)a->len, a->text,
                  type_word(x->type), x->is_list ? " list" : " field", name);
             return NULL;
@@ -804,7 +816,7 @@ static struct fexpr *expr_transform(struct compiler *C, const struct ast *a, uns
         e->is_list = x->is_list;
         return e;
     case FX_LEN:
-        if (!x->is_list && !stringy(x->type) && x->type <= FT_DYN) {
+        if (!x->is_list && !stringy(x->type) && x->type != FT_BYTES_) {
             cerr(C, a->pos, "transformer 'len' does not apply to %s field '%s' (it takes strings and lists)",
                  type_word(x->type), name);
             return NULL;
@@ -1074,7 +1086,7 @@ static int compile_values(struct compiler *C, struct check *c, const struct valu
         struct operand *o = &c->vals[i];
         const char *s = vals->text[i];
         size_t len = vals->lens[i];
-        if (t <= FT_DYN && memchr(s, '\0', len)) {
+        if (t != FT_BYTES_ && memchr(s, '\0', len)) {
             cerr(C, vals->pos[i], "a value cannot contain a NUL byte (\\x00) for '%s'", lname);
             return -1;
         }
@@ -1083,7 +1095,7 @@ static int compile_values(struct compiler *C, struct check *c, const struct valu
             cerr(C, vals->pos[i], "%s", err);
             return -1;
         }
-        bool ok = stringy(t) || t > FT_DYN || ((t == FT_INT || t == FT_UINT) && o->has_num) ||
+        bool ok = stringy(t) || t == FT_BYTES_ || ((t == FT_INT || t == FT_UINT) && o->has_num) ||
                   (t == FT_BOOL && (o->has_bool || (o->has_num && !o->num.neg && o->num.mag <= 1))) ||
                   (t == FT_IP && o->has_ip);
         if (!ok) {
@@ -1212,7 +1224,7 @@ static struct cnode *compile_check(struct compiler *C, const struct ast *left, e
     if (left->kind == AST_FIELD) {
         if (resolve_field(C, left, &c->field) != 0)
             return NULL;
-        c->type = (uint8_t)fields_type(&c->field);
+        c->type = (uint8_t)field_type(&c->field, left->text, left->len);
         evt_type = c->field.id == F_EVT_TYPE;
     } else {
         c->lhs = compile_expr(C, left, 0, 0);
