@@ -52,10 +52,13 @@ struct ast_error {
     char msg[240];
 };
 
-/* Recursion depth past which libsinsp's parser refuses a condition
- * (parser::set_max_depth's default): counted the way it counts, so the
- * same conditions are refused (about 18 levels of parentheses). */
-#define AST_MAX_DEPTH 100
+/* Recursion depth past which the parser refuses a condition, counted the
+ * way libsinsp's parser counts it (depth_guard in parser.cpp: about five
+ * per parenthesis) at the depth Falco sets for rule conditions
+ * (falco userspace/engine/rule_loader_compiler.cpp:285,
+ * set_max_depth(1000); libsinsp's own default is 100): 198 parentheses
+ * around a comparison load, 199 do not. */
+#define AST_MAX_DEPTH 1000
 
 /* Parses text[0..len) into a tree in arena a; NULL with *err on a syntax
  * error or when a fills up. */

@@ -7,7 +7,8 @@
  * need a blank after them but `in`, `exists` and the symbols do not;
  * `not` needs a blank or '('; a quoted string ends at the first quote not
  * preceded by a backslash; bare strings stop at ( ) " ' = , and spaces;
- * recursion depth is counted where libs counts it (AST_MAX_DEPTH).
+ * recursion depth is counted where libs counts it, to Falco's limit
+ * (AST_MAX_DEPTH).
  */
 #include "filter_ast.h"
 
@@ -47,7 +48,7 @@ static void fail_at(struct parser *p, size_t pos, const char *fmt, ...)
 static bool enter(struct parser *p)
 {
     if (++p->depth >= AST_MAX_DEPTH) {
-        fail_at(p, p->pos, "nested too deeply (past libsinsp's parser depth of %d: about 18 levels of "
+        fail_at(p, p->pos, "nested too deeply (past Falco's parser depth of %d: about 198 levels of "
                 "parentheses or transformers)", AST_MAX_DEPTH);
         return false;
     }

@@ -80,8 +80,10 @@ static void test_parser_cases(void **state)
     assert_int_equal(wrong, 0);
 }
 
-/* filter_parser.ut.cpp:99: recursion is bounded (libs' depth 100); a
- * deeply nested input is an error, not a crash. */
+/* filter_parser.ut.cpp:99: recursion is bounded; a deeply nested input is
+ * an error, not a crash. The bound is Falco's (rule_loader_compiler.cpp:285
+ * sets libsinsp's parser depth to 1000; libs' test checks its default,
+ * 100), counted as libsinsp counts it. */
 static void test_parser_depth(void **state)
 {
     (void)state;
@@ -93,21 +95,21 @@ static void test_parser_depth(void **state)
     assert_false(parses(deep, err, sizeof(err)));
     assert_non_null(strstr(err, "nested too deeply"));
     free(deep);
-    /* libs counts 5 levels of recursion per parenthesis around a macro
-     * name, 6 around a comparison (parse_or, parse_and, parse_not,
-     * parse_check, parse_embedded_remainder, ...): 19 and 18 pass. */
-    char text[256];
-    for (int k = 18; k <= 20; k++) {
+    /* libsinsp counts 5 levels of recursion per parenthesis (parse_or,
+     * parse_and, parse_not, parse_check, parse_embedded_remainder), then 4
+     * for a macro name, 7 for a comparison: at 1000, 199 and 198 pass. */
+    char text[512];
+    for (int k = 197; k <= 200; k++) {
         memset(text, '(', (size_t)k);
         strcpy(text + k, "a");
         memset(text + k + 1, ')', (size_t)k);
         text[2 * k + 1] = '\0';
-        assert_int_equal(parses(text, err, sizeof(err)), k <= 19);
+        assert_int_equal(parses(text, err, sizeof(err)), k <= 199);
         memset(text, '(', (size_t)k);
         strcpy(text + k, "a.b = 1");
         memset(text + k + 7, ')', (size_t)k);
         text[2 * k + 7] = '\0';
-        assert_int_equal(parses(text, err, sizeof(err)), k <= 18);
+        assert_int_equal(parses(text, err, sizeof(err)), k <= 198);
     }
 }
 

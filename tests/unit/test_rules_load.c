@@ -299,10 +299,10 @@ static void test_macro_errors(void **state)
         n += (size_t)snprintf(text + n, sizeof(text) - n, "- macro: m%d\n  condition: m%d\n", i, i - 1);
     expect_error(text, "t.yaml:132:14: error: macros nested deeper than 64");
     /* parentheses too */
-    char cond[512] = "evt.type = open and ";
-    for (int i = 0; i < 70; i++)
+    char cond[1024] = "evt.type = open and ";
+    for (int i = 0; i < 210; i++)
         strcat(cond, "(");
-    char rule[1024];
+    char rule[2048];
     snprintf(rule, sizeof(rule), RULE("r", "%s"), cond);
     expect_error(rule, "error: nested too deeply");
 }
