@@ -49,6 +49,7 @@ struct rule_set {
     uint32_t nslots;              /* distinct fields read: the engine's value cache */
     struct rule_index exits;      /* exit points and every non-syscall point */
     struct rule_index enters;     /* syscall enter points */
+    struct filter_owned *owned;   /* what conditions hold outside the arena (compiled regexes) */
 };
 
 /* What the process table must keep for the enabled rules (PROC_KEEP_*,

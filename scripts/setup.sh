@@ -12,6 +12,7 @@ packages=(
     libssl-dev                             # hashing (tamper-evidence chain)
     libpq-dev                              # seccheckd forward: the central PostgreSQL client
     libyaml-dev                            # rules files (Falco's YAML format)
+    libre2-dev                             # the rules' regex operator (RE2, as libsinsp)
     libcurl4-openssl-dev                   # alerts to falcosidekick / webhooks (--alerts-url)
     postgresql                             # a real server (15) for the forward tests and bench
     libcmocka-dev                          # unit tests

@@ -115,7 +115,7 @@ static const char fuzz_rules_yaml[] =
     "  condition: evt.dir in (<, >) and (fd.name glob '/etc/*' or proc.aname in (shells) or\n"
     "    proc.cmdline icontains XY or fd.sip = 10.0.0.0/8 or fd.name pmatch (/tmp, /v*r) or\n"
     "    evt.arg.pathname endswith .so or proc.pname intersects (shells) or fd.num >= 3 or\n"
-    "    evt.arg.argv contains '-c' or not proc.name exists or evt.arg.address bstartswith 0200)\n"
+    "    evt.arg.argv contains '-c' or not proc.name exists or evt.arg.address startswith '0200' or evt.buffer bstartswith 0200)\n"
     "  output: \"%proc.aname[1] %fd.name\"\n"
     "  priority: info\n"
     "- rule: Falco fields\n"
@@ -133,6 +133,7 @@ static const char fuzz_rules_yaml[] =
 static void rules_init(void)
 {
     struct rules_diag diag = {0};
+    rules_set_absent_mode(RULES_ABSENT_RUN);   /* rules reading evt.buffer, thread.cap_* still evaluate */
     struct rule_set *rs = rule_set_load_buffer("fuzz.yaml", fuzz_rules_yaml, sizeof(fuzz_rules_yaml) - 1, &diag);
     if (!rs)
         rules_diag_print(&diag, stderr);
