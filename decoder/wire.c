@@ -52,10 +52,10 @@ int wire_handshake_parse(const uint8_t *pkt, size_t len, uint32_t *version)
     _Alignas(16) unsigned char space[1024] = {0};
     ProtobufCAllocator alloc = {.alloc = stack_alloc, .free = stack_free, .allocator_data = space};
     Gvisor__Common__Handshake *hs = gvisor__common__handshake__unpack(&alloc, len, pkt);
-    if (!hs || hs->version < 1)
+    if (!hs)
         return -1;
     *version = hs->version;
-    return 0;
+    return hs->version < 1 ? -1 : 0;
 }
 
 size_t wire_handshake_encode(uint32_t version, uint8_t out[8])

@@ -631,7 +631,7 @@ int main(int argc, char **argv)
     log_socket_buffer_hint();
     notify_send("READY=1");
     uv_run(loop, UV_RUN_DEFAULT);
-    server_print_summary(&srv, stderr);
+    server_print_summary(&srv, stderr, o.log_level >= LOG_DEBUG);
     int handoff_fd = srv.handoff_fd, fallback_fd = srv.fallback_fd;
     bool same_image = srv.checked.runs_current_image;
     server_free(&srv);
