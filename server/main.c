@@ -1,8 +1,10 @@
 /* main.c - the seccheckd command line. */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "alerts.h"
@@ -237,20 +239,90 @@ static void offer_alerts(const struct alert_list *alerts, void *delivery)
     deliver_offer(delivery, alerts);
 }
 
+/* True when a sink of the --sink list writes its events to standard output. */
+static bool sink_on_stdout(const struct options *o)
+{
+    char names[256];
+    snprintf(names, sizeof(names), "%s", o->sink);
+    char *save = NULL;
+    for (char *name = strtok_r(names, ",", &save); name; name = strtok_r(NULL, ",", &save)) {
+        const char *target = sink_target(o, name);
+        if (target && strcmp(target, "stdout") == 0)
+            return true;
+    }
+    return false;
+}
+
+/* Standard output is the journal's stream: systemd sets JOURNAL_STREAM to
+ * its device and inode ("DEV:INODE"), which a redirection changes. */
+static bool stdout_is_journal(void)
+{
+    const char *v = getenv("JOURNAL_STREAM");
+    unsigned long long dev, ino;
+    char tail;
+    struct stat st;
+    return v && sscanf(v, "%llu:%llu%c", &dev, &ino, &tail) == 2 && fstat(STDOUT_FILENO, &st) == 0 &&
+           (unsigned long long)st.st_dev == dev && (unsigned long long)st.st_ino == ino;
+}
+
+/* --color auto: a terminal that is not "dumb", and no NO_COLOR (no-color.org). */
+static bool want_color(enum options_color c)
+{
+    if (c != OPTIONS_COLOR_AUTO)
+        return c == OPTIONS_COLOR_ALWAYS;
+    const char *no_color = getenv("NO_COLOR"), *term = getenv("TERM");
+    return isatty(STDOUT_FILENO) && !(no_color && no_color[0]) && !(term && strcmp(term, "dumb") == 0);
+}
+
+/* Standard output was closed when the daemon started (now /dev/null). */
+static bool stdout_was_closed;
+
+/* Where the alert lines go: --alerts-out PATH or - (Falco's JSON), none,
+ * or by default Falco's text line on standard output (as Falco does), the
+ * journal's "<N>" prefix when that is the journal. *path NULL: nowhere;
+ * why says where, for the start-up log. */
+static void choose_alert_output(const struct options *o, const char **path, struct alert_line_style *style,
+                                const char **why)
+{
+    *style = (struct alert_line_style){.format = ALERT_LINE_JSON};
+    *path = o->alerts_out && strcmp(o->alerts_out, "none") != 0 ? o->alerts_out : NULL;
+    *why = NULL;
+    if (o->alerts_out || !o->rules)
+        return;
+    if (stdout_was_closed || sink_on_stdout(o)) {
+        *why = stdout_was_closed ? "not on standard output, which was closed (--alerts-out PATH writes them to a file)"
+                                 : "not on standard output, where a sink writes its events (--alerts-out PATH "
+                                   "writes them to a file)";
+        return;
+    }
+    *path = "-";
+    if (stdout_is_journal()) {
+        style->format = ALERT_LINE_JOURNAL;
+        *why = "Falco's text line on standard output, the journal, at the alert's priority (--alerts-out none: off)";
+    } else {
+        style->format = ALERT_LINE_TEXT;
+        style->color = want_color(o->color);
+        *why = "Falco's text line on standard output (--alerts-out none: off; -: Falco's JSON)";
+    }
+}
+
 /* The rules in front of the sink: on the writer thread, alerts stored with
  * their events (and, without a database, offered to delivery). Takes
  * ownership of sink and rs; NULL after printing why. */
 static struct sink *add_rules(const struct options *o, struct sink *sink, struct rule_set *rs, const char *hostname,
-                              struct deliver *delivery)
+                              struct deliver *delivery, bool probe)
 {
+    const char *why;
     struct sink_rules_options ro = {
-        .alerts_path = o->alerts_out,
         .alerts_max_bytes = o->alerts_max_bytes,
         .alerts_keep = (unsigned)o->alerts_keep,
         .history_db = strstr(o->sink, "sqlite") ? o->db_path : NULL,
         .on_alerts = delivery ? offer_alerts : NULL,
         .on_alerts_data = delivery,
     };
+    choose_alert_output(o, &ro.alerts_path, &ro.alerts_style, &why);
+    if (why && !probe)
+        log_info("alerts: %s", why);
     rules_engine_config_defaults(&ro.engine);
     ro.engine.hostname = hostname;
     ro.engine.max_processes = (size_t)o->max_processes;
@@ -399,7 +471,7 @@ static int check_option_values(const struct options *o)
         fprintf(stderr, "seccheckd: %s\n", err);   /* names the option */
         return -1;
     }
-    if ((o->alerts_out || o->alerts_url) && !o->rules) {
+    if (((o->alerts_out && strcmp(o->alerts_out, "none") != 0) || o->alerts_url) && !o->rules) {
         fprintf(stderr, "seccheckd: --%s needs --rules (the alerts come from rules)\n",
                 o->alerts_out ? "alerts-out" : "alerts-url");
         return -1;
@@ -443,7 +515,7 @@ static int check_main(int argc, char **argv)
     char hostname[256];
     host_name(hostname, sizeof(hostname));
     if (sink && rules)
-        sink = add_rules(&o, sink, rules, hostname, NULL);   /* --alerts-out opens as at a start */
+        sink = add_rules(&o, sink, rules, hostname, NULL, true);   /* --alerts-out opens as at a start */
     else
         rule_set_free(rules);
     if (sink) {
@@ -504,8 +576,22 @@ static int start_failed(struct handoff *inherited, int rc, const char *why)
     return rc;
 }
 
+/* A standard descriptor closed at start would be the number the next open
+ * returns: the database could become "standard output". Each closed one is
+ * /dev/null from here on. */
+static void keep_standard_fds_open(void)
+{
+    for (int fd = 0; fd <= 2; fd++)   /* in order: open takes the lowest free number, fd */
+        if (fcntl(fd, F_GETFD) < 0) {
+            stdout_was_closed |= fd == STDOUT_FILENO;
+            if (open("/dev/null", O_RDWR) < 0)
+                return;
+        }
+}
+
 int main(int argc, char **argv)
 {
+    keep_standard_fds_open();
     if (argc > 1 && argv[1][0] != '-') {
         bool handled;
         int rc = run_subcommand(argc, argv, &handled);
@@ -595,7 +681,7 @@ int main(int argc, char **argv)
     }
     if (sink && rules) {
         srv.rules_loaded = rules_enabled(rules);
-        sink = add_rules(&o, sink, rules, hostname, delivery);
+        sink = add_rules(&o, sink, rules, hostname, delivery, false);
     } else {
         rule_set_free(rules);
     }
