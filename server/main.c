@@ -22,6 +22,7 @@
 #include "options.h"
 #include "rules.h"
 #include "rules_cli.h"
+#include "rules_diff.h"
 #include "self_binary.h"
 #include "server.h"
 #include "sink.h"
@@ -335,25 +336,48 @@ static struct sink *add_rules(const struct options *o, struct sink *sink, struct
     return s;
 }
 
-/* SIGHUP: the rules files again. A set with an error keeps the running one. */
-static void reload_rules(struct server *srv, struct sink *sink, const struct options *fresh, bool running)
+/* SIGHUP: the rules files again. A set with an error keeps the running
+ * one; a new one is described against the running one (*digest, replaced).
+ * True when the rules changed. */
+static bool reload_rules(struct server *srv, struct sink *sink, const struct options *fresh, bool running,
+                         struct rules_digest **digest)
 {
     if (!fresh->rules) {
         if (running)
             log_warn("reload: --rules is gone from the settings; the running rules stay until a restart");
-        return;
+        return false;
     }
     if (!running) {
         log_warn("reload: rules are not applied until a restart (the daemon started without --rules)");
-        return;
+        return false;
     }
     struct rule_set *rs = load_rules(fresh);
     if (!rs) {
         log_error("reload: the rules files have errors; the running rules stay");
-        return;
+        return false;
     }
+    struct rules_digest *now = rules_digest_of(rs);
+    size_t changes = 1;
+    if (now && *digest) {
+        char what[1024];
+        changes = rules_digest_describe(*digest, now, what, sizeof(what));
+        log_info("reload: rules: %s", what);
+    }
+    rules_digest_free(*digest);
+    *digest = now;
     srv->rules_loaded = rules_enabled(rs);
     sink_set_rules(sink, rs);
+    return changes > 0;
+}
+
+/* "log-level, rules" holds name as one of its comma-separated names. */
+static bool names_setting(const char *list, const char *name)
+{
+    size_t n = strlen(name);
+    for (const char *p = list; (p = strstr(p, name)) != NULL; p += n)
+        if ((p == list || p[-1] == ' ') && (p[n] == '\0' || p[n] == ','))
+            return true;
+    return false;
 }
 
 /* --alerts-url and its companions, checked as a request would use them:
@@ -405,6 +429,7 @@ struct reload_context {
     struct options *running;
     struct sink *sink;
     struct deliver *delivery;
+    struct rules_digest *rules;   /* the running rules, to say what a reload changed */
 };
 
 static void swap_strings(char **a, char **b)
@@ -454,7 +479,9 @@ static void reload(struct server *srv, void *data)
     server_set_filter(srv, &filter);
     log_set_level(fresh.log_level);
     sink_set_retention(rc->sink, fresh.retain_s, fresh.max_db_bytes);
-    reload_rules(srv, rc->sink, &fresh, rc->running->rules != NULL);
+    bool rules_changed = reload_rules(srv, rc->sink, &fresh, rc->running->rules != NULL, &rc->rules);
+    if (rules_changed && !names_setting(live, "rules"))   /* the same files, new contents */
+        snprintf(live + strlen(live), sizeof(live) - strlen(live), "%srules", live[0] ? ", " : "");
     log_info("reload: applied %s", live[0] ? live : "no changes");
     if (later[0])
         log_warn("reload: not applied until a restart (SIGUSR2; systemctl kill -s USR2 seccheckd): %s", later);
@@ -681,6 +708,7 @@ int main(int argc, char **argv)
     }
     if (sink && rules) {
         srv.rules_loaded = rules_enabled(rules);
+        reload_ctx.rules = rules_digest_of(rules);   /* NULL (no memory): a reload cannot say what changed */
         sink = add_rules(&o, sink, rules, hostname, delivery, false);
     } else {
         rule_set_free(rules);
@@ -689,6 +717,7 @@ int main(int argc, char **argv)
         deliver_stop(delivery, 0);
         server_free(&srv);
         alert_outbox_destroy(&outbox);
+        rules_digest_free(reload_ctx.rules);
         options_free(&o);
         return start_failed(&inherited, 1, err);
     }
@@ -706,6 +735,7 @@ int main(int argc, char **argv)
         sink_close(sink);
         alert_outbox_destroy(&outbox);
         uv_loop_close(loop);
+        rules_digest_free(reload_ctx.rules);
         options_free(&o);
         return start_failed(&inherited, 1, err);
     }
@@ -727,6 +757,7 @@ int main(int argc, char **argv)
     sink_close(sink);
     alert_outbox_destroy(&outbox);
     uv_loop_close(loop);
+    rules_digest_free(reload_ctx.rules);
     options_free(&o);
     if (handoff_fd >= 0) {
         handoff_exec(same_image ? NULL : binary, argv, handoff_fd, fallback_fd);
