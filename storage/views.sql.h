@@ -8,13 +8,9 @@
  * Replaced whole at every start, so a database made by an older build
  * gets this build's views (a view is only its definition: no row moves).
  * forward/central_views.sql.h has each for PostgreSQL.
- *
- * Times are text in the one format of every seccheckd command: UTC, ISO
- * 8601 with milliseconds and Z, "2026-12-01T15:13:10.123Z" (strbuf_put_utc:
- * the second floored, the milliseconds cut, not rounded). */
-#define UTC_MS(ns)                                                                                                   \
-    "strftime('%Y-%m-%dT%H:%M:%S', (" ns " - ((" ns " % 1000000000) + 1000000000) % 1000000000) / 1000000000, "     \
-    "'unixepoch') || printf('.%03dZ', ((" ns " % 1000000000) + 1000000000) % 1000000000 / 1000000)"
+ * Times are UTC_MS text (sql_time.h), as every seccheckd command writes them. */
+#include "sql_time.h"
+
 static const char views_sql[] =
     "DROP VIEW IF EXISTS events_full; DROP VIEW IF EXISTS execs; DROP VIEW IF EXISTS processes_per_container;\n"
     "DROP VIEW IF EXISTS files_opened; DROP VIEW IF EXISTS failed_syscalls; DROP VIEW IF EXISTS sandbox_drops;\n"

@@ -104,6 +104,9 @@ static void test_text_line_by_default(void **state)
     char want[256];
     snprintf(want, sizeof(want), "%.18s: Warning container runsc-924761 started (\"quoted\")", p - 18);
     assert_int_equal(dbq(d, "SELECT count(*) FROM alerts WHERE output = '%s'", want), 1);
+    /* alerts_full's time in the views' format, the line's time of day. */
+    assert_int_equal(dbq(d, "SELECT count(*) FROM alerts_full WHERE time GLOB "
+                            "'[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]T%.12sZ'", p - 18), 1);
     free(log);
 }
 
