@@ -45,7 +45,7 @@ static void *stack_alloc(void *data, size_t size)
 }
 static void stack_free(void *data, void *ptr) { (void)data; (void)ptr; }
 
-int wire_handshake_parse(const uint8_t *pkt, size_t len, uint32_t *version)
+int wire_handshake_version(const uint8_t *pkt, size_t len, uint32_t *version)
 {
     if (len == 0 || len > WIRE_HANDSHAKE_MAX)
         return -1;
@@ -55,7 +55,16 @@ int wire_handshake_parse(const uint8_t *pkt, size_t len, uint32_t *version)
     if (!hs)
         return -1;
     *version = hs->version;
-    return hs->version < 1 ? -1 : 0;
+    return 0;
+}
+
+int wire_handshake_parse(const uint8_t *pkt, size_t len, uint32_t *version)
+{
+    uint32_t v;
+    if (wire_handshake_version(pkt, len, &v) != 0 || v < 1)
+        return -1;
+    *version = v;
+    return 0;
 }
 
 size_t wire_handshake_encode(uint32_t version, uint8_t out[8])

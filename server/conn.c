@@ -84,11 +84,11 @@ static void describe_packet(const uint8_t *pkt, size_t len, bool truncated, char
 static void refuse_handshake(struct conn *c, const uint8_t *pkt, size_t len, bool truncated)
 {
     char got[200], bytes[140];
-    uint32_t version = UINT32_MAX;
+    uint32_t version;
     describe_packet(pkt, len, truncated, bytes, sizeof(bytes));
     if (len == 0 && !truncated)
         snprintf(got, sizeof(got), "an empty packet");
-    else if (!truncated && wire_handshake_parse(pkt, len, &version) != 0 && version != UINT32_MAX)
+    else if (!truncated && wire_handshake_version(pkt, len, &version) == 0)
         snprintf(got, sizeof(got), "a Handshake of version %u (%s)", version, bytes);
     else
         snprintf(got, sizeof(got), "%s", bytes);
