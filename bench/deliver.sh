@@ -105,7 +105,7 @@ start_daemon() {   # start_daemon DB LOG RULES ARGS...: sets DPID, DSOCK, MSOCK
     shift 3
     DSOCK=$BENCH_TMP/d.sock MSOCK=$BENCH_TMP/m.sock
     rm -f "$DSOCK" "$MSOCK"
-    "$BIN_DIR/seccheckd" --socket "$DSOCK" --db "$db" --rules "$rules_file" --alerts-rate 0 \
+    "$BIN_DIR/seccheckd" --socket "$DSOCK" --db "$db" --rules "$rules_file" --alerts-rate 0 --alerts-out none \
         --metrics-listen "unix:$MSOCK" "$@" </dev/null >"$log" 2>&1 &
     DPID=$!
     BENCH_PIDS+=("$DPID")

@@ -45,16 +45,25 @@ static void *stack_alloc(void *data, size_t size)
 }
 static void stack_free(void *data, void *ptr) { (void)data; (void)ptr; }
 
-int wire_handshake_parse(const uint8_t *pkt, size_t len, uint32_t *version)
+int wire_handshake_version(const uint8_t *pkt, size_t len, uint32_t *version)
 {
     if (len == 0 || len > WIRE_HANDSHAKE_MAX)
         return -1;
     _Alignas(16) unsigned char space[1024] = {0};
     ProtobufCAllocator alloc = {.alloc = stack_alloc, .free = stack_free, .allocator_data = space};
     Gvisor__Common__Handshake *hs = gvisor__common__handshake__unpack(&alloc, len, pkt);
-    if (!hs || hs->version < 1)
+    if (!hs)
         return -1;
     *version = hs->version;
+    return 0;
+}
+
+int wire_handshake_parse(const uint8_t *pkt, size_t len, uint32_t *version)
+{
+    uint32_t v;
+    if (wire_handshake_version(pkt, len, &v) != 0 || v < 1)
+        return -1;
+    *version = v;
     return 0;
 }
 

@@ -32,6 +32,10 @@ void wire_header_write(uint8_t out[WIRE_HEADER_MIN], uint16_t message_type, uint
  * well-formed Handshake with version >= 1, -1 otherwise. */
 int wire_handshake_parse(const uint8_t *pkt, size_t len, uint32_t *version);
 
+/* The version of a well-formed Handshake message of any version (0: none
+ * given), for saying what a refused client sent; -1 when it is not one. */
+int wire_handshake_version(const uint8_t *pkt, size_t len, uint32_t *version);
+
 /* Encodes Handshake{version}; returns its length (at most 6 bytes). */
 size_t wire_handshake_encode(uint32_t version, uint8_t out[8]);
 

@@ -563,7 +563,7 @@ static int64_t ship_alerts(PGconn *pg, struct local *l, int64_t lo, int64_t hi, 
 }
 
 int central_ship(PGconn *pg, struct local *l, const char *host_id, const struct local_batch *b, int n,
-                 int64_t *events, char *err, size_t errlen)
+                 int64_t *events, int64_t *alerts, char *err, size_t errlen)
 {
     int64_t lo = INT64_MAX, hi = 0, want = 0;
     for (int i = 0; i < n; i++) {
@@ -573,7 +573,7 @@ int central_ship(PGconn *pg, struct local *l, const char *host_id, const struct 
             hi = b[i].last > hi ? b[i].last : hi;
         }
     }
-    *events = 0;
+    *events = *alerts = 0;
     int64_t got = 0, started = monotonic_ns(), waited = 0;
     /* The connections the events name, seen while they are copied: a
      * second pass over the events for them cost as much as ~10% of the
@@ -629,6 +629,7 @@ int central_ship(PGconn *pg, struct local *l, const char *host_id, const struct 
         return result_error(res, pg, "moving the host's position", err, errlen);
     PQclear(res);
     *events = got;
+    *alerts = nalerts;
     /* Where a slow forwarder's time goes: rendering, or the server. */
     log_debug("forward: %" PRId64 " events copied in %.1f ms (%.1f ms of it waiting for the server), the rest of "
               "the transaction %.1f ms before the commit", got, (double)(copied - started) / 1e6,

@@ -72,11 +72,11 @@ int central_record_refusal(PGconn *pg, const char *host_id, int64_t batch_id, co
                            size_t errlen);
 
 /* Ships b[0..n) (consecutive, chained, read in l's current snapshot) into
- * the open transaction and moves the hosts row to the last one. *events:
- * rows shipped. 0; -1 central error; -2 local error (rows missing or a
- * read failure); err says which. */
+ * the open transaction and moves the hosts row to the last one. *events,
+ * *alerts: rows shipped. 0; -1 central error; -2 local error (rows missing
+ * or a read failure); err says which. */
 int central_ship(PGconn *pg, struct local *l, const char *host_id, const struct local_batch *b, int n,
-                 int64_t *events, char *err, size_t errlen);
+                 int64_t *events, int64_t *alerts, char *err, size_t errlen);
 
 /* Runs and connections change after their last batch (a connection's
  * close, a run's stop, counters): re-sends the rows from runs_from and

@@ -56,9 +56,14 @@ struct forwarder {
     int64_t pending_runs_from, pending_conns_from, pending_version;
     int64_t version_before_snapshot;  /* read before it: a later commit shows as a change */
     /* counters */
-    uint64_t batches_total, events_total, transactions_total, gaps_total, gap_batches_total;
+    uint64_t batches_total, events_total, alerts_total, transactions_total, gaps_total, gap_batches_total;
     uint64_t errors[ERR_KINDS];
-    uint64_t interval_batches, interval_events;
+    uint64_t interval_batches, interval_events, interval_alerts;
+    /* Shipped since the forwarder last caught up (or started), and when
+     * that was (monotonic): the catch-up line says how much and how long. */
+    bool caught_up;
+    uint64_t run_batches, run_events, run_alerts;
+    int64_t run_started_ns;
     struct local_lag lag;
     double lag_seconds;
     bool central_up;
@@ -84,7 +89,8 @@ static void usage(FILE *out)
             "  --poll-ms N            when caught up, look for new batches this often [200]\n"
             "  --retry-min-ms N       first wait after a failure, doubling [500]\n"
             "  --retry-max-ms N       longest wait between retries [30000]\n"
-            "  --stats-interval S     log progress and lag this often, in seconds (0: never) [60]\n"
+            "  --stats-interval S     log progress (events and alerts shipped, how far behind) this often,\n"
+            "                         in seconds (0: never), and at each catch-up [60]\n"
             "  --log-level LEVEL      error, warn, info or debug [info]\n"
             "  --help                 this text\n"
             "\n"
@@ -380,9 +386,9 @@ static int ship_once(struct forwarder *f, struct local_batch *batches, bool *mor
                  " (hash %s...)", got, head.last_batch_id, want);
         return refuse(f, batches[0].id, why, err, errlen);
     }
-    int64_t events;
+    int64_t events, alerts;
     *kind = ERR_CENTRAL;
-    rc = central_ship(f->pg, &f->local, f->o.host_id, batches, ok, &events, err, errlen);
+    rc = central_ship(f->pg, &f->local, f->o.host_id, batches, ok, &events, &alerts, err, errlen);
     if (rc == -2)
         *kind = ERR_LOCAL;
     int64_t commit_ns = monotonic_ns();
@@ -394,8 +400,14 @@ static int ship_once(struct forwarder *f, struct local_batch *batches, bool *mor
     f->shipped = batches[ok - 1].id;
     f->batches_total += (uint64_t)ok;
     f->events_total += (uint64_t)events;
+    f->alerts_total += (uint64_t)alerts;
     f->interval_batches += (uint64_t)ok;
     f->interval_events += (uint64_t)events;
+    f->interval_alerts += (uint64_t)alerts;
+    f->run_batches += (uint64_t)ok;
+    f->run_events += (uint64_t)events;
+    f->run_alerts += (uint64_t)alerts;
+    f->caught_up = false;
     f->transactions_total++;
     *more = ok == n && (n == MAX_BATCHES_PER_TXN || events >= (int64_t)f->o.txn_events);
     log_debug("forward: shipped batches %" PRId64 "..%" PRId64 " (%" PRId64 " events); commit %.1f ms",
@@ -442,6 +454,25 @@ static void after_step(struct forwarder *f)
         f->lag_seconds = f->lag.batches ? (double)(realtime_ns() - f->lag.oldest_committed_ns) / 1e9 : 0;
 }
 
+/* Nothing left to ship: the first time since shipping (or since the
+ * start), one line says how far the central copy is and what it took. */
+static void note_caught_up(struct forwarder *f)
+{
+    if (f->caught_up)
+        return;
+    f->caught_up = true;
+    int64_t now = monotonic_ns();
+    if (f->run_batches)
+        log_info("forward: host %s: caught up at batch %" PRId64 ": shipped %" PRIu64 " batches, %" PRIu64
+                 " events, %" PRIu64 " alerts in %.1f s; behind the daemon by 0",
+                 f->o.host_id, f->shipped, f->run_batches, f->run_events, f->run_alerts,
+                 (double)(now - f->run_started_ns) / 1e9);
+    else
+        log_info("forward: host %s: caught up at batch %" PRId64 ": nothing to ship", f->o.host_id, f->shipped);
+    f->run_batches = f->run_events = f->run_alerts = 0;
+    f->run_started_ns = now;
+}
+
 /* Returns the wait before the next step, in ms; UINT64_MAX: stop, an
  * error that retrying cannot heal (logged). */
 static uint64_t step(struct forwarder *f, struct local_batch *batches)
@@ -470,6 +501,8 @@ static uint64_t step(struct forwarder *f, struct local_batch *batches)
     }
     f->backoff_ms = 0;
     after_step(f);
+    if (rc == 1 && f->lag.batches == 0)
+        note_caught_up(f);
     return more ? 0 : f->o.poll_ms;
 }
 
@@ -500,16 +533,22 @@ static void on_step(uv_timer_t *t)
     uv_timer_start(&f->step_timer, on_step, wait, 0);
 }
 
+/* Every --stats-interval (a minute), idle or not: the forwarder is alive
+ * and how far behind it is. */
 static void on_stats(uv_timer_t *t)
 {
     struct forwarder *f = t->data;
-    if (!f->interval_batches && !f->lag.batches)
-        return;
-    log_info("forward: host %s: shipped %" PRIu64 " batches, %" PRIu64 " events in the last %" PRIu64
-             " s (%" PRIu64 " events in all); behind the daemon by %" PRId64 " batches, %" PRId64 " events, %.1f s",
-             f->o.host_id, f->interval_batches, f->interval_events, f->o.stats_s, f->events_total, f->lag.batches,
-             f->lag.events, f->lag_seconds);
-    f->interval_batches = f->interval_events = 0;
+    char behind[160];
+    if (f->lag.batches)
+        snprintf(behind, sizeof(behind), "behind the daemon by %" PRId64 " batches, %" PRId64 " events, %.1f s",
+                 f->lag.batches, f->lag.events, f->lag_seconds);
+    else
+        snprintf(behind, sizeof(behind), "behind the daemon by 0 (caught up at batch %" PRId64 ")", f->shipped);
+    log_info("forward: host %s: shipped %" PRIu64 " batches, %" PRIu64 " events, %" PRIu64 " alerts in the last %"
+             PRIu64 " s (%" PRIu64 " events, %" PRIu64 " alerts in all)%s; %s",
+             f->o.host_id, f->interval_batches, f->interval_events, f->interval_alerts, f->o.stats_s, f->events_total,
+             f->alerts_total, f->central_up ? "" : " (the central server is unreachable)", behind);
+    f->interval_batches = f->interval_events = f->interval_alerts = 0;
 }
 
 static void on_signal(uv_signal_t *s, int signum)
@@ -527,6 +566,8 @@ static void render(struct strbuf *o, void *data)
                      "\nseccheckd_forward_" name " " fmt "\n", value)
     METRIC("batches_total", "counter", "Batches committed to the central server.", "%" PRIu64, f->batches_total);
     METRIC("events_total", "counter", "Events committed to the central server.", "%" PRIu64, f->events_total);
+    METRIC("alerts_total", "counter", "Alerts committed to the central server (with their events).", "%" PRIu64,
+           f->alerts_total);
     METRIC("transactions_total", "counter", "Central transactions committed.", "%" PRIu64, f->transactions_total);
     METRIC("gaps_total", "counter", "Gaps recorded: batches deleted locally before they were shipped.", "%" PRIu64,
            f->gaps_total);
@@ -585,6 +626,7 @@ int forward_main(int argc, char **argv)
     f.step_timer.data = f.stats_timer.data = f.sigterm.data = f.sigint.data = &f;
     uv_signal_start(&f.sigterm, on_signal, SIGTERM);
     uv_signal_start(&f.sigint, on_signal, SIGINT);
+    f.run_started_ns = monotonic_ns();
     uv_timer_start(&f.step_timer, on_step, 0, 0);
     if (f.o.stats_s)
         uv_timer_start(&f.stats_timer, on_stats, f.o.stats_s * 1000, f.o.stats_s * 1000);

@@ -309,11 +309,12 @@ static void render_sockaddr_call(struct strbuf *out, const ProtobufCMessage *m)
 }
 
 /* A file descriptor as strace -y shows it: 3</etc/passwd> (the path gVisor
- * gave it, when it did). */
+ * gave it, when it did: "[err: FD not found]" and the like say it had none,
+ * gvisor pkg/sentry/syscalls/linux/points.go). */
 static void fd_with_path(struct strbuf *out, int64_t fd, const char *path)
 {
     strbuf_printf(out, "%" PRId64, fd);
-    if (path[0]) {
+    if (path[0] && strncmp(path, "[err: ", 6) != 0) {
         strbuf_putc(out, '<');
         text(out, path);
         strbuf_putc(out, '>');

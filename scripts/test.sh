@@ -23,7 +23,8 @@ configure() {
     local dir=$1
     shift
     local out
-    out=$(cmake -S . -B "$dir" "$werror" "$@" 2>&1) || { echo "$out" >&2; return 1; }
+    # The tests on: scripts/setup.sh configures build/ without them.
+    out=$(cmake -S . -B "$dir" "$werror" -DSECCHECKD_TESTS=ON "$@" 2>&1) || { echo "$out" >&2; return 1; }
 }
 
 stage_normal() {

@@ -1,6 +1,7 @@
 #include "conn.h"
 
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,7 +40,7 @@ void conn_close(struct conn *c, const char *reason)
 static void on_handshake_timeout(uv_timer_t *t)
 {
     struct conn *c = t->data;
-    log_warn("connection %llu: no handshake within %u ms, closing", (unsigned long long)c->rec.id,
+    log_warn("connection %llu: no handshake within %u ms, closing", (unsigned long long)conn_id(c),
              c->env->handshake_timeout_ms);
     conn_close(c, "handshake_timeout");
 }
@@ -50,6 +51,51 @@ static void pause_unless_readable(struct conn *c)
 {
     if (c->env->may_read(c, c->env->data) == CONN_STOP)
         conn_pause(c);
+}
+
+/* After a read of 0 bytes: the peer closed (EOF again), or it sent an
+ * empty packet (nothing more to read yet). */
+static bool peer_closed(int fd)
+{
+    char b;
+    return recv(fd, &b, 1, MSG_PEEK | MSG_DONTWAIT) == 0;
+}
+
+/* What came instead of a handshake, for the log: its size and first bytes,
+ * in hex and as text ("12 bytes: 47 45 54 20 ... \"GET / HTTP/1.1\"..."). */
+static void describe_packet(const uint8_t *pkt, size_t len, bool truncated, char *out, size_t outlen)
+{
+    enum { SHOWN = 16 };
+    size_t shown = len < SHOWN ? len : SHOWN, at = 0;
+    at += (size_t)snprintf(out, outlen, "%s%zu bytes:", truncated ? "more than " : "", len);
+    for (size_t i = 0; i < shown && at < outlen; i++)
+        at += (size_t)snprintf(out + at, outlen - at, " %02x", pkt[i]);
+    if (at + 4 < outlen) {
+        at += (size_t)snprintf(out + at, outlen - at, " \"");
+        for (size_t i = 0; i < shown && at + 2 < outlen; i++)
+            out[at++] = pkt[i] >= 0x20 && pkt[i] < 0x7f && pkt[i] != '"' ? (char)pkt[i] : '.';
+        snprintf(out + at, outlen - at, "\"%s", shown < len || truncated ? "..." : "");
+    }
+}
+
+/* The first packet was not a gVisor handshake: say what was expected and
+ * what came (a hostile or confused peer; one line per connection, as its
+ * open and close). */
+static void refuse_handshake(struct conn *c, const uint8_t *pkt, size_t len, bool truncated)
+{
+    char got[200], bytes[140];
+    uint32_t version;
+    describe_packet(pkt, len, truncated, bytes, sizeof(bytes));
+    if (len == 0 && !truncated)
+        snprintf(got, sizeof(got), "an empty packet");
+    else if (!truncated && wire_handshake_version(pkt, len, &version) == 0)
+        snprintf(got, sizeof(got), "a Handshake of version %u (%s)", version, bytes);
+    else
+        snprintf(got, sizeof(got), "%s", bytes);
+    log_warn("connection %llu: not a gVisor seccheck client: expected a Handshake message of version %d or later "
+             "(runsc's remote sink), got %s; closing",
+             (unsigned long long)conn_id(c), WIRE_VERSION, got);
+    conn_close(c, "bad_handshake");
 }
 
 static void conn_handshake(struct conn *c)
@@ -65,13 +111,14 @@ static void conn_handshake(struct conn *c)
     bool truncated;
     const uint8_t *pkt = recv_ring_packet(ring, 0, &len, &truncated);
     uint32_t version;
-    if (len == 0 && !truncated) {
-        conn_close(c, "eof_in_handshake");
+    if (len == 0 && !truncated && peer_closed(c->fd)) {
+        /* Closed without a byte: someone checking that the socket is
+         * served (a second daemon refusing to start), not a sandbox. */
+        conn_close(c, CONN_CLOSE_PROBE);
         return;
     }
     if (truncated || wire_handshake_parse(pkt, len, &version) != 0) {
-        log_warn("connection %llu: bad handshake (%zu bytes), closing", (unsigned long long)c->rec.id, len);
-        conn_close(c, "bad_handshake");
+        refuse_handshake(c, pkt, len, truncated);
         return;
     }
     uint8_t answer[8];
@@ -81,11 +128,13 @@ static void conn_handshake(struct conn *c)
         return;
     }
     uv_timer_stop(&c->handshake_timer);
+    conn_id(c);
     c->rec.client_version = version;
     c->state = CONN_STREAMING;
     c->dirty = true;
     pause_unless_readable(c);
-    log_debug("connection %llu: handshake done, client version %u", (unsigned long long)c->rec.id, version);
+    if (c->env->on_handshake)
+        c->env->on_handshake(c, c->env->data);
 }
 
 /* A hostile sandbox can send bad packets flat out: the first rejection of a
@@ -159,7 +208,7 @@ enum conn_read_result conn_read(struct conn *c, unsigned budget)
                 reset_seen = true;   /* the peer left our data unread; what it queued follows */
                 continue;
             }
-            log_warn("connection %llu: recv: %s", (unsigned long long)c->rec.id, strerror(errno));
+            log_warn("connection %llu: recv: %s", (unsigned long long)conn_id(c), strerror(errno));
             conn_close(c, "recv_error");
             return CONN_READ_CLOSED;
         }
@@ -288,13 +337,19 @@ static void conn_watch(struct conn *c)
         pause_unless_readable(c);
 }
 
-struct conn *conn_new(const struct conn_env *env, int fd, uint64_t id)
+uint64_t conn_id(struct conn *c)
+{
+    if (c->rec.id == 0)
+        c->rec.id = c->env->take_id(c->env->data);
+    return c->rec.id;
+}
+
+struct conn *conn_new(const struct conn_env *env, int fd)
 {
     struct conn *c = conn_create(env, fd);
     if (!c)
         return NULL;
     c->state = CONN_HANDSHAKE;
-    c->rec.id = id;
     c->rec.connect_ns = realtime_ns();
     read_peer_credentials(c);
     conn_watch(c);

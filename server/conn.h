@@ -35,6 +35,11 @@ struct conn_env {
     unsigned handshake_timeout_ms;
     /* May c read on? Asked before each receive. */
     enum conn_go (*may_read)(struct conn *c, void *data);
+    /* The next connection id: taken once a connection is more than a
+     * probe (its handshake, or anything it sent, or its timeout). */
+    uint64_t (*take_id)(void *data);
+    /* The client's handshake was answered: it streams from now on. */
+    void (*on_handshake)(struct conn *c, void *data);
     /* The connection is closing: its record is final. */
     void (*on_close)(struct conn *c, void *data);
     /* A connection stopped reading because may_read said stop. */
@@ -44,6 +49,11 @@ struct conn_env {
 };
 
 enum conn_state { CONN_HANDSHAKE, CONN_STREAMING, CONN_CLOSED };
+
+/* The close reason of a connection that closed before sending a byte: a
+ * check that the socket is served (a second daemon's), not a sandbox. It
+ * is counted apart and never recorded. */
+#define CONN_CLOSE_PROBE "probe"
 
 enum conn_read_result {
     CONN_READ_DRAINED,   /* socket empty for now */
@@ -72,8 +82,13 @@ struct conn {
     void *owner_data;
 };
 
-/* Takes ownership of an accepted non-blocking fd; NULL (fd closed) on failure. */
-struct conn *conn_new(const struct conn_env *env, int fd, uint64_t id);
+/* Takes ownership of an accepted non-blocking fd; NULL (fd closed) on
+ * failure. Its id (rec.id) is 0 until conn_id gives it one. */
+struct conn *conn_new(const struct conn_env *env, int fd);
+
+/* c's id, taken from env->take_id the first time: a probe (closed without a
+ * byte) never takes one, so ids have no gaps. */
+uint64_t conn_id(struct conn *c);
 
 /* Takes over a connection inherited across a restart (handoff.h): its fd,
  * record and state as they were. NULL (fd closed) on failure. */

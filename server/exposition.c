@@ -56,7 +56,10 @@ static void histogram_seconds(struct strbuf *o, const char *name, const char *he
 static void render_connections(struct strbuf *o, const struct server *s)
 {
     gauge(o, "connections_open", "Sandbox connections open now (handshaking or streaming).", s->nconns);
-    counter(o, "connections_total", "Sandbox connections accepted.", s->stats.connections_total);
+    counter(o, "connections_total", "Sandbox connections: counted at the handshake, or at the close of one "
+            "that never made it.", s->stats.connections_total);
+    counter(o, "probes_total", "Connections closed without sending a byte (another daemon checking that the socket "
+            "is served): not sandboxes, never recorded.", s->stats.probes);
     counter(o, "connections_refused_total",
             "Connections closed at once: --max-connections were open, or no descriptor was left.",
             s->stats.connections_refused);
@@ -97,12 +100,14 @@ static void render_pauses(struct strbuf *o, const struct server *s)
     strbuf_printf(o, "seccheckd_paused_seconds_total %.9f\n", (double)paused / 1e9);
     family(o, "connection_pauses_total", "counter", "Times this open connection's reading paused.");
     for (const struct conn *c = s->conns; c; c = c->next)
-        strbuf_printf(o, "seccheckd_connection_pauses_total{conn=\"%" PRIu64 "\"} %" PRIu64 "\n", c->rec.id,
-                      c->rec.paused_count);
+        if (c->rec.id)   /* 0: still handshaking, no id yet */
+            strbuf_printf(o, "seccheckd_connection_pauses_total{conn=\"%" PRIu64 "\"} %" PRIu64 "\n", c->rec.id,
+                          c->rec.paused_count);
     family(o, "connection_paused_seconds_total", "counter", "Time this open connection spent paused.");
     for (const struct conn *c = s->conns; c; c = c->next)
-        strbuf_printf(o, "seccheckd_connection_paused_seconds_total{conn=\"%" PRIu64 "\"} %.9f\n", c->rec.id,
-                      (double)paused_ns(c, now) / 1e9);
+        if (c->rec.id)
+            strbuf_printf(o, "seccheckd_connection_paused_seconds_total{conn=\"%" PRIu64 "\"} %.9f\n", c->rec.id,
+                          (double)paused_ns(c, now) / 1e9);
 }
 
 /* A packet counts as received (and as rejected, undecoded or discarded by
@@ -255,6 +260,21 @@ static void render_delivery(struct strbuf *o, const struct server *s)
           "committed minus the last one delivered; without it, the alerts in the queue.", st.lag);
 }
 
+/* The rest of the loop's figures (the exit summary prints them at
+ * --log-level debug). */
+static void render_loop_turns(struct strbuf *o, const struct stall_meter *m)
+{
+    counter(o, "loop_turns_total", "Turns of the socket loop.", m->turns);
+    counter(o, "loop_preempted_turns_total", "Loop turns in which the thread was preempted (another thread had the "
+            "CPU).", m->preempted_turns);
+    counter(o, "loop_stalls_over_1ms_total", "Loop turns that went over 1 ms without reading sockets.",
+            m->stalls_over_1ms);
+    counter(o, "loop_own_stalls_over_1ms_total", "Of those, turns not preempted: the loop's own work.",
+            m->own_stalls_over_1ms);
+    gauge_seconds(o, "loop_longest_turn_seconds", "Busy time (not idle) of the longest loop turn since start.",
+                  m->longest_turn_ns);
+}
+
 void exposition_render(struct strbuf *out, struct server *s)
 {
     render_connections(out, s);
@@ -272,4 +292,5 @@ void exposition_render(struct strbuf *out, struct server *s)
     gauge_seconds(out, "loop_longest_own_stall_seconds",
                   "Longest time without reading sockets in a loop turn that was not preempted: the loop's own work.",
                   s->stalls.longest_own_stall_ns);
+    render_loop_turns(out, &s->stalls);
 }

@@ -1,8 +1,10 @@
 /* main.c - the seccheckd command line. */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "alerts.h"
@@ -20,6 +22,7 @@
 #include "options.h"
 #include "rules.h"
 #include "rules_cli.h"
+#include "rules_diff.h"
 #include "self_binary.h"
 #include "server.h"
 #include "sink.h"
@@ -238,20 +241,90 @@ static void offer_alerts(const struct alert_list *alerts, void *delivery)
     deliver_offer(delivery, alerts);
 }
 
+/* True when a sink of the --sink list writes its events to standard output. */
+static bool sink_on_stdout(const struct options *o)
+{
+    char names[256];
+    snprintf(names, sizeof(names), "%s", o->sink);
+    char *save = NULL;
+    for (char *name = strtok_r(names, ",", &save); name; name = strtok_r(NULL, ",", &save)) {
+        const char *target = sink_target(o, name);
+        if (target && strcmp(target, "stdout") == 0)
+            return true;
+    }
+    return false;
+}
+
+/* Standard output is the journal's stream: systemd sets JOURNAL_STREAM to
+ * its device and inode ("DEV:INODE"), which a redirection changes. */
+static bool stdout_is_journal(void)
+{
+    const char *v = getenv("JOURNAL_STREAM");
+    unsigned long long dev, ino;
+    char tail;
+    struct stat st;
+    return v && sscanf(v, "%llu:%llu%c", &dev, &ino, &tail) == 2 && fstat(STDOUT_FILENO, &st) == 0 &&
+           (unsigned long long)st.st_dev == dev && (unsigned long long)st.st_ino == ino;
+}
+
+/* --color auto: a terminal that is not "dumb", and no NO_COLOR (no-color.org). */
+static bool want_color(enum options_color c)
+{
+    if (c != OPTIONS_COLOR_AUTO)
+        return c == OPTIONS_COLOR_ALWAYS;
+    const char *no_color = getenv("NO_COLOR"), *term = getenv("TERM");
+    return isatty(STDOUT_FILENO) && !(no_color && no_color[0]) && !(term && strcmp(term, "dumb") == 0);
+}
+
+/* Standard output was closed when the daemon started (now /dev/null). */
+static bool stdout_was_closed;
+
+/* Where the alert lines go: --alerts-out PATH or - (Falco's JSON), none,
+ * or by default Falco's text line on standard output (as Falco does), the
+ * journal's "<N>" prefix when that is the journal. *path NULL: nowhere;
+ * why says where, for the start-up log. */
+static void choose_alert_output(const struct options *o, const char **path, struct alert_line_style *style,
+                                const char **why)
+{
+    *style = (struct alert_line_style){.format = ALERT_LINE_JSON};
+    *path = o->alerts_out && strcmp(o->alerts_out, "none") != 0 ? o->alerts_out : NULL;
+    *why = NULL;
+    if (o->alerts_out || !o->rules)
+        return;
+    if (stdout_was_closed || sink_on_stdout(o)) {
+        *why = stdout_was_closed ? "not on standard output, which was closed (--alerts-out PATH writes them to a file)"
+                                 : "not on standard output, where a sink writes its events (--alerts-out PATH "
+                                   "writes them to a file)";
+        return;
+    }
+    *path = "-";
+    if (stdout_is_journal()) {
+        style->format = ALERT_LINE_JOURNAL;
+        *why = "Falco's text line on standard output, the journal, at the alert's priority (--alerts-out none: off)";
+    } else {
+        style->format = ALERT_LINE_TEXT;
+        style->color = want_color(o->color);
+        *why = "Falco's text line on standard output (--alerts-out none: off; -: Falco's JSON)";
+    }
+}
+
 /* The rules in front of the sink: on the writer thread, alerts stored with
  * their events (and, without a database, offered to delivery). Takes
  * ownership of sink and rs; NULL after printing why. */
 static struct sink *add_rules(const struct options *o, struct sink *sink, struct rule_set *rs, const char *hostname,
-                              struct deliver *delivery)
+                              struct deliver *delivery, bool probe)
 {
+    const char *why;
     struct sink_rules_options ro = {
-        .alerts_path = o->alerts_out,
         .alerts_max_bytes = o->alerts_max_bytes,
         .alerts_keep = (unsigned)o->alerts_keep,
         .history_db = strstr(o->sink, "sqlite") ? o->db_path : NULL,
         .on_alerts = delivery ? offer_alerts : NULL,
         .on_alerts_data = delivery,
     };
+    choose_alert_output(o, &ro.alerts_path, &ro.alerts_style, &why);
+    if (why && !probe)
+        log_info("alerts: %s", why);
     rules_engine_config_defaults(&ro.engine);
     ro.engine.hostname = hostname;
     ro.engine.max_processes = (size_t)o->max_processes;
@@ -264,25 +337,48 @@ static struct sink *add_rules(const struct options *o, struct sink *sink, struct
     return s;
 }
 
-/* SIGHUP: the rules files again. A set with an error keeps the running one. */
-static void reload_rules(struct server *srv, struct sink *sink, const struct options *fresh, bool running)
+/* SIGHUP: the rules files again. A set with an error keeps the running
+ * one; a new one is described against the running one (*digest, replaced).
+ * True when the rules changed. */
+static bool reload_rules(struct server *srv, struct sink *sink, const struct options *fresh, bool running,
+                         struct rules_digest **digest)
 {
     if (!fresh->rules) {
         if (running)
             log_warn("reload: --rules is gone from the settings; the running rules stay until a restart");
-        return;
+        return false;
     }
     if (!running) {
         log_warn("reload: rules are not applied until a restart (the daemon started without --rules)");
-        return;
+        return false;
     }
     struct rule_set *rs = load_rules(fresh);
     if (!rs) {
         log_error("reload: the rules files have errors; the running rules stay");
-        return;
+        return false;
     }
+    struct rules_digest *now = rules_digest_of(rs);
+    size_t changes = 1;
+    if (now && *digest) {
+        char what[1024];
+        changes = rules_digest_describe(*digest, now, what, sizeof(what));
+        log_info("reload: rules: %s", what);
+    }
+    rules_digest_free(*digest);
+    *digest = now;
     srv->rules_loaded = rules_enabled(rs);
     sink_set_rules(sink, rs);
+    return changes > 0;
+}
+
+/* "log-level, rules" holds name as one of its comma-separated names. */
+static bool names_setting(const char *list, const char *name)
+{
+    size_t n = strlen(name);
+    for (const char *p = list; (p = strstr(p, name)) != NULL; p += n)
+        if ((p == list || p[-1] == ' ') && (p[n] == '\0' || p[n] == ','))
+            return true;
+    return false;
 }
 
 /* --alerts-url and its companions, checked as a request would use them:
@@ -334,6 +430,7 @@ struct reload_context {
     struct options *running;
     struct sink *sink;
     struct deliver *delivery;
+    struct rules_digest *rules;   /* the running rules, to say what a reload changed */
 };
 
 static void swap_strings(char **a, char **b)
@@ -383,7 +480,9 @@ static void reload(struct server *srv, void *data)
     server_set_filter(srv, &filter);
     log_set_level(fresh.log_level);
     sink_set_retention(rc->sink, fresh.retain_s, fresh.max_db_bytes);
-    reload_rules(srv, rc->sink, &fresh, rc->running->rules != NULL);
+    bool rules_changed = reload_rules(srv, rc->sink, &fresh, rc->running->rules != NULL, &rc->rules);
+    if (rules_changed && !names_setting(live, "rules"))   /* the same files, new contents */
+        snprintf(live + strlen(live), sizeof(live) - strlen(live), "%srules", live[0] ? ", " : "");
     log_info("reload: applied %s", live[0] ? live : "no changes");
     if (later[0])
         log_warn("reload: not applied until a restart (SIGUSR2; systemctl kill -s USR2 seccheckd): %s", later);
@@ -400,7 +499,7 @@ static int check_option_values(const struct options *o)
         fprintf(stderr, "seccheckd: %s\n", err);   /* names the option */
         return -1;
     }
-    if ((o->alerts_out || o->alerts_url) && !o->rules) {
+    if (((o->alerts_out && strcmp(o->alerts_out, "none") != 0) || o->alerts_url) && !o->rules) {
         fprintf(stderr, "seccheckd: --%s needs --rules (the alerts come from rules)\n",
                 o->alerts_out ? "alerts-out" : "alerts-url");
         return -1;
@@ -444,7 +543,7 @@ static int check_main(int argc, char **argv)
     char hostname[256];
     host_name(hostname, sizeof(hostname));
     if (sink && rules)
-        sink = add_rules(&o, sink, rules, hostname, NULL);   /* --alerts-out opens as at a start */
+        sink = add_rules(&o, sink, rules, hostname, NULL, true);   /* --alerts-out opens as at a start */
     else
         rule_set_free(rules);
     if (sink) {
@@ -505,8 +604,22 @@ static int start_failed(struct handoff *inherited, int rc, const char *why)
     return rc;
 }
 
+/* A standard descriptor closed at start would be the number the next open
+ * returns: the database could become "standard output". Each closed one is
+ * /dev/null from here on. */
+static void keep_standard_fds_open(void)
+{
+    for (int fd = 0; fd <= 2; fd++)   /* in order: open takes the lowest free number, fd */
+        if (fcntl(fd, F_GETFD) < 0) {
+            stdout_was_closed |= fd == STDOUT_FILENO;
+            if (open("/dev/null", O_RDWR) < 0)
+                return;
+        }
+}
+
 int main(int argc, char **argv)
 {
+    keep_standard_fds_open();
     if (argc > 1 && argv[1][0] != '-') {
         bool handled;
         int rc = run_subcommand(argc, argv, &handled);
@@ -596,7 +709,8 @@ int main(int argc, char **argv)
     }
     if (sink && rules) {
         srv.rules_loaded = rules_enabled(rules);
-        sink = add_rules(&o, sink, rules, hostname, delivery);
+        reload_ctx.rules = rules_digest_of(rules);   /* NULL (no memory): a reload cannot say what changed */
+        sink = add_rules(&o, sink, rules, hostname, delivery, false);
     } else {
         rule_set_free(rules);
     }
@@ -604,6 +718,7 @@ int main(int argc, char **argv)
         deliver_stop(delivery, 0);
         server_free(&srv);
         alert_outbox_destroy(&outbox);
+        rules_digest_free(reload_ctx.rules);
         options_free(&o);
         return start_failed(&inherited, 1, err);
     }
@@ -621,6 +736,7 @@ int main(int argc, char **argv)
         sink_close(sink);
         alert_outbox_destroy(&outbox);
         uv_loop_close(loop);
+        rules_digest_free(reload_ctx.rules);
         options_free(&o);
         return start_failed(&inherited, 1, err);
     }
@@ -632,7 +748,7 @@ int main(int argc, char **argv)
     log_socket_buffer_hint();
     notify_send("READY=1");
     uv_run(loop, UV_RUN_DEFAULT);
-    server_print_summary(&srv, stderr);
+    server_print_summary(&srv, stderr, o.log_level >= LOG_DEBUG);
     int handoff_fd = srv.handoff_fd, fallback_fd = srv.fallback_fd;
     bool same_image = srv.checked.runs_current_image;
     server_free(&srv);
@@ -642,6 +758,7 @@ int main(int argc, char **argv)
     sink_close(sink);
     alert_outbox_destroy(&outbox);
     uv_loop_close(loop);
+    rules_digest_free(reload_ctx.rules);
     options_free(&o);
     if (handoff_fd >= 0) {
         handoff_exec(same_image ? NULL : binary, argv, handoff_fd, fallback_fd);

@@ -271,6 +271,18 @@ static int parse_alerts_rate(struct options *o, const char *v, char *err, size_t
     return 0;
 }
 
+static int parse_color(struct options *o, const char *v, char *err, size_t errlen)
+{
+    static const char *const names[] = {"auto", "always", "never"};
+    for (int i = 0; i < 3; i++)
+        if (strcmp(v, names[i]) == 0) {
+            o->color = (enum options_color)i;
+            return 0;
+        }
+    snprintf(err, errlen, "--color: expected auto, always or never, got '%s'", v);
+    return -1;
+}
+
 /* ---- the table: one row per setting ---- */
 
 #define AT(f) FIELD(f), sizeof(((struct options *)0)->f)
@@ -361,7 +373,11 @@ static const struct option_def defs[] = {
      "a rule whose condition needs a field gVisor never reports\n(evt.buffer, thread.cap_*...) is loaded disabled, "
      "with a warning\nnaming it; run: load it enabled anyway (those fields are\nalways absent)", "disable"},
     {"alerts-out", "PATH", KIND_STRING, STR(alerts_out), RESTART,
-     "write each alert as a line of Falco's JSON here (- : stdout)", "none"},
+     "write each alert as a line of Falco's JSON to PATH (- : stdout);\nnone: nowhere. Without it, --rules prints "
+     "Falco's text line per\nalert on stdout (the journal's priority under systemd)",
+     "text on stdout"},
+    {"color", "auto|always|never", KIND_CUSTOM, CUSTOM(color, parse_color), RESTART,
+     "colour the alert lines' priorities: auto: when stdout is a\nterminal and NO_COLOR is not set", "auto"},
     {"alerts-max-size", "BYTES", KIND_CUSTOM, CUSTOM(alerts_max_bytes, parse_alerts_max), RESTART,
      "rotate the --alerts-out file past this size (PATH.1, PATH.2...)", "100M"},
     {"alerts-keep", "N", KIND_U64, NUM(alerts_keep, 1, 1000), RESTART, "rotated --alerts-out files kept", "5"},

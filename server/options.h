@@ -21,6 +21,8 @@
 #include "filter.h"
 #include "server.h"
 
+enum options_color { OPTIONS_COLOR_AUTO, OPTIONS_COLOR_ALWAYS, OPTIONS_COLOR_NEVER };
+
 struct options {
     struct server_config server;
     char *sink;                 /* comma list of sqlite, discard, record, ndjson, text */
@@ -43,7 +45,8 @@ struct options {
     int log_level;                              /* reloadable */
     char *rules;                /* reloadable: rules files and directories, one per line; NULL: no rules */
     bool rules_absent_run;      /* reloadable: run rules needing fields gVisor never reports (rules.h) */
-    char *alerts_out;           /* Falco JSON lines ("-": stdout); NULL: none */
+    char *alerts_out;           /* Falco JSON lines ("-": stdout), "none"; NULL: text lines on stdout */
+    enum options_color color;   /* the text lines' colour */
     uint64_t alerts_max_bytes;  /* rotate past this size; 0: never */
     uint64_t alerts_keep;       /* rotated files kept */
     double alerts_rate;         /* alerts per second per rule and container; 0: no throttling */

@@ -133,16 +133,8 @@ static void snapshot_dirty_conns(struct batch *b, void *data)
     }
 }
 
-static void on_conn_close(struct conn *c, void *data)
+static void unlink_conn(struct server *s, struct conn *c)
 {
-    struct server *s = data;
-    if (batch_add_conn(pipeline_current(&s->pipeline), &c->rec) != 0)
-        log_error("connection %" PRIu64 ": out of memory recording its close", c->rec.id);
-    if (c->rec.client_version == 0 && strcmp(c->rec.close_reason, "shutdown") != 0)
-        s->stats.handshake_failures++;
-    s->stats.sandbox_dropped += c->rec.sandbox_dropped;
-    s->stats.pauses += c->rec.paused_count;
-    s->stats.paused_ns += c->rec.paused_ns;
     if (c->prev)
         c->prev->next = c->next;
     else
@@ -150,6 +142,57 @@ static void on_conn_close(struct conn *c, void *data)
     if (c->next)
         c->next->prev = c->prev;
     s->nconns--;
+}
+
+/* A connection that closed without a byte: not a sandbox. Counted, never
+ * recorded, and it took no id. */
+static void forget_probe(struct server *s, struct conn *c)
+{
+    s->stats.probes++;
+    unlink_conn(s, c);
+    log_debug("a connection closed without sending anything (a probe, peer pid %" PRId64 "): not counted as a "
+              "sandbox", c->rec.peer_pid);
+}
+
+/* A sandbox: counted once, when it handshakes (or at its close, if it never
+ * did), so that a probe never is. */
+static void count_connection(struct server *s, const struct conn *c)
+{
+    s->stats.connections_total++;
+    if (c->rec.client_version != 0)
+        log_info("connection %" PRIu64 " opened: peer pid %" PRId64 " uid %" PRId64 ", client version %u",
+                 c->rec.id, c->rec.peer_pid, c->rec.peer_uid, c->rec.client_version);
+}
+
+static uint64_t take_conn_id(void *data)
+{
+    struct server *s = data;
+    return s->next_conn_id++;
+}
+
+static void on_handshake(struct conn *c, void *data)
+{
+    count_connection(data, c);
+}
+
+static void on_conn_close(struct conn *c, void *data)
+{
+    struct server *s = data;
+    if (strcmp(c->rec.close_reason, CONN_CLOSE_PROBE) == 0) {
+        forget_probe(s, c);
+        return;
+    }
+    conn_id(c);   /* one that never handshook gets its id now */
+    if (batch_add_conn(pipeline_current(&s->pipeline), &c->rec) != 0)
+        log_error("connection %" PRIu64 ": out of memory recording its close", c->rec.id);
+    if (c->rec.client_version == 0)
+        count_connection(s, c);
+    if (c->rec.client_version == 0 && strcmp(c->rec.close_reason, "shutdown") != 0)
+        s->stats.handshake_failures++;
+    s->stats.sandbox_dropped += c->rec.sandbox_dropped;
+    s->stats.pauses += c->rec.paused_count;
+    s->stats.paused_ns += c->rec.paused_ns;
+    unlink_conn(s, c);
     log_info("connection %" PRIu64 " closed (%s): %" PRIu64 " messages, %" PRIu64 " bytes, %" PRIu64
              " sandbox drops, %" PRIu64 " rejected",
              c->rec.id, c->rec.close_reason, c->rec.messages, c->rec.bytes, c->rec.sandbox_dropped,
@@ -210,16 +253,14 @@ static void accept_one(struct server *s, int fd)
                      " refused so far)", s->nconns, s->stats.connections_refused);
         return;
     }
-    struct conn *c = conn_new(&s->conn_env, fd, s->next_conn_id);
+    struct conn *c = conn_new(&s->conn_env, fd);
     if (!c) {
         log_error("could not set up a new connection (out of memory?)");
         return;
     }
-    s->next_conn_id++;
-    s->stats.connections_total++;
     link_conn(s, c);
-    log_info("connection %" PRIu64 " opened: peer pid %" PRId64 " uid %" PRId64, c->rec.id, c->rec.peer_pid,
-             c->rec.peer_uid);
+    log_debug("accepted a connection: peer pid %" PRId64 " uid %" PRId64 "; waiting for its handshake",
+              c->rec.peer_pid, c->rec.peer_uid);
 }
 
 /* A descriptor held back for the moment accept fails with EMFILE. */
@@ -860,6 +901,8 @@ int server_start(struct server *s, uv_loop_t *loop, struct sink *sink, char *err
         .handshake_timeout_ms = cfg->handshake_timeout_ms,
         .may_read = may_read,
         .share_pool = &s->shares,
+        .take_id = take_conn_id,
+        .on_handshake = on_handshake,
         .on_close = on_conn_close,
         .on_blocked = on_blocked,
         .read_ns = &s->stalls.read_ns,
@@ -919,7 +962,7 @@ static void print_alerts_summary(const struct alert_tally *t, FILE *out)
     fputc('\n', out);
 }
 
-void server_print_summary(const struct server *s, FILE *out)
+void server_print_summary(const struct server *s, FILE *out, bool loop_turns)
 {
     const struct batch_counts *c = &s->pipeline.counts;
     const struct batch_result *r = &s->pipeline.result;
@@ -941,5 +984,6 @@ void server_print_summary(const struct server *s, FILE *out)
             s->stats.handshake_failures,
             s->stats.sandbox_dropped, s->pipeline.batches_stored);
     print_alerts_summary(&s->pipeline.alerts, out);
-    stall_meter_print(&s->stalls, out);
+    if (loop_turns)
+        stall_meter_print(&s->stalls, out);
 }

@@ -59,7 +59,8 @@ struct server_config {
 };
 
 struct server_stats {
-    uint64_t connections_total;     /* accepted and kept */
+    uint64_t connections_total;     /* sandboxes: counted at the handshake, or at the close of one that never made it */
+    uint64_t probes;                /* connections closed without a byte (a second daemon's check) */
     uint64_t connections_refused;   /* over --max-connections, or out of descriptors */
     uint64_t connections_refused_no_fd;   /* of those: accept failed with EMFILE/ENFILE */
     uint64_t connections_denied;    /* peer uid not in --allow-uid */
@@ -157,7 +158,9 @@ void server_set_filter(struct server *s, struct filter *f);
  * took (not the sink). */
 void server_free(struct server *s);
 
-/* received = stored + discarded + rejected + store_failed, and the parts. */
-void server_print_summary(const struct server *s, FILE *out);
+/* received = stored + discarded + rejected + store_failed, and the parts;
+ * loop_turns: also the loop's turns and stalls (for developers: --log-level
+ * debug; the metrics have them always). */
+void server_print_summary(const struct server *s, FILE *out, bool loop_turns);
 
 #endif

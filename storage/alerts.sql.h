@@ -5,6 +5,8 @@
  * right after the event's row, so after a crash no alert lacks its event and
  * no matched event lacks its alert. Columns follow Falco's alert: priority
  * as Falco spells it, output as rendered, output_fields and tags as JSON. */
+#include "sql_time.h"
+
 static const char alerts_sql[] =
     /* AUTOINCREMENT: an id is never handed out twice, even once retention
      * deleted every alert, so a delivery position (alert_delivery) never
@@ -27,7 +29,7 @@ static const char alerts_sql[] =
     "DROP VIEW IF EXISTS alerts_full;\n"
     "CREATE VIEW alerts_full AS\n"
     "SELECT a.id, a.event_id, a.rule, a.priority, a.time_ns,\n"
-    "       strftime('%Y-%m-%dT%H:%M:%f', a.time_ns / 1e9, 'unixepoch') AS time, a.container_id, a.output,\n"
+    "       " UTC_MS("a.time_ns") " AS time, a.container_id, a.output,\n"
     "       a.output_fields, a.tags, a.suppressed, e.conn_id, e.type_name, e.thread_id, e.thread_group_id,\n"
     "       e.process_name, e.cwd, e.effective_uid, f.message\n"
     "FROM alerts a JOIN events e ON e.id = a.event_id JOIN events_full f ON f.id = a.event_id;\n"

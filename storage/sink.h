@@ -13,6 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "alert_line.h"
 #include "alert_outbox.h"
 #include "batch.h"
 #include "rules.h"
@@ -108,7 +109,8 @@ struct sink *sink_tee_open(struct sink **sinks, size_t n, char *err, size_t errl
 
 struct sink_rules_options {
     struct rules_engine_config engine;
-    const char *alerts_path;      /* one Falco JSON line per alert ("-": stdout); NULL: none */
+    const char *alerts_path;      /* one line per alert ("-": stdout); NULL: none */
+    struct alert_line_style alerts_style;   /* Falco's JSON or text line (alert_line.h) */
     uint64_t alerts_max_bytes;    /* rotate past this size; 0: never */
     unsigned alerts_keep;         /* rotated files kept */
     /* A seccheckd database whose recent process events rebuild the process

@@ -3,8 +3,9 @@
  * Runs on the writer thread, never the socket thread: each batch's events
  * are evaluated in order (rules.h), the alerts travel in the batch to the
  * sink, which stores them in the transaction of their events, and once the
- * sink is done they are written as Falco JSON lines (--alerts-out), so a
- * reader of those lines finds the event already committed. A new rule set
+ * sink is done they are written as Falco's JSON or text lines (--alerts-out,
+ * standard output: alert_line.h), so a reader of those lines finds the
+ * event already committed. A new rule set
  * (SIGHUP) waits in `pending` and is installed between two batches.
  */
 #include <stdatomic.h>
@@ -23,6 +24,7 @@ struct rules_sink {
     struct rules_engine *engine;
     _Atomic(struct rule_set *) pending;   /* installed before the next batch */
     bool has_lines;
+    struct alert_line_style style;
     struct line_writer lines;
     struct strbuf line;
     char *history_db;                     /* rebuilt from before the first batch, then NULL */
@@ -85,8 +87,7 @@ static void write_alert_lines(struct rules_sink *s, struct batch *b)
     for (size_t i = 0; i < b->alerts.count; i++) {
         const struct alert *a = &b->alerts.items[i];
         strbuf_reset(&s->line);
-        strbuf_append(&s->line, a->json, a->json_len);
-        strbuf_putc(&s->line, '\n');
+        alert_line_render(&s->line, a, &s->style);
         if (s->line.failed)
             line_writer_lost(&s->lines, &r, "out of memory");
         else
@@ -248,6 +249,7 @@ struct sink *sink_rules_open(struct sink *inner, struct rule_set *rules, const s
             return NULL;
         }
         s->has_lines = true;
+        s->style = o->alerts_style;
     }
     return &s->base;
 }

@@ -7,7 +7,10 @@
  *
  * Replaced whole at every start, so a database made by an older build
  * gets this build's views (a view is only its definition: no row moves).
- * forward/central_views.sql.h has each for PostgreSQL. */
+ * forward/central_views.sql.h has each for PostgreSQL.
+ * Times are UTC_MS text (sql_time.h), as every seccheckd command writes them. */
+#include "sql_time.h"
+
 static const char views_sql[] =
     "DROP VIEW IF EXISTS events_full; DROP VIEW IF EXISTS execs; DROP VIEW IF EXISTS processes_per_container;\n"
     "DROP VIEW IF EXISTS files_opened; DROP VIEW IF EXISTS failed_syscalls; DROP VIEW IF EXISTS sandbox_drops;\n"
@@ -60,7 +63,7 @@ static const char views_sql[] =
      * exec_session (the context's is_exec_session), and the processes at
      * the other ends of stdin and stdout pipes as their contexts name them. */
     "CREATE VIEW execs AS\n"
-    "SELECT e.id, e.conn_id, e.time_ns, datetime(e.time_ns / 1000000000, 'unixepoch') AS time, e.container_id,\n"
+    "SELECT e.id, e.conn_id, e.time_ns, " UTC_MS("e.time_ns") " AS time, e.container_id,\n"
     "       e.thread_group_id, coalesce(nullif(e.parent_thread_group_id, 0), p.thread_group_id) AS parent_thread_group_id,\n"
     "       CASE WHEN coalesce(e.parent_thread_group_id, 0) = 0 OR e.parent_thread_group_id = p.thread_group_id\n"
     "            THEN p.process_name END AS parent_name,\n"
@@ -92,15 +95,15 @@ static const char views_sql[] =
     "\n"
     "CREATE VIEW processes_per_container AS\n"
     "SELECT container_id, json_extract(detail, '$.binary_path') AS binary_path, count(*) AS execs,\n"
-    "       datetime(min(time_ns) / 1000000000, 'unixepoch') AS first, datetime(max(time_ns) / 1000000000, 'unixepoch') AS last\n"
+    "       " UTC_MS("min(time_ns)") " AS first, " UTC_MS("max(time_ns)") " AS last\n"
     "FROM events WHERE msg_type = 3 GROUP BY 1, 2;\n"
     "\n"
     /* A container as seccheckd saw it: received first and last, its
      * events and execs, and the drops of the sandbox connections it ran in
      * (shared with the sandbox's other containers). */
     "CREATE VIEW containers AS\n"
-    "SELECT g.container_id, datetime(min(g.first_ns) / 1000000000, 'unixepoch') AS first_seen,\n"
-    "       datetime(max(g.last_ns) / 1000000000, 'unixepoch') AS last_seen, sum(g.events) AS events,\n"
+    "SELECT g.container_id, " UTC_MS("min(g.first_ns)") " AS first_seen,\n"
+    "       " UTC_MS("max(g.last_ns)") " AS last_seen, sum(g.events) AS events,\n"
     "       sum(g.execs) AS execs, sum(c.sandbox_dropped) AS sandbox_dropped\n"
     "FROM (SELECT container_id, conn_id, min(recv_ns) AS first_ns, max(recv_ns) AS last_ns, count(*) AS events,\n"
     "             sum(CASE WHEN msg_type = 3 THEN 1 ELSE 0 END) AS execs\n"
@@ -111,7 +114,7 @@ static const char views_sql[] =
     /* flags_text: the names of the flags, a uint32 in the message: any
      * whole number from 0 to 2^32-1 in detail (5, 5.0, 5e0), else NULL. */
     "CREATE VIEW files_opened AS\n"
-    "SELECT id, conn_id, time_ns, datetime(time_ns / 1000000000, 'unixepoch') AS time, container_id, process_name,\n"
+    "SELECT id, conn_id, time_ns, " UTC_MS("time_ns") " AS time, container_id, process_name,\n"
     "       thread_group_id, CASE sysno WHEN 2 THEN 'open' WHEN 85 THEN 'creat' ELSE 'openat' END AS call,\n"
     "       json_extract(detail, '$.pathname') AS pathname, json_extract(detail, '$.fd_path') AS dir,\n"
     "       json_extract(detail, '$.flags') AS flags,\n"
@@ -125,21 +128,21 @@ static const char views_sql[] =
     "            FROM events WHERE msg_type = 7 AND is_exit = 1) AS v) AS o;\n"
     "\n"
     "CREATE VIEW failed_syscalls AS\n"
-    "SELECT id, conn_id, time_ns, datetime(time_ns / 1000000000, 'unixepoch') AS time, container_id, process_name,\n"
+    "SELECT id, conn_id, time_ns, " UTC_MS("time_ns") " AS time, container_id, process_name,\n"
     "       type_name, sysno, errno, (SELECT n.name FROM errno_names n WHERE n.errno = e.errno) AS errno_name, result,\n"
     "       json_extract(detail, '$.pathname') AS pathname\n"
     "FROM events e WHERE is_exit = 1 AND errno != 0;\n"
     "\n"
     "CREATE VIEW sandbox_drops AS\n"
-    "SELECT c.id AS conn_id, c.peer_pid, datetime(c.connect_ns / 1000000000, 'unixepoch') AS connected,\n"
-    "       datetime(c.close_ns / 1000000000, 'unixepoch') AS closed, c.close_reason, c.messages, c.sandbox_dropped,\n"
+    "SELECT c.id AS conn_id, c.peer_pid, " UTC_MS("c.connect_ns") " AS connected,\n"
+    "       " UTC_MS("c.close_ns") " AS closed, c.close_reason, c.messages, c.sandbox_dropped,\n"
     "       round(100.0 * c.sandbox_dropped / max(c.messages + c.sandbox_dropped, 1), 3) AS drop_pct,\n"
     "       (SELECT group_concat(DISTINCT e.container_id) FROM events e WHERE e.conn_id = c.id AND e.msg_type = 1)\n"
     "           AS containers\n"
     "FROM connections c;\n"
     "\n"
     "CREATE VIEW network AS\n"
-    "SELECT id, conn_id, time_ns, datetime(time_ns / 1000000000, 'unixepoch') AS time, container_id, process_name,\n"
+    "SELECT id, conn_id, time_ns, " UTC_MS("time_ns") " AS time, container_id, process_name,\n"
     "       thread_group_id, lower(substr(type_name, 9)) AS call, is_exit, json_extract(detail, '$.fd') AS fd,\n"
     "       family, (SELECT s.name FROM socket_family_names s WHERE s.family = n.family) AS family_name,\n"
     "       CASE family\n"

@@ -5,7 +5,8 @@
 # keeping what is not shipped, and --max-db-size's forced deletion recorded
 # centrally as a gap; hostile text and a newer schema's extra column
 # forwarded; the metrics endpoint; a forwarder starting on a current
-# central schema changes nothing (no DDL, so no lock behind other hosts).
+# central schema changes nothing (no DDL, so no lock behind other hosts);
+# the progress lines (each catch-up, each --stats-interval).
 # Usage: cases.sh BIN_DIR TRACES_DIR
 set -uo pipefail
 bin=${1:?usage: cases.sh BIN_DIR TRACES_DIR}
@@ -205,6 +206,38 @@ one_line_error() {
     [ $rc = 2 ] && [ "$(wc -l <<<"$out")" = 1 ] && grep -q 'relation "gaps" does not exist; LINE 1: SELECT' <<<"$out"
 }
 check "verify --to without a central schema: exit 2, its error on one line" one_line_error
+
+# ---------------------------------------------------------------- progress in the log
+# One line at each catch-up (events and alerts shipped, behind by 0) and
+# one every --stats-interval, idle or not, saying how far behind.
+cat >"$dir/every_exec.yaml" <<'YAML'
+- rule: Every exec
+  desc: every exec exit
+  condition: evt.type = execve and evt.dir = <
+  output: "%proc.name ran"
+  priority: NOTICE
+YAML
+daemon p --rules "$dir/every_exec.yaml" --alerts-rate 0 --alerts-out none
+load p exec_loop 600
+check "the daemon committed the 600 events" wait_for 10 bash -c "[ \"\$(sqlite3 '$dir/p.db' 'SELECT count(*) FROM events')\" = 600 ]"
+p_alerts=$(sqlite_c "$dir/p.db" "SELECT count(*) FROM alerts")
+p_events=$(sqlite_c "$dir/p.db" "SELECT count(*) FROM events")
+forwarder p host-p --stats-interval 1 --metrics-listen "unix:$dir/p.metrics"
+check "host-p caught up" wait_for 30 caught_up "$dir/p.db" host-p
+check "the catch-up is logged with the events and alerts shipped" wait_for 5 grep -Eq \
+    "forward: host host-p: caught up at batch [0-9]+: shipped [0-9]+ batches, $p_events events, $p_alerts alerts in [0-9.]+ s; behind the daemon by 0" \
+    "$dir/f_p.log"
+check "... with alerts among them ($p_alerts)" [ "$p_alerts" -ge 50 ]
+check "an idle interval still logs a line, caught up" wait_for 5 grep -Eq \
+    "forward: host host-p: shipped 0 batches, 0 events, 0 alerts in the last 1 s \\($p_events events, $p_alerts alerts in all\\); behind the daemon by 0 \\(caught up at batch [0-9]+\\)" \
+    "$dir/f_p.log"
+load p exec_loop 600
+check "more events: a second catch-up line" wait_for 20 bash -c "[ \"\$(grep -c 'host host-p: caught up at batch' '$dir/f_p.log')\" -ge 2 ]"
+check "host-p caught up again" wait_for 30 caught_up "$dir/p.db" host-p
+check "seccheckd_forward_alerts_total counts every alert shipped" wait_for 5 bash -c \
+    "[ \"\$(curl -s --unix-socket '$dir/p.metrics' http://localhost/metrics |
+        awk '\$1 == \"seccheckd_forward_alerts_total\" { print \$2 }')\" = \"\$(sqlite3 '$dir/p.db' 'SELECT count(*) FROM alerts')\" ]"
+stop "$f_p"; stop "$d_p"
 
 if [ $failures != 0 ]; then
     for f in "$dir"/*.log; do echo "---- $f"; tail -15 "$f"; done

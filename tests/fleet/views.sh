@@ -9,7 +9,7 @@
 # Each local view is dumped as CSV and loaded into a table centrally, typed
 # so that what must differ is compared as the same thing: JSON as jsonb (so
 # events_full's message is jsonb equality with the local json_patch text),
-# numbers as numbers, times as UTC seconds (local datetime() text, central
+# numbers as numbers, times as UTC seconds (local ISO text, central
 # timestamptz; time_ns, where a view has it, is compared exactly). Then
 # EXCEPT ALL both ways must be empty, and the row counts equal.
 # Usage: views.sh BIN_DIR TRACES_DIR
@@ -160,13 +160,17 @@ done
 sorted_list() { echo "(SELECT string_agg(x, ',' ORDER BY x) FROM unnest(string_to_array($1, ',')) x)"; }
 as_loaded() { echo "${1/containers/$(sorted_list containers)}"; }
 
-utc="AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS')"
+# Local times are text, "2026-12-01T15:13:10.123Z"; central ones timestamptz
+# from time_ns / 1e9 (microseconds, rounded): compared to the second, the
+# local text cut there (time_ns itself is compared exactly where a view has it).
+utc="AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS')"
+sec() { echo "substr($1, 1, 19) AS $1"; }
 views=(
 "events_full|id, conn_id, recv_ns, msg_type, type_name, dropped_count, decode_error, message
 |id bigint, conn_id bigint, recv_ns bigint, msg_type bigint, type_name text, dropped_count bigint,
  decode_error text, message jsonb
 |id, conn_id, recv_ns, msg_type, type_name, dropped_count, decode_error, message"
-"execs|id, conn_id, time_ns, time, container_id, thread_group_id, parent_thread_group_id, parent_name, binary_path,
+"execs|id, conn_id, time_ns, $(sec time), container_id, thread_group_id, parent_thread_group_id, parent_name, binary_path,
  argv, cwd, real_uid, layer, in_memfd, exec_session, pipe_input_pid, pipe_input_name, pipe_output_pid,
  pipe_output_name
 |id bigint, conn_id bigint, time_ns bigint, time text, container_id text, thread_group_id bigint,
@@ -176,36 +180,36 @@ views=(
 |id, conn_id, time_ns, to_char(time $utc, container_id, thread_group_id, parent_thread_group_id, parent_name,
  binary_path, argv, cwd, real_uid, layer, in_memfd, exec_session, pipe_input_pid, pipe_input_name,
  pipe_output_pid, pipe_output_name"
-"processes_per_container|container_id, binary_path, execs, first, last
+"processes_per_container|container_id, binary_path, execs, $(sec first), $(sec last)
 |container_id text, binary_path text, execs bigint, first text, last text
 |container_id, binary_path, execs, to_char(first $utc, to_char(last $utc"
-"files_opened|id, conn_id, time_ns, time, container_id, process_name, thread_group_id, call, pathname, dir,
+"files_opened|id, conn_id, time_ns, $(sec time), container_id, process_name, thread_group_id, call, pathname, dir,
  flags, flags_text, mode, fd, errno, errno_name
 |id bigint, conn_id bigint, time_ns bigint, time text, container_id text, process_name text,
  thread_group_id bigint, call text, pathname text, dir text, flags jsonb, flags_text text, mode jsonb, fd bigint,
  errno bigint, errno_name text
 |id, conn_id, time_ns, to_char(time $utc, container_id, process_name, thread_group_id, call, pathname, dir,
  flags, flags_text, mode, fd, errno, errno_name"
-"failed_syscalls|id, conn_id, time_ns, time, container_id, process_name, type_name, sysno, errno, errno_name, result,
+"failed_syscalls|id, conn_id, time_ns, $(sec time), container_id, process_name, type_name, sysno, errno, errno_name, result,
  pathname
 |id bigint, conn_id bigint, time_ns bigint, time text, container_id text, process_name text, type_name text,
  sysno bigint, errno bigint, errno_name text, result bigint, pathname text
 |id, conn_id, time_ns, to_char(time $utc, container_id, process_name, type_name, sysno, errno, errno_name, result,
  pathname"
-"sandbox_drops|conn_id, peer_pid, connected, closed, close_reason, messages, sandbox_dropped, drop_pct,
+"sandbox_drops|conn_id, peer_pid, $(sec connected), $(sec closed), close_reason, messages, sandbox_dropped, drop_pct,
  containers
 |conn_id bigint, peer_pid bigint, connected text, closed text, close_reason text, messages bigint,
  sandbox_dropped bigint, drop_pct numeric, containers text
 |conn_id, peer_pid, to_char(connected $utc, to_char(closed $utc, close_reason, messages, sandbox_dropped,
  drop_pct, $(sorted_list containers)"
-"network|id, conn_id, time_ns, time, container_id, process_name, thread_group_id, call, is_exit, fd, family,
+"network|id, conn_id, time_ns, $(sec time), container_id, process_name, thread_group_id, call, is_exit, fd, family,
  family_name, address, address_hex, result, errno, errno_name
 |id bigint, conn_id bigint, time_ns bigint, time text, container_id text, process_name text,
  thread_group_id bigint, call text, is_exit bigint, fd jsonb, family bigint, family_name text, address text,
  address_hex text, result bigint, errno bigint, errno_name text
 |id, conn_id, time_ns, to_char(time $utc, container_id, process_name, thread_group_id, call, is_exit, fd,
  family, family_name, address, address_hex, result, errno, errno_name"
-"containers|container_id, first_seen, last_seen, events, execs, sandbox_dropped
+"containers|container_id, $(sec first_seen), $(sec last_seen), events, execs, sandbox_dropped
 |container_id text, first_seen text, last_seen text, events bigint, execs bigint, sandbox_dropped bigint
 |container_id, to_char(first_seen $utc, to_char(last_seen $utc, events, execs, sandbox_dropped"
 "alerts_full|id, event_id, rule, priority, time_ns, container_id, output, output_fields, tags, suppressed, conn_id,

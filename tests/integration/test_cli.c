@@ -129,13 +129,85 @@ static void test_refuses_a_live_listener(void **state)
     char *log = daemon_read_log(&second);
     assert_non_null(strstr(log, "another process is listening"));
     free(log);
-    /* The first daemon still serves. */
+    /* The first daemon still serves (a probe like the second's), and then
+     * a sandbox, which takes connection id 1: the probes took none. */
     int fd = listener_connect(first.socket);
     assert_true(fd >= 0);
     close(fd);
+    assert_int_equal(replay_file(first.socket, TRACES_DIR "/exec_loop.trace"), 0);
+    assert_true(daemon_wait_log(&first, "connection 1 closed (eof)", 1, 10000));
     assert_int_equal(daemon_stop(&first), 0);
+    /* Neither probe is a sandbox: not in the log, the summary or the
+     * connections table. */
+    log = daemon_read_log(&first);
+    if (strstr(log, "not a gVisor") || strstr(log, "in_handshake") || daemon_log_count(&first, "connection ") != 2 ||
+        !strstr(log, "connection 1 opened: peer pid ") || !strstr(log, ", client version 1\n"))
+        fail_msg("the probes show in the first daemon's log:\n%s", log);
+    assert_int_equal(summary_number(log, "summary: connections", "connections "), 1);
+    assert_int_equal(summary_number(log, "summary: connections", "failed handshakes "), 0);
+    free(log);
+    assert_int_equal(db_query_int(first.db, "SELECT count(*) FROM connections"), 1);
+    assert_int_equal(db_query_int(first.db, "SELECT max(id) FROM connections"), 1);
     daemon_cleanup(&second);
     daemon_cleanup(&first);
+}
+
+/* A peer that is not runsc's remote sink is told apart in the log: what
+ * was expected and what came. */
+static void test_bad_handshake_says_what_came(void **state)
+{
+    struct daemon *d = *state;
+    assert_true(daemon_start(d, SECCHECKD_BIN, NULL));
+    static const struct {
+        const char *bytes;
+        size_t len;
+        const char *got;
+    } cases[] = {
+        {"GET / HTTP/1.1\r\nHost: x\r\n", 25,
+         "got 25 bytes: 47 45 54 20 2f 20 48 54 54 50 2f 31 2e 31 0d 0a \"GET / HTTP/1.1..\"...; closing"},
+        {"\x08\x00", 2, "got a Handshake of version 0 (2 bytes: 08 00 \"..\"); closing"},
+        {"", 0, "got an empty packet; closing"},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        int fd = connect_raw(d->socket, cases[i].bytes, cases[i].len);
+        assert_true(closed_by_peer(fd, 5000));
+        close(fd);
+        char want[300];
+        snprintf(want, sizeof(want), "connection %zu: not a gVisor seccheck client: expected a Handshake message of "
+                 "version 1 or later (runsc's remote sink), %s", i + 1, cases[i].got);
+        if (!daemon_wait_log(d, want, 1, 5000)) {
+            char *log = daemon_read_log(d);
+            fail_msg("expected '%s' in:\n%s", want, log);
+        }
+    }
+    assert_int_equal(daemon_stop(d), 0);
+    char *log = daemon_read_log(d);
+    assert_int_equal(summary_number(log, "summary: connections", "failed handshakes "), 3);
+    free(log);
+}
+
+/* The loop's turns and stalls are for developers: in the summary at
+ * --log-level debug only, in the metrics always. */
+static void test_loop_turns_at_debug_only(void **state)
+{
+    struct daemon *d = *state;
+    char metrics[400];
+    snprintf(metrics, sizeof(metrics), "unix:%s/metrics.sock", d->dir);
+    const char *args[] = {"--metrics-listen", metrics, NULL};
+    assert_true(daemon_start(d, SECCHECKD_BIN, args));
+    assert_int_equal(replay_file(d->socket, TRACES_DIR "/exec_loop.trace"), 0);
+    assert_true(metric_scrape(metrics + 5, "seccheckd_loop_turns_total") > 0);
+    assert_true(metric_scrape(metrics + 5, "seccheckd_loop_preempted_turns_total") >= 0);
+    assert_true(metric_scrape(metrics + 5, "seccheckd_loop_stalls_over_1ms_total") >= 0);
+    assert_true(metric_scrape(metrics + 5, "seccheckd_loop_own_stalls_over_1ms_total") >= 0);
+    assert_true(metric_scrape(metrics + 5, "seccheckd_loop_longest_turn_seconds") > 0);
+    assert_int_equal(daemon_stop(d), 0);
+    assert_int_equal(daemon_log_count(d, "summary: loop turns"), 0);
+    assert_int_equal(daemon_log_count(d, "summary: 1219 received"), 1);
+    const char *debug[] = {"--log-level", "debug", NULL};
+    assert_true(daemon_start(d, SECCHECKD_BIN, debug));
+    assert_int_equal(daemon_stop(d), 0);
+    assert_int_equal(daemon_log_count(d, "summary: loop turns"), 1);
 }
 
 /* -h is --help everywhere, and the usage block names every command. */
@@ -381,6 +453,8 @@ int main(void)
         cmocka_unit_test(test_refuses_to_replace_a_regular_file),
         cmocka_unit_test(test_replaces_a_stale_socket),
         cmocka_unit_test(test_refuses_a_live_listener),
+        cmocka_unit_test_setup_teardown(test_bad_handshake_says_what_came, daemon_setup, daemon_teardown),
+        cmocka_unit_test_setup_teardown(test_loop_turns_at_debug_only, daemon_setup, daemon_teardown),
         cmocka_unit_test(test_h_and_help_name_every_command),
         cmocka_unit_test_setup_teardown(test_usage_errors_exit_2_under_the_program_name, daemon_setup, daemon_teardown),
         cmocka_unit_test(test_every_numeric_option_has_limits),

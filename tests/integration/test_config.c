@@ -248,6 +248,48 @@ static void test_container_filters(void **state)
     daemon_cleanup(&d);
 }
 
+/* SIGHUP after an edit of the rules file (the same path): the log says
+ * what changed in the rules, and never "applied no changes" after loading
+ * new rules; a SIGHUP with nothing changed says so. */
+static void test_sighup_says_what_changed_in_the_rules(void **state)
+{
+    struct daemon *d = *state;
+    char rules[400];
+    snprintf(rules, sizeof(rules), "%s/r.yaml", d->dir);
+    static const char before[] =
+        "- list: shells\n  items: [sh]\n"
+        "- rule: Shell\n  desc: d\n  condition: evt.type = execve and proc.name in (shells)\n  output: x\n"
+        "  priority: WARNING\n"
+        "- rule: Opens\n  desc: d\n  condition: evt.type = openat\n  output: x\n  priority: INFO\n"
+        "- rule: Reads\n  desc: d\n  condition: evt.type = read\n  output: x\n  priority: INFO\n";
+    static const char after[] =
+        "- list: shells\n  items: [sh, bash]\n"
+        "- rule: Shell\n  desc: d\n  condition: evt.type = execve and proc.name in (shells)\n  output: x\n"
+        "  priority: WARNING\n"
+        "- rule: Opens\n  desc: d\n  condition: evt.type = openat\n  output: x\n  priority: INFO\n"
+        "  enabled: false\n"
+        "- rule: Connects\n  desc: d\n  condition: evt.type = connect\n  output: x\n  priority: NOTICE\n";
+    write_file(rules, before);
+    const char *args[] = {"--rules", rules, NULL};
+    assert_true(daemon_start(d, SECCHECKD_BIN, args));
+    kill(d->pid, SIGHUP);
+    assert_true(daemon_wait_log(d, "reload: applied", 1, 5000));
+    write_file(rules, after);
+    kill(d->pid, SIGHUP);
+    assert_true(daemon_wait_log(d, "reload: applied", 2, 5000));
+    assert_int_equal(daemon_stop(d), 0);
+    char *log = daemon_read_log(d);
+    const char *first = strstr(log, "reload: rules: no rule changed; 3 of 3 rules enabled\n");
+    if (!first || !strstr(first, "reload: applied no changes\n"))
+        fail_msg("an unchanged reload does not say so:\n%s", log);
+    const char *second = strstr(first + 1, "reload: rules: 1 rule added (Connects), 1 removed (Reads), 1 changed "
+                                           "(Shell), 1 disabled (Opens); 2 of 3 rules enabled (was 3 of 3)\n");
+    if (!second || !strstr(second, "reload: applied rules\n"))
+        fail_msg("the second reload does not say what changed:\n%s", log);
+    assert_int_equal(daemon_log_count(d, "applied no changes"), 1);
+    free(log);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -257,6 +299,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_long_lines_and_unreadable_config, daemon_setup, daemon_teardown),
         cmocka_unit_test_setup_teardown(test_config_values_within_limits, daemon_setup, daemon_teardown),
         cmocka_unit_test(test_container_filters),
+        cmocka_unit_test_setup_teardown(test_sighup_says_what_changed_in_the_rules, daemon_setup, daemon_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -102,8 +102,52 @@ static void test_views_on_recorded_traces(void **state)
     assert_int_equal(db_query_int(db, "SELECT sum(events) FROM containers"),
                      db_query_int(db, "SELECT count(*) FROM events WHERE container_id IS NOT NULL"));
     assert_int_equal(db_query_int(db, "SELECT count(*) FROM containers WHERE first_seen <= last_seen AND "
-                                      "first_seen >= datetime('now', '-1 hour')"), 3);
+                                      "first_seen >= strftime('%Y-%m-%dT%H:%M:%fZ', 'now', '-1 hour')"), 3);
     daemon_cleanup(&d);
+}
+
+/* Every view's times in the one format of the CLI (UTC, milliseconds, Z):
+ * an exec's time in the execs view is the one `seccheckd events` prints for
+ * it; the second floored, the milliseconds cut (a time before 1970 too). */
+static void test_view_times_are_the_cli_format(void **state)
+{
+    struct daemon *d = *state;
+    assert_true(daemon_start(d, SECCHECKD_BIN, NULL));
+    replay(d->socket, TRACES_DIR "/mixed_syscalls.trace");
+    assert_true(daemon_wait_log(d, "closed (eof)", 1, 10000));
+    assert_int_equal(daemon_stop(d), 0);
+    static const char *const columns[][2] = {
+        {"execs", "time"}, {"processes_per_container", "first"}, {"processes_per_container", "last"},
+        {"containers", "first_seen"}, {"containers", "last_seen"}, {"files_opened", "time"},
+        {"failed_syscalls", "time"}, {"sandbox_drops", "connected"}, {"sandbox_drops", "closed"},
+        {"network", "time"},
+    };
+    for (size_t i = 0; i < sizeof(columns) / sizeof(columns[0]); i++) {
+        long long rows = dbq(d, "SELECT count(*) FROM %s", columns[i][0]);
+        assert_true(rows > 0);
+        long long good = dbq(d, "SELECT count(*) FROM %s WHERE %s GLOB '[0-9][0-9][0-9][0-9]-[0-1][0-9]-[0-3][0-9]T"
+                                "[0-2][0-9]:[0-5][0-9]:[0-6][0-9].[0-9][0-9][0-9]Z'", columns[i][0], columns[i][1]);
+        if (good != rows)
+            fail_msg("%s.%s: %lld of %lld rows in the CLI's time format", columns[i][0], columns[i][1], good, rows);
+    }
+    char out[8192], when[64];
+    const char *argv[] = {SECCHECKD_BIN, "events", "--db", d->db, "--type", "SENTRY_EXEC", NULL};
+    assert_int_equal(run_command(argv, out, sizeof(out), NULL, 0), 0);
+    assert_int_equal(sscanf(out, "%63s", when), 1);
+    assert_int_equal(dbq(d, "SELECT count(*) FROM (SELECT time FROM execs ORDER BY id LIMIT 1) WHERE time = '%s'",
+                         when), 1);
+    /* Cut, not rounded; floored before 1970. */
+    long long id = dbq(d, "SELECT min(id) FROM execs");
+    sqlite3 *db;
+    assert_int_equal(sqlite3_open(d->db, &db), SQLITE_OK);
+    char sql[200];
+    snprintf(sql, sizeof(sql), "UPDATE events SET time_ns = 1700000000999999999 WHERE id = %lld", id);
+    assert_int_equal(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
+    assert_int_equal(sqlq(db, "SELECT count(*) FROM execs WHERE time = '2023-11-14T22:13:20.999Z'"), 1);
+    snprintf(sql, sizeof(sql), "UPDATE events SET time_ns = -1 WHERE id = %lld", id);
+    assert_int_equal(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
+    assert_int_equal(sqlq(db, "SELECT count(*) FROM execs WHERE time = '1969-12-31T23:59:59.999Z'"), 1);
+    sqlite3_close(db);
 }
 
 /* ---- crafted process trees ---- */
@@ -245,6 +289,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_views_on_recorded_traces),
+        cmocka_unit_test_setup_teardown(test_view_times_are_the_cli_format, daemon_setup, daemon_teardown),
         cmocka_unit_test_setup_teardown(test_exec_parents, daemon_setup, daemon_teardown),
         cmocka_unit_test_setup_teardown(test_older_views_are_replaced, daemon_setup, daemon_teardown),
     };
