@@ -202,9 +202,22 @@ void container_view_free(struct container_view *v);   /* NULL: nothing */
  * (not found yet, no cache, or another sandbox's). */
 const struct container_record *container_view_get(struct container_view *v, uint64_t conn_id, const char *id);
 
+/* container_view_get, but a (connection, id) pair the view has not seen
+ * yet waits up to timeout_ns for the id's first lookup (container_cache_wait):
+ * the writer asks before the rules evaluate a container's first events. */
+const struct container_record *container_view_wait(struct container_view *v, uint64_t conn_id, const char *id,
+                                                   int64_t timeout_ns);
+
+/* Distinct container ids one connection may name; past it the view gives
+ * NULL without asking the cache (a sandbox inventing ids cannot make the
+ * lookup thread work for it; counted). */
+#define CONTAINER_VIEW_IDS_PER_CONN 64
+
 void container_view_conn_closed(struct container_view *v, uint64_t conn_id);
 
 /* Records withheld from a connection because they named another sandbox. */
 uint64_t container_view_foreign(const struct container_view *v);
+/* Ids not looked up because their connection named too many. */
+uint64_t container_view_over_limit(const struct container_view *v);
 
 #endif

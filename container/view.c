@@ -5,9 +5,10 @@
  * same id again costs a compare, and the cache's mutex is taken only when
  * the cache published something since (a container found, given up on, or
  * its users re-read). Two pairs hashing to one slot take turns (a miss is
- * one more cache ask, never a wrong answer). Per connection, the first
- * record found names its sandbox; another sandbox's records are withheld
- * from it.
+ * one more cache ask, never a wrong answer). Per connection, kept until it
+ * closes: the sandbox its first found record named (another sandbox's
+ * records are withheld from it) and the ids it named, at most
+ * CONTAINER_VIEW_IDS_PER_CONN.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,7 +17,7 @@
 #include "internal.h"
 
 #define VIEW_SLOTS 1024
-#define VIEW_CONNS 256   /* connections whose sandbox is remembered */
+#define VIEW_CONN_BUCKETS 1024
 
 struct view_slot {
     uint64_t conn_id;
@@ -27,16 +28,18 @@ struct view_slot {
 };
 
 struct view_conn {
+    struct view_conn *next;
     uint64_t conn_id;
-    bool used;
-    char sandbox[CONTAINER_ID_MAX];
+    char sandbox[CONTAINER_ID_MAX];   /* "" until its first found record */
+    uint64_t ids[CONTAINER_VIEW_IDS_PER_CONN];   /* hashes of the ids it named */
+    unsigned nids;
 };
 
 struct container_view {
     struct container_cache *cache;
     struct view_slot slots[VIEW_SLOTS];
-    struct view_conn conns[VIEW_CONNS];
-    uint64_t foreign;
+    struct view_conn *conns[VIEW_CONN_BUCKETS];
+    uint64_t foreign, over_limit;
 };
 
 struct container_view *container_view_new(struct container_cache *c)
@@ -53,34 +56,60 @@ void container_view_free(struct container_view *v)
         return;
     for (size_t i = 0; i < VIEW_SLOTS; i++)
         container_record_release(v->slots[i].rec);
+    for (size_t b = 0; b < VIEW_CONN_BUCKETS; b++)
+        while (v->conns[b]) {
+            struct view_conn *c = v->conns[b];
+            v->conns[b] = c->next;
+            free(c);
+        }
     free(v);
 }
 
-static uint32_t slot_hash(uint64_t conn_id, const char *id)
+static uint64_t id_hash(const char *id)
 {
-    uint32_t h = 2166136261u ^ (uint32_t)(conn_id * 0x9e3779b97f4a7c15ull >> 32);
+    uint64_t h = 14695981039346656037ull;
     for (; *id; id++)
-        h = (h ^ (unsigned char)*id) * 16777619u;
+        h = (h ^ (unsigned char)*id) * 1099511628211ull;
     return h;
 }
 
-static struct view_conn *conn_of(struct container_view *v, uint64_t conn_id)
+static struct view_conn **conn_link(struct container_view *v, uint64_t conn_id)
 {
-    struct view_conn *c = &v->conns[conn_id % VIEW_CONNS];
-    if (!c->used || c->conn_id != conn_id) {
-        /* A connection taking another's place: that one's binding is forgotten (it is asked again). */
-        *c = (struct view_conn){.conn_id = conn_id, .used = true};
-    }
-    return c;
+    struct view_conn **p = &v->conns[(conn_id * 0x9e3779b97f4a7c15ull >> 40) % VIEW_CONN_BUCKETS];
+    while (*p && (*p)->conn_id != conn_id)
+        p = &(*p)->next;
+    return p;
 }
 
-/* r may go to conn_id: it is of the sandbox the connection's first found
- * record named (which this one becomes when it is the first). */
-static bool same_sandbox(struct container_view *v, uint64_t conn_id, const struct container_record *r)
+/* conn_id's state; NULL out of memory. */
+static struct view_conn *conn_of(struct container_view *v, uint64_t conn_id)
+{
+    struct view_conn **p = conn_link(v, conn_id);
+    if (!*p && (*p = calloc(1, sizeof(**p))) != NULL)
+        (*p)->conn_id = conn_id;
+    return *p;
+}
+
+/* May the connection name this id (one more distinct id, within the cap)? */
+static bool admit_id(struct container_view *v, struct view_conn *c, uint64_t h)
+{
+    for (unsigned i = 0; i < c->nids; i++)
+        if (c->ids[i] == h)
+            return true;
+    if (c->nids == CONTAINER_VIEW_IDS_PER_CONN) {
+        v->over_limit++;
+        return false;
+    }
+    c->ids[c->nids++] = h;
+    return true;
+}
+
+/* r may go to the connection: it is of the sandbox the connection's first
+ * found record named (which r's becomes when it is the first). */
+static bool same_sandbox(struct view_conn *c, const struct container_record *r)
 {
     if (r->state != CONTAINER_FOUND || !r->sandbox_id)
         return true;   /* no names to give away */
-    struct view_conn *c = conn_of(v, conn_id);
     if (!c->sandbox[0]) {
         snprintf(c->sandbox, sizeof(c->sandbox), "%s", r->sandbox_id);
         return true;
@@ -88,11 +117,13 @@ static bool same_sandbox(struct container_view *v, uint64_t conn_id, const struc
     return strcmp(c->sandbox, r->sandbox_id) == 0;
 }
 
-const struct container_record *container_view_get(struct container_view *v, uint64_t conn_id, const char *id)
+static const struct container_record *ask(struct container_view *v, uint64_t conn_id, const char *id, bool wait,
+                                          int64_t timeout_ns)
 {
     if (!v || !v->cache || !id || !id[0] || strlen(id) >= CONTAINER_ID_MAX)
         return NULL;
-    struct view_slot *s = &v->slots[slot_hash(conn_id, id) % VIEW_SLOTS];
+    uint64_t h = id_hash(id);
+    struct view_slot *s = &v->slots[(h ^ (conn_id * 0x9e3779b97f4a7c15ull)) % VIEW_SLOTS];
     uint64_t gen = container_cache_generation(v->cache);
     bool same = s->used && s->conn_id == conn_id && strcmp(s->id, id) == 0;
     if (same && s->generation == gen)
@@ -100,14 +131,29 @@ const struct container_record *container_view_get(struct container_view *v, uint
     container_record_release(s->rec);
     *s = (struct view_slot){.conn_id = conn_id, .used = true, .generation = gen};
     snprintf(s->id, sizeof(s->id), "%s", id);
-    const struct container_record *r = container_cache_get(v->cache, id);
-    if (r && !same_sandbox(v, conn_id, r)) {
+    struct view_conn *c = conn_of(v, conn_id);
+    if (!c || !admit_id(v, c, h))
+        return NULL;
+    const struct container_record *r = wait && !same ? container_cache_wait(v->cache, id, timeout_ns)
+                                                     : container_cache_get(v->cache, id);
+    if (r && !same_sandbox(c, r)) {
         v->foreign++;
         container_record_release(r);
         r = NULL;
     }
     s->rec = r;
     return r;
+}
+
+const struct container_record *container_view_get(struct container_view *v, uint64_t conn_id, const char *id)
+{
+    return ask(v, conn_id, id, false, 0);
+}
+
+const struct container_record *container_view_wait(struct container_view *v, uint64_t conn_id, const char *id,
+                                                   int64_t timeout_ns)
+{
+    return ask(v, conn_id, id, true, timeout_ns);
 }
 
 void container_view_conn_closed(struct container_view *v, uint64_t conn_id)
@@ -119,9 +165,13 @@ void container_view_conn_closed(struct container_view *v, uint64_t conn_id)
             container_record_release(v->slots[i].rec);
             v->slots[i] = (struct view_slot){0};
         }
-    struct view_conn *c = &v->conns[conn_id % VIEW_CONNS];
-    if (c->used && c->conn_id == conn_id)
-        *c = (struct view_conn){0};
+    struct view_conn **p = conn_link(v, conn_id);
+    if (*p) {
+        struct view_conn *c = *p;
+        *p = c->next;
+        free(c);
+    }
 }
 
 uint64_t container_view_foreign(const struct container_view *v) { return v ? v->foreign : 0; }
+uint64_t container_view_over_limit(const struct container_view *v) { return v ? v->over_limit : 0; }
