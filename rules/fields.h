@@ -24,16 +24,21 @@
 #include "proctab.h"
 #include "strbuf.h"
 
+/* The event's own fields (fields_evt.c); the compiler, the renderer and
+ * rules_needs test these ids. Other classes number theirs from their own
+ * base (fields_class.h), so an id names one field over every class. */
 enum field_id {
     F_EVT_TYPE, F_EVT_DIR, F_EVT_TIME, F_EVT_NUM, F_EVT_RES, F_EVT_RAWRES, F_EVT_FAILED,
     F_EVT_IS_OPEN_READ, F_EVT_IS_OPEN_WRITE, F_EVT_IS_OPEN_EXEC, F_EVT_ARG, F_EVT_DROPPED, F_EVT_DROPPED_NEW,
-    F_PROC_NAME, F_PROC_EXEPATH, F_PROC_CMDLINE, F_PROC_ARGS, F_PROC_PID, F_PROC_TID, F_PROC_CWD,
-    F_PROC_DURATION, F_PROC_PPID, F_PROC_PNAME, F_PROC_PCMDLINE, F_PROC_ANAME, F_PROC_APID,
-    F_USER_UID, F_GROUP_GID, F_CONTAINER_ID,
-    F_FD_NAME, F_FD_NUM, F_FD_DIRECTORY, F_FD_FILENAME, F_FD_TYPECHAR,
-    F_FD_SIP, F_FD_SPORT, F_FD_CIP, F_FD_CPORT, F_FD_RIP, F_FD_RPORT, F_FD_LIP, F_FD_LPORT,
     F_GVISOR_POINT,
-    F_COUNT
+    F_EVT_COUNT
+};
+
+/* Whether gVisor can give a field a value. */
+enum field_avail {
+    FIELD_REPORTED = 0,           /* runsc sends what it needs (2022-12 on) */
+    FIELD_NEWER_RUNSC,            /* only runsc releases after 2022-12 send it: absent with older ones */
+    FIELD_NEVER,                  /* gVisor never reports it: known to the loader, always absent */
 };
 
 enum ftype { FT_STR, FT_INT, FT_UINT, FT_BOOL, FT_IP, FT_DYN /* evt.arg: the message field's own type */ };
@@ -52,9 +57,12 @@ struct fval {
     };
 };
 
+struct field_def;
+
 /* A field as a condition or an output names it. */
 struct fieldref {
-    uint16_t id;
+    uint16_t id;                  /* unique over every class (F_EVT_* for the event's own) */
+    const struct field_def *def;  /* its definition: name, type, class, what runsc must send */
     int32_t index;                /* proc.aname[N], proc.apid[N], evt.arg[N]; -1: none */
     bool any_ancestor;            /* proc.aname / proc.apid without an index (conditions only) */
     /* evt.arg: the message field per message type, resolved once at load
@@ -64,6 +72,8 @@ struct fieldref {
 };
 
 enum ftype fields_type(const struct fieldref *f);
+enum field_avail fields_avail(const struct fieldref *f);
+const char *fields_name(const struct fieldref *f);
 
 /* The shared decoder's message layouts (descriptors per message type). */
 const struct decoder *fields_decoder(void);
@@ -118,6 +128,7 @@ struct field_info {
     const char *name;
     enum ftype type;
     const char *arg;              /* "[N]", ".NAME or [N]", or NULL */
+    enum field_avail avail;
 };
 size_t fields_count(void);
 const struct field_info *fields_info(size_t i);

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fields.h"
+#include "fields_class.h"
 #include "filter.h"
 #include "ruleset.h"
 #include "rules.h"
@@ -154,10 +154,9 @@ void rules_needs_free(struct rules_needs *n)
 
 #define MAX_ARGS 32   /* evt.arg fields told apart per rule; more only repeat what these need */
 
-_Static_assert(F_COUNT <= 64, "struct reads keeps one bit per field");
-
+/* What the fields a rule reads need (their definitions say: fields_class.h). */
 struct reads {
-    uint64_t fields;                        /* bit per field_id */
+    unsigned context, optional, process;
     const struct fieldref *args[MAX_ARGS];  /* evt.arg.NAME, evt.arg[N] */
     size_t nargs;
 };
@@ -165,53 +164,24 @@ struct reads {
 static void note_field(void *ctx, const struct fieldref *f)
 {
     struct reads *r = ctx;
-    r->fields |= 1ull << f->id;
+    r->context |= f->def->context;
+    r->optional |= f->def->optional;
+    r->process |= f->def->process;
     if (f->id == F_EVT_ARG && r->nargs < MAX_ARGS)
         r->args[r->nargs++] = f;
 }
-
-static bool reads_any(const struct reads *r, const uint16_t *ids, size_t n)
-{
-    for (size_t i = 0; i < n; i++)
-        if (r->fields >> ids[i] & 1)
-            return true;
-    return false;
-}
-
-#define READS(r, ...) \
-    reads_any(r, (const uint16_t[]){__VA_ARGS__}, sizeof((uint16_t[]){__VA_ARGS__}) / sizeof(uint16_t))
-
-/* The process an event belongs to: its entry's key. */
-#define CTX_PROCESS (RULES_CTX_GROUP_ID | RULES_CTX_THREAD_GROUP_START_TIME)
 
 /* Context fields a rule reads at the points it matches: the alert's time
  * and container always. */
 static unsigned context_read(const struct reads *r)
 {
-    unsigned c = RULES_CTX_TIME | RULES_CTX_CONTAINER_ID;
-    if (READS(r, F_PROC_PID))
-        c |= RULES_CTX_GROUP_ID;
-    if (READS(r, F_PROC_TID))
-        c |= RULES_CTX_THREAD_ID;
-    if (READS(r, F_PROC_NAME, F_PROC_EXEPATH, F_PROC_CMDLINE, F_PROC_ARGS, F_PROC_CWD, F_PROC_DURATION, F_PROC_PPID,
-              F_PROC_PNAME, F_PROC_PCMDLINE, F_PROC_ANAME, F_PROC_APID, F_USER_UID, F_GROUP_GID))
-        c |= CTX_PROCESS;
-    if (READS(r, F_PROC_NAME, F_PROC_CMDLINE))
-        c |= RULES_CTX_PROCESS_NAME;
-    /* a relative path is joined to the cwd */
-    if (READS(r, F_PROC_CWD, F_PROC_EXEPATH, F_FD_NAME, F_FD_DIRECTORY, F_FD_FILENAME))
-        c |= RULES_CTX_CWD;
-    if (READS(r, F_USER_UID, F_GROUP_GID))
-        c |= RULES_CTX_CREDENTIALS;
-    return c;
+    return RULES_CTX_TIME | RULES_CTX_CONTAINER_ID | r->context;
 }
 
 /* Optional fields a rule reads at a point sending message type msg. */
 static unsigned optional_read(const struct reads *r, uint16_t msg, unsigned offered)
 {
-    unsigned o = 0;
-    if (READS(r, F_FD_NAME, F_FD_DIRECTORY, F_FD_FILENAME, F_FD_TYPECHAR))
-        o |= RULES_OPT_FD_PATH;
+    unsigned o = r->optional;
     for (size_t i = 0; i < r->nargs; i++) {
         const ProtobufCFieldDescriptor *d = msg <= DECODE_TYPE_MAX ? r->args[i]->arg[msg] : NULL;
         if (!d)
@@ -279,11 +249,11 @@ static void consider_syscall(struct adder *a, unsigned t)
 static int add_process_points(const struct adder *a)
 {
     const struct reads *r = a->reads;
-    unsigned ctx = CTX_PROCESS | RULES_CTX_THREAD_ID | RULES_CTX_PROCESS_NAME;
-    if (READS(r, F_PROC_EXEPATH))
+    unsigned ctx = FIELD_CTX_PROCESS | RULES_CTX_THREAD_ID | RULES_CTX_PROCESS_NAME;
+    if (r->process & FIELD_PROC_CWD)
         ctx |= RULES_CTX_CWD;
-    bool image = READS(r, F_PROC_EXEPATH, F_PROC_ARGS, F_PROC_CMDLINE);
-    bool parents = READS(r, F_PROC_PPID, F_PROC_PNAME, F_PROC_PCMDLINE, F_PROC_ANAME, F_PROC_APID);
+    bool image = r->process & FIELD_PROC_IMAGE;
+    bool parents = r->process & FIELD_PROC_PARENTS;
     int rc = 0;
     if (image || parents) {
         /* the first process; each child, in its parent's context; each
@@ -295,9 +265,9 @@ static int add_process_points(const struct adder *a)
     /* comm after an exec is the basename of the path given to execve
      * (python3, not python3.11): runsc 2022-12 sends it only at the
      * syscall's enter point */
-    if (a->execs && READS(r, F_PROC_NAME, F_PROC_CMDLINE)) {
-        rc |= rules_needs_add(a->out, "syscall/execve/enter", 0, CTX_PROCESS, RULES_WHY_PROCESS);
-        rc |= rules_needs_add(a->out, "syscall/execveat/enter", 0, CTX_PROCESS, RULES_WHY_PROCESS);
+    if (a->execs && (r->process & FIELD_PROC_COMM)) {
+        rc |= rules_needs_add(a->out, "syscall/execve/enter", 0, FIELD_CTX_PROCESS, RULES_WHY_PROCESS);
+        rc |= rules_needs_add(a->out, "syscall/execveat/enter", 0, FIELD_CTX_PROCESS, RULES_WHY_PROCESS);
     }
     return rc ? -1 : 0;
 }
