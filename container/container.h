@@ -49,6 +49,9 @@
  * containerd namespace), Docker's runtime directory, plain runsc. Used,
  * those that exist, when no --runsc-root is given. */
 extern const char *const container_default_roots[];
+#define CONTAINER_DEFAULT_ROOTS_TEXT \
+    "/run/containerd/runsc/k8s.io, /run/containerd/runsc/moby, /var/run/docker/runtime-runsc/moby, " \
+    "/var/run/docker/runtime-runc/moby, /var/run/runsc"
 
 /* ---- the record ---- */
 

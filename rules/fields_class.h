@@ -26,6 +26,7 @@ enum field_class_base {
     FIELD_BASE_PROC = 0x100,
     FIELD_BASE_FD = 0x200,
     FIELD_BASE_CONTAINER = 0x300,
+    FIELD_BASE_USER = 0x400,
 };
 
 enum field_arg {
@@ -68,6 +69,12 @@ extern const struct field_class fields_evt_class;
 extern const struct field_class fields_proc_class;
 extern const struct field_class fields_fd_class;
 extern const struct field_class fields_container_class;
+extern const struct field_class fields_user_class;
+
+/* The event's container record from runsc's state (container.h), NULL
+ * when not known; asked once per event (fields_container.c). */
+struct container_record;
+const struct container_record *fields_container_record(struct evctx *x);
 
 /* ---- shared by the class files ---- */
 

@@ -20,6 +20,7 @@
 #include "options.h"
 #include "rules.h"
 #include "rules_cli.h"
+#include "runsc_roots.h"
 #include "self_binary.h"
 #include "server.h"
 #include "sink.h"
@@ -241,7 +242,7 @@ static void offer_alerts(const struct alert_list *alerts, void *delivery)
  * their events (and, without a database, offered to delivery). Takes
  * ownership of sink and rs; NULL after printing why. */
 static struct sink *add_rules(const struct options *o, struct sink *sink, struct rule_set *rs, const char *hostname,
-                              struct deliver *delivery)
+                              struct deliver *delivery, struct container_view *containers)
 {
     struct sink_rules_options ro = {
         .alerts_path = o->alerts_out,
@@ -256,6 +257,7 @@ static struct sink *add_rules(const struct options *o, struct sink *sink, struct
     ro.engine.max_processes = (size_t)o->max_processes;
     ro.engine.rate = o->alerts_rate;
     ro.engine.burst = (double)o->alerts_burst;
+    ro.engine.containers = containers;
     char err[512];
     struct sink *s = sink_rules_open(sink, rs, &ro, err, sizeof(err));
     if (!s)
@@ -443,7 +445,7 @@ static int check_main(int argc, char **argv)
     char hostname[256];
     host_name(hostname, sizeof(hostname));
     if (sink && rules)
-        sink = add_rules(&o, sink, rules, hostname, NULL);   /* --alerts-out opens as at a start */
+        sink = add_rules(&o, sink, rules, hostname, NULL, NULL);   /* --alerts-out opens as at a start */
     else
         rule_set_free(rules);
     if (sink) {
@@ -593,11 +595,26 @@ int main(int argc, char **argv)
     } else {
         deliver_settings_free(delivery_settings);
     }
+    /* Container names (runsc's state files): the rules read them, the
+     * stage in front of everything looks them up and stores them. */
+    struct container_cache *containers = NULL;
+    struct container_view *container_view = NULL;
+    if (sink && runsc_roots_open(&o, &containers, &container_view, err, sizeof(err)) != 0) {
+        fprintf(stderr, "seccheckd: --runsc-root: %s\n", err);
+        sink_close(sink);
+        sink = NULL;
+    }
     if (sink && rules) {
         srv.rules_loaded = rules_enabled(rules);
-        sink = add_rules(&o, sink, rules, hostname, delivery);
+        sink = add_rules(&o, sink, rules, hostname, delivery, container_view);
     } else {
         rule_set_free(rules);
+    }
+    if (sink && containers) {
+        sink = sink_containers_open(sink, containers, container_view, err, sizeof(err));
+    } else {
+        container_view_free(container_view);
+        container_cache_close(containers);
     }
     if (!sink) {
         deliver_stop(delivery, 0);

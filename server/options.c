@@ -13,6 +13,7 @@
 #include "event_indexes.h"
 #include "log.h"
 #include "metrics.h"
+#include "container.h"
 #include "rules.h"
 
 #define SECCHECKD_VERSION "0.1.0"
@@ -235,6 +236,34 @@ static int parse_rules(struct options *o, const char *v, char *err, size_t errle
     return 0;
 }
 
+/* Repeatable: each --runsc-root adds a directory (kept one per line). */
+static int parse_runsc_root(struct options *o, const char *v, char *err, size_t errlen)
+{
+    size_t count = 0;
+    for (const char *p = o->runsc_roots; p && *p; p += strcspn(p, "\n") + (p[strcspn(p, "\n")] != '\0'))
+        count++;
+    if ((v[0] != '/' && strcmp(v, "none") != 0) || strchr(v, '\n')) {
+        snprintf(err, errlen, "--runsc-root: expected the absolute path of a runsc root directory (runsc --root), "
+                 "or none, got '%s'", v);
+        return -1;
+    }
+    if (count == CONTAINER_ROOTS_MAX) {
+        snprintf(err, errlen, "--runsc-root: at most %d directories", CONTAINER_ROOTS_MAX);
+        return -1;
+    }
+    size_t old = o->runsc_roots ? strlen(o->runsc_roots) : 0;
+    char *joined = realloc(o->runsc_roots, old + strlen(v) + 2);
+    if (!joined) {
+        snprintf(err, errlen, "--runsc-root: out of memory");
+        return -1;
+    }
+    if (old)
+        joined[old++] = '\n';
+    strcpy(joined + old, v);
+    o->runsc_roots = joined;
+    return 0;
+}
+
 static int parse_alerts_max(struct options *o, const char *v, char *err, size_t errlen)
 {
     if (cli_parse_bytes(v, BYTES_MAX, &o->alerts_max_bytes) != 0) {
@@ -371,6 +400,9 @@ static const struct option_def defs[] = {
     {"alerts-queue", "N", KIND_U64, NUM(alerts_queue, 1, 10000000), RESTART,
      "without the sqlite sink: alerts held in memory for --alerts-url;\npast it new ones are dropped (counted)",
      "10000"},
+    {"runsc-root", "DIR", KIND_CUSTOM, CUSTOM(runsc_roots, parse_runsc_root), RESTART,
+     "runsc's root directory (runsc --root), read for container, pod,\nnamespace, image and user names (repeat for "
+     "more; none: off)", "those of " CONTAINER_DEFAULT_ROOTS_TEXT " that exist"},
     {"help", NULL, KIND_FLAG, 0, 0, 0, 0, NULL, RESTART, "this text (also -h)", NULL},
     {"version", NULL, KIND_FLAG, 0, 0, 0, 0, NULL, RESTART, "print the version", NULL},
 };
@@ -539,6 +571,7 @@ void options_free(struct options *o)
     free(o->keep_containers);
     free(o->drop_containers);
     free(o->rules);
+    free(o->runsc_roots);
     free(o->alerts_out);
     free(o->alerts_url);
     free(o->alerts_ca);
@@ -742,6 +775,7 @@ int options_load(struct options *o, int argc, char **argv)
     }
     char *config = probe.config_path ? strdup(probe.config_path) : NULL;
     bool rules_on_command_line = probe.rules != NULL;
+    bool roots_on_command_line = probe.runsc_roots != NULL;
     struct stat st;
     if (rc == 0 && probe.config_if_exists && !(stat(probe.config_if_exists, &st) != 0 && errno == ENOENT))
         config = strdup(probe.config_if_exists);   /* there (or unreadable: that is an error) */
@@ -765,6 +799,10 @@ int options_load(struct options *o, int argc, char **argv)
         free(o->rules);   /* the command line's list replaces the file's */
         o->rules = NULL;
     }
+    if (roots_on_command_line) {
+        free(o->runsc_roots);   /* the same for the runsc roots */
+        o->runsc_roots = NULL;
+    }
     rc = options_parse_argv(o, argc, argv);
     if (rc == 0) {
         struct filter f = {0};
@@ -782,6 +820,19 @@ size_t options_rules_paths(const struct options *o, char **copy, const char **pa
 {
     size_t n = 0;
     *copy = o->rules ? strdup(o->rules) : NULL;
+    for (char *p = *copy; p && *p && n < max;) {
+        paths[n++] = p;
+        p += strcspn(p, "\n");
+        if (*p)
+            *p++ = '\0';
+    }
+    return n;
+}
+
+size_t options_runsc_roots(const struct options *o, char **copy, const char **paths, size_t max)
+{
+    size_t n = 0;
+    *copy = o->runsc_roots ? strdup(o->runsc_roots) : NULL;
     for (char *p = *copy; p && *p && n < max;) {
         paths[n++] = p;
         p += strcspn(p, "\n");
@@ -817,7 +868,7 @@ int options_build_filter(const struct options *o, struct filter *f, char *err, s
 static bool same_value(const struct options *a, const struct options *b, const struct option_def *d)
 {
     const char *pa = (const char *)a + d->offset, *pb = (const char *)b + d->offset;
-    if (d->kind == KIND_STRING || d->offset == FIELD(rules)) {
+    if (d->kind == KIND_STRING || d->offset == FIELD(rules) || d->offset == FIELD(runsc_roots)) {
         const char *sa = *(char *const *)pa, *sb = *(char *const *)pb;
         return (!sa && !sb) || (sa && sb && strcmp(sa, sb) == 0);
     }
