@@ -8,6 +8,7 @@
 #include "alerts.h"
 #include "central.h"
 #include "chain.h"
+#include "containers.h"
 #include "deliver.h"
 #include "events.h"
 #include "export.h"
@@ -486,6 +487,8 @@ static int run_subcommand(int argc, char **argv, bool *handled)
         return filter_types_main(argc - 1, argv + 1);
     if (strcmp(argv[1], "alerts") == 0)
         return alerts_main(argc - 1, argv + 1);
+    if (strcmp(argv[1], "containers") == 0)
+        return containers_main(argc - 1, argv + 1);
     if (strcmp(argv[1], "rules") == 0)
         return rules_main(argc - 1, argv + 1);
     *handled = false;
@@ -513,7 +516,7 @@ int main(int argc, char **argv)
         int rc = run_subcommand(argc, argv, &handled);
         if (handled)
             return rc;
-        fprintf(stderr, "seccheckd: unknown command '%s' (commands: check, verify, export, events, alerts, rules, "
+        fprintf(stderr, "seccheckd: unknown command '%s' (commands: check, verify, export, events, alerts, containers, rules, "
                 "forward, gvisor-config, types; try --help)\n", argv[1]);
         return 2;
     }

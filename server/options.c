@@ -493,6 +493,7 @@ void options_usage(FILE *out)
                  "                        [--since DURATION] [-o compact|json]   (one line per event, as they come)\n"
                  "       seccheckd alerts --db PATH | --to URL [--since DURATION] [--priority LEVEL] [--rule NAME]\n"
                  "                        [--container ID] [--follow] [--json]   (the alerts the rules raised)\n"
+                 "       seccheckd containers --db PATH [--pod NAME] [--namespace NAME] [--json]   (names, counts)\n"
                  "       seccheckd rules check|test PATH...   (rules files: errors, or alerts on recorded events)\n"
                  "       seccheckd forward --db PATH --to URL [--host-id ID]   (to a central PostgreSQL)\n"
                  "       seccheckd gvisor-config [--points exec|files|net|all | --rules PATH...] [--socket PATH]\n"
