@@ -42,7 +42,7 @@
 #define CONTAINER_ROOTS_MAX 16            /* --runsc-root directories */
 #define CONTAINER_ROOT_ENTRIES_MAX 100000 /* directory entries scanned per root and lookup */
 #define CONTAINER_CACHE_MAX 4096          /* records kept (the least recently asked for goes) */
-#define CONTAINER_ATTEMPTS 8              /* state file looked for, 100 ms apart doubling (~13 s) */
+#define CONTAINER_ATTEMPTS 5              /* state file looked for, 100 ms apart doubling (1.5 s) */
 #define CONTAINER_USERS_RECHECK_NS 10000000000LL   /* passwd/group changed? at most every 10 s */
 
 /* runsc's usual roots: containerd's runsc shim (Kubernetes, then Docker's

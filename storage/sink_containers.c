@@ -26,6 +26,7 @@
 
 struct containers_sink {
     struct sink base;
+    struct sink_ops ops;             /* containers_ops, less what inner does not do */
     struct sink *inner;
     struct container_cache *cache;
     struct container_view *view;
@@ -150,8 +151,7 @@ static uint64_t containers_retention_deleted(struct sink *base)
 
 static void containers_process_table(struct sink *base, uint64_t *processes, uint64_t *evictions)
 {
-    if (!sink_process_table(((struct containers_sink *)base)->inner, processes, evictions))
-        *processes = *evictions = 0;
+    sink_process_table(((struct containers_sink *)base)->inner, processes, evictions);
 }
 
 static void containers_set_rules(struct sink *base, struct rule_set *rs)
@@ -201,7 +201,10 @@ struct sink *sink_containers_open(struct sink *inner, struct container_cache *ca
         container_cache_close(cache);
         return NULL;
     }
-    s->base.ops = &containers_ops;
+    s->ops = containers_ops;
+    if (!inner->ops->process_table)
+        s->ops.process_table = NULL;   /* no rules inside: no process tables to report */
+    s->base.ops = &s->ops;
     s->base.first_conn_id = inner->first_conn_id;
     s->inner = inner;
     s->cache = cache;
