@@ -5,8 +5,12 @@
 #include "sqlutil.h"
 
 static const char container_info_sql[] =
+    /* id: replacing a row (its passwd changed) gives it a new, higher one
+     * (AUTOINCREMENT never hands an id out twice), so `seccheckd forward`
+     * ships the rows past the central copy's newest. */
     "CREATE TABLE IF NOT EXISTS container_info("
-    "  container_id TEXT PRIMARY KEY,"
+    "  id INTEGER PRIMARY KEY AUTOINCREMENT,"
+    "  container_id TEXT NOT NULL UNIQUE,"
     "  state TEXT NOT NULL,"           /* found, unknown (no state file), refused (a bad one) */
     "  why TEXT,"                      /* unknown or refused: why */
     "  name TEXT, image TEXT, image_repository TEXT, image_tag TEXT,"
