@@ -94,6 +94,7 @@ struct container_record {
     const char *rootfs;             /* root.path, joined to bundleDir when relative */
     const char *bundle;             /* bundleDir */
     const char *state_file;         /* the file read, for the table */
+    int64_t created_ns;             /* createdAt (RFC 3339, UTC), ns since the epoch; 0: not given */
     /* From the container's /etc/passwd and /etc/group, sorted by id (the
      * first line of an id wins, as with getpwuid). Empty when missing. */
     const struct container_user *users;

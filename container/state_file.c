@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "clock.h"
@@ -192,12 +193,43 @@ static void take_rootfs(struct record *r, json_t *spec)
     r->pub.rootfs = record_strdup(r, joined);
 }
 
+/* createdAt as Go's time.Time marshals it: RFC 3339 with up to 9 decimals
+ * and Z or an offset. 0 when absent or not that. */
+static int64_t parse_created(json_t *doc)
+{
+    size_t len = 0;
+    const char *s = json_str(doc, "createdAt", &len);
+    struct tm tm = {0};
+    const char *rest = s && len < 64 ? strptime(s, "%Y-%m-%dT%H:%M:%S", &tm) : NULL;
+    if (!rest)
+        return 0;
+    int64_t frac = 0, scale = 1000000000;
+    if (*rest == '.')
+        for (rest++; *rest >= '0' && *rest <= '9'; rest++)
+            if (scale > 1) {
+                scale /= 10;
+                frac += (*rest - '0') * scale;
+            }
+    int64_t offset_s = 0;
+    if ((*rest == '+' || *rest == '-') && strlen(rest) == 6 && rest[3] == ':') {
+        int h = (rest[1] - '0') * 10 + (rest[2] - '0'), m = (rest[4] - '0') * 10 + (rest[5] - '0');
+        offset_s = (rest[0] == '+' ? 1 : -1) * (h * 3600 + m * 60);
+    } else if (strcmp(rest, "Z") != 0) {
+        return 0;
+    }
+    time_t t = timegm(&tm);
+    if (t < 0 || t > (time_t)4102444800)   /* 1970 to 2100: anything else is not a creation time */
+        return 0;
+    return ((int64_t)t - offset_s) * 1000000000 + frac;
+}
+
 static void take_spec(struct record *r, json_t *doc, const char *sandbox_from_name)
 {
     json_t *spec = json_object_get(doc, "spec");
     json_t *ann = json_object_get(spec, "annotations");
     json_t *process = json_object_get(spec, "process");
     r->pub.bundle = keep_str(r, doc, "bundleDir");
+    r->pub.created_ns = parse_created(doc);
     r->pub.name = keep_str(r, ann, "io.kubernetes.cri.container-name");
     r->pub.pod_name = keep_str(r, ann, "io.kubernetes.cri.sandbox-name");
     r->pub.pod_namespace = keep_str(r, ann, "io.kubernetes.cri.sandbox-namespace");
@@ -318,6 +350,7 @@ struct container_record *container_reread_users(const struct container_record *o
     r->pub.has_user = old->has_user;
     r->pub.user_uid = old->user_uid;
     r->pub.user_gid = old->user_gid;
+    r->pub.created_ns = old->created_ns;
     uint64_t ignored = 0;
     users_read(r, r->pub.rootfs, &ignored);
     return finish(r);

@@ -11,7 +11,7 @@
 enum {
     F_CONTAINER_ID = FIELD_BASE_CONTAINER,
     F_CONTAINER_FULL_ID, F_CONTAINER_NAME, F_CONTAINER_IMAGE, F_CONTAINER_IMAGE_REPOSITORY, F_CONTAINER_IMAGE_TAG,
-    F_CONTAINER_TYPE, F_CONTAINER_PRIVILEGED,
+    F_CONTAINER_TYPE, F_CONTAINER_PRIVILEGED, F_CONTAINER_START_TS, F_CONTAINER_DURATION,
     F_K8S_POD_NAME, F_K8S_NS_NAME, F_K8S_POD_ID, F_K8S_POD_UID, F_K8S_POD_SANDBOX_ID, F_K8S_POD_FULL_SANDBOX_ID,
 };
 
@@ -66,6 +66,14 @@ static void container_extract(struct evctx *x, const struct fieldref *f, struct 
     case F_CONTAINER_IMAGE_REPOSITORY: fv_cstr(v, r->image_repository); return;
     case F_CONTAINER_IMAGE_TAG: fv_cstr(v, r->image_tag); return;
     case F_CONTAINER_PRIVILEGED: fv_bool(v, r->privileged); return;
+    case F_CONTAINER_START_TS:
+        if (r->created_ns > 0)
+            fv_uint(v, (uint64_t)r->created_ns);
+        return;
+    case F_CONTAINER_DURATION:
+        if (r->created_ns > 0 && x->time_ns >= r->created_ns)
+            fv_uint(v, (uint64_t)(x->time_ns - r->created_ns));
+        return;
     case F_K8S_POD_NAME: fv_cstr(v, r->pod_name); return;
     case F_K8S_NS_NAME: fv_cstr(v, r->pod_namespace); return;
     case F_K8S_POD_ID:   /* the legacy name of the pod's uid */
@@ -92,6 +100,8 @@ static const struct field_def container_defs[] = {
     {"container.image.tag", FT_STR, FA_NONE, F_CONTAINER_IMAGE_TAG, C, 0, 0, FIELD_REPORTED},
     {"container.type", FT_STR, FA_NONE, F_CONTAINER_TYPE, C, 0, 0, FIELD_REPORTED},
     {"container.privileged", FT_BOOL, FA_NONE, F_CONTAINER_PRIVILEGED, C, 0, 0, FIELD_REPORTED},
+    {"container.start_ts", FT_UINT, FA_NONE, F_CONTAINER_START_TS, C, 0, 0, FIELD_REPORTED},
+    {"container.duration", FT_UINT, FA_NONE, F_CONTAINER_DURATION, C, 0, 0, FIELD_REPORTED},
     {"k8s.pod.name", FT_STR, FA_NONE, F_K8S_POD_NAME, C, 0, 0, FIELD_REPORTED},
     {"k8s.ns.name", FT_STR, FA_NONE, F_K8S_NS_NAME, C, 0, 0, FIELD_REPORTED},
     {"k8s.pod.id", FT_STR, FA_NONE, F_K8S_POD_ID, C, 0, 0, FIELD_REPORTED},

@@ -189,6 +189,7 @@ static void test_state_file_found(void **state)
     assert_string_equal(r->rootfs, f->rootfs);   /* relative root.path joined to bundleDir */
     assert_string_equal(r->bundle, f->bundle);
     assert_non_null(strstr(r->state_file, "ctr1_sandbox:pod1.state"));
+    assert_int_equal(r->created_ns, 1796154961LL * 1000000000);   /* createdAt 2026-12-01T19:56:01Z */
     assert_true(r->users_read);
     const struct container_user *u = container_user_by_uid(r, 1000);
     assert_non_null(u);
@@ -231,6 +232,33 @@ static void test_state_file_sandbox_and_plain(void **state)
     assert_false(r->users_read);   /* no passwd in this rootfs */
     assert_int_equal(r->nusers, 0);
     container_record_release(r);
+    fixture_free(f);
+}
+
+/* createdAt as Go's time.Time marshals it (RFC 3339, nanoseconds, an offset). */
+static void test_created_at(void **state)
+{
+    (void)state;
+    struct fixture *f = fixture_new();
+    static const struct {
+        const char *text;
+        int64_t ns;
+    } cases[] = {
+        {"2026-12-01T19:56:01.123456789Z", 1796154961123456789LL},
+        {"2026-12-01T20:56:01.5+01:00", 1796154961500000000LL},
+        {"2026-12-01T19:56:01.1234567891Z", 1796154961123456789LL},   /* past ns: cut */
+        {"2026-12-01 19:56:01", 0}, {"yesterday", 0}, {"1969-12-31T23:59:59Z", 0}, {"2026-12-01T19:56:01", 0},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        char path[512], json[512];
+        snprintf(path, sizeof(path), "%s/t_sandbox:t.state", f->root);
+        snprintf(json, sizeof(json), "{\"id\":\"t\",\"createdAt\":\"%s\",\"spec\":{}}", cases[i].text);
+        write_text(path, json);
+        struct container_record *r = read_one(f, "t");
+        if (r->created_ns != cases[i].ns)
+            fail_msg("%s: %lld, want %lld", cases[i].text, (long long)r->created_ns, (long long)cases[i].ns);
+        container_record_release(r);
+    }
     fixture_free(f);
 }
 
@@ -755,6 +783,7 @@ int main(void)
         cmocka_unit_test(test_id_valid),
         cmocka_unit_test(test_state_file_found),
         cmocka_unit_test(test_state_file_sandbox_and_plain),
+        cmocka_unit_test(test_created_at),
         cmocka_unit_test(test_privileged_needs_every_capability),
         cmocka_unit_test(test_state_file_missing_is_unknown),
         cmocka_unit_test(test_hostile_state_files),

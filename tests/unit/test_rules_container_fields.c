@@ -15,6 +15,8 @@ static const char all_fields[] =
     "%k8s.pod.uid %k8s.pod.sandbox_id %k8s.pod.full_sandbox_id %user.uid %user.name %user.homedir %user.shell "
     "%user.loginuid %user.loginname %group.gid %group.name";
 
+static char all_rule[2048];   /* a rule whose output names all_fields */
+
 struct world {
     char dir[64], root[128], rootfs[160];
     struct container_cache *cache;
@@ -48,7 +50,7 @@ static void world_init(struct world *w, const char *passwd)
     }
     snprintf(path, sizeof(path), "%s/c1_sandbox:s1.state", w->root);
     snprintf(json, sizeof(json),
-             "{\"id\":\"c1\",\"spec\":{\"root\":{\"path\":\"%s\"},\"annotations\":{"
+             "{\"id\":\"c1\",\"createdAt\":\"1970-01-01T00:00:01Z\",\"spec\":{\"root\":{\"path\":\"%s\"},\"annotations\":{"
              "\"io.kubernetes.cri.container-name\":\"web\",\"io.kubernetes.cri.sandbox-name\":\"shop-5d\","
              "\"io.kubernetes.cri.sandbox-namespace\":\"prod\",\"io.kubernetes.cri.sandbox-uid\":\"u-1\","
              "\"io.kubernetes.cri.image-name\":\"localhost:5000/myimage:latest\","
@@ -67,11 +69,10 @@ static void world_init(struct world *w, const char *passwd)
     ec.rate = 0;
     ec.containers = w->view;
     w->engine = rules_engine_new(&ec);
-    char text[2048];
-    snprintf(text, sizeof(text),
+    snprintf(all_rule, sizeof(all_rule),
              "- rule: r\n  desc: d\n  condition: evt.dir in ('<', '>')\n  output: '%s'\n  priority: Notice\n"
              "  warn_evttypes: false\n", all_fields);
-    rules_engine_set_rules(w->engine, rules_ok(text));
+    rules_engine_set_rules(w->engine, rules_ok(all_rule));
 }
 
 static void world_free(struct world *w)
@@ -114,6 +115,13 @@ static void test_fields_of_a_known_container(void **state)
         "\"0123456789abcdef0123\",\"k8s.pod.id\":\"u-1\",\"k8s.pod.name\":\"shop-5d\",\"k8s.pod.sandbox_id\":"
         "\"0123456789ab\",\"k8s.pod.uid\":\"u-1\",\"user.homedir\":\"/home/bob\",\"user.loginname\":null,"
         "\"user.loginuid\":-1,\"user.name\":\"bob\",\"user.shell\":\"/bin/zsh\",\"user.uid\":1000}");
+    /* container.start_ts from createdAt (1 s), container.duration to the event (1500 ns: before it, absent) */
+    rules_engine_set_rules(w.engine, rules_ok("- rule: r\n  desc: d\n  condition: evt.type = container\n"
+                                              "  output: '%container.start_ts %container.duration'\n"
+                                              "  priority: Notice\n"));
+    assert_string_equal(fields_at_start(&w, 1, 0, 0),
+                        "{\"container.duration\":null,\"container.start_ts\":1000000000,\"evt.time\":1500}");
+    rules_engine_set_rules(w.engine, rules_ok(all_rule));
     /* a uid the container's passwd does not name: absent; conditions on it are false */
     const char *f = fields_at_start(&w, 2, 4242, 4242);
     assert_non_null(strstr(f, "\"user.name\":null"));
