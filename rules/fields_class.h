@@ -26,7 +26,8 @@ enum field_class_base {
     FIELD_BASE_PROC = 0x100,
     FIELD_BASE_FD = 0x200,
     FIELD_BASE_CONTAINER = 0x300,
-    FIELD_BASE_USER = 0x400,
+    FIELD_BASE_EXEC = 0x400,
+    FIELD_BASE_USER = 0x500,
 };
 
 enum field_arg {
@@ -42,6 +43,11 @@ enum {
     FIELD_PROC_PARENTS = 1u << 1,  /* the parent chain: the same points, with the child's context */
     FIELD_PROC_COMM = 1u << 2,     /* comm after an exec: the execve enter point's pathname */
     FIELD_PROC_CWD = 1u << 3,      /* a relative exec path is joined to the cwd */
+    /* What sentry/execve tells of the new image, kept per process and
+     * passed to its children (fields_exec.c): */
+    FIELD_PROC_BINARY = 1u << 4,   /* binary_info: the binary's mode, owner, layer, inode, ctime, memfd */
+    FIELD_PROC_STDIO = 1u << 5,    /* fd_info: the standard streams */
+    FIELD_PROC_PIPES = 1u << 6,    /* pipe_proc_info: the processes at the other ends of stdin/stdout pipes */
 };
 
 struct field_def {
@@ -69,6 +75,12 @@ extern const struct field_class fields_evt_class;
 extern const struct field_class fields_proc_class;
 extern const struct field_class fields_fd_class;
 extern const struct field_class fields_container_class;
+extern const struct field_class fields_exec_class;
+
+/* The runsc release (RULES_RUNSC_*) a FIELD_NEWER_RUNSC field needs: the
+ * exec class knows its own; any other's, the newest this build knows. */
+unsigned fields_exec_release(const struct field_def *d);
+
 extern const struct field_class fields_user_class;
 
 /* The event's container record from runsc's state (container.h), NULL

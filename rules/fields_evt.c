@@ -9,6 +9,7 @@
 #include "fields_class.h"
 #include "gvisor/syscall.pb-c.h"
 #include "json.h"
+#include "trace_names.h"
 
 static bool is_open_type(unsigned t)
 {
@@ -160,6 +161,11 @@ static void evt_arg(struct evctx *x, const struct fieldref *f, struct fval *v, s
     const ProtobufCFieldDescriptor *d = f->arg[type];
     const ProtobufCMessage *m = x->ev->msg;
     const void *p = field_ptr(m, d);
+    if (type == 38 && d->id == 4) {   /* syscall/ptrace's request: libs' name (evt.arg.request) */
+        const char *name = trace_ptrace_request_name(((const Gvisor__Syscall__Ptrace *)m)->request);
+        fv_cstr(v, name ? name : "PTRACE_UNKNOWN");
+        return;
+    }
     if (d->label == PROTOBUF_C_LABEL_REPEATED) {
         size_t n = *(const size_t *)((const char *)m + d->quantifier_offset);
         const char *items = *(const char *const *)p;

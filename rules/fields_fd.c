@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "fields_class.h"
+#include "gvisor/sentry.pb-c.h"
 #include "gvisor/syscall.pb-c.h"
 
 enum {
@@ -26,6 +27,8 @@ static char typechar_of_path(const char *p)
         {"anon_inode:[eventpoll]", 'l'}, {"anon_inode:[inotify]", 'i'}, {"anon_inode:inotify", 'i'},
         {"anon_inode:[timerfd]", 't'}, {"anon_inode:[pidfd]", 'P'}, {"memfd:", 'm'},
     };
+    if (strncmp(p, "/memfd:", 7) == 0)
+        return 'm';   /* gVisor names a memfd /memfd:NAME (deleted) */
     if (p[0] == '/')
         return 'f';
     for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
@@ -257,7 +260,17 @@ static struct fdinfo *fd_info(struct evctx *x)
     const struct event *ev = x->ev;
     const ProtobufCMessage *m = ev->msg;
     uint16_t type = ev->header.message_type;
-    if (type < 6 || type == 35 || type > DECODE_TYPE_MAX)
+    if (type == 35) {   /* sentry/mmap: the mapped file (fields_exec.c has its layer) */
+        const char *path = ((const Gvisor__Sentry__MmapInfo *)m)->mapped_path;
+        if (path && path[0]) {
+            fi->has_name = true;
+            fi->name = path;
+            fi->name_len = (uint32_t)strlen(path);
+            fi->typechar = strncmp(path, "/memfd:", 7) == 0 ? 'm' : 'f';
+        }
+        return fi;
+    }
+    if (type < 6 || type > DECODE_TYPE_MAX)
         return fi;
     const struct msg_layout *l = fields_layout(type);
     fd_number(x, m, l, fi);

@@ -59,6 +59,12 @@ static void proc_extract(struct evctx *x, const struct fieldref *f, struct fval 
         if (ctx && ctx->thread_id > 0)
             fv_int(v, ctx->thread_id);
         return;
+    case F_PROC_PPID:   /* runsc release-20260525.0 on sends it: no table needed */
+        if (ctx && ctx->parent_thread_group_id > 0 && ctx->parent_thread_group_id != ctx->thread_group_id) {
+            fv_int(v, ctx->parent_thread_group_id);
+            return;
+        }
+        break;
     default:
         break;
     }

@@ -77,6 +77,10 @@ void proctab_free(struct proctab *pt)
         pstr_free(&p->args);
         pstr_free(&p->cwd);
         pstr_free(&p->exec_file);
+        if (p->io)
+            for (int k = 0; k < 3; k++)
+                pstr_free(&p->io->stream[k].path);
+        free(p->io);
     }
     for (size_t s = 0; s < pt->nslabs; s++)
         free(pt->slabs[s]);
@@ -375,6 +379,163 @@ static void reset(struct proc *p, int64_t start_ns)
     p->exec_tid = 0;
     p->name[0] = '\0';
     p->exepath.len = p->args.len = p->cwd.len = p->exec_file.len = 0;
+    p->own_image = false;
+    memset(&p->image, 0, sizeof(p->image));
+    if (p->io)
+        p->io->has_streams = p->io->has_pipes = false;
+}
+
+/* ---- what an exec told of its image ---- */
+
+/* The entry's io block, allocated on first use; NULL out of memory (the
+ * facts are then not kept). */
+static struct proc_exec_io *io_of(struct proctab *pt, struct proc *p)
+{
+    if (!p->io) {
+        p->io = calloc(1, sizeof(*p->io));
+        if (p->io)
+            pt->string_bytes += sizeof(*p->io);
+    }
+    return p->io;
+}
+
+/* sec.nsec as ns since the epoch; 0 when it is not a time (negative, nsec
+ * out of range, past int64). */
+static int64_t timespec_ns(const Gvisor__Common__Timespec *t)
+{
+    if (!t || t->sec < 0 || t->nsec < 0 || t->nsec >= 1000000000 || t->sec > INT64_MAX / 1000000000 - 1)
+        return 0;
+    return t->sec * 1000000000 + t->nsec;
+}
+
+/* Whether a process with effective ids uid:gid may write a file of that
+ * mode and owner: root may; else the owner's bits if it is the owner, else
+ * the group's if its group (supplementary groups are not sent), else
+ * others'. */
+static bool may_write(uint32_t mode, uint32_t owner, uint32_t group, uint32_t uid, uint32_t gid)
+{
+    if (uid == 0)
+        return true;
+    if (uid == owner)
+        return mode & 0200;
+    if (gid == group)
+        return mode & 0020;
+    return mode & 0002;
+}
+
+static void exec_binary_facts(struct proc *p, const Gvisor__Sentry__ExecveInfo *m)
+{
+    struct proc_image *im = &p->image;
+    memset(im, 0, sizeof(*im));
+    if (m->binary_mode) {
+        im->known |= PROC_IMAGE_MODE;
+        if (p->has_creds) {
+            im->known |= PROC_IMAGE_WRITABLE;
+            im->writable = may_write(m->binary_mode, m->binary_uid, m->binary_gid, p->uid, p->gid);
+        }
+    }
+    if (m->binary_ino) {
+        im->known |= PROC_IMAGE_UPPER;
+        im->upper = m->binary_overlayfs_upper;
+        im->ino = m->binary_ino;
+    }
+    if (m->binary_ctime) {
+        im->known |= PROC_IMAGE_LOWER;
+        im->lower = m->binary_overlayfs_lower;
+        im->ctime_ns = timespec_ns(m->binary_ctime);
+    }
+    if (m->binary_size > 0 || m->binary_nlink > 0) {
+        im->known |= PROC_IMAGE_MEMFD;
+        im->memfd = m->binary_in_memfd;
+    }
+}
+
+/* One side of a socket: its IP address and port, when it has them. */
+static void socket_side(const Gvisor__Common__SocketIp *ip, uint8_t *addr, uint8_t *addr_len, uint16_t *port)
+{
+    *addr_len = 0;
+    *port = 0;
+    if (!ip || (ip->ip.len != 4 && ip->ip.len != 16) || ip->port > 0xffff)
+        return;
+    memcpy(addr, ip->ip.data, ip->ip.len);
+    *addr_len = (uint8_t)ip->ip.len;
+    /* gVisor sends sockaddr's port as the integer its network-order bytes
+     * make on the sentry's (little-endian) machine */
+    *port = (uint16_t)((ip->port & 0xff) << 8 | (ip->port >> 8 & 0xff));
+}
+
+static void exec_stream(struct proctab *pt, struct proc_stream *st, const Gvisor__Common__FdInfo *fd)
+{
+    st->known = fd != NULL;
+    st->mode = fd ? fd->mode : 0;
+    st->family = 0;
+    st->lip_len = st->rip_len = 0;
+    st->lport = st->rport = 0;
+    st->path.len = 0;
+    if (!fd)
+        return;
+    if (fd->path && fd->path[0])
+        pstr_set(pt, &st->path, fd->path, strlen(fd->path), PROC_STREAM_PATH_MAX);
+    if (fd->socket) {
+        st->family = fd->socket->family <= 255 ? (uint8_t)fd->socket->family : 0;
+        socket_side(fd->socket->local, st->lip, &st->lip_len, &st->lport);
+        socket_side(fd->socket->remote, st->rip, &st->rip_len, &st->rport);
+    }
+}
+
+static void exec_peer(struct proc_peer *peer, const Gvisor__Sentry__PipeProcInfo *info)
+{
+    const Gvisor__Common__ContextData *c = info ? info->context_data : NULL;
+    peer->tgid = c && c->thread_group_id > 0 ? c->thread_group_id : 0;
+    peer->start_ns = peer->tgid ? c->thread_group_start_time_ns : 0;
+}
+
+/* fd_info and pipe_proc_info of sentry/execve. */
+static void exec_io(struct proctab *pt, struct proc *p, const Gvisor__Sentry__ExecveInfo *m)
+{
+    bool streams = m->stdin || m->stdout || m->stderr;
+    bool pipes = m->pipe_input_proc || m->pipe_output_proc;
+    if (!streams && !pipes) {
+        if (p->io)
+            p->io->has_streams = p->io->has_pipes = false;
+        return;
+    }
+    struct proc_exec_io *io = io_of(pt, p);
+    if (!io)
+        return;
+    io->has_streams = streams;
+    const Gvisor__Common__FdInfo *fds[3] = {m->stdin, m->stdout, m->stderr};
+    for (int k = 0; k < 3; k++)
+        exec_stream(pt, &io->stream[k], streams ? fds[k] : NULL);
+    io->has_pipes = pipes;
+    exec_peer(&io->pipe_in, m->pipe_input_proc);
+    exec_peer(&io->pipe_out, m->pipe_output_proc);
+}
+
+/* A child's copy of its parent's image facts and descriptors. */
+static void inherit_exec_facts(struct proctab *pt, struct proc *child, const struct proc *parent)
+{
+    child->image = parent->image;
+    child->own_image = false;
+    const struct proc_exec_io *from = parent->io;
+    if (!from || (!from->has_streams && !from->has_pipes)) {
+        if (child->io)
+            child->io->has_streams = child->io->has_pipes = false;
+        return;
+    }
+    struct proc_exec_io *io = io_of(pt, child);
+    if (!io)
+        return;
+    io->has_streams = from->has_streams;
+    io->has_pipes = from->has_pipes;
+    io->pipe_in = from->pipe_in;
+    io->pipe_out = from->pipe_out;
+    for (int k = 0; k < 3; k++) {
+        struct pstr keep = io->stream[k].path;
+        io->stream[k] = from->stream[k];
+        io->stream[k].path = keep;
+        pstr_copy(pt, &io->stream[k].path, &from->stream[k].path, PROC_STREAM_PATH_MAX);
+    }
 }
 
 static struct proc *get_or_create(struct proctab *pt, uint32_t conn, uint64_t conn_id, int32_t tgid, int64_t start_ns,
@@ -443,6 +604,7 @@ static void inherit(struct proctab *pt, struct proc *child, const struct proc *p
     child->has_creds = parent->has_creds;
     child->uid = parent->uid;
     child->gid = parent->gid;
+    inherit_exec_facts(pt, child, parent);
 }
 
 static void add_child(struct proctab *pt, struct proc *parent, int32_t child_tgid, int64_t start_ns)
@@ -486,6 +648,12 @@ static void exec_image(struct proctab *pt, struct proc *p, const char *exepath, 
     if (blen)
         set_name(p, b, blen);
     p->exec_file.len = 0;
+    /* a new image: what the previous one's exec told is gone (sentry/execve
+     * tells it again) */
+    p->own_image = true;
+    memset(&p->image, 0, sizeof(p->image));
+    if (p->io)
+        p->io->has_streams = p->io->has_pipes = false;
 }
 
 static void on_sentry_execve(struct proctab *pt, struct proc *p, const Gvisor__Sentry__ExecveInfo *m, int32_t tid)
@@ -499,6 +667,8 @@ static void on_sentry_execve(struct proctab *pt, struct proc *p, const Gvisor__S
     char filebuf[PROC_EXEPATH_MAX + 1];
     snprintf(filebuf, sizeof(filebuf), "%s", file);   /* exec_image clears exec_file */
     exec_image(pt, p, m->binary_path ? m->binary_path : "", filebuf, m->argv, m->n_argv);
+    exec_binary_facts(p, m);
+    exec_io(pt, p, m);
     p->exec_tid = tid ? tid : -1;
 }
 
@@ -567,6 +737,7 @@ struct proc *proctab_apply(struct proctab *pt, const struct event *ev, struct pr
         set_args(pt, &p->args, m->args, m->n_args, 1);
         if (m->cwd && m->cwd[0])
             pstr_set(pt, &p->cwd, m->cwd, strlen(m->cwd), PROC_CWD_MAX);
+        p->own_image = true;
         return p;
     }
     case 2: {   /* sentry/clone, in the parent's context */
@@ -611,6 +782,16 @@ struct proc *proctab_parent(struct proctab *pt, const struct proc *p)
         return NULL;
     struct proc *q = find(pt, p->conn_id, p->parent_tgid);
     if (!q || (p->parent_start_ns && q->start_ns && q->start_ns != p->parent_start_ns))
+        return NULL;
+    return q;
+}
+
+struct proc *proctab_lookup(struct proctab *pt, uint64_t conn_id, int32_t tgid, int64_t start_ns)
+{
+    if (tgid <= 0)
+        return NULL;
+    struct proc *q = find(pt, conn_id, tgid);
+    if (!q || (start_ns && q->start_ns && q->start_ns != start_ns))
         return NULL;
     return q;
 }

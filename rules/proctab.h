@@ -36,6 +36,55 @@ struct pstr {
     uint32_t len, cap;
 };
 
+/* ---- what an exec told of the new image (sentry/execve, gVisor 2026) ----
+ * Kept per process and copied to its children, as fork copies the image and
+ * the descriptors; an exec without them (a syscall execve exit alone)
+ * forgets them. */
+
+#define PROC_STREAM_PATH_MAX 256
+
+/* Which of the binary's facts the exec sent: proto3 sends no false, so a
+ * flag counts only where the message shows the release that has it. */
+enum {
+    PROC_IMAGE_MODE = 1u << 0,      /* mode, owner (binary_info, runsc 2022-12 on) */
+    PROC_IMAGE_UPPER = 1u << 1,     /* the upper-layer flag: binary_ino sent (release-20260714.0) */
+    PROC_IMAGE_LOWER = 1u << 2,     /* the lower-layer flag: binary_ctime sent (release-20260721.0) */
+    PROC_IMAGE_MEMFD = 1u << 3,     /* the memfd flag: binary_size or nlink sent (release-20260727.0) */
+    PROC_IMAGE_WRITABLE = 1u << 4,  /* writable computed: mode and the exec's credentials known */
+};
+
+struct proc_image {
+    uint8_t known;              /* PROC_IMAGE_* */
+    bool upper, lower, memfd, writable;
+    uint64_t ino;               /* 0: not sent */
+    int64_t ctime_ns;           /* 0: not sent, or not a time */
+};
+
+/* One standard stream as the exec's fd_info gave it. */
+struct proc_stream {
+    bool known;                 /* the descriptor was open */
+    uint32_t mode;              /* st_mode; 0: not stat'ed */
+    uint8_t family;             /* a socket's AF_*; 0 */
+    uint8_t lip_len, rip_len;   /* 4 or 16 when the side has an IP address */
+    uint16_t lport, rport;      /* host order */
+    uint8_t lip[16], rip[16];
+    struct pstr path;           /* as gVisor names it: /dev/pts/0, pipe:[12], socket:[3], host:[4] */
+};
+
+/* The process at the other end of a pipe on stdin or stdout. */
+struct proc_peer {
+    int32_t tgid;               /* 0: none */
+    int64_t start_ns;
+};
+
+/* fd_info and pipe_proc_info of the exec: allocated for a process they
+ * came for (or its parent's did), recycled with the entry. */
+struct proc_exec_io {
+    bool has_streams, has_pipes;
+    struct proc_stream stream[3];   /* stdin, stdout, stderr */
+    struct proc_peer pipe_in, pipe_out;
+};
+
 struct proc {
     uint64_t conn_id;
     int32_t tgid;
@@ -48,6 +97,9 @@ struct proc {
     char name[PROC_NAME_MAX + 1];
     struct pstr exepath, args, cwd;
     struct pstr exec_file;      /* the pending execve's pathname (its enter point), for comm */
+    bool own_image;             /* the image came from its own exec (or container/start), not from its parent */
+    struct proc_image image;
+    struct proc_exec_io *io;    /* NULL until an exec sends fd_info or pipe_proc_info */
     /* table bookkeeping */
     uint32_t self, hnext, lru_prev, lru_next, conn;
     bool live;
@@ -78,6 +130,10 @@ void proctab_finish(struct proctab *pt, struct proc *p, const struct proc_effect
 /* The parent of p when it is still in the table (the same process: its
  * start time matches when both are known), else NULL. */
 struct proc *proctab_parent(struct proctab *pt, const struct proc *p);
+
+/* Process tgid of conn_id's sandbox when it is in the table (its start time
+ * start_ns when both are known), else NULL. */
+struct proc *proctab_lookup(struct proctab *pt, uint64_t conn_id, int32_t tgid, int64_t start_ns);
 
 /* How many more events conn_id's sandbox says it dropped than its previous
  * event said (a header's dropped_count is cumulative per connection); 0

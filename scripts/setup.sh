@@ -19,6 +19,7 @@ packages=(
     runsc                                  # real gVisor for the end-to-end test
     netcat-openbsd redis-server            # what the default rules' e2e runs in sandboxes (nc; ordinary work)
     python3                                # baseline listener in bench/
+    python3-protobuf protobuf-compiler     # the tests' own gVisor packets (tests/support/gvisor_packets.py)
     systemd                                # systemd-analyze, to verify the unit files
     clang libclang-rt-14-dev               # libFuzzer for scripts/fuzz.sh
 )

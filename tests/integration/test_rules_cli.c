@@ -187,7 +187,7 @@ static void test_usage_errors(void **state)
     write_file_in("good.yaml", GOOD);
     const char *help[] = {"--help", NULL};
     assert_int_equal(rules(help, out, sizeof(out), err, sizeof(err)), 0);
-    assert_non_null(strstr(out, "Usage: seccheckd rules check [--pod-init FILE] PATH...\n"));
+    assert_non_null(strstr(out, "Usage: seccheckd rules check [--pod-init FILE] [--runsc PATH | --runsc-metadata FILE] PATH...\n"));
     const char *none[] = {NULL};
     assert_int_equal(rules(none, out, sizeof(out), err, sizeof(err)), 2);
     assert_non_null(strstr(err, "seccheckd rules: expected a command: check or test (try --help)"));

@@ -135,13 +135,20 @@ static void test_names_and_offers(void **state)
     assert_null(rules_context_name(RULES_CTX_COUNT));
     assert_int_equal(rules_optional_parse("fd_pathx"), 0);
     assert_int_equal(rules_context_parse("pid"), 0);
-    assert_int_equal(RULES_CTX_ALL, 0x1ff);
-    /* as `runsc trace metadata` (2022-12) lists them */
+    assert_int_equal(RULES_CTX_ALL, 0x7ff);
+    assert_int_equal(RULES_CTX_2022, 0x1ff);   /* what runsc 2022-12 lists */
+    /* as `runsc trace metadata` lists them: runsc 2022-12's */
     assert_int_equal(rules_point_optional("syscall/openat/exit"), RULES_OPT_FD_PATH);
     assert_int_equal(rules_point_optional("syscall/open/enter"), 0);
     assert_int_equal(rules_point_optional("syscall/creat/exit"), RULES_OPT_FD_PATH);
     assert_int_equal(rules_point_optional("syscall/execveat/enter"), RULES_OPT_FD_PATH | RULES_OPT_ENVV);
-    assert_int_equal(rules_point_optional("sentry/execve"), RULES_OPT_BINARY_INFO);
+    /* and the 2026 releases' (pkg/sentry/seccheck/metadata.go:262, metadata_amd64.go:42,104 at 3c5eee17d) */
+    assert_int_equal(rules_point_optional("sentry/execve"), RULES_OPT_BINARY_INFO | RULES_OPT_BINARY_SHA256 |
+                                                                RULES_OPT_BINARY_SHA1 | RULES_OPT_FD_INFO |
+                                                                RULES_OPT_PIPE_PROC_INFO);
+    assert_int_equal(rules_point_optional("syscall/mmap/exit"), RULES_OPT_FD_PATH);
+    assert_int_equal(rules_point_optional("syscall/listen/enter"), RULES_OPT_FD_PATH);
+    assert_int_equal(rules_point_optional("syscall/ptrace/exit"), 0);
     assert_int_equal(rules_point_optional("container/start"), RULES_OPT_ENV);
     assert_int_equal(rules_point_optional("syscall/sysno/0/exit"), 0);
     assert_int_equal(rules_point_optional("syscall/openat/middle"), 0);
