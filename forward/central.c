@@ -260,7 +260,19 @@ static const char fixed_schema[] =
     "  tags jsonb NOT NULL,"
     "  suppressed bigint NOT NULL DEFAULT 0,"
     "  PRIMARY KEY(host_id, id));"
-    "ALTER TABLE hosts ADD COLUMN IF NOT EXISTS alerts bigint NOT NULL DEFAULT 0;";
+    "ALTER TABLE hosts ADD COLUMN IF NOT EXISTS alerts bigint NOT NULL DEFAULT 0;"
+    /* Container names (storage/container_rows.c), for the containers view;
+     * a host's rows are upserted as they change (a higher id each time). */
+    "CREATE TABLE IF NOT EXISTS container_info("
+    "  host_id text NOT NULL,"
+    "  id bigint NOT NULL,"
+    "  container_id text NOT NULL,"
+    "  state text NOT NULL,"
+    "  why text, name text, image text, image_repository text, image_tag text,"
+    "  pod_name text, pod_namespace text, pod_uid text, sandbox_id text,"
+    "  is_sandbox bigint, privileged bigint, terminal bigint, user_uid bigint, user_gid bigint,"
+    "  user_name text, users bigint, rootfs text, bundle text, state_file text, resolved_ns bigint,"
+    "  PRIMARY KEY(host_id, id));";
 
 static const char *pg_type(enum local_kind k)
 {
@@ -316,10 +328,11 @@ static bool schema_current(PGconn *pg, const struct local *l)
         return false;
     res = PQexec(pg, "SELECT table_name, column_name FROM information_schema.columns"
                      " WHERE table_schema = current_schema()"
-                     " AND table_name IN ('runs', 'connections', 'events', 'batches', 'alerts')");
+                     " AND table_name IN ('runs', 'connections', 'events', 'batches', 'alerts', 'container_info')");
     current = PQresultStatus(res) == PGRES_TUPLES_OK && has_columns(res, &l->runs) &&
               has_columns(res, &l->connections) && has_columns(res, &l->events) && has_columns(res, &l->batches) &&
-              (!l->has_alerts || has_columns(res, &l->alerts));
+              (!l->has_alerts || has_columns(res, &l->alerts)) &&
+              (!l->has_container_info || has_columns(res, &l->container_info));
     PQclear(res);
     return current;
 }
@@ -328,7 +341,8 @@ int central_ensure_schema(PGconn *pg, const struct local *l, char *err, size_t e
 {
     /* The staging tables upserts go through are this session's own,
      * LIKE their table: dropped so they follow new columns. */
-    if (exec_command(pg, "DROP TABLE IF EXISTS pg_temp.incoming_runs, pg_temp.incoming_connections",
+    if (exec_command(pg, "DROP TABLE IF EXISTS pg_temp.incoming_runs, pg_temp.incoming_connections, "
+                         "pg_temp.incoming_container_info",
                      "dropping the staging tables", err, errlen) != 0)
         return -1;
     if (schema_current(pg, l))
@@ -342,6 +356,8 @@ int central_ensure_schema(PGconn *pg, const struct local *l, char *err, size_t e
     mirror_sql(&sql, &l->batches);
     if (l->has_alerts)
         mirror_sql(&sql, &l->alerts);
+    if (l->has_container_info)
+        mirror_sql(&sql, &l->container_info);
     linux_names_sql(&sql);   /* the lookup tables the views join */
     strbuf_puts(&sql, central_views_sql);
     strbuf_puts(&sql, "COMMIT;");
@@ -562,6 +578,24 @@ static int64_t ship_alerts(PGconn *pg, struct local *l, int64_t lo, int64_t hi, 
                       NULL, NULL, err, errlen);
 }
 
+/* The container names that changed since the central copy's newest row of
+ * this host (the hosts row is locked: one forwarder at a time), upserted:
+ * metadata, so a row that comes again is harmless. */
+static int ship_container_info(PGconn *pg, struct local *l, const char *host_id, char *err, size_t errlen)
+{
+    if (!l->has_container_info)
+        return 0;
+    const char *v[] = {host_id};
+    PGresult *res = exec_params(pg, "SELECT coalesce(max(id), 0) FROM container_info WHERE host_id = $1", 1, v,
+                                NULL, NULL);
+    if (PQresultStatus(res) != PGRES_TUPLES_OK || PQntuples(res) != 1)
+        return result_error(res, pg, "container_info", err, errlen);
+    int64_t newest = strtoll(PQgetvalue(res, 0, 0), NULL, 10);
+    PQclear(res);
+    return upsert_table(pg, l, &l->container_info, "WHERE id > ?1 AND ?2 = 0 ORDER BY id", newest, 0, host_id, err,
+                        errlen);
+}
+
 int central_ship(PGconn *pg, struct local *l, const char *host_id, const struct local_batch *b, int n,
                  int64_t *events, int64_t *alerts, char *err, size_t errlen)
 {
@@ -594,6 +628,9 @@ int central_ship(PGconn *pg, struct local *l, const char *host_id, const struct 
     int64_t nalerts = ship_alerts(pg, l, lo, hi, host_id, err, errlen);
     if (nalerts < 0)
         return (int)nalerts;
+    int crc = ship_container_info(pg, l, host_id, err, errlen);
+    if (crc != 0)
+        return crc;
     int64_t copied = monotonic_ns();
     int64_t nb = copy_table(pg, l, &l->batches, "batches", "WHERE id BETWEEN ?1 AND ?2", b[0].id, b[n - 1].id,
                             host_id, NULL, NULL, err, errlen);

@@ -7,7 +7,7 @@
 /* Set on events_full as its comment, last: a schema that has it has this
  * build's views and fixed tables, and central_ensure_schema leaves it be
  * (with every column of the host's tables). Change it with either. */
-#define CENTRAL_SCHEMA_MARK "seccheckd central schema 4"
+#define CENTRAL_SCHEMA_MARK "seccheckd central schema 5"
 
 static const char central_views_sql[] =
     /* The columns events_full names that schema version 1 lacks: the mirror
@@ -102,15 +102,24 @@ static const char central_views_sql[] =
     "SELECT host_id, container_id, detail->>'binary_path' AS binary_path, count(*) AS execs,\n"
     "       to_timestamp(min(time_ns) / 1e9) AS first, to_timestamp(max(time_ns) / 1e9) AS last\n"
     "FROM events WHERE msg_type = 3 GROUP BY host_id, container_id, detail->>'binary_path';\n"
+    /* The names from each host's newest container_info row of the container. */
     "CREATE VIEW containers AS\n"
-    "SELECT g.host_id, g.container_id, to_timestamp(min(g.first_ns) / 1e9) AS first_seen,\n"
+    "SELECT g.host_id, g.container_id, i.name, i.pod_name, i.pod_namespace, i.image, i.image_repository,\n"
+    "       i.image_tag, i.is_sandbox, i.user_name, i.state AS lookup, i.why AS lookup_why,\n"
+    "       to_timestamp(min(g.first_ns) / 1e9) AS first_seen,\n"
     "       to_timestamp(max(g.last_ns) / 1e9) AS last_seen, sum(g.events) AS events, sum(g.execs) AS execs,\n"
+    "       (SELECT count(*) FROM alerts a WHERE a.host_id = g.host_id AND a.container_id = g.container_id)\n"
+    "         AS alerts,\n"
     "       sum(c.sandbox_dropped) AS sandbox_dropped\n"
     "FROM (SELECT host_id, container_id, conn_id, min(recv_ns) AS first_ns, max(recv_ns) AS last_ns,\n"
     "             count(*) AS events, sum(CASE WHEN msg_type = 3 THEN 1 ELSE 0 END) AS execs\n"
     "      FROM events WHERE container_id IS NOT NULL GROUP BY host_id, container_id, conn_id) AS g\n"
     "LEFT JOIN connections c ON c.host_id = g.host_id AND c.id = g.conn_id\n"
-    "GROUP BY g.host_id, g.container_id;\n"
+    "LEFT JOIN (SELECT DISTINCT ON (host_id, container_id) * FROM container_info\n"
+    "           ORDER BY host_id, container_id, id DESC) AS i\n"
+    "  ON i.host_id = g.host_id AND i.container_id = g.container_id\n"
+    "GROUP BY g.host_id, g.container_id, i.name, i.pod_name, i.pod_namespace, i.image, i.image_repository,\n"
+    "         i.image_tag, i.is_sandbox, i.user_name, i.state, i.why;\n"
     /* open_flags: the local view's rule, a whole number from 0 to
      * 2^32-1 however written (5, 5.0, 5e0), else NULL. */
     "CREATE VIEW files_opened AS\n"

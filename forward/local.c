@@ -19,6 +19,7 @@ int local_open(struct local *l, const char *path, bool *lasting, char *err, size
     memset(l, 0, sizeof(*l));
     l->events.name = "events";
     l->alerts.name = "alerts";
+    l->container_info.name = "container_info";
     l->batches.name = "batches";
     l->runs.name = "runs";
     l->connections.name = "connections";
@@ -175,14 +176,28 @@ static int load_alerts(struct local *l, bool *changed, char *err, size_t errlen)
     return load_table(l->db, &l->alerts, changed, err, errlen);
 }
 
+/* The container_info table, when the daemon looked container names up. */
+static int load_container_info(struct local *l, bool *changed, char *err, size_t errlen)
+{
+    bool has = sqlite3_table_column_metadata(l->db, NULL, "container_info", "container_id", NULL, NULL, NULL, NULL,
+                                             NULL) == SQLITE_OK;
+    *changed |= has != l->has_container_info;
+    l->has_container_info = has;
+    if (!has) {
+        l->container_info.ncols = 0;
+        return 0;
+    }
+    return load_table(l->db, &l->container_info, changed, err, errlen);
+}
+
 int local_load_columns(struct local *l, bool *changed, bool *lasting, char *err, size_t errlen)
 {
     *changed = *lasting = false;
     if (load_table(l->db, &l->runs, changed, err, errlen) == 0 &&
         load_table(l->db, &l->connections, changed, err, errlen) == 0 &&
         load_table(l->db, &l->events, changed, err, errlen) == 0 &&
-        load_table(l->db, &l->batches, changed, err, errlen) == 0)
-        return load_alerts(l, changed, err, errlen);
+        load_table(l->db, &l->batches, changed, err, errlen) == 0 && load_alerts(l, changed, err, errlen) == 0)
+        return load_container_info(l, changed, err, errlen);
     *lasting = never_ours(l->db);
     if (*lasting && sqlite3_errcode(l->db) != SQLITE_NOTADB)
         snprintf(err, errlen, "not a seccheckd database: it has tables of its own and not the daemon's (check --db)");

@@ -46,6 +46,8 @@ struct local {
     struct local_table events, batches, runs, connections;
     struct local_table alerts;      /* the rules' alerts, shipped with their events' batches */
     bool has_alerts;                /* a database written before the alerts table has none */
+    struct local_table container_info;   /* container names (--runsc-root), shipped as they change */
+    bool has_container_info;
     sqlite3_stmt *batches_after;
     sqlite3_stmt *batch_by_id;
     bool in_snapshot;

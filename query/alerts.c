@@ -22,6 +22,7 @@
 
 #include "central.h"
 #include "cli.h"
+#include "container_filter.h"
 #include "clock.h"
 #include "event_line.h"
 #include "follow.h"
@@ -52,7 +53,8 @@ struct alerts_options {
     bool has_priority;
     enum rules_priority priority;   /* that and above */
     const char *rule;
-    const char *container;
+    const char *container;          /* id or name; --pod, --namespace beside it (container_filter.h) */
+    const char *pod, *ns;
     bool follow;
     bool json;
 };
@@ -78,7 +80,7 @@ static void usage(FILE *out)
     fprintf(out,
             "Usage: seccheckd alerts (--db PATH | --to URL [--host-id ID | --all-hosts])\n"
             "                        [--since DURATION] [--priority LEVEL] [--rule NAME] [--container ID]\n"
-            "                        [--follow] [--json]\n"
+            "                        [--pod NAME] [--namespace NAME] [--follow] [--json]\n"
             "Prints the alerts the rules raised (seccheckd --rules), oldest first.\n"
             "\n"
             "  --db PATH          a host's database (only read; the daemon may be running)\n"
@@ -89,7 +91,9 @@ static void usage(FILE *out)
             "  --priority LEVEL   only alerts of this priority and above: emergency, alert,\n"
             "                     critical, error, warning, notice, info(rmational), debug\n"
             "  --rule NAME        only this rule's alerts\n"
-            "  --container ID     only this container's alerts\n"
+            "  --container ID     only this container's alerts (--db: by id or name)\n"
+            "  --pod NAME         --db: only the alerts of this pod's containers\n"
+            "  --namespace NAME   --db: only the alerts of this namespace's containers\n"
             "  --follow, -f       then print new alerts as they commit, until interrupted;\n"
             "                     without --since, only new ones\n"
             "  --json             one line of Falco's JSON per alert (what --alerts-out wrote),\n"
@@ -113,6 +117,7 @@ static int parse_options(int argc, char **argv, struct alerts_options *o)
         {"host-id", required_argument, NULL, 'H'},   {"all-hosts", no_argument, NULL, 'A'},
         {"since", required_argument, NULL, 's'},     {"priority", required_argument, NULL, 'p'},
         {"rule", required_argument, NULL, 'r'},      {"container", required_argument, NULL, 'c'},
+        {"pod", required_argument, NULL, 'P'},       {"namespace", required_argument, NULL, 'N'},
         {"follow", no_argument, NULL, 'f'},          {"json", no_argument, NULL, 'j'},
         {"help", no_argument, NULL, 'h'},            {NULL, 0, NULL, 0},
     };
@@ -139,6 +144,8 @@ static int parse_options(int argc, char **argv, struct alerts_options *o)
             break;
         case 'r': o->rule = optarg; break;
         case 'c': o->container = optarg; break;
+        case 'P': o->pod = optarg; break;
+        case 'N': o->ns = optarg; break;
         case 'f': o->follow = true; break;
         case 'j': o->json = true; break;
         case 'h': usage(stdout); return -1;
@@ -153,6 +160,8 @@ static int parse_options(int argc, char **argv, struct alerts_options *o)
         return usage_error("--host-id and --all-hosts go with --to", NULL);
     if (o->host_id && o->all_hosts)
         return usage_error("give --host-id or --all-hosts, not both", NULL);
+    if (o->to_url && (o->pod || o->ns))
+        return usage_error("--pod and --namespace go with --db (the central copy has no container names yet)", NULL);
     return 0;
 }
 
@@ -306,8 +315,8 @@ static int local_prepare(struct local_reader *r)
         strbuf_puts(&sql, " AND time_ns >= ?2");
     if (o->rule)
         strbuf_puts(&sql, " AND rule = ?3");
-    if (o->container)
-        strbuf_puts(&sql, " AND container_id = ?4");
+    struct container_filter cf = {.container = o->container, .pod = o->pod, .ns = o->ns};
+    container_filter_sql(&sql, &cf, "container_id", 6, sqlutil_has(r->db, "table", "container_info"));
     priority_filter(&sql, o);
     strbuf_printf(&sql, " ORDER BY id LIMIT %d", ROWS_PER_READ);
     int rc = sql.failed ? SQLITE_NOMEM : sqlite3_prepare_v2(r->db, sql.data, -1, &r->rows, NULL);
@@ -320,8 +329,7 @@ static int local_prepare(struct local_reader *r)
         sqlite3_bind_int64(r->rows, 2, realtime_ns() - (int64_t)o->since_s * 1000000000);
     if (o->rule)
         sqlite3_bind_text(r->rows, 3, o->rule, -1, SQLITE_STATIC);
-    if (o->container)
-        sqlite3_bind_text(r->rows, 4, o->container, -1, SQLITE_STATIC);
+    container_filter_bind(r->rows, &cf, 6);
     return 0;
 }
 

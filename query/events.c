@@ -24,6 +24,7 @@
 #include "arena.h"
 #include "cli.h"
 #include "clock.h"
+#include "container_filter.h"
 #include "decode.h"
 #include "event_line.h"
 #include "filter.h"
@@ -41,7 +42,8 @@ enum { EVENTS_OK = 0, EVENTS_FAILED = 1, EVENTS_USAGE = 2, EVENTS_OUTPUT_GONE = 
 struct events_options {
     const char *db_path;
     bool follow;
-    const char *container;
+    const char *container;        /* id or name; --pod, --namespace beside it (container_filter.h) */
+    const char *pod, *ns;
     const char *process;
     const char *types;            /* as given: filter.h parses it */
     struct filter type_filter;
@@ -67,13 +69,15 @@ static void usage(FILE *out)
 {
     fprintf(out,
             "Usage: seccheckd events --db PATH [--follow] [--container ID] [--type NAME] [--process NAME]\n"
-            "                        [--since DURATION] [-o compact|json]\n"
+            "                        [--pod NAME] [--namespace NAME] [--since DURATION] [-o compact|json]\n"
             "Prints the events of a seccheckd database, one line each, oldest first.\n"
             "\n"
             "  --db PATH          the database (only read; the daemon may be running)\n"
             "  --follow, -f       then print new events as the daemon commits them, until\n"
             "                     interrupted; without --since, only new ones\n"
-            "  --container ID     only this container's events (see the containers view)\n"
+            "  --container ID     only this container's events, by id or name (seccheckd containers)\n"
+            "  --pod NAME         only the events of this pod's containers\n"
+            "  --namespace NAME   only the events of this namespace's containers\n"
             "  --type NAME        only these message types, names or numbers, comma-separated\n"
             "                     (seccheckd types lists them)\n"
             "  --process NAME     only events of processes of this name\n"
@@ -100,6 +104,7 @@ static int parse_options(int argc, char **argv, struct events_options *o)
         {"container", required_argument, NULL, 'c'}, {"type", required_argument, NULL, 't'},
         {"process", required_argument, NULL, 'p'},   {"since", required_argument, NULL, 's'},
         {"output", required_argument, NULL, 'o'},    {"help", no_argument, NULL, 'h'},
+        {"pod", required_argument, NULL, 'P'},       {"namespace", required_argument, NULL, 'N'},
         {NULL, 0, NULL, 0},
     };
     memset(o, 0, sizeof(*o));
@@ -112,6 +117,8 @@ static int parse_options(int argc, char **argv, struct events_options *o)
         case 'd': o->db_path = optarg; break;
         case 'f': o->follow = true; break;
         case 'c': o->container = optarg; break;
+        case 'P': o->pod = optarg; break;
+        case 'N': o->ns = optarg; break;
         case 'p': o->process = optarg; break;
         case 't':
             o->types = optarg;
@@ -193,8 +200,8 @@ static int prepare_rows(struct reader *r)
     else
         strbuf_puts(&sql, "SELECT e.id, e.recv_ns, e.msg_type, e.raw FROM events e");
     strbuf_puts(&sql, " WHERE e.id > ?1 AND e.id <= ?2");
-    if (o->container)
-        strbuf_puts(&sql, " AND e.container_id = ?3");
+    struct container_filter cf = {.container = o->container, .pod = o->pod, .ns = o->ns};
+    container_filter_sql(&sql, &cf, "e.container_id", 6, sqlutil_has(r->db, "table", "container_info"));
     if (o->process)
         strbuf_puts(&sql, " AND e.process_name = ?4");
     if (o->has_since)
@@ -215,8 +222,7 @@ static int prepare_rows(struct reader *r)
         fprintf(stderr, PROG ": %s: %s\n", o->db_path, sqlite3_errmsg(r->db));
         return EVENTS_FAILED;
     }
-    if (o->container)
-        sqlite3_bind_text(r->rows, 3, o->container, -1, SQLITE_STATIC);
+    container_filter_bind(r->rows, &cf, 6);
     if (o->process)
         sqlite3_bind_text(r->rows, 4, o->process, -1, SQLITE_STATIC);
     if (o->has_since)

@@ -224,7 +224,8 @@ static void evaluate(struct rules_engine *e, const struct event *ev, const struc
         e->gen = 1;
     }
     struct evctx x = {.ev = ev, .cls = *c, .num = e->num, .pt = e->pt, .proc = p, .slots = e->slots, .gen = e->gen,
-                      .fd = &e->fd, .fdname = &e->fdname, .dropped_new = dropped_new};
+                      .fd = &e->fd, .fdname = &e->fdname, .dropped_new = dropped_new,
+                      .containers = e->cfg.containers};
     x.time_ns = ev->context && ev->context->time_ns ? ev->context->time_ns : ev->recv_ns;
     for (uint32_t i = from; i < to; i++) {
         const struct rule *r = &rs->rules[ix->ids[i]];

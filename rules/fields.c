@@ -19,6 +19,7 @@ static const struct field_class *const classes[] = {
     [FIELD_BASE_FD >> 8] = &fields_fd_class,
     [FIELD_BASE_CONTAINER >> 8] = &fields_container_class,
     [FIELD_BASE_EXEC >> 8] = &fields_exec_class,
+    [FIELD_BASE_USER >> 8] = &fields_user_class,
 };
 #define NCLASSES (sizeof(classes) / sizeof(classes[0]))
 

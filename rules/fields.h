@@ -101,6 +101,8 @@ struct field_slot {
 };
 
 struct fdinfo;
+struct container_view;
+struct container_record;
 
 struct evctx {
     const struct event *ev;
@@ -116,6 +118,12 @@ struct evctx {
     char point[EVTYPE_POINT_MAX];
     struct fdinfo *fd;            /* lazily filled, owned by the engine */
     struct strbuf *fdname;        /* backs fd.name when it is built (joined path, address) */
+    /* container.name, k8s.*, user.name: the event's container record,
+     * asked of the view once per event (fields_container.c); NULL view:
+     * absent. */
+    struct container_view *containers;
+    const struct container_record *container;
+    bool have_container;
 };
 
 /* The value of f for the context's event (cached in f's slot). */

@@ -27,6 +27,7 @@ enum field_class_base {
     FIELD_BASE_FD = 0x200,
     FIELD_BASE_CONTAINER = 0x300,
     FIELD_BASE_EXEC = 0x400,
+    FIELD_BASE_USER = 0x500,
 };
 
 enum field_arg {
@@ -83,6 +84,13 @@ extern const struct field_class fields_exec_class;
 /* The runsc release (RULES_RUNSC_*) a FIELD_NEWER_RUNSC field needs: the
  * exec class knows its own; any other's, the newest this build knows. */
 unsigned fields_exec_release(const struct field_def *d);
+
+extern const struct field_class fields_user_class;
+
+/* The event's container record from runsc's state (container.h), NULL
+ * when not known; asked once per event (fields_container.c). */
+struct container_record;
+const struct container_record *fields_container_record(struct evctx *x);
 
 /* ---- shared by the class files ---- */
 

@@ -1,10 +1,21 @@
-/* fields_container.c - container.*: the container an event comes from. */
+/* fields_container.c - container.* and k8s.*: the container an event comes
+ * from. The id is the event's; the rest comes from runsc's state file of
+ * that container (container/container.h), through the engine's view, with
+ * the names and types of Falco's container plugin
+ * (falcosecurity/plugins plugins/container/src/caps/extract/extract.cpp):
+ * absent while the container is not known. */
+#include "container.h"
 #include "fields_class.h"
 #include "gvisor/container.pb-c.h"
 
 enum {
     F_CONTAINER_ID = FIELD_BASE_CONTAINER,
+    F_CONTAINER_FULL_ID, F_CONTAINER_NAME, F_CONTAINER_IMAGE, F_CONTAINER_IMAGE_REPOSITORY, F_CONTAINER_IMAGE_TAG,
+    F_CONTAINER_TYPE, F_CONTAINER_PRIVILEGED, F_CONTAINER_START_TS, F_CONTAINER_DURATION,
+    F_K8S_POD_NAME, F_K8S_NS_NAME, F_K8S_POD_ID, F_K8S_POD_UID, F_K8S_POD_SANDBOX_ID, F_K8S_POD_FULL_SANDBOX_ID,
 };
+
+#define SHORT_ID_LEN 12   /* Falco's short container and sandbox ids */
 
 static bool is_hex64(const char *s)
 {
@@ -15,28 +26,90 @@ static bool is_hex64(const char *s)
     return n == 64;
 }
 
+static const char *event_container_id(const struct evctx *x)
+{
+    const char *id = x->ev->header.message_type == 1 ? ((const Gvisor__Container__Start *)x->ev->msg)->id : NULL;
+    if (!id || !id[0])
+        id = x->ev->context ? x->ev->context->container_id : NULL;
+    return id && id[0] ? id : NULL;
+}
+
+const struct container_record *fields_container_record(struct evctx *x)
+{
+    if (!x->have_container) {
+        x->have_container = true;
+        const char *id = event_container_id(x);
+        const struct container_record *r = id ? container_view_get(x->containers, x->ev->conn_id, id) : NULL;
+        x->container = r && r->state == CONTAINER_FOUND ? r : NULL;
+    }
+    return x->container;
+}
+
 static void container_extract(struct evctx *x, const struct fieldref *f, struct fval *v, struct strbuf *buf)
 {
     (void)buf;
-    const Gvisor__Common__ContextData *ctx = x->ev->context;
+    const char *id = event_container_id(x);
+    if (!id)
+        return;
     switch (f->id) {
-    case F_CONTAINER_ID: {
-        const char *id = x->ev->header.message_type == 1 ? ((const Gvisor__Container__Start *)x->ev->msg)->id : NULL;
-        if (!id || !id[0])
-            id = ctx ? ctx->container_id : NULL;
-        if (!id || !id[0])
-            return;
-        fv_str(v, id, is_hex64(id) ? 12 : strlen(id));   /* Falco's short form of a 64-hex id */
-        return;
+    case F_CONTAINER_ID: fv_str(v, id, is_hex64(id) ? SHORT_ID_LEN : strlen(id)); return;
+    case F_CONTAINER_FULL_ID: fv_cstr(v, id); return;
+    case F_CONTAINER_TYPE: fv_cstr(v, "gvisor"); return;
+    default: break;
     }
-    default:
+    const struct container_record *r = fields_container_record(x);
+    if (!r)
         return;
+    switch (f->id) {
+    case F_CONTAINER_NAME: fv_cstr(v, r->name); return;
+    case F_CONTAINER_IMAGE: fv_cstr(v, r->image); return;
+    case F_CONTAINER_IMAGE_REPOSITORY: fv_cstr(v, r->image_repository); return;
+    case F_CONTAINER_IMAGE_TAG: fv_cstr(v, r->image_tag); return;
+    case F_CONTAINER_PRIVILEGED: fv_bool(v, r->privileged); return;
+    case F_CONTAINER_START_TS:
+        if (r->created_ns > 0)
+            fv_uint(v, (uint64_t)r->created_ns);
+        return;
+    case F_CONTAINER_DURATION:
+        if (r->created_ns > 0 && x->time_ns >= r->created_ns)
+            fv_uint(v, (uint64_t)(x->time_ns - r->created_ns));
+        return;
+    case F_K8S_POD_NAME: fv_cstr(v, r->pod_name); return;
+    case F_K8S_NS_NAME: fv_cstr(v, r->pod_namespace); return;
+    case F_K8S_POD_ID:   /* the legacy name of the pod's uid */
+    case F_K8S_POD_UID: fv_cstr(v, r->pod_uid); return;
+    case F_K8S_POD_SANDBOX_ID:
+        if (r->pod_name && r->sandbox_id)
+            fv_str(v, r->sandbox_id, strlen(r->sandbox_id) > SHORT_ID_LEN ? SHORT_ID_LEN : strlen(r->sandbox_id));
+        return;
+    case F_K8S_POD_FULL_SANDBOX_ID:
+        if (r->pod_name)
+            fv_cstr(v, r->sandbox_id);
+        return;
+    default: return;
     }
 }
 
+#define C RULES_CTX_CONTAINER_ID
 static const struct field_def container_defs[] = {
-    {"container.id", FT_STR, FA_NONE, F_CONTAINER_ID, RULES_CTX_CONTAINER_ID, 0, 0, FIELD_REPORTED},
+    {"container.id", FT_STR, FA_NONE, F_CONTAINER_ID, C, 0, 0, FIELD_REPORTED},
+    {"container.full_id", FT_STR, FA_NONE, F_CONTAINER_FULL_ID, C, 0, 0, FIELD_REPORTED},
+    {"container.name", FT_STR, FA_NONE, F_CONTAINER_NAME, C, 0, 0, FIELD_REPORTED},
+    {"container.image", FT_STR, FA_NONE, F_CONTAINER_IMAGE, C, 0, 0, FIELD_REPORTED},
+    {"container.image.repository", FT_STR, FA_NONE, F_CONTAINER_IMAGE_REPOSITORY, C, 0, 0, FIELD_REPORTED},
+    {"container.image.tag", FT_STR, FA_NONE, F_CONTAINER_IMAGE_TAG, C, 0, 0, FIELD_REPORTED},
+    {"container.type", FT_STR, FA_NONE, F_CONTAINER_TYPE, C, 0, 0, FIELD_REPORTED},
+    {"container.privileged", FT_BOOL, FA_NONE, F_CONTAINER_PRIVILEGED, C, 0, 0, FIELD_REPORTED},
+    {"container.start_ts", FT_UINT, FA_NONE, F_CONTAINER_START_TS, C, 0, 0, FIELD_REPORTED},
+    {"container.duration", FT_UINT, FA_NONE, F_CONTAINER_DURATION, C, 0, 0, FIELD_REPORTED},
+    {"k8s.pod.name", FT_STR, FA_NONE, F_K8S_POD_NAME, C, 0, 0, FIELD_REPORTED},
+    {"k8s.ns.name", FT_STR, FA_NONE, F_K8S_NS_NAME, C, 0, 0, FIELD_REPORTED},
+    {"k8s.pod.id", FT_STR, FA_NONE, F_K8S_POD_ID, C, 0, 0, FIELD_REPORTED},
+    {"k8s.pod.uid", FT_STR, FA_NONE, F_K8S_POD_UID, C, 0, 0, FIELD_REPORTED},
+    {"k8s.pod.sandbox_id", FT_STR, FA_NONE, F_K8S_POD_SANDBOX_ID, C, 0, 0, FIELD_REPORTED},
+    {"k8s.pod.full_sandbox_id", FT_STR, FA_NONE, F_K8S_POD_FULL_SANDBOX_ID, C, 0, 0, FIELD_REPORTED},
 };
+#undef C
 
 const struct field_class fields_container_class = {
     "container", container_defs, sizeof(container_defs) / sizeof(container_defs[0]), container_extract,

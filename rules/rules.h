@@ -287,6 +287,10 @@ struct rules_engine_config {
     /* Longest value of one rendered output field, in bytes (the rule sees
      * the whole value); longer ones are cut, marked with "...". */
     size_t output_field_max;
+    /* Container records (container/container.h) for container.name,
+     * k8s.*, user.name and the like, read through this view on the
+     * engine's thread; NULL: those fields are absent. Not owned. */
+    struct container_view *containers;
 };
 
 #define RULES_DEFAULT_MAX_PROCESSES 65536

@@ -15,6 +15,7 @@ packages=(
     libyaml-dev                            # rules files (Falco's YAML format)
     libre2-dev                             # the rules' regex operator (RE2, as libsinsp)
     libcurl4-openssl-dev                   # alerts to falcosidekick / webhooks (--alerts-url)
+    libjansson-dev                         # runsc's state files (container names, pods: --runsc-root)
     postgresql                             # a real server (15) for the forward tests and bench
     libcmocka-dev                          # unit tests
     runsc                                  # real gVisor for the end-to-end test

@@ -225,6 +225,31 @@ static void render_alerts(struct strbuf *o, const struct server *s)
     }
 }
 
+/* The container lookups (--runsc-root), when they run. */
+static void render_containers(struct strbuf *o, const struct server *s)
+{
+    struct container_cache_stats st;
+    uint64_t foreign, over_limit;
+    if (!s->sink || !sink_container_stats(s->sink, &st, &foreign, &over_limit))
+        return;
+    counter(o, "container_lookups_total", "Searches of the runsc roots for a container's state file (each attempt).",
+            st.lookups);
+    counter(o, "containers_found_total", "Containers whose runsc state file was read.", st.found);
+    counter(o, "containers_unknown_total", "Containers given up on: no state file after every attempt.", st.unknown);
+    counter(o, "container_state_files_refused_total", "State files refused: too large, not JSON, not a regular "
+            "file, or naming another container.", st.refused);
+    counter(o, "container_user_files_refused_total", "Containers' /etc/passwd or /etc/group refused: not a regular "
+            "file, too large, or leading out of the container's root.", st.users_refused);
+    counter(o, "container_ids_invalid_total", "Container ids never looked up: not a runsc id.", st.invalid_ids);
+    counter(o, "container_ids_over_limit_total", "Container ids not looked up: their connection named more than 64.",
+            over_limit);
+    counter(o, "container_records_foreign_total", "Container records withheld from a connection: another sandbox's.",
+            foreign);
+    counter(o, "container_lookup_wait_timeouts_total", "First lookups the writer stopped waiting for (50 ms a "
+            "batch); their events went on without names.", st.wait_timeouts);
+    counter(o, "container_records_evicted_total", "Container records dropped to stay under 4096.", st.evicted);
+}
+
 /* Counted over every image of the process (the restart state carries them). */
 static void render_restarts(struct strbuf *o, const struct server *s)
 {
@@ -283,6 +308,7 @@ void exposition_render(struct strbuf *out, struct server *s)
     render_types(out, s->stats.received_by_type);
     render_storage(out, s);
     render_alerts(out, s);
+    render_containers(out, s);
     render_restarts(out, s);
     render_delivery(out, s);
     gauge_seconds(out, "loop_longest_stall_seconds",

@@ -10,6 +10,7 @@
 #include "alerts.h"
 #include "central.h"
 #include "chain.h"
+#include "containers.h"
 #include "deliver.h"
 #include "events.h"
 #include "export.h"
@@ -23,6 +24,7 @@
 #include "rules.h"
 #include "rules_cli.h"
 #include "rules_diff.h"
+#include "runsc_roots.h"
 #include "self_binary.h"
 #include "server.h"
 #include "sink.h"
@@ -312,7 +314,7 @@ static void choose_alert_output(const struct options *o, const char **path, stru
  * their events (and, without a database, offered to delivery). Takes
  * ownership of sink and rs; NULL after printing why. */
 static struct sink *add_rules(const struct options *o, struct sink *sink, struct rule_set *rs, const char *hostname,
-                              struct deliver *delivery, bool probe)
+                              struct deliver *delivery, struct container_view *containers, bool probe)
 {
     const char *why;
     struct sink_rules_options ro = {
@@ -330,6 +332,7 @@ static struct sink *add_rules(const struct options *o, struct sink *sink, struct
     ro.engine.max_processes = (size_t)o->max_processes;
     ro.engine.rate = o->alerts_rate;
     ro.engine.burst = (double)o->alerts_burst;
+    ro.engine.containers = containers;
     char err[512];
     struct sink *s = sink_rules_open(sink, rs, &ro, err, sizeof(err));
     if (!s)
@@ -543,7 +546,7 @@ static int check_main(int argc, char **argv)
     char hostname[256];
     host_name(hostname, sizeof(hostname));
     if (sink && rules)
-        sink = add_rules(&o, sink, rules, hostname, NULL, true);   /* --alerts-out opens as at a start */
+        sink = add_rules(&o, sink, rules, hostname, NULL, NULL, true);   /* --alerts-out opens as at a start */
     else
         rule_set_free(rules);
     if (sink) {
@@ -584,6 +587,8 @@ static int run_subcommand(int argc, char **argv, bool *handled)
         return filter_types_main(argc - 1, argv + 1);
     if (strcmp(argv[1], "alerts") == 0)
         return alerts_main(argc - 1, argv + 1);
+    if (strcmp(argv[1], "containers") == 0)
+        return containers_main(argc - 1, argv + 1);
     if (strcmp(argv[1], "rules") == 0)
         return rules_main(argc - 1, argv + 1);
     *handled = false;
@@ -625,7 +630,7 @@ int main(int argc, char **argv)
         int rc = run_subcommand(argc, argv, &handled);
         if (handled)
             return rc;
-        fprintf(stderr, "seccheckd: unknown command '%s' (commands: check, verify, export, events, alerts, rules, "
+        fprintf(stderr, "seccheckd: unknown command '%s' (commands: check, verify, export, events, alerts, containers, rules, "
                 "forward, gvisor-config, types; try --help)\n", argv[1]);
         return 2;
     }
@@ -707,12 +712,27 @@ int main(int argc, char **argv)
     } else {
         deliver_settings_free(delivery_settings);
     }
+    /* Container names (runsc's state files): the rules read them, the
+     * stage in front of everything looks them up and stores them. */
+    struct container_cache *containers = NULL;
+    struct container_view *container_view = NULL;
+    if (sink && runsc_roots_open(&o, &containers, &container_view, err, sizeof(err)) != 0) {
+        fprintf(stderr, "seccheckd: --runsc-root: %s\n", err);
+        sink_close(sink);
+        sink = NULL;
+    }
     if (sink && rules) {
         srv.rules_loaded = rules_enabled(rules);
         reload_ctx.rules = rules_digest_of(rules);   /* NULL (no memory): a reload cannot say what changed */
-        sink = add_rules(&o, sink, rules, hostname, delivery, false);
+        sink = add_rules(&o, sink, rules, hostname, delivery, container_view, false);
     } else {
         rule_set_free(rules);
+    }
+    if (sink && containers) {
+        sink = sink_containers_open(sink, containers, container_view, err, sizeof(err));
+    } else {
+        container_view_free(container_view);
+        container_cache_close(containers);
     }
     if (!sink) {
         deliver_stop(delivery, 0);

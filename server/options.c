@@ -13,6 +13,7 @@
 #include "event_indexes.h"
 #include "log.h"
 #include "metrics.h"
+#include "container.h"
 #include "rules.h"
 
 #define SECCHECKD_VERSION "0.1.0"
@@ -246,6 +247,34 @@ static int parse_rules(struct options *o, const char *v, char *err, size_t errle
     return 0;
 }
 
+/* Repeatable: each --runsc-root adds a directory (kept one per line). */
+static int parse_runsc_root(struct options *o, const char *v, char *err, size_t errlen)
+{
+    size_t count = 0;
+    for (const char *p = o->runsc_roots; p && *p; p += strcspn(p, "\n") + (p[strcspn(p, "\n")] != '\0'))
+        count++;
+    if ((v[0] != '/' && strcmp(v, "none") != 0) || strchr(v, '\n')) {
+        snprintf(err, errlen, "--runsc-root: expected the absolute path of a runsc root directory (runsc --root), "
+                 "or none, got '%s'", v);
+        return -1;
+    }
+    if (count == CONTAINER_ROOTS_MAX) {
+        snprintf(err, errlen, "--runsc-root: at most %d directories", CONTAINER_ROOTS_MAX);
+        return -1;
+    }
+    size_t old = o->runsc_roots ? strlen(o->runsc_roots) : 0;
+    char *joined = realloc(o->runsc_roots, old + strlen(v) + 2);
+    if (!joined) {
+        snprintf(err, errlen, "--runsc-root: out of memory");
+        return -1;
+    }
+    if (old)
+        joined[old++] = '\n';
+    strcpy(joined + old, v);
+    o->runsc_roots = joined;
+    return 0;
+}
+
 static int parse_alerts_max(struct options *o, const char *v, char *err, size_t errlen)
 {
     if (cli_parse_bytes(v, BYTES_MAX, &o->alerts_max_bytes) != 0) {
@@ -401,6 +430,9 @@ static const struct option_def defs[] = {
     {"alerts-queue", "N", KIND_U64, NUM(alerts_queue, 1, 10000000), RESTART,
      "without the sqlite sink: alerts held in memory for --alerts-url;\npast it new ones are dropped (counted)",
      "10000"},
+    {"runsc-root", "DIR", KIND_CUSTOM, CUSTOM(runsc_roots, parse_runsc_root), RESTART,
+     "runsc's root directory (runsc --root), read for container, pod,\nnamespace, image and user names (repeat for "
+     "more; none: off)", "those of " CONTAINER_DEFAULT_ROOTS_TEXT " that exist"},
     {"help", NULL, KIND_FLAG, 0, 0, 0, 0, NULL, RESTART, "this text (also -h)", NULL},
     {"version", NULL, KIND_FLAG, 0, 0, 0, 0, NULL, RESTART, "print the version", NULL},
 };
@@ -491,6 +523,7 @@ void options_usage(FILE *out)
                  "                        [--since DURATION] [-o compact|json]   (one line per event, as they come)\n"
                  "       seccheckd alerts --db PATH | --to URL [--since DURATION] [--priority LEVEL] [--rule NAME]\n"
                  "                        [--container ID] [--follow] [--json]   (the alerts the rules raised)\n"
+                 "       seccheckd containers --db PATH [--pod NAME] [--namespace NAME] [--json]   (names, counts)\n"
                  "       seccheckd rules check|test PATH...   (rules files: errors, or alerts on recorded events)\n"
                  "       seccheckd forward --db PATH --to URL [--host-id ID]   (to a central PostgreSQL)\n"
                  "       seccheckd gvisor-config [--points exec|files|net|all | --rules PATH...] [--socket PATH]\n"
@@ -569,6 +602,7 @@ void options_free(struct options *o)
     free(o->keep_containers);
     free(o->drop_containers);
     free(o->rules);
+    free(o->runsc_roots);
     free(o->alerts_out);
     free(o->alerts_url);
     free(o->alerts_ca);
@@ -772,6 +806,7 @@ int options_load(struct options *o, int argc, char **argv)
     }
     char *config = probe.config_path ? strdup(probe.config_path) : NULL;
     bool rules_on_command_line = probe.rules != NULL;
+    bool roots_on_command_line = probe.runsc_roots != NULL;
     struct stat st;
     if (rc == 0 && probe.config_if_exists && !(stat(probe.config_if_exists, &st) != 0 && errno == ENOENT))
         config = strdup(probe.config_if_exists);   /* there (or unreadable: that is an error) */
@@ -795,6 +830,10 @@ int options_load(struct options *o, int argc, char **argv)
         free(o->rules);   /* the command line's list replaces the file's */
         o->rules = NULL;
     }
+    if (roots_on_command_line) {
+        free(o->runsc_roots);   /* the same for the runsc roots */
+        o->runsc_roots = NULL;
+    }
     rc = options_parse_argv(o, argc, argv);
     if (rc == 0) {
         struct filter f = {0};
@@ -812,6 +851,19 @@ size_t options_rules_paths(const struct options *o, char **copy, const char **pa
 {
     size_t n = 0;
     *copy = o->rules ? strdup(o->rules) : NULL;
+    for (char *p = *copy; p && *p && n < max;) {
+        paths[n++] = p;
+        p += strcspn(p, "\n");
+        if (*p)
+            *p++ = '\0';
+    }
+    return n;
+}
+
+size_t options_runsc_roots(const struct options *o, char **copy, const char **paths, size_t max)
+{
+    size_t n = 0;
+    *copy = o->runsc_roots ? strdup(o->runsc_roots) : NULL;
     for (char *p = *copy; p && *p && n < max;) {
         paths[n++] = p;
         p += strcspn(p, "\n");
@@ -847,7 +899,7 @@ int options_build_filter(const struct options *o, struct filter *f, char *err, s
 static bool same_value(const struct options *a, const struct options *b, const struct option_def *d)
 {
     const char *pa = (const char *)a + d->offset, *pb = (const char *)b + d->offset;
-    if (d->kind == KIND_STRING || d->offset == FIELD(rules)) {
+    if (d->kind == KIND_STRING || d->offset == FIELD(rules) || d->offset == FIELD(runsc_roots)) {
         const char *sa = *(char *const *)pa, *sb = *(char *const *)pb;
         return (!sa && !sb) || (sa && sb && strcmp(sa, sb) == 0);
     }

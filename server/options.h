@@ -57,6 +57,7 @@ struct options {
     char *alerts_header_file;   /* reloadable: extra "Name: value" headers */
     uint64_t alerts_timeout_ms; /* reloadable: one request, in all */
     uint64_t alerts_queue;      /* alerts held in memory without the sqlite sink */
+    char *runsc_roots;          /* --runsc-root directories, one per line; NULL: the usual ones that exist */
 };
 
 /* Defaults, with every string owned by o. */
@@ -85,6 +86,10 @@ int options_build_filter(const struct options *o, struct filter *f, char *err, s
  * *copy, a copy of the list the caller frees. */
 size_t options_rules_paths(const struct options *o, char **copy, const char **paths, size_t max);
 #define OPTIONS_RULES_MAX 64
+
+/* The --runsc-root directories, as options_rules_paths gives the rules'
+ * ("none": looking up container names is off). */
+size_t options_runsc_roots(const struct options *o, char **copy, const char **paths, size_t max);
 
 /* Names (comma-separated, into out) of the settings that differ between two
  * option sets, among the reloadable ones or among the others. */

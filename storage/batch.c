@@ -43,6 +43,9 @@ void batch_free(struct batch *b)
     free(b->conns);
     free(b->shares);
     alert_list_free(&b->alerts);
+    for (size_t i = 0; i < b->ncontainers; i++)
+        container_record_release(b->containers[i]);
+    free(b->containers);
     free(b);
 }
 
@@ -54,6 +57,9 @@ void batch_reset(struct batch *b)
     memset(&b->counts, 0, sizeof(b->counts));
     memset(&b->result, 0, sizeof(b->result));
     alert_list_reset(&b->alerts);
+    for (size_t i = 0; i < b->ncontainers; i++)
+        container_record_release(b->containers[i]);
+    b->ncontainers = 0;
     b->next = NULL;
 }
 
@@ -105,4 +111,19 @@ uint64_t batch_counts_rejected(const struct batch_counts *c)
     for (int r = 0; r < REJECT_REASON_COUNT; r++)
         n += c->rejected[r];
     return n;
+}
+
+int batch_add_container(struct batch *b, const struct container_record *r)
+{
+    if (b->ncontainers == b->containers_cap) {
+        size_t cap = b->containers_cap ? b->containers_cap * 2 : 8;
+        const struct container_record **n = realloc(b->containers, cap * sizeof(*n));
+        if (!n)
+            return -1;
+        b->containers = n;
+        b->containers_cap = cap;
+    }
+    container_record_ref(r);
+    b->containers[b->ncontainers++] = r;
+    return 0;
 }

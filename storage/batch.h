@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #include "arena.h"
+#include "container.h"
 #include "event.h"
 #include "rules.h"
 
@@ -103,6 +104,11 @@ struct batch {
      * order; the sink stores them with their events, the loop thread counts
      * them when the batch comes back. */
     struct alert_list alerts;
+    /* Container records looked up since the previous batch (container.h),
+     * one reference each: the SQLite sink writes them as container_info
+     * rows in this batch's transaction (sink_containers.c fills them). */
+    const struct container_record **containers;
+    size_t ncontainers, containers_cap;
 };
 
 struct batch *batch_new(const struct batch_limits *limits);
@@ -114,6 +120,9 @@ bool batch_has_room(const struct batch *b, size_t len);
 
 /* Next event slot, its raw bytes copied into the arena; NULL when full. */
 struct event *batch_push(struct batch *b, const uint8_t *pkt, size_t len);
+
+/* Appends a container record (a new reference of it); -1 if memory ran out. */
+int batch_add_container(struct batch *b, const struct container_record *r);
 
 /* Appends a connection snapshot; -1 if memory ran out. */
 int batch_add_conn(struct batch *b, const struct conn_record *rec);

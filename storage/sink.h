@@ -16,6 +16,7 @@
 #include "alert_line.h"
 #include "alert_outbox.h"
 #include "batch.h"
+#include "container.h"
 #include "rules.h"
 
 struct sink;
@@ -57,6 +58,10 @@ struct sink_ops {
     /* Optional: a new rule set (SIGHUP) for the batches written from now
      * on; takes ownership of rs. Any thread. */
     void (*set_rules)(struct sink *s, struct rule_set *rs);
+    /* Optional (the containers' stage): what its cache and view did; any
+     * thread. */
+    void (*container_stats)(struct sink *s, struct container_cache_stats *st, uint64_t *foreign,
+                            uint64_t *over_limit);
 };
 
 struct sink {
@@ -128,6 +133,25 @@ struct sink_rules_options {
  * yet); on failure closes both. */
 struct sink *sink_rules_open(struct sink *inner, struct rule_set *rules, const struct sink_rules_options *o,
                              char *err, size_t errlen);
+
+/* Container records from runsc's state (container.h) in front of inner:
+ * on the writer thread, a container's first events wait (bounded) for its
+ * first lookup, and the records go with the batches to the SQLite sink
+ * (container_info rows). view is the one the rules read (the engine's
+ * config holds it too). Takes ownership of inner, cache and view; on
+ * failure closes them. */
+struct sink *sink_containers_open(struct sink *inner, struct container_cache *cache, struct container_view *view,
+                                  char *err, size_t errlen);
+
+/* False for a sink without the containers' stage. */
+static inline bool sink_container_stats(struct sink *s, struct container_cache_stats *st, uint64_t *foreign,
+                                        uint64_t *over_limit)
+{
+    if (!s->ops->container_stats)
+        return false;
+    s->ops->container_stats(s, st, foreign, over_limit);
+    return true;
+}
 
 static inline void sink_write_batch(struct sink *s, struct batch *b) { s->ops->write_batch(s, b); }
 static inline void sink_finish(struct sink *s, int64_t stopped_ns)

@@ -14,6 +14,7 @@
 #include "chain.h"
 #include "clock.h"
 #include "conn_snapshots.h"
+#include "container_rows.h"
 #include "db_file.h"
 #include "decode.h"
 #include "event_indexes.h"
@@ -40,6 +41,7 @@ struct sqlite_sink {
     sqlite3_stmt *upsert_conn;
     sqlite3_stmt *update_run;
     sqlite3_stmt *insert_alert;
+    sqlite3_stmt *upsert_container;   /* container_rows.h */
     int64_t newest_alert;         /* the newest alert id of the transaction being written */
     int64_t run_id;
     struct strbuf json;
@@ -276,7 +278,7 @@ static int write_rows(struct sqlite_sink *s, struct batch *b)
     for (size_t i = 0; i < b->count; i++)
         if (insert_event(s, &b->events[i]) != 0 || insert_alerts(s, b, i, &next_alert) != 0)
             return -1;
-    if (chain_seal(s) != 0 || write_conns(s) != 0)
+    if (chain_seal(s) != 0 || write_conns(s) != 0 || container_rows_write(s->upsert_container, b) != 0)
         return -1;
     alert_outbox_save(s->opts.outbox, s->db);
     struct batch_counts counts = b->counts;
@@ -500,7 +502,7 @@ static void sqlite_finish(struct sink *base, int64_t stopped_ns)
 static void close_db(struct sqlite_sink *s, bool moved)
 {
     sqlite3_stmt **stmts[] = {&s->insert_event, &s->upsert_conn, &s->update_run, &s->insert_alert, &s->chain_last,
-                              &s->chain_insert};
+                              &s->chain_insert, &s->upsert_container};
     for (size_t i = 0; i < sizeof(stmts) / sizeof(stmts[0]); i++) {
         sqlite3_finalize(*stmts[i]);
         *stmts[i] = NULL;
@@ -784,7 +786,7 @@ static int setup_schema(struct sqlite_sink *s, const struct sink_sqlite_options 
         create_events_table(s->db, err, errlen) != 0 ||
         check_schema_version(s, err, errlen) != 0 || create_lookup_tables(s->db, err, errlen) != 0 ||
         sqlutil_exec(s->db, views_sql, err, errlen) != 0 ||
-        sqlutil_exec(s->db, alerts_sql, err, errlen) != 0 ||
+        sqlutil_exec(s->db, alerts_sql, err, errlen) != 0 || container_rows_setup(s->db, err, errlen) != 0 ||
         event_indexes_apply(s->db, o->indexes, err, errlen) != 0 ||
         sqlutil_exec(s->db, sql, err, errlen) != 0 || chain_check_db(s, o, err, errlen) != 0) {
         sqlutil_exec(s->db, "ROLLBACK", sql, sizeof(sql));
@@ -813,6 +815,7 @@ static int prepare_statements(struct sqlite_sink *s, char *err, size_t errlen)
         sqlite3_prepare_v3(s->db, upsert_conn_sql, -1, SQLITE_PREPARE_PERSISTENT, &s->upsert_conn, NULL) ||
         sqlite3_prepare_v3(s->db, update_run_sql, -1, SQLITE_PREPARE_PERSISTENT, &s->update_run, NULL) ||
         sqlite3_prepare_v3(s->db, insert_alert_sql, -1, SQLITE_PREPARE_PERSISTENT, &s->insert_alert, NULL) ||
+        container_rows_prepare(s->db, &s->upsert_container) ||
         sqlite3_prepare_v3(s->db, chain_last_sql, -1, SQLITE_PREPARE_PERSISTENT, &s->chain_last, NULL) ||
         sqlite3_prepare_v3(s->db, chain_insert_sql, -1, SQLITE_PREPARE_PERSISTENT, &s->chain_insert, NULL)) {
         snprintf(err, errlen, "%s", sqlite3_errmsg(s->db));

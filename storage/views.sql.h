@@ -99,16 +99,23 @@ static const char views_sql[] =
     "FROM events WHERE msg_type = 3 GROUP BY 1, 2;\n"
     "\n"
     /* A container as seccheckd saw it: received first and last, its
-     * events and execs, and the drops of the sandbox connections it ran in
-     * (shared with the sandbox's other containers). */
+     * events, execs and alerts, the drops of the sandbox connections it
+     * ran in (shared with the sandbox's other containers), and who it is
+     * from runsc's state file (container_info, NULL when not looked up;
+     * state unknown or refused says why not). */
     "CREATE VIEW containers AS\n"
-    "SELECT g.container_id, " UTC_MS("min(g.first_ns)") " AS first_seen,\n"
+    "SELECT g.container_id, i.name, i.pod_name, i.pod_namespace, i.image, i.image_repository, i.image_tag,\n"
+    "       i.is_sandbox, i.user_name, i.state AS lookup, i.why AS lookup_why,\n"
+    "       " UTC_MS("min(g.first_ns)") " AS first_seen,\n"
     "       " UTC_MS("max(g.last_ns)") " AS last_seen, sum(g.events) AS events,\n"
-    "       sum(g.execs) AS execs, sum(c.sandbox_dropped) AS sandbox_dropped\n"
+    "       sum(g.execs) AS execs,\n"
+    "       (SELECT count(*) FROM alerts a WHERE a.container_id = g.container_id) AS alerts,\n"
+    "       sum(c.sandbox_dropped) AS sandbox_dropped\n"
     "FROM (SELECT container_id, conn_id, min(recv_ns) AS first_ns, max(recv_ns) AS last_ns, count(*) AS events,\n"
     "             sum(CASE WHEN msg_type = 3 THEN 1 ELSE 0 END) AS execs\n"
     "      FROM events WHERE container_id IS NOT NULL GROUP BY container_id, conn_id) AS g\n"
     "LEFT JOIN connections c ON c.id = g.conn_id\n"
+    "LEFT JOIN container_info i ON i.container_id = g.container_id\n"
     "GROUP BY g.container_id;\n"
     "\n"
     /* flags_text: the names of the flags, a uint32 in the message: any

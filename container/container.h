@@ -1,0 +1,227 @@
+/* container.h - who a container is, from runsc's own state: the module's
+ * whole interface.
+ *
+ * gVisor's trace points carry only a container id. runsc keeps the rest on
+ * the host: for each container it writes `<root>/<id>_sandbox:<sandbox>.state`
+ * (JSON, google/gvisor runsc/container/state_file.go), holding the OCI spec
+ * with Kubernetes' CRI annotations (pod, namespace, container name, image),
+ * the process user, the root filesystem and the bundle directory. From it
+ * and the container's own /etc/passwd and /etc/group a container_record is
+ * made: the names people and Falco's rules use (container.name,
+ * k8s.ns.name, user.name).
+ *
+ * Everything read here is written by parties seccheckd does not trust (a
+ * compromised sandbox owns its /etc/passwd): sizes are bounded, JSON goes
+ * through a real parser (jansson) and only strings and small numbers are
+ * taken from it, the container's files are opened beneath its root with no
+ * symlink leading out (openat2 RESOLVE_IN_ROOT), and every file refused is
+ * counted.
+ *
+ * A container_cache looks records up on a thread of its own, so no caller
+ * ever waits on a file system unless it asks to (container_cache_wait, with
+ * a deadline). A container whose state file is not there (yet) is looked up
+ * again a bounded number of times, then recorded as unknown. Records are
+ * immutable and reference counted: one handed out stays valid until its
+ * holder releases it, even after the cache replaced or dropped it.
+ */
+#ifndef SECCHECKD_CONTAINER_H
+#define SECCHECKD_CONTAINER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* ---- limits ---- */
+
+#define CONTAINER_ID_MAX 128              /* bytes of a container or sandbox id (runsc: [\w+.-]+) */
+#define CONTAINER_STATE_MAX_BYTES (4u << 20)   /* a state file (its spec, env included) */
+#define CONTAINER_STRING_MAX 1024         /* one value kept from it (longer ones are cut) */
+#define CONTAINER_USERS_MAX_BYTES (1u << 20)   /* the container's /etc/passwd, /etc/group */
+#define CONTAINER_USERS_MAX_ENTRIES 10000 /* lines kept from each */
+#define CONTAINER_USER_FIELD_MAX 256      /* a name, home or shell (longer: the line is skipped) */
+#define CONTAINER_ROOTS_MAX 16            /* --runsc-root directories */
+#define CONTAINER_ROOT_ENTRIES_MAX 100000 /* directory entries scanned per root and lookup */
+#define CONTAINER_CACHE_MAX 4096          /* records kept (the least recently asked for goes) */
+#define CONTAINER_ATTEMPTS 5              /* state file looked for, 100 ms apart doubling (1.5 s) */
+#define CONTAINER_USERS_RECHECK_NS 10000000000LL   /* passwd/group changed? at most every 10 s */
+
+/* runsc's usual roots: containerd's runsc shim (Kubernetes, then Docker's
+ * containerd namespace), Docker's runtime directory, plain runsc. Used,
+ * those that exist, when no --runsc-root is given. */
+extern const char *const container_default_roots[];
+#define CONTAINER_DEFAULT_ROOTS_TEXT \
+    "/run/containerd/runsc/k8s.io, /run/containerd/runsc/moby, /var/run/docker/runtime-runsc/moby, " \
+    "/var/run/docker/runtime-runc/moby, /var/run/runsc"
+
+/* ---- the record ---- */
+
+enum container_state {
+    CONTAINER_FOUND = 0,   /* its state file was read */
+    CONTAINER_UNKNOWN,     /* no state file after every attempt (or no root to look in) */
+    CONTAINER_REFUSED,     /* a state file was there but refused (too large, malformed, another id) */
+};
+
+/* "found", "unknown", "refused". */
+const char *container_state_name(enum container_state s);
+
+struct container_user {
+    uint32_t uid, gid;
+    const char *name, *home, *shell;
+};
+struct container_group {
+    uint32_t gid;
+    const char *name;
+};
+
+/* Strings are NULL when the state file does not say (Falco's <NA>). */
+struct container_record {
+    const char *id;                 /* as the trace points name it */
+    enum container_state state;
+    const char *why;                /* refused or unknown: why, for the log and the table */
+    const char *name;               /* io.kubernetes.cri.container-name */
+    const char *image;              /* io.kubernetes.cri.image-name */
+    const char *image_repository;   /* image split as Falco's container plugin splits it */
+    const char *image_tag;
+    const char *pod_name;           /* io.kubernetes.cri.sandbox-name */
+    const char *pod_namespace;      /* io.kubernetes.cri.sandbox-namespace */
+    const char *pod_uid;            /* io.kubernetes.cri.sandbox-uid */
+    const char *sandbox_id;         /* io.kubernetes.cri.sandbox-id, else the state file name's */
+    bool is_sandbox;                /* the pod's sandbox (pause) container: container-type "sandbox" */
+    bool privileged;                /* the spec grants every capability (Docker's and CRI's --privileged) */
+    bool terminal;                  /* process.terminal */
+    bool has_user;
+    uint32_t user_uid, user_gid;    /* process.user */
+    const char *rootfs;             /* root.path, joined to bundleDir when relative */
+    const char *bundle;             /* bundleDir */
+    const char *state_file;         /* the file read, for the table */
+    int64_t created_ns;             /* createdAt (RFC 3339, UTC), ns since the epoch; 0: not given */
+    /* From the container's /etc/passwd and /etc/group, sorted by id (the
+     * first line of an id wins, as with getpwuid). Empty when missing. */
+    const struct container_user *users;
+    size_t nusers;
+    const struct container_group *groups;
+    size_t ngroups;
+    bool users_read;                /* /etc/passwd was read (else: missing or refused) */
+    int64_t resolved_ns;            /* CLOCK_REALTIME when made */
+};
+
+/* The user or group of an id, NULL when the container's files do not name it. */
+const struct container_user *container_user_by_uid(const struct container_record *r, uint32_t uid);
+const struct container_group *container_group_by_gid(const struct container_record *r, uint32_t gid);
+
+void container_record_ref(const struct container_record *r);
+void container_record_release(const struct container_record *r);   /* NULL: nothing */
+
+/* ---- reading (synchronous; the cache calls these on its thread) ---- */
+
+/* Splits an image reference as Falco's container plugin does
+ * (go-worker/pkg/container/engine.go parseImageRepoTag): a digest ("@...")
+ * goes first, then the tag is what follows the last ':' after the last '/'.
+ * repo and tag get [start, len) of image; tag_len 0 when there is none. */
+void container_image_split(const char *image, size_t len, size_t *repo_len, size_t *tag_start, size_t *tag_len);
+
+/* True when id can name a runsc container ([A-Za-z0-9_+.-], 1 to
+ * CONTAINER_ID_MAX - 1 bytes): anything else is never looked up. */
+bool container_id_valid(const char *id);
+
+/* Reads id's state file from the roots (directories, each opened when
+ * asked) and, when found, the container's passwd and group. Returns a new
+ * record (one reference), with state FOUND, REFUSED (why says what), or
+ * UNKNOWN when no root holds a state file for id; NULL out of memory. */
+struct container_record *container_read(const char *id, const char *const *roots, size_t nroots);
+
+/* A record like r with the container's passwd and group read again;
+ * NULL when they did not change since r (same size and mtime) or out of
+ * memory. */
+struct container_record *container_reread_users(const struct container_record *r);
+
+/* ---- the cache and its lookup thread ---- */
+
+struct container_cache_config {
+    const char *const *roots;       /* copied; none: every lookup ends unknown at once */
+    size_t nroots;
+    unsigned attempts;              /* 0: CONTAINER_ATTEMPTS */
+    int64_t retry_ns;               /* first retry after this, doubling; 0: 100 ms */
+    size_t max_records;             /* 0: CONTAINER_CACHE_MAX */
+};
+
+/* What the cache did (monotonic counts; any thread). */
+struct container_cache_stats {
+    uint64_t lookups;               /* state file searches (each attempt) */
+    uint64_t found;                 /* containers whose state file was read */
+    uint64_t unknown;               /* given up on after every attempt */
+    uint64_t refused;               /* state files refused (too large, malformed, another id) */
+    uint64_t users_refused;         /* passwd or group files refused (not regular, too large, a symlink out) */
+    uint64_t invalid_ids;           /* ids never looked up (not a runsc id) */
+    uint64_t evicted;               /* records dropped to stay under max_records */
+    uint64_t wait_timeouts;         /* container_cache_wait deadlines that passed */
+};
+
+struct container_cache;
+
+/* Starts the lookup thread. NULL with a message in err. */
+struct container_cache *container_cache_open(const struct container_cache_config *cfg, char *err, size_t errlen);
+void container_cache_close(struct container_cache *c);   /* NULL: nothing */
+
+/* Never blocks on I/O (a mutex only). The record for id, one reference for
+ * the caller, or NULL while it is being looked up: then a lookup is queued
+ * if none is. An id that cannot be a runsc id gives NULL for ever
+ * (counted in invalid_ids at each ask). */
+const struct container_record *container_cache_get(struct container_cache *c, const char *id);
+
+/* container_cache_get, but waits until id's first lookup has ended or
+ * timeout_ns passed (counted): for the first events of a container. */
+const struct container_record *container_cache_wait(struct container_cache *c, const char *id, int64_t timeout_ns);
+
+/* Grows each time a record is published (found, unknown, refused, or its
+ * users re-read): a caller holding NULL or an older record asks again. */
+uint64_t container_cache_generation(const struct container_cache *c);
+
+/* Records published since *cursor (0 at first), oldest first, at most max
+ * of them, each with a reference for the caller; *cursor moves past them.
+ * For storage: each one becomes a row. */
+size_t container_cache_published(struct container_cache *c, uint64_t *cursor, const struct container_record **out,
+                                 size_t max);
+
+void container_cache_get_stats(struct container_cache *c, struct container_cache_stats *out);
+
+/* ---- a reader's view: per connection, no lock per event ----
+ *
+ * The rules engine asks for the record of each event's container. A view
+ * remembers per (connection, container id) what the cache answered and asks
+ * again only when the cache published something since. It also binds a
+ * connection to one sandbox: the first record found for a connection names
+ * its sandbox (a sandbox's first event is its root container's start, sent
+ * by runsc before any of its code runs), and a record of another sandbox is
+ * not given to that connection (a compromised sandbox naming another pod's
+ * container id gets no names; counted). One thread at a time. */
+
+struct container_view;
+
+struct container_view *container_view_new(struct container_cache *c);
+void container_view_free(struct container_view *v);   /* NULL: nothing */
+
+/* The record for conn_id's container id, valid until the next call for
+ * that connection or until container_view_conn_closed; NULL when unknown
+ * (not found yet, no cache, or another sandbox's). */
+const struct container_record *container_view_get(struct container_view *v, uint64_t conn_id, const char *id);
+
+/* container_view_get, but a (connection, id) pair the view has not seen
+ * yet waits up to timeout_ns for the id's first lookup (container_cache_wait):
+ * the writer asks before the rules evaluate a container's first events. */
+const struct container_record *container_view_wait(struct container_view *v, uint64_t conn_id, const char *id,
+                                                   int64_t timeout_ns);
+
+/* Distinct container ids one connection may name; past it the view gives
+ * NULL without asking the cache (a sandbox inventing ids cannot make the
+ * lookup thread work for it; counted). */
+#define CONTAINER_VIEW_IDS_PER_CONN 64
+
+void container_view_conn_closed(struct container_view *v, uint64_t conn_id);
+
+/* Records withheld from a connection because they named another sandbox. */
+uint64_t container_view_foreign(const struct container_view *v);
+/* Ids not looked up because their connection named too many. */
+uint64_t container_view_over_limit(const struct container_view *v);
+
+#endif

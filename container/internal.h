@@ -1,0 +1,48 @@
+/* internal.h - what the files of container/ share; not part of its
+ * interface (container.h is). */
+#ifndef SECCHECKD_CONTAINER_INTERNAL_H
+#define SECCHECKD_CONTAINER_INTERNAL_H
+
+#include <stdatomic.h>
+#include <string.h>
+#include <sys/types.h>
+
+#include "container.h"
+
+/* A record and what it owns: its strings (one allocation each, listed so
+ * that release frees them) and its user and group tables. */
+struct record {
+    struct container_record pub;
+    atomic_uint refs;
+    char **strings;
+    size_t nstrings, strings_cap;
+    struct container_user *users;
+    struct container_group *groups;
+    /* What the users were read from, to tell a change (container_reread_users). */
+    int64_t passwd_mtime_ns, group_mtime_ns;
+    off_t passwd_size, group_size;
+    bool alloc_failed;
+};
+
+struct record *record_new(const char *id);
+/* A copy of s[0..len) (cut to CONTAINER_STRING_MAX) owned by r; NULL when
+ * memory ran out (r->alloc_failed set). */
+const char *record_strndup(struct record *r, const char *s, size_t len);
+static inline const char *record_strdup(struct record *r, const char *s)
+{
+    return s ? record_strndup(r, s, strlen(s)) : NULL;
+}
+/* The record's why (a fixed text). */
+void record_set_state(struct record *r, enum container_state state, const char *why);
+
+/* Reads rootfs's etc/passwd and etc/group into r (users.c). Missing files
+ * leave the tables empty; refused ones are counted in *refused. */
+void users_read(struct record *r, const char *rootfs, uint64_t *refused);
+/* container_read, counting the passwd and group files refused. */
+struct container_record *container_read_counted(const char *id, const char *const *roots, size_t nroots,
+                                                uint64_t *users_refused);
+
+/* Have rootfs's etc/passwd or etc/group changed since r read them? */
+bool users_changed(const struct record *r);
+
+#endif

@@ -1,0 +1,69 @@
+/* runsc_roots.c - which runsc roots the daemon reads, and what it says
+ * about each at start: a root it cannot read is named with the reason
+ * (container names then stay unknown for its containers), so an operator
+ * sees why `container.name` is <NA> before asking. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "runsc_roots.h"
+
+/* Logs what a start finds at root; true when it can be read now. */
+static bool check_root(const char *root)
+{
+    int fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd >= 0) {
+        close(fd);
+        log_info("containers: reading runsc's state files in %s", root);
+        return true;
+    }
+    log_warn("containers: %s (--runsc-root): %s; its containers' names, pods and users stay unknown until it can "
+             "be read (it is looked at again for each new container)",
+             root, errno == EACCES ? "permission denied (the daemon needs read access: the systemd unit's "
+                                     "ReadOnlyPaths=)" : strerror(errno));
+    return false;
+}
+
+int runsc_roots_open(const struct options *o, struct container_cache **cache, struct container_view **view,
+                     char *err, size_t errlen)
+{
+    *cache = NULL;
+    *view = NULL;
+    char *copy = NULL;
+    const char *roots[CONTAINER_ROOTS_MAX];
+    size_t n = options_runsc_roots(o, &copy, roots, CONTAINER_ROOTS_MAX);
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(roots[i], "none") == 0) {
+            log_info("containers: --runsc-root none: container, pod and user names are not looked up");
+            free(copy);
+            return 0;
+        }
+    if (n == 0) {
+        for (const char *const *d = container_default_roots; *d && n < CONTAINER_ROOTS_MAX; d++)
+            if (access(*d, F_OK) == 0)
+                roots[n++] = *d;
+        if (n == 0) {
+            log_info("containers: none of runsc's usual roots exists (%s): container, pod and user names stay "
+                     "unknown; give --runsc-root DIR (the runtime's runsc --root)", CONTAINER_DEFAULT_ROOTS_TEXT);
+            return 0;
+        }
+    }
+    for (size_t i = 0; i < n; i++)
+        check_root(roots[i]);
+    struct container_cache_config cfg = {.roots = roots, .nroots = n};
+    *cache = container_cache_open(&cfg, err, errlen);
+    free(copy);
+    if (!*cache)
+        return -1;
+    if (!(*view = container_view_new(*cache))) {
+        container_cache_close(*cache);
+        *cache = NULL;
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    return 0;
+}

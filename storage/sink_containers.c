@@ -1,0 +1,213 @@
+/* sink_containers.c - container records in front of every other stage.
+ *
+ * On the writer thread, before the rules see a batch: each (connection,
+ * container id) the batch names for the first time waits for that
+ * container's first lookup (container_view_wait), at most
+ * CONTAINERS_BATCH_WAIT_NS for the whole batch, so the rules evaluate a
+ * container's first events with its names in the normal case, and a slow
+ * file system holds the writer up by that much at most (the lookup goes on
+ * on the cache's thread; later events get the record). The socket thread
+ * never waits for any of it. The records the cache published since the
+ * previous batch go with the batch, and the SQLite sink writes them as
+ * container_info rows in its transaction; a batch that could not be stored
+ * hands them to the next one.
+ */
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "clock.h"
+#include "gvisor/container.pb-c.h"
+#include "log.h"
+#include "sink.h"
+
+#define CONTAINERS_BATCH_WAIT_NS 50000000LL   /* 50 ms per batch, at most */
+#define CONTAINERS_PUBLISHED_MAX 256          /* records taken per batch (the rest with the next) */
+
+struct containers_sink {
+    struct sink base;
+    struct sink_ops ops;             /* containers_ops, less what inner does not do */
+    struct sink *inner;
+    struct container_cache *cache;
+    struct container_view *view;
+    uint64_t cursor;                 /* container_cache_published's */
+    const struct container_record **carry;   /* records of batches that failed */
+    size_t ncarry;
+    atomic_uint_fast64_t foreign, over_limit;   /* the view's, after each batch (metrics) */
+};
+
+/* The container an event names: container/start's id, else its context's. */
+static const char *container_of(const struct event *ev)
+{
+    if (ev->status != DECODE_OK)
+        return NULL;
+    if (ev->header.message_type == 1) {
+        const char *id = ((const Gvisor__Container__Start *)ev->msg)->id;
+        if (id && id[0])
+            return id;
+    }
+    return ev->context && ev->context->container_id && ev->context->container_id[0] ? ev->context->container_id
+                                                                                     : NULL;
+}
+
+static void wait_for_new_containers(struct containers_sink *s, const struct batch *b)
+{
+    int64_t started = monotonic_ns(), left = CONTAINERS_BATCH_WAIT_NS;
+    for (size_t i = 0; i < b->count; i++) {
+        const char *id = container_of(&b->events[i]);
+        if (!id)
+            continue;
+        container_view_wait(s->view, b->events[i].conn_id, id, left > 0 ? left : 0);
+        left = CONTAINERS_BATCH_WAIT_NS - (monotonic_ns() - started);
+    }
+}
+
+static void attach_records(struct containers_sink *s, struct batch *b)
+{
+    for (size_t i = 0; i < s->ncarry; i++) {
+        if (batch_add_container(b, s->carry[i]) != 0)
+            log_warn("containers: out of memory: a container's row waits for a later batch");
+        container_record_release(s->carry[i]);
+    }
+    s->ncarry = 0;
+    const struct container_record *fresh[CONTAINERS_PUBLISHED_MAX];
+    size_t n = container_cache_published(s->cache, &s->cursor, fresh, CONTAINERS_PUBLISHED_MAX);
+    for (size_t i = 0; i < n; i++) {
+        batch_add_container(b, fresh[i]);
+        container_record_release(fresh[i]);
+    }
+}
+
+/* Nothing of the batch was stored: its records go with the next one. */
+static void keep_unstored(struct containers_sink *s, struct batch *b)
+{
+    if (!b->ncontainers || b->result.stored || !b->result.failed)
+        return;
+    const struct container_record **n = realloc(s->carry, b->ncontainers * sizeof(*n));
+    if (!n)
+        return;
+    s->carry = n;
+    for (size_t i = 0; i < b->ncontainers; i++) {
+        container_record_ref(b->containers[i]);
+        s->carry[s->ncarry++] = b->containers[i];
+    }
+}
+
+static void containers_write_batch(struct sink *base, struct batch *b)
+{
+    struct containers_sink *s = (struct containers_sink *)base;
+    wait_for_new_containers(s, b);
+    attach_records(s, b);
+    sink_write_batch(s->inner, b);
+    keep_unstored(s, b);
+    for (size_t i = 0; i < b->nconns; i++)
+        if (b->conns[i].close_ns)
+            container_view_conn_closed(s->view, b->conns[i].id);
+    atomic_store_explicit(&s->foreign, container_view_foreign(s->view), memory_order_relaxed);
+    atomic_store_explicit(&s->over_limit, container_view_over_limit(s->view), memory_order_relaxed);
+}
+
+static void containers_stats(struct sink *base, struct container_cache_stats *st, uint64_t *foreign,
+                             uint64_t *over_limit)
+{
+    struct containers_sink *s = (struct containers_sink *)base;
+    container_cache_get_stats(s->cache, st);
+    *foreign = atomic_load_explicit(&s->foreign, memory_order_relaxed);
+    *over_limit = atomic_load_explicit(&s->over_limit, memory_order_relaxed);
+}
+
+static void containers_stopping(struct sink *base)
+{
+    struct containers_sink *s = (struct containers_sink *)base;
+    if (atomic_load(&base->giving_up))
+        sink_give_up(s->inner);
+    if (atomic_load(&base->cut_off))
+        sink_cut_off(s->inner);
+}
+
+static void containers_idle(struct sink *base) { sink_idle(((struct containers_sink *)base)->inner); }
+
+static void containers_handoff_soon(struct sink *base)
+{
+    sink_handoff_soon(((struct containers_sink *)base)->inner);
+}
+
+static void containers_handoff(struct sink *base) { sink_handoff(((struct containers_sink *)base)->inner); }
+
+static void containers_finish(struct sink *base, int64_t stopped_ns)
+{
+    sink_finish(((struct containers_sink *)base)->inner, stopped_ns);
+}
+
+static void containers_set_retention(struct sink *base, uint64_t retain_s, uint64_t max_db_bytes)
+{
+    sink_set_retention(((struct containers_sink *)base)->inner, retain_s, max_db_bytes);
+}
+
+static uint64_t containers_retention_deleted(struct sink *base)
+{
+    return sink_retention_deleted(((struct containers_sink *)base)->inner);
+}
+
+static void containers_process_table(struct sink *base, uint64_t *processes, uint64_t *evictions)
+{
+    sink_process_table(((struct containers_sink *)base)->inner, processes, evictions);
+}
+
+static void containers_set_rules(struct sink *base, struct rule_set *rs)
+{
+    sink_set_rules(((struct containers_sink *)base)->inner, rs);
+}
+
+/* The rules inside use the view: they close first, then the cache. */
+static void containers_close(struct sink *base)
+{
+    struct containers_sink *s = (struct containers_sink *)base;
+    if (s->inner)
+        sink_close(s->inner);
+    for (size_t i = 0; i < s->ncarry; i++)
+        container_record_release(s->carry[i]);
+    free(s->carry);
+    container_view_free(s->view);
+    container_cache_close(s->cache);
+    free(s);
+}
+
+static const struct sink_ops containers_ops = {
+    .name = "containers",
+    .needs_writer_thread = true,   /* it may wait for a lookup: never on the socket thread */
+    .write_batch = containers_write_batch,
+    .idle = containers_idle,
+    .set_retention = containers_set_retention,
+    .retention_deleted = containers_retention_deleted,
+    .process_table = containers_process_table,
+    .handoff_soon = containers_handoff_soon,
+    .handoff = containers_handoff,
+    .finish = containers_finish,
+    .close = containers_close,
+    .stopping = containers_stopping,
+    .set_rules = containers_set_rules,
+    .container_stats = containers_stats,
+};
+
+struct sink *sink_containers_open(struct sink *inner, struct container_cache *cache, struct container_view *view,
+                                  char *err, size_t errlen)
+{
+    struct containers_sink *s = calloc(1, sizeof(*s));
+    if (!s) {
+        snprintf(err, errlen, "out of memory");
+        sink_close(inner);
+        container_view_free(view);
+        container_cache_close(cache);
+        return NULL;
+    }
+    s->ops = containers_ops;
+    if (!inner->ops->process_table)
+        s->ops.process_table = NULL;   /* no rules inside: no process tables to report */
+    s->base.ops = &s->ops;
+    s->base.first_conn_id = inner->first_conn_id;
+    s->inner = inner;
+    s->cache = cache;
+    s->view = view;
+    return &s->base;
+}

@@ -1,0 +1,800 @@
+/* test_container.c - container/: runsc state files, the container's passwd
+ * and group, the cache and its lookup thread, the per-connection view. The
+ * files are made here as runsc would write them (its layout checked against
+ * a real `runsc --root DIR run` in tests/e2e/containers_e2e.sh), and as a
+ * hostile party would. */
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "container.h"
+#include "reaper.h"
+
+static void write_file(const char *path, const char *data, size_t len)
+{
+    FILE *f = fopen(path, "wb");
+    if (!f)
+        fail_msg("cannot write %s: %s", path, strerror(errno));
+    assert_int_equal(fwrite(data, 1, len, f), len);
+    fclose(f);
+}
+
+static void write_text(const char *path, const char *text) { write_file(path, text, strlen(text)); }
+
+static void mkdirs(const char *base, const char *rel)
+{
+    char path[512];
+    snprintf(path, sizeof(path), "%s/%s", base, rel);
+    for (char *p = path + strlen(base) + 1; *p; p++)
+        if (*p == '/') {
+            *p = '\0';
+            mkdir(path, 0755);
+            *p = '/';
+        }
+    mkdir(path, 0755);
+}
+
+struct fixture {
+    char dir[64];
+    char root[128];     /* the runsc root */
+    char bundle[128];
+    char rootfs[160];
+};
+
+static struct fixture *fixture_new(void)
+{
+    struct fixture *f = calloc(1, sizeof(*f));
+    strcpy(f->dir, "/tmp/seccheckd-unit-XXXXXX");
+    if (!reaper_mkdtemp(f->dir))
+        fail_msg("mkdtemp");
+    snprintf(f->root, sizeof(f->root), "%s/root", f->dir);
+    snprintf(f->bundle, sizeof(f->bundle), "%s/bundle", f->dir);
+    snprintf(f->rootfs, sizeof(f->rootfs), "%s/rootfs", f->bundle);
+    mkdir(f->root, 0755);
+    mkdirs(f->dir, "bundle/rootfs/etc");
+    return f;
+}
+
+static void fixture_free(struct fixture *f)
+{
+    reaper_remove(f->dir);
+    free(f);
+}
+
+/* A state file as runsc 2022-12 writes it (fields trimmed to those read and
+ * a few around them), annotations as containerd's CRI sets them. */
+static void write_state(const struct fixture *f, const char *id, const char *sandbox, const char *annotations,
+                        const char *root_path)
+{
+    char path[512], json[8192];
+    snprintf(path, sizeof(path), "%s/%s_sandbox:%s.state", f->root, id, sandbox);
+    snprintf(json, sizeof(json),
+             "{\"id\":\"%s\",\"spec\":{\"ociVersion\":\"1.0.2-dev\",\"process\":{\"terminal\":true,"
+             "\"user\":{\"uid\":1000,\"gid\":1000},\"args\":[\"/bin/sh\"],\"env\":[\"PATH=/bin\"],\"cwd\":\"/\","
+             "\"capabilities\":{\"bounding\":[\"CAP_CHOWN\",\"CAP_KILL\"]}},\"root\":{\"path\":\"%s\","
+             "\"readonly\":true},\"annotations\":{%s}},\"bundleDir\":\"%s\",\"createdAt\":\"2026-12-01T19:56:01Z\","
+             "\"owner\":\"\",\"status\":\"running\",\"goferPid\":27990,\"sandbox\":{\"id\":\"%s\",\"pid\":27989},"
+             "\"saver\":{\"rootDir\":\"%s\",\"id\":{\"sandboxId\":\"%s\",\"containerId\":\"%s\"}}}",
+             id, root_path, annotations, f->bundle, sandbox, f->root, sandbox, id);
+    write_text(path, json);
+}
+
+#define CRI_ANNOTATIONS(kind, name, image)                                                                       \
+    "\"io.kubernetes.cri.container-type\":\"" kind "\",\"io.kubernetes.cri.container-name\":\"" name "\","     \
+    "\"io.kubernetes.cri.sandbox-name\":\"web-1\",\"io.kubernetes.cri.sandbox-namespace\":\"shop\","            \
+    "\"io.kubernetes.cri.sandbox-uid\":\"8f1c-uid\",\"io.kubernetes.cri.image-name\":\"" image "\","           \
+    "\"io.kubernetes.cri.sandbox-id\":\"pod1\""
+
+static void write_etc(const struct fixture *f, const char *file, const char *text)
+{
+    char path[512];
+    snprintf(path, sizeof(path), "%s/etc/%s", f->rootfs, file);
+    write_text(path, text);
+}
+
+static struct container_record *read_one(const struct fixture *f, const char *id)
+{
+    const char *roots[] = {f->root};
+    struct container_record *r = container_read(id, roots, 1);
+    assert_non_null(r);
+    return r;
+}
+
+/* ---- image references ---- */
+
+static void check_split(const char *image, const char *repo, const char *tag)
+{
+    size_t repo_len, tag_start, tag_len;
+    container_image_split(image, strlen(image), &repo_len, &tag_start, &tag_len);
+    char got_repo[256], got_tag[256];
+    snprintf(got_repo, sizeof(got_repo), "%.*s", (int)repo_len, image);
+    snprintf(got_tag, sizeof(got_tag), "%.*s", (int)tag_len, image + tag_start);
+    assert_string_equal(got_repo, repo);
+    assert_string_equal(got_tag, tag);
+}
+
+/* falcosecurity/plugins plugins/container/go-worker/pkg/container/engine_test.go:144 (TestParseImageRepoTag) */
+static void test_image_split_as_falco(void **state)
+{
+    (void)state;
+    check_split("registry.example.com:5000/foo/bar:latest", "registry.example.com:5000/foo/bar", "latest");
+    check_split("registry.example.com:5000/foo/bar", "registry.example.com:5000/foo/bar", "");
+    check_split("foo/bar:latest", "foo/bar", "latest");
+    check_split("foo:latest", "foo", "latest");
+    check_split("foo/bar", "foo/bar", "");
+    check_split("", "", "");
+    check_split("registry.example.com:5000/foo/bar@sha256:abc123", "registry.example.com:5000/foo/bar", "");
+    check_split("registry.example.com:5000/foo/bar:latest@sha256:abc123", "registry.example.com:5000/foo/bar",
+                "latest");
+    check_split("registry.example.com:5000/org/project/image:v1.2.3", "registry.example.com:5000/org/project/image",
+                "v1.2.3");
+    check_split("localhost:5000/myimage:latest", "localhost:5000/myimage", "latest");
+}
+
+static void test_id_valid(void **state)
+{
+    (void)state;
+    assert_true(container_id_valid("runsc-236711"));
+    assert_true(container_id_valid("3ad7b26ded6d8e7b23da7d48fe889434573036c27ae5a74837233de441c3601e"));
+    assert_true(container_id_valid("a_b+c.d-e"));
+    assert_false(container_id_valid(""));
+    assert_false(container_id_valid("."));
+    assert_false(container_id_valid(".."));
+    assert_false(container_id_valid("../etc"));
+    assert_false(container_id_valid("a/b"));
+    assert_false(container_id_valid("a*"));
+    assert_false(container_id_valid("a\nb"));
+    char longid[CONTAINER_ID_MAX + 1];
+    memset(longid, 'a', CONTAINER_ID_MAX);
+    longid[CONTAINER_ID_MAX] = '\0';
+    assert_false(container_id_valid(longid));
+}
+
+/* ---- state files ---- */
+
+static void test_state_file_found(void **state)
+{
+    (void)state;
+    struct fixture *f = fixture_new();
+    write_state(f, "ctr1", "pod1", CRI_ANNOTATIONS("container", "nginx", "docker.io/library/nginx:1.25"), "rootfs");
+    write_etc(f, "passwd", "root:x:0:0:root:/root:/bin/bash\nalice:x:1000:1000:Alice:/home/alice:/bin/sh\n");
+    write_etc(f, "group", "root:x:0:\nstaff:x:1000:alice\n");
+    struct container_record *r = read_one(f, "ctr1");
+    assert_int_equal(r->state, CONTAINER_FOUND);
+    assert_string_equal(r->id, "ctr1");
+    assert_string_equal(r->name, "nginx");
+    assert_string_equal(r->image, "docker.io/library/nginx:1.25");
+    assert_string_equal(r->image_repository, "docker.io/library/nginx");
+    assert_string_equal(r->image_tag, "1.25");
+    assert_string_equal(r->pod_name, "web-1");
+    assert_string_equal(r->pod_namespace, "shop");
+    assert_string_equal(r->pod_uid, "8f1c-uid");
+    assert_string_equal(r->sandbox_id, "pod1");
+    assert_false(r->is_sandbox);
+    assert_false(r->privileged);
+    assert_true(r->terminal);
+    assert_true(r->has_user);
+    assert_int_equal(r->user_uid, 1000);
+    assert_int_equal(r->user_gid, 1000);
+    assert_string_equal(r->rootfs, f->rootfs);   /* relative root.path joined to bundleDir */
+    assert_string_equal(r->bundle, f->bundle);
+    assert_non_null(strstr(r->state_file, "ctr1_sandbox:pod1.state"));
+    assert_int_equal(r->created_ns, 1796154961LL * 1000000000);   /* createdAt 2026-12-01T19:56:01Z */
+    assert_true(r->users_read);
+    const struct container_user *u = container_user_by_uid(r, 1000);
+    assert_non_null(u);
+    assert_string_equal(u->name, "alice");
+    assert_string_equal(u->home, "/home/alice");
+    assert_string_equal(u->shell, "/bin/sh");
+    assert_string_equal(container_user_by_uid(r, 0)->name, "root");
+    assert_null(container_user_by_uid(r, 1001));
+    assert_string_equal(container_group_by_gid(r, 1000)->name, "staff");
+    assert_null(container_group_by_gid(r, 5));
+    container_record_release(r);
+    fixture_free(f);
+}
+
+static void test_state_file_sandbox_and_plain(void **state)
+{
+    (void)state;
+    struct fixture *f = fixture_new();
+    /* the pod's pause container, absolute root path */
+    char ann[1024];
+    snprintf(ann, sizeof(ann), "%s", CRI_ANNOTATIONS("sandbox", "", "registry.k8s.io/pause:3.9"));
+    write_state(f, "pod1", "pod1", ann, f->rootfs);
+    struct container_record *r = read_one(f, "pod1");
+    assert_int_equal(r->state, CONTAINER_FOUND);
+    assert_true(r->is_sandbox);
+    assert_string_equal(r->image_repository, "registry.k8s.io/pause");
+    assert_string_equal(r->rootfs, f->rootfs);
+    container_record_release(r);
+    /* runsc without Kubernetes: no annotations, the sandbox id from the file name */
+    write_state(f, "runsc-1234", "runsc-1234", "", "rootfs");
+    r = read_one(f, "runsc-1234");
+    assert_int_equal(r->state, CONTAINER_FOUND);
+    assert_null(r->name);
+    assert_null(r->image);
+    assert_null(r->image_repository);
+    assert_null(r->image_tag);
+    assert_null(r->pod_name);
+    assert_null(r->pod_namespace);
+    assert_string_equal(r->sandbox_id, "runsc-1234");
+    assert_false(r->users_read);   /* no passwd in this rootfs */
+    assert_int_equal(r->nusers, 0);
+    container_record_release(r);
+    fixture_free(f);
+}
+
+/* createdAt as Go's time.Time marshals it (RFC 3339, nanoseconds, an offset). */
+static void test_created_at(void **state)
+{
+    (void)state;
+    struct fixture *f = fixture_new();
+    static const struct {
+        const char *text;
+        int64_t ns;
+    } cases[] = {
+        {"2026-12-01T19:56:01.123456789Z", 1796154961123456789LL},
+        {"2026-12-01T20:56:01.5+01:00", 1796154961500000000LL},
+        {"2026-12-01T19:56:01.1234567891Z", 1796154961123456789LL},   /* past ns: cut */
+        {"2026-12-01 19:56:01", 0}, {"yesterday", 0}, {"1969-12-31T23:59:59Z", 0}, {"2026-12-01T19:56:01", 0},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        char path[512], json[512];
+        snprintf(path, sizeof(path), "%s/t_sandbox:t.state", f->root);
+        snprintf(json, sizeof(json), "{\"id\":\"t\",\"createdAt\":\"%s\",\"spec\":{}}", cases[i].text);
+        write_text(path, json);
+        struct container_record *r = read_one(f, "t");
+        if (r->created_ns != cases[i].ns)
+            fail_msg("%s: %lld, want %lld", cases[i].text, (long long)r->created_ns, (long long)cases[i].ns);
+        container_record_release(r);
+    }
+    fixture_free(f);
+}
+
+static void test_privileged_needs_every_capability(void **state)
+{
+    (void)state;
+    struct fixture *f = fixture_new();
+    char path[512], json[4096] = "{\"id\":\"p\",\"spec\":{\"process\":{\"capabilities\":{\"bounding\":[";
+    static const char *const caps[] = {
+        "CHOWN", "DAC_OVERRIDE", "DAC_READ_SEARCH", "FOWNER", "FSETID", "KILL", "SETGID", "SETUID", "SETPCAP",
+        "LINUX_IMMUTABLE", "NET_BIND_SERVICE", "NET_BROADCAST", "NET_ADMIN", "NET_RAW", "IPC_LOCK", "IPC_OWNER",
+        "SYS_MODULE", "SYS_RAWIO", "SYS_CHROOT", "SYS_PTRACE", "SYS_PACCT", "SYS_ADMIN", "SYS_BOOT", "SYS_NICE",
+        "SYS_RESOURCE", "SYS_TIME", "SYS_TTY_CONFIG", "MKNOD", "LEASE", "AUDIT_WRITE", "AUDIT_CONTROL", "SETFCAP",
+        "MAC_OVERRIDE", "MAC_ADMIN", "SYSLOG", "WAKE_ALARM", "BLOCK_SUSPEND", "AUDIT_READ", "PERFMON", "BPF",
+        "CHECKPOINT_RESTORE"};
+    for (size_t i = 0; i < sizeof(caps) / sizeof(caps[0]); i++)
+        snprintf(json + strlen(json), sizeof(json) - strlen(json), "%s\"CAP_%s\"", i ? "," : "", caps[i]);
+    snprintf(path, sizeof(path), "%s/p_sandbox:p.state", f->root);
+    char full[4200];
+    snprintf(full, sizeof(full), "%s]}}}}", json);
+    write_text(path, full);
+    struct container_record *r = read_one(f, "p");
+    assert_int_equal(r->state, CONTAINER_FOUND);
+    assert_true(r->privileged);
+    container_record_release(r);
+    fixture_free(f);
+}
+
+static void test_state_file_missing_is_unknown(void **state)
+{
+    (void)state;
+    struct fixture *f = fixture_new();
+    write_state(f, "other", "pod1", "", "rootfs");
+    struct container_record *r = read_one(f, "ctr1");
+    assert_int_equal(r->state, CONTAINER_UNKNOWN);
+    assert_null(r->name);
+    container_record_release(r);
+    /* a prefix of another id is not that container */
+    r = read_one(f, "oth");
+    assert_int_equal(r->state, CONTAINER_UNKNOWN);
+    container_record_release(r);
+    /* a root that does not exist, and none at all */
+    const char *missing[] = {"/nonexistent-seccheckd-root"};
+    r = container_read("ctr1", missing, 1);
+    assert_int_equal(r->state, CONTAINER_UNKNOWN);
+    container_record_release(r);
+    r = container_read("ctr1", NULL, 0);
+    assert_int_equal(r->state, CONTAINER_UNKNOWN);
+    container_record_release(r);
+    fixture_free(f);
+}
+
+static void expect_refused(const struct fixture *f, const char *id, const char *why_part)
+{
+    struct container_record *r = read_one(f, id);
+    assert_int_equal(r->state, CONTAINER_REFUSED);
+    assert_non_null(r->why);
+    if (!strstr(r->why, why_part))
+        fail_msg("why '%s' lacks '%s'", r->why, why_part);
+    assert_null(r->name);
+    container_record_release(r);
+}
+
+static void state_path(const struct fixture *f, const char *id, char *path, size_t len)
+{
+    snprintf(path, len, "%s/%s_sandbox:s1.state", f->root, id);
+}
+
+static void test_hostile_state_files(void **state)
+{
+    (void)state;
+    struct fixture *f = fixture_new();
+    char path[512];
+
+    /* huge: past 4 MiB, never read */
+    state_path(f, "huge", path, sizeof(path));
+    int fd = open(path, O_WRONLY | O_CREAT, 0640);
+    assert_true(fd >= 0);
+    assert_int_equal(ftruncate(fd, (off_t)CONTAINER_STATE_MAX_BYTES + 1), 0);
+    close(fd);
+    expect_refused(f, "huge", "larger than 4 MiB");
+
+    /* deep: 100,000 nested arrays (jansson stops at its depth limit) */
+    size_t depth = 100000;
+    char *deep = malloc(2 * depth + 64);
+    size_t n = (size_t)sprintf(deep, "{\"id\":\"deep\",\"spec\":");
+    memset(deep + n, '[', depth);
+    memset(deep + n + depth, ']', depth);
+    strcpy(deep + n + 2 * depth, "}");
+    state_path(f, "deep", path, sizeof(path));
+    write_text(path, deep);
+    free(deep);
+    expect_refused(f, "deep", "not a JSON object");
+
+    /* a NUL escape in a string, and a raw NUL byte */
+    state_path(f, "nulesc", path, sizeof(path));
+    write_text(path, "{\"id\":\"nulesc\",\"spec\":{\"annotations\":{\"io.kubernetes.cri.container-name\":\"a\\u0000b\"}}}");
+    expect_refused(f, "nulesc", "not a JSON object");
+    static const char raw[] = "{\"id\":\"nulraw\",\"spec\":{\"annotations\":{\"io.kubernetes.cri.container-name\":\"a\0b\"}}}";
+    state_path(f, "nulraw", path, sizeof(path));
+    write_file(path, raw, sizeof(raw) - 1);
+    expect_refused(f, "nulraw", "not a JSON object");
+
+    /* not JSON, a JSON array, an object without a spec, duplicate keys */
+    state_path(f, "garbage", path, sizeof(path));
+    write_text(path, "\x7f" "ELF not json");
+    expect_refused(f, "garbage", "not a JSON object");
+    state_path(f, "array", path, sizeof(path));
+    write_text(path, "[1,2,3]");
+    expect_refused(f, "array", "not a JSON object");
+    state_path(f, "nospec", path, sizeof(path));
+    write_text(path, "{\"id\":\"nospec\"}");
+    expect_refused(f, "nospec", "no spec");
+    state_path(f, "dup", path, sizeof(path));
+    write_text(path, "{\"id\":\"dup\",\"id\":\"dup\",\"spec\":{}}");
+    expect_refused(f, "dup", "not a JSON object");
+
+    /* a file that names another container */
+    state_path(f, "liar", path, sizeof(path));
+    write_text(path, "{\"id\":\"victim\",\"spec\":{\"annotations\":{\"io.kubernetes.cri.container-name\":\"x\"}}}");
+    expect_refused(f, "liar", "names another container");
+
+    /* a symlink, to a good state file elsewhere: not followed */
+    char target[512];
+    snprintf(target, sizeof(target), "%s/elsewhere.state", f->dir);
+    write_text(target, "{\"id\":\"link\",\"spec\":{}}");
+    state_path(f, "link", path, sizeof(path));
+    assert_int_equal(symlink(target, path), 0);
+    expect_refused(f, "link", "symlink");
+
+    /* a directory and a FIFO by that name: nothing blocks */
+    state_path(f, "dir", path, sizeof(path));
+    mkdir(path, 0755);
+    expect_refused(f, "dir", "not a regular file");
+    state_path(f, "fifo", path, sizeof(path));
+    assert_int_equal(mkfifo(path, 0640), 0);
+    expect_refused(f, "fifo", "not a regular file");
+
+    /* wrong types are ignored, not trusted: a number for a name, a string uid, a huge uid */
+    state_path(f, "types", path, sizeof(path));
+    write_text(path, "{\"id\":\"types\",\"spec\":{\"process\":{\"user\":{\"uid\":\"0\",\"gid\":-1},\"terminal\":\"yes\"},"
+                     "\"root\":{\"path\":7},\"annotations\":{\"io.kubernetes.cri.container-name\":5,"
+                     "\"io.kubernetes.cri.image-name\":[\"a\"]}}}");
+    struct container_record *r = read_one(f, "types");
+    assert_int_equal(r->state, CONTAINER_FOUND);
+    assert_null(r->name);
+    assert_null(r->image);
+    assert_null(r->rootfs);
+    assert_false(r->has_user);
+    assert_false(r->terminal);
+    container_record_release(r);
+    state_path(f, "bigid", path, sizeof(path));
+    write_text(path, "{\"id\":\"bigid\",\"spec\":{\"process\":{\"user\":{\"uid\":4294967296,\"gid\":0}}}}");
+    r = read_one(f, "bigid");
+    assert_false(r->has_user);
+    container_record_release(r);
+
+    /* control characters and invalid UTF-8 escapes are kept as bytes (every output escapes them),
+     * a long value is cut to CONTAINER_STRING_MAX */
+    char *big = malloc(CONTAINER_STRING_MAX * 3 + 256);
+    n = (size_t)sprintf(big, "{\"id\":\"ctl\",\"spec\":{\"annotations\":{\"io.kubernetes.cri.container-name\":"
+                             "\"a\\u001b[31mb\\n\",\"io.kubernetes.cri.sandbox-name\":\"");
+    memset(big + n, 'p', CONTAINER_STRING_MAX * 2);
+    strcpy(big + n + CONTAINER_STRING_MAX * 2, "\"}}}");
+    state_path(f, "ctl", path, sizeof(path));
+    write_text(path, big);
+    free(big);
+    r = read_one(f, "ctl");
+    assert_int_equal(r->state, CONTAINER_FOUND);
+    assert_string_equal(r->name, "a\x1b[31mb\n");
+    assert_int_equal(strlen(r->pod_name), CONTAINER_STRING_MAX);
+    container_record_release(r);
+    fixture_free(f);
+}
+
+/* ---- passwd and group ---- */
+
+static struct container_record *read_with_passwd(struct fixture *f, const char *passwd)
+{
+    write_state(f, "u", "s1", "", "rootfs");
+    if (passwd)
+        write_etc(f, "passwd", passwd);
+    return read_one(f, "u");
+}
+
+/* falcosecurity/libs userspace/libsinsp/user.cpp:110 (seven fields, whole
+ * decimal ids) and its split_fields: a malformed line is skipped, not
+ * coerced to uid 0. */
+static void test_passwd_parsing(void **state)
+{
+    (void)state;
+    struct fixture *f = fixture_new();
+    struct container_record *r = read_with_passwd(
+        f, "root:x:0:0:root:/root:/bin/bash\r\n"
+           "short:x:5:5\n"
+           "badid:x:12a:5:g:/h:/s\n"
+           "neg:x:-1:5:g:/h:/s\n"
+           "over:x:4294967296:5:g:/h:/s\n"
+           "empty:x::5:g:/h:/s\n"
+           "first:x:700:7:g:/home/first:/bin/sh\n"
+           "second:x:700:7:g:/home/second:/bin/sh\n"
+           "colons:x:701:7:g:/h:/bin/sh:extra:fields\n"
+           "esc\x1b[2J:x:702:7:g:/h:/bin/sh\n"
+           "max:x:4294967295:1:g:/h:/s");   /* no final newline */
+    assert_true(r->users_read);
+    assert_string_equal(container_user_by_uid(r, 0)->name, "root");
+    assert_string_equal(container_user_by_uid(r, 0)->shell, "/bin/bash");   /* the \r is not the shell's */
+    assert_null(container_user_by_uid(r, 5));
+    assert_null(container_user_by_uid(r, 12));
+    assert_string_equal(container_user_by_uid(r, 700)->name, "first");
+    assert_string_equal(container_user_by_uid(r, 701)->shell, "/bin/sh:extra:fields");
+    assert_string_equal(container_user_by_uid(r, 702)->name, "esc\x1b[2J");
+    assert_string_equal(container_user_by_uid(r, 4294967295u)->name, "max");
+    assert_int_equal(r->nusers, 5);
+    container_record_release(r);
+    fixture_free(f);
+}
+
+static void test_passwd_hostile(void **state)
+{
+    (void)state;
+    struct fixture *f = fixture_new();
+    char path[512], outside[512];
+
+    /* a symlink out of the root resolves inside it (RESOLVE_IN_ROOT): the host's file is never read */
+    snprintf(outside, sizeof(outside), "%s/host-passwd", f->dir);
+    write_text(outside, "hostuser:x:1000:1000::/home/host:/bin/sh\n");
+    snprintf(path, sizeof(path), "%s/etc/passwd", f->rootfs);
+    assert_int_equal(symlink(outside, path), 0);
+    struct container_record *r = read_with_passwd(f, NULL);
+    assert_null(container_user_by_uid(r, 1000));
+    assert_false(r->users_read);
+    container_record_release(r);
+    unlink(path);
+    /* the same with ../ climbing out */
+    assert_int_equal(symlink("../../../host-passwd", path), 0);
+    r = read_with_passwd(f, NULL);
+    assert_null(container_user_by_uid(r, 1000));
+    container_record_release(r);
+    unlink(path);
+    /* a symlink inside the root is the container's own file */
+    char inside[512];
+    snprintf(inside, sizeof(inside), "%s/etc/passwd.real", f->rootfs);
+    write_text(inside, "inner:x:1000:1000::/home/inner:/bin/sh\n");
+    assert_int_equal(symlink("/etc/passwd.real", path), 0);
+    r = read_with_passwd(f, NULL);
+    assert_string_equal(container_user_by_uid(r, 1000)->name, "inner");
+    container_record_release(r);
+    unlink(path);
+
+    /* a FIFO: refused at once, nothing blocks */
+    assert_int_equal(mkfifo(path, 0644), 0);
+    r = read_with_passwd(f, NULL);
+    assert_false(r->users_read);
+    container_record_release(r);
+    unlink(path);
+    /* a directory */
+    mkdir(path, 0755);
+    r = read_with_passwd(f, NULL);
+    assert_false(r->users_read);
+    container_record_release(r);
+    rmdir(path);
+
+    /* past 1 MiB: refused whole */
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    assert_true(fd >= 0);
+    assert_true(write(fd, "big:x:1000:1000::/h:/s\n", 23) == 23);
+    assert_int_equal(ftruncate(fd, (off_t)CONTAINER_USERS_MAX_BYTES + 1), 0);
+    close(fd);
+    r = read_with_passwd(f, NULL);
+    assert_false(r->users_read);
+    assert_null(container_user_by_uid(r, 1000));
+    container_record_release(r);
+    unlink(path);
+
+    /* a NUL in a line: that line goes; fields past the limit: that line goes; more lines than kept */
+    size_t biglen = (size_t)CONTAINER_USERS_MAX_ENTRIES * 24 + 4096;
+    char *many = malloc(biglen);
+    size_t n = 0;
+    memcpy(many, "nul\0x:x:1:1::/h:/s\n", 19);
+    n = 19;
+    n += (size_t)sprintf(many + n, "long:x:2:2::/");
+    memset(many + n, 'h', CONTAINER_USER_FIELD_MAX + 1);
+    n += CONTAINER_USER_FIELD_MAX + 1;
+    n += (size_t)sprintf(many + n, ":/s\n");
+    for (unsigned i = 0; i < CONTAINER_USERS_MAX_ENTRIES + 5; i++)
+        n += (size_t)sprintf(many + n, "u%u:x:%u:1::/h:/s\n", i, 10 + i);
+    write_file(path, many, n);
+    free(many);
+    r = read_with_passwd(f, NULL);
+    assert_true(r->users_read);
+    assert_null(container_user_by_uid(r, 1));
+    assert_null(container_user_by_uid(r, 2));
+    assert_int_equal(r->nusers, CONTAINER_USERS_MAX_ENTRIES);
+    assert_non_null(container_user_by_uid(r, 10));
+    assert_null(container_user_by_uid(r, 10 + CONTAINER_USERS_MAX_ENTRIES));
+    container_record_release(r);
+
+    /* /etc itself a symlink out of the root */
+    char etc[512], hostetc[400];
+    snprintf(etc, sizeof(etc), "%s/etc", f->rootfs);
+    snprintf(hostetc, sizeof(hostetc), "%s/hostetc", f->dir);
+    mkdir(hostetc, 0755);
+    snprintf(path, sizeof(path), "%s/passwd", hostetc);
+    write_text(path, "hostuser:x:1000:1000::/home/host:/bin/sh\n");
+    reaper_remove(etc);
+    assert_int_equal(symlink(hostetc, etc), 0);
+    r = read_with_passwd(f, NULL);
+    assert_null(container_user_by_uid(r, 1000));
+    container_record_release(r);
+    fixture_free(f);
+}
+
+/* The record's users change only by a new record (container_reread_users). */
+static void test_users_reread_on_change(void **state)
+{
+    (void)state;
+    struct fixture *f = fixture_new();
+    struct container_record *r = read_with_passwd(f, "a:x:1000:1000::/h:/s\n");
+    assert_string_equal(container_user_by_uid(r, 1000)->name, "a");
+    assert_null(container_reread_users(r));   /* unchanged */
+    write_etc(f, "passwd", "bee:x:1000:1000::/h:/s\n");   /* another size */
+    struct container_record *r2 = container_reread_users(r);
+    assert_non_null(r2);
+    assert_string_equal(container_user_by_uid(r2, 1000)->name, "bee");
+    assert_string_equal(container_user_by_uid(r, 1000)->name, "a");   /* the old record is as it was */
+    assert_string_equal(r2->id, "u");
+    assert_string_equal(r2->rootfs, r->rootfs);
+    container_record_release(r);
+    container_record_release(r2);
+    fixture_free(f);
+}
+
+/* ---- the cache ---- */
+
+static struct container_cache *cache_for(const struct fixture *f, unsigned attempts, size_t max_records)
+{
+    const char *roots[] = {f->root};
+    struct container_cache_config cfg = {.roots = roots, .nroots = 1, .attempts = attempts,
+                                         .retry_ns = 20000000, .max_records = max_records};
+    char err[128];
+    struct container_cache *c = container_cache_open(&cfg, err, sizeof(err));
+    if (!c)
+        fail_msg("%s", err);
+    return c;
+}
+
+static const struct container_record *wait_published(struct container_cache *c, const char *id, int ms)
+{
+    for (int i = 0; i < ms; i++) {
+        const struct container_record *r = container_cache_get(c, id);
+        if (r)
+            return r;
+        usleep(1000);
+    }
+    return NULL;
+}
+
+static void test_cache_looks_up_off_thread(void **state)
+{
+    (void)state;
+    struct fixture *f = fixture_new();
+    write_state(f, "ctr1", "pod1", CRI_ANNOTATIONS("container", "nginx", "nginx:1"), "rootfs");
+    struct container_cache *c = cache_for(f, 3, 0);
+    assert_int_equal(container_cache_generation(c), 0);
+    const struct container_record *r = container_cache_wait(c, "ctr1", 5000000000LL);
+    assert_non_null(r);
+    assert_string_equal(r->name, "nginx");
+    assert_int_equal(container_cache_generation(c), 1);
+    /* asked again: the same record, no new lookup */
+    const struct container_record *again = container_cache_get(c, "ctr1");
+    assert_ptr_equal(again, r);
+    container_record_release(again);
+    struct container_cache_stats st;
+    container_cache_get_stats(c, &st);
+    assert_int_equal(st.lookups, 1);
+    assert_int_equal(st.found, 1);
+    /* published once, for storage */
+    uint64_t cursor = 0;
+    const struct container_record *out[4];
+    assert_int_equal(container_cache_published(c, &cursor, out, 4), 1);
+    assert_ptr_equal(out[0], r);
+    container_record_release(out[0]);
+    assert_int_equal(container_cache_published(c, &cursor, out, 4), 0);
+    /* ids that are not runsc's are never looked up */
+    assert_null(container_cache_get(c, "../../etc"));
+    container_cache_get_stats(c, &st);
+    assert_int_equal(st.invalid_ids, 1);
+    assert_int_equal(st.lookups, 1);
+    container_cache_close(c);
+    /* the record outlives the cache for its holder */
+    assert_string_equal(r->name, "nginx");
+    container_record_release(r);
+    fixture_free(f);
+}
+
+/* No state file: looked for `attempts` times, then unknown (counted); a
+ * state file that appears before that is found. */
+static void test_cache_retries_then_unknown(void **state)
+{
+    (void)state;
+    struct fixture *f = fixture_new();
+    struct container_cache *c = cache_for(f, 3, 0);
+    int64_t t0 = (int64_t)time(NULL);
+    assert_null(container_cache_get(c, "ghost"));
+    assert_null(container_cache_get(c, "late"));
+    usleep(5000);
+    write_state(f, "late", "pod1", CRI_ANNOTATIONS("container", "late-one", "x:1"), "rootfs");
+    const struct container_record *late = wait_published(c, "late", 3000);
+    assert_non_null(late);
+    assert_int_equal(late->state, CONTAINER_FOUND);
+    assert_string_equal(late->name, "late-one");
+    const struct container_record *ghost = wait_published(c, "ghost", 3000);
+    assert_non_null(ghost);
+    assert_int_equal(ghost->state, CONTAINER_UNKNOWN);
+    assert_true((int64_t)time(NULL) - t0 < 5);   /* 20 + 40 ms of retries */
+    struct container_cache_stats st;
+    container_cache_get_stats(c, &st);
+    assert_int_equal(st.unknown, 1);
+    assert_int_equal(st.found, 1);
+    assert_true(st.lookups >= 4 && st.lookups <= 6);   /* ghost 3, late 1 to 3 */
+    /* given up on: asking again does not look again */
+    uint64_t lookups = st.lookups;
+    const struct container_record *g2 = container_cache_get(c, "ghost");
+    assert_ptr_equal(g2, ghost);
+    usleep(50000);
+    container_cache_get_stats(c, &st);
+    assert_int_equal(st.lookups, lookups);
+    container_record_release(g2);
+    container_record_release(ghost);
+    container_record_release(late);
+    container_cache_close(c);
+    fixture_free(f);
+}
+
+static void test_cache_wait_times_out_and_bounds(void **state)
+{
+    (void)state;
+    struct fixture *f = fixture_new();
+    struct container_cache *c = cache_for(f, 2, 4);
+    /* the first lookup ends (unknown, retried later): wait returns at once with NULL */
+    assert_null(container_cache_wait(c, "none", 2000000000LL));
+    /* at most 4 records: the least recently asked goes */
+    for (int i = 0; i < 6; i++) {
+        char id[16];
+        snprintf(id, sizeof(id), "c%d", i);
+        write_state(f, id, "pod1", "", "rootfs");
+        container_record_release(container_cache_wait(c, id, 2000000000LL));
+    }
+    struct container_cache_stats st;
+    container_cache_get_stats(c, &st);
+    assert_true(st.evicted >= 2);
+    /* a cursor left behind the ring skips to what it still holds */
+    uint64_t cursor = 0;
+    const struct container_record *out[16];
+    size_t n = container_cache_published(c, &cursor, out, 16);
+    assert_true(n <= 4);
+    for (size_t i = 0; i < n; i++)
+        container_record_release(out[i]);
+    assert_int_equal(cursor, container_cache_generation(c));
+    container_cache_close(c);
+    fixture_free(f);
+}
+
+/* The passwd of a running container changes: noticed at most every 10 s
+ * (CONTAINER_USERS_RECHECK_NS), not on each ask. */
+static void test_cache_users_not_reread_each_ask(void **state)
+{
+    (void)state;
+    struct fixture *f = fixture_new();
+    write_state(f, "u", "s1", "", "rootfs");
+    write_etc(f, "passwd", "a:x:1000:1000::/h:/s\n");
+    struct container_cache *c = cache_for(f, 2, 0);
+    const struct container_record *r = container_cache_wait(c, "u", 2000000000LL);
+    assert_string_equal(container_user_by_uid(r, 1000)->name, "a");
+    write_etc(f, "passwd", "bee:x:1000:1000::/h:/s\n");
+    for (int i = 0; i < 20; i++) {
+        const struct container_record *x = container_cache_get(c, "u");
+        assert_ptr_equal(x, r);
+        container_record_release(x);
+    }
+    assert_int_equal(container_cache_generation(c), 1);
+    container_record_release(r);
+    container_cache_close(c);
+    fixture_free(f);
+}
+
+/* ---- the view ---- */
+
+static void test_view_binds_connection_to_sandbox(void **state)
+{
+    (void)state;
+    struct fixture *f = fixture_new();
+    write_state(f, "podA", "podA", "\"io.kubernetes.cri.container-name\":\"a\"", "rootfs");
+    write_state(f, "ctrA", "podA", "\"io.kubernetes.cri.container-name\":\"a2\"", "rootfs");
+    write_state(f, "ctrB", "podB", "\"io.kubernetes.cri.container-name\":\"b\"", "rootfs");
+    struct container_cache *c = cache_for(f, 2, 0);
+    for (const char *const *id = (const char *const[]){"podA", "ctrA", "ctrB", NULL}; *id; id++)
+        container_record_release(container_cache_wait(c, *id, 2000000000LL));
+    struct container_view *v = container_view_new(c);
+    const struct container_record *r = container_view_get(v, 1, "podA");
+    assert_non_null(r);
+    assert_string_equal(r->name, "a");
+    assert_string_equal(container_view_get(v, 1, "ctrA")->name, "a2");   /* same sandbox */
+    assert_null(container_view_get(v, 1, "ctrB"));   /* another pod's container: withheld */
+    assert_int_equal(container_view_foreign(v), 1);
+    assert_string_equal(container_view_get(v, 2, "ctrB")->name, "b");   /* its own connection gets it */
+    assert_ptr_equal(container_view_get(v, 1, "podA"), r);   /* cached */
+    container_view_conn_closed(v, 1);
+    assert_string_equal(container_view_get(v, 3, "ctrA")->name, "a2");
+    assert_null(container_view_get(v, 1, NULL));
+    assert_null(container_view_get(NULL, 1, "podA"));
+    container_view_free(v);
+    container_cache_close(c);
+    fixture_free(f);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_image_split_as_falco),
+        cmocka_unit_test(test_id_valid),
+        cmocka_unit_test(test_state_file_found),
+        cmocka_unit_test(test_state_file_sandbox_and_plain),
+        cmocka_unit_test(test_created_at),
+        cmocka_unit_test(test_privileged_needs_every_capability),
+        cmocka_unit_test(test_state_file_missing_is_unknown),
+        cmocka_unit_test(test_hostile_state_files),
+        cmocka_unit_test(test_passwd_parsing),
+        cmocka_unit_test(test_passwd_hostile),
+        cmocka_unit_test(test_users_reread_on_change),
+        cmocka_unit_test(test_cache_looks_up_off_thread),
+        cmocka_unit_test(test_cache_retries_then_unknown),
+        cmocka_unit_test(test_cache_wait_times_out_and_bounds),
+        cmocka_unit_test(test_cache_users_not_reread_each_ask),
+        cmocka_unit_test(test_view_binds_connection_to_sandbox),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
