@@ -82,8 +82,12 @@ struct deliver *deliver_start(struct deliver_settings *s, const struct deliver_c
 void deliver_offer(struct deliver *d, const struct alert_list *alerts);
 
 /* New settings (SIGHUP; taken): used from the next request on, the backoff
- * reset. A new URL continues from its own saved position (or, never seen,
- * from the newest alert). Any thread. */
+ * reset. Positions are per receiver, by origin (scheme://host:port, what
+ * alert_delivery.target and the log hold: a path or query may carry a
+ * token): another origin continues from its own saved position, or, new to
+ * the database, from the running one's, so the backlog goes to the new
+ * receiver and nothing is skipped; switching back resumes at the old
+ * receiver's own position. Any thread. */
 void deliver_reconfigure(struct deliver *d, struct deliver_settings *s);
 
 /* Counters since start and the backlog; any thread, without locks. */
@@ -92,6 +96,7 @@ struct deliver_stats {
     uint64_t failed;      /* attempts: each retry of one alert counts */
     uint64_t rejected;
     uint64_t dropped;     /* never delivered: queue full, store failed, deleted by --max-db-size */
+    uint64_t skipped;     /* stored before the database's first --alerts-url: not sent, by design */
     uint64_t lag;         /* alerts raised and not yet delivered (nor rejected nor dropped) */
 };
 void deliver_get_stats(const struct deliver *d, struct deliver_stats *out);

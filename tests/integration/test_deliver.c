@@ -799,6 +799,91 @@ static void test_database_deleted_and_replaced(void **state)
     receiver_stop(&r);
 }
 
+#define SKIPPED "seccheckd_alert_deliveries_total{result=\"skipped\"}"
+
+/* The config file of test_new_url_takes_the_backlog: delivery to url. */
+static void write_delivery_config(const char *conf, const char *head, const char *url)
+{
+    char text[1600];
+    snprintf(text, sizeof(text), "%salerts-url = %s\n", head, url);
+    replace_file(conf, text);
+}
+
+/* The auditor's experiment (issue 24 item 12): 1,100 alerts for a slow
+ * receiver A, a SIGHUP to B after about 120. B, new to the database, takes
+ * A's backlog: every alert reaches A or B, none skipped or dropped (before:
+ * B started at the newest alert, and 980 reached neither, dropped 0, lag
+ * 0). Switching back to A resumes at A's own position; a URL changed across
+ * a restart (C) goes on where the last one stopped. The database and the
+ * log hold only origins: no token. */
+static void test_new_url_takes_the_backlog(void **state)
+{
+    struct daemon *d = *state;
+    struct receiver a, b, c;
+    receiver_start(&a, d, "a", NULL, NULL);
+    receiver_start(&b, d, "b", NULL, NULL);
+    receiver_control(&a, "slow 0.02");
+    char *conf = path_in(d, "seccheckd.conf"), *out = path_in(d, "alerts.json"), *rules = path_in(d, "r.yaml");
+    char *metrics = path_in(d, "m.sock");
+    replace_file(rules, alert_rule);
+    char head[1200], url_a[200];
+    snprintf(head, sizeof(head), "rules = %s\nalerts-rate = 0\nalerts-out = %s\nmetrics-listen = unix:%s\n", rules,
+             out, metrics);
+    snprintf(url_a, sizeof(url_a), "%s", receiver_url(&a, "http", "/hook?token=s3cret"));
+    write_delivery_config(conf, head, url_a);
+    const char *args[] = {"--config", conf, NULL};
+    assert_true(daemon_start(d, SECCHECKD_BIN, args));
+    send_alerts(d, 0, 1100, 1);
+    wait_alert_rows(d, 1100);
+    wait_requests(&a, 120, 20000);
+    write_delivery_config(conf, head, receiver_url(&b, "http", "/"));
+    kill(d->pid, SIGHUP);
+    wait_requests(&b, 1, 10000);
+    int k = receiver_requests(&a);   /* A's request in flight ended before the switch */
+    char skip[64];
+    snprintf(skip, sizeof(skip), "--skip-first %d", k);
+    expect_all_delivered(&b, out, skip, 30000);
+    snprintf(skip, sizeof(skip), "--expect-first %d", k);
+    expect_all_delivered(&a, out, skip, 0);
+    assert_int_equal(wait_metric_down_to(metrics, LAG, 0, 2000), 0);
+    assert_int_equal(metric_scrape(metrics, DROPPED), 0);
+    assert_int_equal(metric_scrape(metrics, SKIPPED), 0);
+    assert_int_equal(metric_scrape(metrics, DELIVERED), 1100);
+    char line[200];
+    snprintf(line, sizeof(line), "a URL new to this database, from where the delivery before it stopped (alert %d; "
+             "%d alerts waiting)", k, 1100 - k);
+    assert_int_equal(daemon_log_count(d, line), 1);
+    /* Back to A: from its own position, so it gets what B got too. */
+    receiver_control(&a, "ok");
+    write_delivery_config(conf, head, url_a);
+    kill(d->pid, SIGHUP);
+    send_alerts(d, 1100, 1200, 2);
+    expect_all_delivered(&a, out, NULL, 30000);
+    snprintf(line, sizeof(line), "(a new --alerts-url), from where it stopped (alert %d;", k);
+    assert_int_equal(daemon_log_count(d, line), 1);
+    /* A fails; a restart with another URL, C, gets what waits. */
+    receiver_control(&a, "503");
+    send_alerts(d, 1200, 1250, 3);
+    assert_true(wait_metric(metrics, FAILED, 1, 10000));
+    assert_int_equal(daemon_stop(d), 0);
+    receiver_start(&c, d, "c", NULL, NULL);
+    write_delivery_config(conf, head, receiver_url(&c, "http", "/"));
+    assert_true(daemon_start(d, SECCHECKD_BIN, args));
+    expect_all_delivered(&c, out, "--skip-first 1200", 20000);
+    assert_int_equal(daemon_stop(d), 0);
+    assert_int_equal(dbq(d, "SELECT count(*) FROM alert_delivery"), 3);
+    assert_int_equal(dbq(d, "SELECT alert_id FROM alert_delivery WHERE target = 'http://127.0.0.1:%d'", a.port), 1200);
+    assert_int_equal(dbq(d, "SELECT alert_id FROM alert_delivery WHERE target = 'http://127.0.0.1:%d'", b.port), 1100);
+    assert_int_equal(dbq(d, "SELECT alert_id FROM alert_delivery WHERE target = 'http://127.0.0.1:%d'", c.port), 1250);
+    assert_int_equal(daemon_log_count(d, "s3cret"), 0);
+    snprintf(line, sizeof(line), "a URL new to this database, from where http://127.0.0.1:%d stopped (alert 1200;",
+             a.port);
+    assert_int_equal(daemon_log_count(d, line), 1);
+    receiver_stop(&a);
+    receiver_stop(&b);
+    receiver_stop(&c);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -816,6 +901,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_alerts_deleted_by_max_db_size_are_counted, daemon_setup,
                                         daemon_teardown),
         cmocka_unit_test_setup_teardown(test_database_deleted_and_replaced, daemon_setup, daemon_teardown),
+        cmocka_unit_test_setup_teardown(test_new_url_takes_the_backlog, daemon_setup, daemon_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
