@@ -39,6 +39,8 @@
 #define CONTAINER_WIDTH 14
 #define HOST_WIDTH 20
 #define OUTPUT_MAX 400
+#define TIME_WIDTH 24                   /* 2026-12-01T16:51:52.719Z */
+#define CLOCK_APART_NS 1000000000       /* the sandbox's time shown when this far from the daemon's */
 
 enum { ALERTS_OK = 0, ALERTS_FAILED = 1, ALERTS_USAGE = 2, ALERTS_OUTPUT_GONE = 3 };
 
@@ -57,10 +59,13 @@ struct alerts_options {
     bool json;
 };
 
-/* One alert as read back, from either place. */
+/* One alert as read back, from either place. time_ns is the sandbox's
+ * (the event's context time: whatever the sandbox says), recv_ns the
+ * daemon's when it received the event. */
 struct alert_row {
     const char *host;               /* central only */
-    int64_t id, time_ns;
+    int64_t id, time_ns, recv_ns;
+    bool has_recv;                  /* false: the event is not there (a row written by something else) */
     const char *rule, *priority, *container, *output, *output_fields, *tags;
     size_t output_len;
 };
@@ -70,6 +75,7 @@ struct printer {
     char hostname[256];             /* --db --json: the line's hostname */
     struct strbuf line, scratch;
     bool header_done;
+    bool sandbox_column;            /* a column for the sandbox's time: some alert's is off */
     uint64_t printed;
 };
 
@@ -85,7 +91,8 @@ static void usage(FILE *out)
             "  --to URL           the central PostgreSQL that seccheckd forward ships to\n"
             "  --host-id ID       --to: this host's alerts [the id forward ships as: /etc/machine-id]\n"
             "  --all-hosts        --to: every host's, host by host\n"
-            "  --since DURATION   only alerts raised in the last DURATION: 90, 90s, 15m, 12h, 7d\n"
+            "  --since DURATION   only alerts whose event seccheckd received in the last DURATION\n"
+            "                     (its own clock, not the sandbox's): 90, 90s, 15m, 12h, 7d\n"
             "  --priority LEVEL   only alerts of this priority and above: emergency, alert,\n"
             "                     critical, error, warning, notice, info(rmational), debug\n"
             "  --rule NAME        only this rule's alerts\n"
@@ -93,8 +100,9 @@ static void usage(FILE *out)
             "  --follow, -f       then print new alerts as they commit, until interrupted;\n"
             "                     without --since, only new ones\n"
             "  --json             one line of Falco's JSON per alert (what --alerts-out wrote),\n"
-            "                     for falcosidekick and other tools [an aligned table: time,\n"
-            "                     priority, rule, container, output]\n"
+            "                     for falcosidekick and other tools [an aligned table: the time\n"
+            "                     seccheckd received the event, the sandbox's own when it is\n"
+            "                     more than a second off, priority, rule, container, output]\n"
             "  --help, -h         this text\n"
             "\n"
             "Exit status: 0 done (or --follow interrupted), 1 a runtime error (printed), 2 usage error.\n");
@@ -220,12 +228,31 @@ static void cell(struct printer *p, const char *text, size_t width)
         strbuf_putc(&p->line, ' ');
 }
 
+/* More than CLOCK_APART_NS apart, either way (any two int64 values). */
+static bool clocks_apart(int64_t a, int64_t b)
+{
+    uint64_t gap = a > b ? (uint64_t)a - (uint64_t)b : (uint64_t)b - (uint64_t)a;
+    return gap > CLOCK_APART_NS;
+}
+
+/* A time, padded: a year past 9999 or before 0 is longer or shorter. */
+static void time_cell(struct printer *p, int64_t ns)
+{
+    size_t start = p->line.len;
+    strbuf_put_utc(&p->line, ns, 3);
+    for (size_t w = p->line.len - start; w < TIME_WIDTH + 2; w++)
+        strbuf_putc(&p->line, ' ');
+}
+
 static void table_header(struct printer *p)
 {
     if (p->o->to_url && p->o->all_hosts)
         strbuf_printf(&p->line, "%-*s  ", HOST_WIDTH, "HOST");
-    strbuf_printf(&p->line, "%-24s  %-13s  %-*s  %-*s  %s\n", "TIME (UTC)", "PRIORITY", RULE_WIDTH, "RULE",
-                  CONTAINER_WIDTH, "CONTAINER", "OUTPUT");
+    strbuf_printf(&p->line, "%-*s  ", TIME_WIDTH, "TIME (UTC)");
+    if (p->sandbox_column)
+        strbuf_printf(&p->line, "%-*s  ", TIME_WIDTH, "SANDBOX TIME");
+    strbuf_printf(&p->line, "%-13s  %-*s  %-*s  %s\n", "PRIORITY", RULE_WIDTH, "RULE", CONTAINER_WIDTH, "CONTAINER",
+                  "OUTPUT");
 }
 
 static void table_row(struct printer *p, const struct alert_row *a)
@@ -235,8 +262,11 @@ static void table_row(struct printer *p, const struct alert_row *a)
     p->header_done = true;
     if (p->o->to_url && p->o->all_hosts)
         cell(p, a->host, HOST_WIDTH);
-    strbuf_put_utc(&p->line, a->time_ns, 3);
-    strbuf_puts(&p->line, "  ");
+    time_cell(p, a->has_recv ? a->recv_ns : a->time_ns);
+    if (p->sandbox_column && a->has_recv && clocks_apart(a->time_ns, a->recv_ns))
+        time_cell(p, a->time_ns);
+    else if (p->sandbox_column)
+        strbuf_printf(&p->line, "%-*s  ", TIME_WIDTH, "-");
     strbuf_printf(&p->line, "%-13s  ", a->priority);
     cell(p, a->rule, RULE_WIDTH);
     cell(p, a->container, CONTAINER_WIDTH);
@@ -294,35 +324,70 @@ struct local_reader {
     sqlite3_stmt *rows;
     struct follow follow;
     int64_t after;
+    int64_t since_event;            /* --since: the last event received before */
 };
 
-static int local_prepare(struct local_reader *r)
+/* The filters after "WHERE a.id > ?1": ?2 the last event received before
+ * --since, ?3 the rule, ?4 the container. */
+static void local_filters(struct strbuf *sql, const struct alerts_options *o)
+{
+    if (o->has_since)
+        strbuf_puts(sql, " AND a.event_id > ?2");
+    if (o->rule)
+        strbuf_puts(sql, " AND a.rule = ?3");
+    if (o->container)
+        strbuf_puts(sql, " AND a.container_id = ?4");
+    priority_filter(sql, o);
+}
+
+/* The statement over alerts a joined to their events e, the filters bound. */
+static int local_statement(struct local_reader *r, const char *head, const char *tail, sqlite3_stmt **st)
 {
     const struct alerts_options *o = r->o;
     struct strbuf sql = {0};
-    strbuf_puts(&sql, "SELECT id, time_ns, rule, priority, container_id, output, output_fields, tags FROM alerts"
-                      " WHERE id > ?1");
-    if (o->has_since)
-        strbuf_puts(&sql, " AND time_ns >= ?2");
-    if (o->rule)
-        strbuf_puts(&sql, " AND rule = ?3");
-    if (o->container)
-        strbuf_puts(&sql, " AND container_id = ?4");
-    priority_filter(&sql, o);
-    strbuf_printf(&sql, " ORDER BY id LIMIT %d", ROWS_PER_READ);
-    int rc = sql.failed ? SQLITE_NOMEM : sqlite3_prepare_v2(r->db, sql.data, -1, &r->rows, NULL);
+    strbuf_puts(&sql, head);
+    local_filters(&sql, o);
+    strbuf_puts(&sql, tail);
+    int rc = sql.failed ? SQLITE_NOMEM : sqlite3_prepare_v2(r->db, sql.data, -1, st, NULL);
     strbuf_free(&sql);
     if (rc != SQLITE_OK) {
         fprintf(stderr, PROG ": %s: %s\n", o->db_path, sqlite3_errmsg(r->db));
         return ALERTS_FAILED;
     }
+    sqlite3_bind_int64(*st, 1, r->after);
     if (o->has_since)
-        sqlite3_bind_int64(r->rows, 2, realtime_ns() - (int64_t)o->since_s * 1000000000);
+        sqlite3_bind_int64(*st, 2, r->since_event);
     if (o->rule)
-        sqlite3_bind_text(r->rows, 3, o->rule, -1, SQLITE_STATIC);
+        sqlite3_bind_text(*st, 3, o->rule, -1, SQLITE_STATIC);
     if (o->container)
-        sqlite3_bind_text(r->rows, 4, o->container, -1, SQLITE_STATIC);
+        sqlite3_bind_text(*st, 4, o->container, -1, SQLITE_STATIC);
     return 0;
+}
+
+static int local_prepare(struct local_reader *r)
+{
+    char tail[64];
+    snprintf(tail, sizeof(tail), " ORDER BY a.id LIMIT %d", ROWS_PER_READ);
+    return local_statement(r, "SELECT a.id, a.time_ns, a.rule, a.priority, a.container_id, a.output,"
+                              " a.output_fields, a.tags, e.recv_ns"
+                              " FROM alerts a LEFT JOIN events e ON e.id = a.event_id WHERE a.id > ?1",
+                           tail, &r->rows);
+}
+
+/* Whether an alert to print has a sandbox time more than a second off the
+ * daemon's (then the table has a column for it). */
+static bool local_clock_apart(struct local_reader *r)
+{
+    sqlite3_stmt *st;
+    char apart[160];
+    snprintf(apart, sizeof(apart), " AND (a.time_ns > e.recv_ns + %d OR a.time_ns < e.recv_ns - %d))",
+             CLOCK_APART_NS, CLOCK_APART_NS);
+    if (local_statement(r, "SELECT EXISTS(SELECT 1 FROM alerts a JOIN events e ON e.id = a.event_id WHERE a.id > ?1",
+                        apart, &st) != 0)
+        return true;
+    bool yes = sqlite3_step(st) != SQLITE_ROW || sqlite3_column_int(st, 0) != 0;
+    sqlite3_finalize(st);
+    return yes;
 }
 
 static const char *column_text(sqlite3_stmt *st, int col)
@@ -342,7 +407,8 @@ static int local_print_next(struct local_reader *r, struct printer *p, int *n)
             .rule = column_text(r->rows, 2), .priority = column_text(r->rows, 3),
             .container = column_text(r->rows, 4), .output = column_text(r->rows, 5),
             .output_len = (size_t)sqlite3_column_bytes(r->rows, 5), .output_fields = column_text(r->rows, 6),
-            .tags = column_text(r->rows, 7)};
+            .tags = column_text(r->rows, 7), .recv_ns = sqlite3_column_int64(r->rows, 8),
+            .has_recv = sqlite3_column_type(r->rows, 8) == SQLITE_INTEGER};
         r->after = a.id;
         if (!a.rule || !a.priority || !a.output || !a.output_fields || !a.tags) {
             fprintf(stderr, PROG ": alert %" PRId64 " has an empty column: not a row the daemon wrote\n", a.id);
@@ -371,6 +437,10 @@ static int run_local(const struct alerts_options *o, struct printer *p)
     }
     if (rc == 0 && o->follow && !o->has_since)
         r.after = sqlutil_int(r.db, "SELECT coalesce(max(id), 0) FROM alerts", 0);
+    if (rc == 0 && o->has_since)
+        r.since_event = follow_last_id_before(r.db, realtime_ns() - (int64_t)o->since_s * 1000000000);
+    if (rc == 0)
+        p->sandbox_column = !o->json && (o->follow || local_clock_apart(&r));
     if (rc == 0)
         rc = local_prepare(&r);
     if (rc == 0 && follow_start(&r.follow, r.db, PROG) != 0)
@@ -455,19 +525,43 @@ struct central_reader {
     char since[24];
 };
 
-/* $1 the cursors, $2 the host ("" every one), $3 since, $4 rule, $5 container. */
-static void central_sql(struct central_reader *r)
+/* $1 the cursors, $2 the host ("" every one), $3 since (the daemon's
+ * receive time of the event), $4 rule, $5 container. */
+static void central_filters(struct strbuf *sql, const struct alerts_options *o)
 {
-    const struct alerts_options *o = r->o;
-    struct strbuf *sql = &r->sql;
-    strbuf_puts(sql, "SELECT a.host_id, a.id, a.time_ns, a.rule, a.priority, a.container_id, a.output,"
-                     " a.output_fields::text, a.tags::text FROM alerts a"
+    strbuf_puts(sql, " FROM alerts a LEFT JOIN events e ON e.host_id = a.host_id AND e.id = a.event_id"
                      " LEFT JOIN jsonb_each_text($1::jsonb) c ON c.key = a.host_id"
                      " WHERE a.id > coalesce(c.value::bigint, 0) AND ($2 = '' OR a.host_id = $2)"
-                     " AND ($3::bigint IS NULL OR a.time_ns >= $3::bigint)"
+                     " AND ($3::bigint IS NULL OR e.recv_ns >= $3::bigint)"
                      " AND ($4::text IS NULL OR a.rule = $4) AND ($5::text IS NULL OR a.container_id = $5)");
     priority_filter(sql, o);
+}
+
+static void central_sql(struct central_reader *r)
+{
+    struct strbuf *sql = &r->sql;
+    strbuf_puts(sql, "SELECT a.host_id, a.id, a.time_ns, a.rule, a.priority, a.container_id, a.output,"
+                     " a.output_fields::text, a.tags::text, e.recv_ns");
+    central_filters(sql, r->o);
     strbuf_printf(sql, " ORDER BY a.host_id, a.id LIMIT %d", ROWS_PER_READ);
+}
+
+/* Whether an alert to print has a sandbox time more than a second off the
+ * daemon's (the table's sandbox column); false when it cannot tell. */
+static bool central_clock_apart(struct central_reader *r)
+{
+    struct strbuf sql = {0};
+    strbuf_puts(&sql, "SELECT EXISTS(SELECT 1");
+    central_filters(&sql, r->o);
+    strbuf_printf(&sql, " AND (a.time_ns > e.recv_ns + %d OR a.time_ns < e.recv_ns - %d))", CLOCK_APART_NS,
+                  CLOCK_APART_NS);
+    const struct alerts_options *o = r->o;
+    const char *v[] = {"{}", r->host, o->has_since ? r->since : NULL, o->rule, o->container};
+    PGresult *res = sql.failed ? NULL : PQexecParams(r->pg, sql.data, 5, NULL, v, NULL, NULL, 0);
+    bool yes = PQresultStatus(res) == PGRES_TUPLES_OK && PQntuples(res) == 1 && strcmp(PQgetvalue(res, 0, 0), "t") == 0;
+    PQclear(res);
+    strbuf_free(&sql);
+    return yes;
 }
 
 /* Without --since, --follow starts after what is there now. */
@@ -512,7 +606,8 @@ static int central_print_next(struct central_reader *r, struct printer *p, int *
             .time_ns = strtoll(PQgetvalue(res, i, 2), NULL, 10), .rule = PQgetvalue(res, i, 3),
             .priority = PQgetvalue(res, i, 4), .container = PQgetisnull(res, i, 5) ? NULL : PQgetvalue(res, i, 5),
             .output = PQgetvalue(res, i, 6), .output_len = (size_t)PQgetlength(res, i, 6),
-            .output_fields = PQgetvalue(res, i, 7), .tags = PQgetvalue(res, i, 8)};
+            .output_fields = PQgetvalue(res, i, 7), .tags = PQgetvalue(res, i, 8),
+            .has_recv = !PQgetisnull(res, i, 9), .recv_ns = strtoll(PQgetvalue(res, i, 9), NULL, 10)};
         rc = cursor_set(&r->cursors, a.host, a.id) != 0 ? ALERTS_FAILED : print_row(p, &a);
         (*n)++;
     }
@@ -590,6 +685,7 @@ static int run_central(const struct alerts_options *o, struct printer *p)
                 central_wait(&r, err, &waiting);
             }
             started = true;   /* nothing was there when it started: every alert that comes is new */
+            p->sandbox_column = !o->json;
             continue;
         }
         if (waiting)
@@ -597,6 +693,8 @@ static int run_central(const struct alerts_options *o, struct printer *p)
         waiting = false;
         if (!started && o->follow && !o->has_since && (rc = central_start_at_end(&r)) != 0)
             break;
+        if (!started)
+            p->sandbox_column = !o->json && (o->follow || central_clock_apart(&r));
         started = true;
         int n;
         rc = central_print_next(&r, p, &n);

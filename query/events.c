@@ -155,31 +155,6 @@ static int open_db(struct reader *r)
     return 0;
 }
 
-/* The first id of a row received at or after since_ns, less one: ids
- * grow with the time they were received, so a binary search over ids (a
- * rowid lookup each) finds it; rows before it that were received later
- * (a clock step back) are not looked at. */
-static int64_t last_id_before(sqlite3 *db, int64_t since_ns)
-{
-    sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(db, "SELECT recv_ns FROM events WHERE id >= ?1 ORDER BY id LIMIT 1", -1, &st, NULL) !=
-        SQLITE_OK)
-        return 0;
-    int64_t lo = sqlutil_int(db, "SELECT min(id) FROM events", 1), hi = sqlutil_int(db, "SELECT max(id) FROM events", 0) + 1;
-    while (lo < hi) {   /* the least x whose first row at or after it is recent enough (or none) */
-        int64_t mid = lo + (hi - lo) / 2;
-        sqlite3_bind_int64(st, 1, mid);
-        bool recent = sqlite3_step(st) != SQLITE_ROW || sqlite3_column_int64(st, 0) >= since_ns;
-        sqlite3_reset(st);
-        if (recent)
-            hi = mid;
-        else
-            lo = mid + 1;
-    }
-    sqlite3_finalize(st);
-    return lo - 1;
-}
-
 /* The statement that reads the next rows after ?1 up to ?2, filtered. */
 static int prepare_rows(struct reader *r)
 {
@@ -293,7 +268,7 @@ static int print_next(struct reader *r, int *n)
 static int run(struct reader *r)
 {
     if (r->o->has_since)
-        r->after = last_id_before(r->db, r->since_ns);
+        r->after = follow_last_id_before(r->db, r->since_ns);
     else if (r->o->follow)
         r->after = sqlutil_int(r->db, "SELECT max(id) FROM events", 0);
     r->until = r->o->follow ? INT64_MAX : sqlutil_int(r->db, "SELECT max(id) FROM events", 0);

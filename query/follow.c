@@ -63,6 +63,29 @@ int follow_open_db(const char *prog, const char *path, sqlite3 **db)
     return 0;
 }
 
+int64_t follow_last_id_before(sqlite3 *db, int64_t since_ns)
+{
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(db, "SELECT recv_ns FROM events WHERE id >= ?1 ORDER BY id LIMIT 1", -1, &st, NULL) !=
+        SQLITE_OK)
+        return 0;
+    /* Any ids an edited file may hold: no signed overflow. */
+    int64_t lo = sqlutil_int(db, "SELECT min(id) FROM events", 1);
+    int64_t max = sqlutil_int(db, "SELECT max(id) FROM events", 0), hi = max < INT64_MAX ? max + 1 : max;
+    while (lo < hi) {   /* the least x whose first row at or after it is recent enough (or none) */
+        int64_t mid = lo + (int64_t)(((uint64_t)hi - (uint64_t)lo) / 2);
+        sqlite3_bind_int64(st, 1, mid);
+        bool recent = sqlite3_step(st) != SQLITE_ROW || sqlite3_column_int64(st, 0) >= since_ns;
+        sqlite3_reset(st);
+        if (recent)
+            hi = mid;
+        else
+            lo = mid + 1;
+    }
+    sqlite3_finalize(st);
+    return lo > INT64_MIN ? lo - 1 : lo;
+}
+
 static int64_t data_version(struct follow *f)
 {
     int64_t v = -1;

@@ -19,6 +19,12 @@
  * table). 0, or 1 after printing "PROG: PATH: problem". */
 int follow_open_db(const char *prog, const char *path, sqlite3 **db);
 
+/* The last event id received before since_ns (0: none): ids grow with
+ * the time they were received, so a binary search over ids (a rowid lookup
+ * each) finds it; rows before it received later (a clock step back) are not
+ * looked at. What --since means: the daemon's clock, never the sandbox's. */
+int64_t follow_last_id_before(sqlite3 *db, int64_t since_ns);
+
 /* PRAGMA data_version: it changes when another connection commits (a read
  * of the WAL index, not of the tables). */
 struct follow {

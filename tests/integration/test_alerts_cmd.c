@@ -170,13 +170,61 @@ static void test_filters(void **state)
     assert_int_equal(lines_of((const char *const[]){"--db", db, "--json", "--container", "runsc-236711", NULL}),
                      OPENAT_EXITS + CAT_OPENS);
     assert_int_equal(lines_of((const char *const[]){"--db", db, "--json", "--container", "other", NULL}), 0);
-    /* The trace's events were recorded on 2026-11-30: alerts carry their time. */
-    long long age_s = dbq(d, "SELECT (CAST(strftime('%%s', 'now') AS INTEGER) - min(time_ns) / 1000000000) FROM alerts");
-    char recent[32], all[32];
-    snprintf(recent, sizeof(recent), "%llds", age_s / 2);
-    snprintf(all, sizeof(all), "%llds", age_s + 3600);
-    assert_int_equal(lines_of((const char *const[]){"--db", db, "--json", "--since", recent, NULL}), 0);
-    assert_int_equal(lines_of((const char *const[]){"--db", db, "--json", "--since", all, NULL}), OPENAT_EXITS + CAT_OPENS);
+    /* --since is the daemon's clock: the trace's events were recorded days
+     * ago (their time_ns), but received now. Received two hours ago (the
+     * first 100 events, moved back), they are out of --since 1h. */
+    assert_int_equal(lines_of((const char *const[]){"--db", db, "--json", "--since", "1h", NULL}), OPENAT_EXITS + CAT_OPENS);
+    char sql[300];
+    snprintf(sql, sizeof(sql), "UPDATE events SET recv_ns = recv_ns - 7200000000000 WHERE id <= 100");
+    const char *edit[] = {"/usr/bin/sqlite3", db, sql, NULL};
+    char ignored[256];
+    assert_int_equal(run_command(edit, ignored, sizeof(ignored), NULL, 0), 0);
+    long long early = dbq(d, "SELECT count(*) FROM alerts WHERE event_id <= 100");
+    assert_true(early > 0);
+    assert_int_equal(lines_of((const char *const[]){"--db", db, "--json", "--since", "1h", NULL}),
+                     OPENAT_EXITS + CAT_OPENS - early);
+    assert_int_equal(lines_of((const char *const[]){"--db", db, "--json", "--since", "3h", NULL}), OPENAT_EXITS + CAT_OPENS);
+}
+
+/* An alert raised a moment ago whose event says time_ns = 1 (the sandbox's
+ * clock: its choice) is in --since 1h, as events --since lists it, and the
+ * table shows the sandbox's time in a column of its own. */
+static void test_since_is_the_daemons_clock(void **state)
+{
+    struct daemon *d = *state;
+    start_with_rules(d, NULL);
+    int fd = replay_open(d->socket, 1);
+    assert_true(fd >= 0);
+    Gvisor__Common__ContextData ctx = GVISOR__COMMON__CONTEXT_DATA__INIT;
+    ctx.container_id = "c1";
+    ctx.process_name = "cat";
+    ctx.thread_group_id = 7;
+    ctx.time_ns = 1;
+    Gvisor__Syscall__Exit x = GVISOR__SYSCALL__EXIT__INIT;
+    x.result = 3;
+    Gvisor__Syscall__Open open = GVISOR__SYSCALL__OPEN__INIT;
+    open.context_data = &ctx;
+    open.exit = &x;
+    open.sysno = 257;
+    open.fd = -100;
+    open.pathname = "/etc/passwd";
+    uint8_t pkt[512];
+    size_t n = protobuf_c_message_get_packed_size(&open.base);
+    assert_true(WIRE_HEADER_MIN + n <= sizeof(pkt));
+    wire_header_write(pkt, 7, 0);
+    protobuf_c_message_pack(&open.base, pkt + WIRE_HEADER_MIN);
+    send_bytes(fd, pkt, WIRE_HEADER_MIN + n);
+    close(fd);
+    assert_true(daemon_wait_log(d, "closed (eof)", 1, 10000));
+    assert_int_equal(daemon_stop(d), 0);
+    assert_int_equal(dbq(d, "SELECT count(*) FROM alerts"), 2);   /* both rules */
+    assert_int_equal(lines_of((const char *const[]){"--db", d->db, "--json", "--since", "1h", NULL}), 2);
+    struct run r = alerts_cmd((const char *const[]){"--db", d->db, "--since", "1h", NULL});
+    assert_int_equal(r.status, 0);
+    assert_non_null(strstr(r.out, "SANDBOX TIME"));
+    assert_non_null(strstr(r.out, "  1970-01-01T00:00:00.000Z  Warning"));
+    assert_null(strstr(r.out, "  1970-01-01T00:00:00.000Z  1970"));   /* the first column is the daemon's */
+    run_free(&r);
 }
 
 /* --follow prints only the alerts committed after it started, until
@@ -325,6 +373,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_table, daemon_setup, daemon_teardown),
         cmocka_unit_test_setup_teardown(test_json_is_the_alert_line, daemon_setup, daemon_teardown),
         cmocka_unit_test_setup_teardown(test_filters, daemon_setup, daemon_teardown),
+        cmocka_unit_test_setup_teardown(test_since_is_the_daemons_clock, daemon_setup, daemon_teardown),
         cmocka_unit_test_setup_teardown(test_follow, daemon_setup, daemon_teardown),
         cmocka_unit_test_setup_teardown(test_hostile_text, daemon_setup, daemon_teardown),
         cmocka_unit_test_setup_teardown(test_errors, daemon_setup, daemon_teardown),
