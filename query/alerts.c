@@ -324,7 +324,7 @@ struct local_reader {
     sqlite3_stmt *rows;
     struct follow follow;
     int64_t after;
-    int64_t since_event;            /* --since: the last event received before */
+    int64_t since_ns, since_event;  /* --since: its bound, the last event received before it */
 };
 
 /* The filters after "WHERE a.id > ?1": ?2 the last event received before
@@ -426,24 +426,71 @@ static int local_print_next(struct local_reader *r, struct printer *p, int *n)
     return rc ? rc : flush_output();
 }
 
+/* The newest receive time in the database open: where following the file
+ * that replaces it goes on from. */
+static int64_t newest_received(sqlite3 *db)
+{
+    return sqlutil_int(db, "SELECT coalesce(max(recv_ns), -9223372036854775807) FROM events", INT64_MIN + 1);
+}
+
+/* The database is there and holds alerts: 0, or ALERTS_FAILED said. */
+static int local_check(struct local_reader *r)
+{
+    if (sqlutil_has(r->db, "table", "alerts"))
+        return 0;
+    fprintf(stderr, PROG ": %s has no alerts table: it was written by a seccheckd without rules (start this "
+            "one on it, with --rules PATH, e.g. configs/rules/gvisor_rules.yaml)\n", r->o->db_path);
+    return ALERTS_FAILED;
+}
+
+/* The file at the path was deleted or replaced: what the old one still
+ * holds is printed, then the new one is read from the alerts of events
+ * received after the last of those (a restored copy's are history). */
+static int local_follow_moved(struct local_reader *r, struct printer *p)
+{
+    int n, rc;
+    while ((rc = local_print_next(r, p, &n)) == 0 && n == ROWS_PER_READ)
+        ;
+    if (rc != 0)
+        return rc;
+    int64_t newest = newest_received(r->db);
+    sqlite3_finalize(r->rows);
+    r->rows = NULL;
+    if (follow_reopen(&r->follow, &r->db) != 0)
+        return 0;   /* stopped */
+    if ((rc = local_check(r)) != 0)
+        return rc;
+    int64_t last_event = follow_last_id_before(r->db, newest < INT64_MAX ? newest + 1 : newest);
+    sqlite3_stmt *st;
+    r->after = 0;
+    if (sqlite3_prepare_v2(r->db, "SELECT coalesce(max(id), 0) FROM alerts WHERE event_id <= ?1", -1, &st, NULL) ==
+        SQLITE_OK) {
+        sqlite3_bind_int64(st, 1, last_event);
+        if (sqlite3_step(st) == SQLITE_ROW)
+            r->after = sqlite3_column_int64(st, 0);
+    }
+    sqlite3_finalize(st);
+    if (r->o->has_since)
+        r->since_event = follow_last_id_before(r->db, r->since_ns);
+    return local_prepare(r);
+}
+
 static int run_local(const struct alerts_options *o, struct printer *p)
 {
     struct local_reader r = {.o = o};
     int rc = follow_open_db(PROG, o->db_path, &r.db) != 0 ? ALERTS_FAILED : 0;
-    if (rc == 0 && !sqlutil_has(r.db, "table", "alerts")) {
-        fprintf(stderr, PROG ": %s has no alerts table: it was written by a seccheckd without rules (start this "
-                "one on it, with --rules PATH, e.g. configs/rules/gvisor_rules.yaml)\n", o->db_path);
-        rc = ALERTS_FAILED;
-    }
+    if (rc == 0)
+        rc = local_check(&r);
     if (rc == 0 && o->follow && !o->has_since)
         r.after = sqlutil_int(r.db, "SELECT coalesce(max(id), 0) FROM alerts", 0);
+    r.since_ns = realtime_ns() - (int64_t)o->since_s * 1000000000;
     if (rc == 0 && o->has_since)
-        r.since_event = follow_last_id_before(r.db, realtime_ns() - (int64_t)o->since_s * 1000000000);
+        r.since_event = follow_last_id_before(r.db, r.since_ns);
     if (rc == 0)
         p->sandbox_column = !o->json && (o->follow || local_clock_apart(&r));
     if (rc == 0)
         rc = local_prepare(&r);
-    if (rc == 0 && follow_start(&r.follow, r.db, PROG) != 0)
+    if (rc == 0 && follow_start(&r.follow, r.db, PROG, o->db_path) != 0)
         rc = ALERTS_FAILED;
     while (rc == 0 && !follow_stopped()) {
         int n;
@@ -452,7 +499,8 @@ static int run_local(const struct alerts_options *o, struct printer *p)
             continue;
         if (!o->follow)
             break;
-        follow_wait(&r.follow);
+        if (follow_wait(&r.follow) == FOLLOW_MOVED)
+            rc = local_follow_moved(&r, p);
     }
     sqlite3_finalize(r.rows);
     follow_end(&r.follow);

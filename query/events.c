@@ -265,6 +265,33 @@ static int print_next(struct reader *r, int *n)
     return rc;
 }
 
+/* The newest receive time in the database open: where following the file
+ * that replaces it goes on from. */
+static int64_t newest_received(sqlite3 *db)
+{
+    return sqlutil_int(db, "SELECT coalesce(max(recv_ns), -9223372036854775807) FROM events", INT64_MIN + 1);
+}
+
+/* The file at the path was deleted or replaced: what the old one still
+ * holds is printed, then the new one is read from the events received
+ * after the last of those (a restored copy's older ones are history, and
+ * the batch the daemon writes again into the new file is not shown twice). */
+static int follow_moved(struct reader *r)
+{
+    int n, rc;
+    while ((rc = print_next(r, &n)) == 0 && n == ROWS_PER_READ)
+        ;
+    if (rc != 0)
+        return rc;
+    int64_t newest = newest_received(r->db);
+    sqlite3_finalize(r->rows);
+    r->rows = NULL;
+    if (follow_reopen(&r->follow, &r->db) != 0)
+        return 0;   /* stopped */
+    r->after = follow_last_id_before(r->db, newest < INT64_MAX ? newest + 1 : newest);
+    return prepare_rows(r);
+}
+
 static int run(struct reader *r)
 {
     if (r->o->has_since)
@@ -273,7 +300,7 @@ static int run(struct reader *r)
         r->after = sqlutil_int(r->db, "SELECT max(id) FROM events", 0);
     r->until = r->o->follow ? INT64_MAX : sqlutil_int(r->db, "SELECT max(id) FROM events", 0);
     int rc = prepare_rows(r);
-    if (rc == 0 && follow_start(&r->follow, r->db, PROG) != 0)
+    if (rc == 0 && follow_start(&r->follow, r->db, PROG, r->o->db_path) != 0)
         rc = EVENTS_FAILED;
     while (rc == 0 && !follow_stopped()) {
         int n;
@@ -282,7 +309,8 @@ static int run(struct reader *r)
             continue;
         if (!r->o->follow)
             break;
-        follow_wait(&r->follow);
+        if (follow_wait(&r->follow) == FOLLOW_MOVED)
+            rc = follow_moved(r);
     }
     return rc == EVENTS_OUTPUT_GONE ? 0 : rc;
 }

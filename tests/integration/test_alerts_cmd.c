@@ -272,6 +272,63 @@ static void test_follow(void **state)
     assert_int_equal(daemon_stop(d), 0);
 }
 
+static long long file_lines(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    long long n = 0;
+    for (int c; f && (c = fgetc(f)) != EOF;)
+        n += c == '\n';
+    if (f)
+        fclose(f);
+    return n;
+}
+
+static void wait_file_lines(const char *path, long long n)
+{
+    for (int i = 0; i < 150 && file_lines(path) < n; i++)
+        sleep_ms(100);
+    assert_int_equal(file_lines(path), n);
+}
+
+/* --follow follows the file at the path: deleted under the daemon, then
+ * replaced by a copy made before; the alerts raised since in each file are
+ * printed once, none of the copy's (before: nothing after the deletion). */
+static void test_follow_deleted_and_replaced(void **state)
+{
+    struct daemon *d = *state;
+    start_with_rules(d, NULL);
+    replay_mixed(d, 1);
+    for (int i = 0; i < 300 && dbq(d, "SELECT count(*) FROM alerts") < OPENAT_EXITS + CAT_OPENS; i++)
+        sleep_ms(10);
+    char copy[400], out[400], err[400], sql[600];
+    snprintf(copy, sizeof(copy), "%s/copy.db", d->dir);
+    snprintf(sql, sizeof(sql), "VACUUM INTO '%s'", copy);
+    const char *vacuum[] = {"/usr/bin/sqlite3", d->db, sql, NULL};
+    char ignored[256];
+    assert_int_equal(run_command(vacuum, ignored, sizeof(ignored), NULL, 0), 0);
+    snprintf(out, sizeof(out), "%s/follow.out", d->dir);
+    snprintf(err, sizeof(err), "%s/follow.err", d->dir);
+    const char *argv[] = {SECCHECKD_BIN, "alerts", "--db", d->db, "--follow", "--json", NULL};
+    pid_t follower = spawn_program(argv, out, err);
+    sleep_ms(500);
+    const long long per = OPENAT_EXITS + CAT_OPENS;
+    assert_int_equal(unlink(d->db), 0);
+    replay_mixed(d, 2);
+    assert_true(daemon_wait_log(d, "was deleted while in use", 1, 5000));
+    replay_mixed(d, 3);
+    wait_file_lines(out, 2 * per);
+    assert_int_equal(rename(copy, d->db), 0);
+    replay_mixed(d, 4);
+    assert_true(daemon_wait_log(d, "was replaced by another file", 1, 5000));
+    replay_mixed(d, 5);
+    wait_file_lines(out, 4 * per);
+    sleep_ms(300);
+    assert_int_equal(file_lines(out), 4 * per);   /* none twice, none of the copy's */
+    kill(follower, SIGTERM);
+    assert_int_equal(reaper_wait_within(follower, 5000), 0);
+    assert_int_equal(daemon_stop(d), 0);
+}
+
 /* Control bytes and escape sequences from a sandbox stay escaped in the
  * table; --json keeps them as JSON escapes. */
 static void test_hostile_text(void **state)
@@ -375,6 +432,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_filters, daemon_setup, daemon_teardown),
         cmocka_unit_test_setup_teardown(test_since_is_the_daemons_clock, daemon_setup, daemon_teardown),
         cmocka_unit_test_setup_teardown(test_follow, daemon_setup, daemon_teardown),
+        cmocka_unit_test_setup_teardown(test_follow_deleted_and_replaced, daemon_setup, daemon_teardown),
         cmocka_unit_test_setup_teardown(test_hostile_text, daemon_setup, daemon_teardown),
         cmocka_unit_test_setup_teardown(test_errors, daemon_setup, daemon_teardown),
     };

@@ -281,6 +281,77 @@ static void test_follow(void **state)
     assert_int_equal(daemon_log_count(d, "locked"), 0);
 }
 
+/* Lines of the follower's output so far. */
+static size_t follower_lines(const struct daemon *d)
+{
+    char out[400];
+    snprintf(out, sizeof(out), "%s/events.out", d->dir);
+    char *text = slurp(out, NULL);
+    size_t n = count_lines(text);
+    free(text);
+    return n;
+}
+
+static void wait_follower_lines(const struct daemon *d, size_t n)
+{
+    for (int i = 0; i < 150 && follower_lines(d) < n; i++)
+        sleep_ms(100);
+    assert_int_equal(follower_lines(d), n);
+}
+
+/* A copy of d's database (VACUUM INTO), made while the daemon runs. */
+static void copy_database(const struct daemon *d, const char *copy)
+{
+    sqlite3 *db;
+    char sql[600];
+    snprintf(sql, sizeof(sql), "VACUUM INTO '%s'", copy);
+    assert_int_equal(sqlite3_open(d->db, &db), SQLITE_OK);
+    assert_int_equal(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
+    sqlite3_close(db);
+}
+
+/* --follow follows the file at the path, as the daemon does: deleted under
+ * it, then replaced by a copy made before, the events stored since in each
+ * file are printed, once, and none of the copy's old ones (before: nothing
+ * more was printed after the file was deleted). */
+static void test_follow_deleted_and_replaced(void **state)
+{
+    struct daemon *d = *state;
+    assert_true(daemon_start(d, SECCHECKD_BIN, NULL));
+    assert_int_equal(replay_file(d->socket, TRACES_DIR "/mixed_syscalls.trace"), 0);
+    assert_true(daemon_wait_log(d, "connection 1 closed", 1, 10000));
+    sleep_ms(300);   /* the batch committed */
+    char copy[400];
+    snprintf(copy, sizeof(copy), "%s/copy.db", d->dir);
+    copy_database(d, copy);
+    pid_t follower = start_events(d, (const char *const[]){"--db", d->db, "--follow", "--type",
+                                                           "SENTRY_EXEC,CONTAINER_START", NULL});
+    sleep_ms(500);
+    assert_int_equal(unlink(d->db), 0);
+    assert_int_equal(replay_file(d->socket, TRACES_DIR "/exec_loop.trace"), 0);
+    assert_true(daemon_wait_log(d, "was deleted while in use", 1, 5000));
+    wait_follower_lines(d, 203);   /* exec_loop: 1 start + 202 execs */
+    assert_int_equal(replay_file(d->socket, TRACES_DIR "/exec_loop.trace"), 0);   /* into the new file only */
+    wait_follower_lines(d, 406);
+    assert_int_equal(rename(copy, d->db), 0);
+    assert_int_equal(replay_file(d->socket, TRACES_DIR "/exec_loop.trace"), 0);
+    assert_true(daemon_wait_log(d, "was replaced by another file", 1, 5000));
+    assert_int_equal(replay_file(d->socket, TRACES_DIR "/exec_loop.trace"), 0);
+    wait_follower_lines(d, 812);
+    sleep_ms(300);
+    assert_int_equal(reaper_poll(follower), -1);   /* still following */
+    kill(follower, SIGTERM);
+    assert_int_equal(reaper_wait_within(follower, 5000), 0);
+    struct output r;
+    collect(d, &r);
+    assert_int_equal(lines_with(r.out, "runsc-924761", NULL), 812);
+    assert_int_equal(lines_with(r.out, "runsc-236711", NULL), 0);   /* the copy's, stored before */
+    assert_non_null(strstr(r.err, "is not the file it was (deleted or replaced): following the file at the path"));
+    assert_non_null(strstr(r.err, "reading "));
+    output_free(&r);
+    assert_int_equal(daemon_stop(d), 0);
+}
+
 /* A database without -wal and -shm (the daemon stopped) has none after a
  * run, nor after --follow is stopped. */
 static void test_leaves_no_wal(void **state)
@@ -471,6 +542,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_filters, daemon_setup, daemon_teardown),
         cmocka_unit_test_setup_teardown(test_json, daemon_setup, daemon_teardown),
         cmocka_unit_test_setup_teardown(test_follow, daemon_setup, daemon_teardown),
+        cmocka_unit_test_setup_teardown(test_follow_deleted_and_replaced, daemon_setup, daemon_teardown),
         cmocka_unit_test_setup_teardown(test_leaves_no_wal, daemon_setup, daemon_teardown),
         cmocka_unit_test_setup_teardown(test_hostile_strings, daemon_setup, daemon_teardown),
         cmocka_unit_test_setup_teardown(test_bad_arguments, daemon_setup, daemon_teardown),
