@@ -37,6 +37,7 @@
 #define SINCE_MAX_S (36500ull * 86400)
 #define RULE_WIDTH 32                   /* table columns, cut beyond */
 #define CONTAINER_WIDTH 14
+#define PRIORITY_WIDTH 13               /* Informational */
 #define HOST_WIDTH 20
 #define OUTPUT_MAX 400
 #define TIME_WIDTH 24                   /* 2026-12-01T16:51:52.719Z */
@@ -251,8 +252,8 @@ static void table_header(struct printer *p)
     strbuf_printf(&p->line, "%-*s  ", TIME_WIDTH, "TIME (UTC)");
     if (p->sandbox_column)
         strbuf_printf(&p->line, "%-*s  ", TIME_WIDTH, "SANDBOX TIME");
-    strbuf_printf(&p->line, "%-13s  %-*s  %-*s  %s\n", "PRIORITY", RULE_WIDTH, "RULE", CONTAINER_WIDTH, "CONTAINER",
-                  "OUTPUT");
+    strbuf_printf(&p->line, "%-*s  %-*s  %-*s  %s\n", PRIORITY_WIDTH, "PRIORITY", RULE_WIDTH, "RULE",
+                  CONTAINER_WIDTH, "CONTAINER", "OUTPUT");
 }
 
 static void table_row(struct printer *p, const struct alert_row *a)
@@ -267,7 +268,7 @@ static void table_row(struct printer *p, const struct alert_row *a)
         time_cell(p, a->time_ns);
     else if (p->sandbox_column)
         strbuf_printf(&p->line, "%-*s  ", TIME_WIDTH, "-");
-    strbuf_printf(&p->line, "%-13s  ", a->priority);
+    cell(p, a->priority, PRIORITY_WIDTH);   /* any text: a row written by something else */
     cell(p, a->rule, RULE_WIDTH);
     cell(p, a->container, CONTAINER_WIDTH);
     const char *text;

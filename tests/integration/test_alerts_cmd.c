@@ -380,6 +380,38 @@ static void test_hostile_text(void **state)
     }
 }
 
+/* A row written by something else (or a compromised host's, through the
+ * central copy): every column of the table is escaped, the priority's too
+ * (before, \x1b]0;owned\x07\x1b[2J reached the terminal raw). */
+static const char hostile_row_sql[] =
+    "INSERT INTO alerts(event_id, rule, priority, time_ns, container_id, output, output_fields, tags)"
+    " VALUES(1, 'rule' || char(27) || '[31m', char(27) || ']0;owned' || char(7) || char(27) || '[2J', 1,"
+    " 'c' || char(8238) || 'x', 'out' || char(13) || char(155) || 'put', '{\"a\":', '[1,')";
+
+static void assert_no_controls(const char *what, const char *out)
+{
+    for (const unsigned char *p = (const unsigned char *)out; *p; p++)
+        if ((*p < 0x20 && *p != '\n') || *p == 0x7f || (p[0] == 0xc2 && p[1] == 0x9b) ||
+            (p[0] == 0xe2 && p[1] == 0x80 && p[2] == 0xae))
+            fail_msg("a control character in the %s output at %td: %s", what, (const char *)p - out, out);
+}
+
+static void test_hostile_columns(void **state)
+{
+    struct daemon *d = *state;
+    start_with_rules(d, NULL);
+    assert_int_equal(daemon_stop(d), 0);
+    const char *insert[] = {"/usr/bin/sqlite3", d->db, hostile_row_sql, NULL};
+    char ignored[256];
+    assert_int_equal(run_command(insert, ignored, sizeof(ignored), NULL, 0), 0);
+    struct run r = alerts_cmd((const char *const[]){"--db", d->db, NULL});
+    assert_int_equal(r.status, 0);
+    assert_int_equal(count_lines(r.out), 2);
+    assert_no_controls("table", r.out);
+    assert_non_null(strstr(r.out, "\\x1b]0;own...  "));   /* escaped, then cut to its column */
+    run_free(&r);
+}
+
 static void test_errors(void **state)
 {
     struct daemon *d = *state;
@@ -434,6 +466,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_follow, daemon_setup, daemon_teardown),
         cmocka_unit_test_setup_teardown(test_follow_deleted_and_replaced, daemon_setup, daemon_teardown),
         cmocka_unit_test_setup_teardown(test_hostile_text, daemon_setup, daemon_teardown),
+        cmocka_unit_test_setup_teardown(test_hostile_columns, daemon_setup, daemon_teardown),
         cmocka_unit_test_setup_teardown(test_errors, daemon_setup, daemon_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
