@@ -67,6 +67,7 @@ struct deliver {
     uint64_t rejected_unlogged;
     int64_t rejected_logged_ns;
     bool read_error_logged;
+    int64_t replaced_logged_ns;
     /* Queue overflow, the writer thread's. */
     uint64_t dropped_unlogged;
     int64_t dropped_logged_ns;
@@ -89,6 +90,11 @@ static bool take_row(const struct alert_outbox_row *row, void *data)
     struct deliver *d = c->d;
     if (d->nitems > 0 && d->lines.len >= DELIVER_READ_BYTES)
         return false;
+    if (row->replaced && (!d->replaced_logged_ns || monotonic_ns() - d->replaced_logged_ns >= DELIVER_LOG_INTERVAL_NS)) {
+        d->replaced_logged_ns = monotonic_ns();
+        log_warn("alerts: alert %lld has output_fields or tags that are not JSON (a row seccheckd did not write): "
+                 "sent with {} or [] in their place (at most one such line a minute)", (long long)row->id);
+    }
     struct read_item *it = &d->items[d->nitems];
     it->id = row->id;
     it->line_off = d->lines.len;

@@ -21,6 +21,7 @@
 #include <sqlite3.h>
 
 #include "central.h"
+#include "alert_outbox.h"
 #include "cli.h"
 #include "clock.h"
 #include "event_line.h"
@@ -67,6 +68,7 @@ struct alert_row {
     const char *host;               /* central only */
     int64_t id, time_ns, recv_ns;
     bool has_recv;                  /* false: the event is not there (a row written by something else) */
+    bool replaced;                  /* output_fields or tags were not JSON: {} or [] instead */
     const char *rule, *priority, *container, *output, *output_fields, *tags;
     size_t output_len;
 };
@@ -77,6 +79,7 @@ struct printer {
     struct strbuf line, scratch;
     bool header_done;
     bool sandbox_column;            /* a column for the sandbox's time: some alert's is off */
+    bool replaced_said;
     uint64_t printed;
 };
 
@@ -282,6 +285,10 @@ static void table_row(struct printer *p, const struct alert_row *a)
  * written as \uNNNN (the same JSON). */
 static void json_row(struct printer *p, const struct alert_row *a)
 {
+    if (a->replaced && !p->replaced_said)
+        fprintf(stderr, PROG ": alert %" PRId64 " has output_fields or tags that are not JSON (a row seccheckd did "
+                "not write): printed with {} or [] in their place\n", a->id);
+    p->replaced_said |= a->replaced;
     strbuf_reset(&p->scratch);
     rules_alert_json(&p->scratch, a->host ? a->host : p->hostname, a->rule, a->priority, a->time_ns, a->output,
                      a->output_len, a->output_fields, a->tags);
@@ -369,8 +376,9 @@ static int local_prepare(struct local_reader *r)
 {
     char tail[64];
     snprintf(tail, sizeof(tail), " ORDER BY a.id LIMIT %d", ROWS_PER_READ);
-    return local_statement(r, "SELECT a.id, a.time_ns, a.rule, a.priority, a.container_id, a.output,"
-                              " a.output_fields, a.tags, e.recv_ns"
+    return local_statement(r, "SELECT a.id, a.time_ns, a.rule, a.priority, a.container_id, a.output, "
+                              ALERT_OUTBOX_OBJECT_SQL("a.output_fields") ", " ALERT_OUTBOX_ARRAY_SQL("a.tags")
+                              ", e.recv_ns"
                               " FROM alerts a LEFT JOIN events e ON e.id = a.event_id WHERE a.id > ?1",
                            tail, &r->rows);
 }
@@ -407,11 +415,14 @@ static int local_print_next(struct local_reader *r, struct printer *p, int *n)
             .id = sqlite3_column_int64(r->rows, 0), .time_ns = sqlite3_column_int64(r->rows, 1),
             .rule = column_text(r->rows, 2), .priority = column_text(r->rows, 3),
             .container = column_text(r->rows, 4), .output = column_text(r->rows, 5),
-            .output_len = (size_t)sqlite3_column_bytes(r->rows, 5), .output_fields = column_text(r->rows, 6),
-            .tags = column_text(r->rows, 7), .recv_ns = sqlite3_column_int64(r->rows, 8),
+            .output_len = (size_t)sqlite3_column_bytes(r->rows, 5), .recv_ns = sqlite3_column_int64(r->rows, 8),
             .has_recv = sqlite3_column_type(r->rows, 8) == SQLITE_INTEGER};
+        a.output_fields = alert_outbox_json_column(column_text(r->rows, 6), (size_t)sqlite3_column_bytes(r->rows, 6),
+                                                   "{}", &a.replaced);
+        a.tags = alert_outbox_json_column(column_text(r->rows, 7), (size_t)sqlite3_column_bytes(r->rows, 7), "[]",
+                                          &a.replaced);
         r->after = a.id;
-        if (!a.rule || !a.priority || !a.output || !a.output_fields || !a.tags) {
+        if (!a.rule || !a.priority || !a.output) {
             fprintf(stderr, PROG ": alert %" PRId64 " has an empty column: not a row the daemon wrote\n", a.id);
             rc = ALERTS_FAILED;
         } else {
@@ -590,7 +601,8 @@ static void central_sql(struct central_reader *r)
 {
     struct strbuf *sql = &r->sql;
     strbuf_puts(sql, "SELECT a.host_id, a.id, a.time_ns, a.rule, a.priority, a.container_id, a.output,"
-                     " a.output_fields::text, a.tags::text, e.recv_ns");
+                     " CASE WHEN jsonb_typeof(a.output_fields) = 'object' THEN a.output_fields::text END,"
+                     " CASE WHEN jsonb_typeof(a.tags) = 'array' THEN a.tags::text END, e.recv_ns");
     central_filters(sql, r->o);
     strbuf_printf(sql, " ORDER BY a.host_id, a.id LIMIT %d", ROWS_PER_READ);
 }
@@ -655,8 +667,11 @@ static int central_print_next(struct central_reader *r, struct printer *p, int *
             .time_ns = strtoll(PQgetvalue(res, i, 2), NULL, 10), .rule = PQgetvalue(res, i, 3),
             .priority = PQgetvalue(res, i, 4), .container = PQgetisnull(res, i, 5) ? NULL : PQgetvalue(res, i, 5),
             .output = PQgetvalue(res, i, 6), .output_len = (size_t)PQgetlength(res, i, 6),
-            .output_fields = PQgetvalue(res, i, 7), .tags = PQgetvalue(res, i, 8),
             .has_recv = !PQgetisnull(res, i, 9), .recv_ns = strtoll(PQgetvalue(res, i, 9), NULL, 10)};
+        a.output_fields = alert_outbox_json_column(PQgetisnull(res, i, 7) ? NULL : PQgetvalue(res, i, 7),
+                                                   (size_t)PQgetlength(res, i, 7), "{}", &a.replaced);
+        a.tags = alert_outbox_json_column(PQgetisnull(res, i, 8) ? NULL : PQgetvalue(res, i, 8),
+                                          (size_t)PQgetlength(res, i, 8), "[]", &a.replaced);
         rc = cursor_set(&r->cursors, a.host, a.id) != 0 ? ALERTS_FAILED : print_row(p, &a);
         (*n)++;
     }

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "clock.h"
+#include "json.h"
 #include "log.h"
 #include "sqlutil.h"
 
@@ -156,8 +157,8 @@ int alert_outbox_reader_open(struct alert_outbox_reader *r, const char *path, ch
     if (sqlite3_open_v2(path, &r->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK ||
         sqlite3_busy_timeout(r->db, 1000) != SQLITE_OK ||
         sqlite3_prepare_v3(r->db,
-                           "SELECT id, rule, priority, time_ns, output, output_fields, tags FROM alerts"
-                           " WHERE id > ?1 ORDER BY id LIMIT ?2",
+                           "SELECT id, rule, priority, time_ns, output, " ALERT_OUTBOX_OBJECT_SQL("output_fields")
+                           ", " ALERT_OUTBOX_ARRAY_SQL("tags") " FROM alerts WHERE id > ?1 ORDER BY id LIMIT ?2",
                            -1, SQLITE_PREPARE_PERSISTENT, &r->after, NULL) != SQLITE_OK) {
         snprintf(err, errlen, "cannot read the alerts of %s: %s", path, r->db ? sqlite3_errmsg(r->db) : "out of memory");
         alert_outbox_reader_close(r);
@@ -243,6 +244,14 @@ static const char *text_or_empty(sqlite3_stmt *st, int col)
     return s ? s : "";
 }
 
+const char *alert_outbox_json_column(const char *text, size_t len, const char *fallback, bool *replaced)
+{
+    if (text && strlen(text) == len && utf8_valid(text, len))
+        return text;
+    *replaced = true;
+    return fallback;
+}
+
 int alert_outbox_read(struct alert_outbox_reader *r, int64_t after, int max_rows, alert_outbox_row_cb each,
                       void *data, char *err, size_t errlen)
 {
@@ -258,9 +267,11 @@ int alert_outbox_read(struct alert_outbox_reader *r, int64_t after, int max_rows
             .time_ns = sqlite3_column_int64(st, 3),
             .output = text_or_empty(st, 4),
             .output_len = (size_t)sqlite3_column_bytes(st, 4),
-            .output_fields = text_or_empty(st, 5),
-            .tags = text_or_empty(st, 6),
         };
+        row.output_fields = alert_outbox_json_column((const char *)sqlite3_column_text(st, 5),
+                                                     (size_t)sqlite3_column_bytes(st, 5), "{}", &row.replaced);
+        row.tags = alert_outbox_json_column((const char *)sqlite3_column_text(st, 6), (size_t)sqlite3_column_bytes(st, 6),
+                                            "[]", &row.replaced);
         if (!each(&row, data))
             break;
         taken++;

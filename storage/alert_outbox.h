@@ -152,13 +152,26 @@ struct alert_outbox_start {
 int alert_outbox_start(struct alert_outbox_reader *r, const char *target, int64_t take_over,
                        struct alert_outbox_start *out, char *err, size_t errlen);
 
-/* One alert row, valid until the next row or the end of the read. */
+/* One alert row, valid until the next row or the end of the read.
+ * output_fields and tags are spliced into the alert's JSON line as they
+ * are, so a row written by something else whose text is not a JSON object
+ * (array), or not UTF-8, comes as {} ([]), with replaced set. */
 struct alert_outbox_row {
     int64_t id;
     const char *rule, *priority, *output, *output_fields, *tags;
     size_t output_len;
     int64_t time_ns;
+    bool replaced;
 };
+
+/* SQL of a column that is a valid JSON object (array), else NULL: the
+ * readers of the alerts table select output_fields and tags through it. */
+#define ALERT_OUTBOX_OBJECT_SQL(col) "CASE WHEN json_valid(" col ") AND json_type(" col ") = 'object' THEN " col " END"
+#define ALERT_OUTBOX_ARRAY_SQL(col) "CASE WHEN json_valid(" col ") AND json_type(" col ") = 'array' THEN " col " END"
+
+/* Such a column's text as a line can splice it: text when it is there and
+ * UTF-8, else fallback ("{}" or "[]") and *replaced set. */
+const char *alert_outbox_json_column(const char *text, size_t len, const char *fallback, bool *replaced);
 
 /* Calls each for the alerts with id > after in id order, at most max_rows,
  * until each returns false (that row is not taken). The read ends before

@@ -410,6 +410,28 @@ static void test_hostile_columns(void **state)
     assert_no_controls("table", r.out);
     assert_non_null(strstr(r.out, "\\x1b]0;own...  "));   /* escaped, then cut to its column */
     run_free(&r);
+    /* --json: output_fields and tags that are not JSON become {} and [],
+     * said on stderr: the line is JSON a tool can read (before: invalid). */
+    char out[400];
+    snprintf(out, sizeof(out), "%s/alerts.json", d->dir);
+    const char *argv[] = {SECCHECKD_BIN, "alerts", "--db", d->db, "--json", NULL};
+    char err[1000];
+    snprintf(err, sizeof(err), "%s/alerts.err", d->dir);
+    assert_int_equal(reaper_wait_within(spawn_program(argv, out, err), 30000), 0);
+    const char *check[] = {"/usr/bin/python3", "-c",
+                           "import json, sys\n"
+                           "lines = open(sys.argv[1], 'rb').read().splitlines()\n"
+                           "assert len(lines) == 1, lines\n"
+                           "a = json.loads(lines[0].decode('utf-8'))\n"
+                           "assert a['output_fields'] == {} and a['tags'] == [], a\n",
+                           out, NULL};
+    char said[2000];
+    char why[2000];
+    if (run_command(check, said, sizeof(said), why, sizeof(why)) != 0)
+        fail_msg("--json printed what is not JSON: %s", why);
+    const char *cat[] = {"/bin/cat", err, NULL};
+    assert_int_equal(run_command(cat, said, sizeof(said), NULL, 0), 0);
+    assert_non_null(strstr(said, "alert 1 has output_fields or tags that are not JSON"));
 }
 
 static void test_errors(void **state)

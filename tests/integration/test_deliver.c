@@ -799,6 +799,40 @@ static void test_database_deleted_and_replaced(void **state)
     receiver_stop(&r);
 }
 
+/* A row written by something else, whose output_fields and tags are not
+ * JSON: the receiver still gets a JSON document (with {} and [] in their
+ * place, logged), not the broken text spliced in. */
+static void test_row_not_json_is_delivered_as_json(void **state)
+{
+    struct daemon *d = *state;
+    struct receiver r;
+    receiver_start(&r, d, "recv", NULL, NULL);
+    struct setup f;
+    const char *extra[] = {"--alerts-url", receiver_url(&r, "http", "/"), NULL};
+    assert_true(daemon_start(d, SECCHECKD_BIN, setup_args(&f, d, extra)));
+    send_alerts(d, 0, 1, 1);
+    wait_requests(&r, 1, 10000);
+    const char *insert[] = {"/usr/bin/sqlite3", d->db,
+                            "INSERT INTO alerts(event_id, rule, priority, time_ns, output, output_fields, tags)"
+                            " VALUES(1, 'R', 'Warning', 1, 'o', '{\"a\":', '[1,')", NULL};
+    char said[2000];
+    assert_int_equal(run_command(insert, said, sizeof(said), NULL, 0), 0);
+    send_alerts(d, 1, 2, 2);   /* the next alert the daemon raises: delivery reads on past the inserted one */
+    wait_requests(&r, 3, 10000);
+    const char *check[] = {"/usr/bin/python3", "-c",
+                           "import json, sys\n"
+                           "bodies = [json.loads(json.loads(l)['body']) for l in open(sys.argv[1])]\n"
+                           "assert len(bodies) == 3, bodies\n"
+                           "assert bodies[1]['output_fields'] == {} and bodies[1]['tags'] == [], bodies[1]\n",
+                           r.log, NULL};
+    char why[2000];
+    if (run_command(check, said, sizeof(said), why, sizeof(why)) != 0)
+        fail_msg("a body is not JSON: %s", why);
+    assert_int_equal(daemon_stop(d), 0);
+    assert_int_equal(daemon_log_count(d, "alert 2 has output_fields or tags that are not JSON"), 1);
+    receiver_stop(&r);
+}
+
 #define SKIPPED "seccheckd_alert_deliveries_total{result=\"skipped\"}"
 
 /* The config file of test_new_url_takes_the_backlog: delivery to url. */
@@ -902,6 +936,7 @@ int main(void)
                                         daemon_teardown),
         cmocka_unit_test_setup_teardown(test_database_deleted_and_replaced, daemon_setup, daemon_teardown),
         cmocka_unit_test_setup_teardown(test_new_url_takes_the_backlog, daemon_setup, daemon_teardown),
+        cmocka_unit_test_setup_teardown(test_row_not_json_is_delivered_as_json, daemon_setup, daemon_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
