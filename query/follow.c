@@ -167,29 +167,37 @@ int follow_reopen(struct follow *f, sqlite3 **db)
 {
     sqlite3_finalize(f->data_version);
     f->data_version = NULL;
-    sqlite3_db_config(*db, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, (int *)NULL);
-    sqlite3_close(*db);
-    *db = NULL;
     fprintf(stderr, "%s: %s is not the file it was (deleted or replaced): following the file at the path\n",
             f->prog, f->path);
+    /* The old file stays open until the new one is ready: its -wal and -shm
+     * then cannot be freed, so no new file takes their inode numbers and
+     * passes for them. */
+    sqlite3 *old = *db;
+    *db = NULL;
+    sqlite3_db_config(old, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, (int *)NULL);
     char err[4400], said[4400] = "";
     while (!stop_signal) {
-        if (!path_ready(f))
+        if (!path_ready(f)) {
             snprintf(err, sizeof(err), "waiting for the daemon to open a database at %s", f->path);
-        else if (open_db(f->path, db, err, sizeof(err)) == 0) {
-            if (follow_start(f, *db, f->prog, f->path) == 0) {
-                fprintf(stderr, "%s: reading %s again\n", f->prog, f->path);
-                return 0;
+        } else {
+            sqlite3_close(old);   /* no checkpoint: the -wal at the path is the new file's */
+            old = NULL;
+            if (open_db(f->path, db, err, sizeof(err)) == 0) {
+                if (follow_start(f, *db, f->prog, f->path) == 0) {
+                    fprintf(stderr, "%s: reading %s again\n", f->prog, f->path);
+                    return 0;
+                }
+                snprintf(err, sizeof(err), "%s: cannot follow its commits", f->path);
             }
-            snprintf(err, sizeof(err), "%s: cannot follow its commits", f->path);
+            sqlite3_close(*db);
+            *db = NULL;
         }
-        sqlite3_close(*db);   /* (NULL: nothing to close) */
-        *db = NULL;
         if (strcmp(err, said) != 0)   /* a file being made fails a few times: each reason once */
             fprintf(stderr, "%s: %s\n", f->prog, err);
         snprintf(said, sizeof(said), "%s", err);
         follow_sleep_ms(1000);
     }
+    sqlite3_close(old);
     return 1;
 }
 

@@ -627,6 +627,27 @@ int open_fd_count(pid_t pid)
     return n;
 }
 
+bool wait_file_open(pid_t pid, const char *path, int timeout_ms)
+{
+    char dir_path[64], link[400], target[4096];
+    snprintf(dir_path, sizeof(dir_path), "/proc/%d/fd", (int)pid);
+    for (int waited = 0; waited <= timeout_ms; waited += 20) {
+        DIR *dir = opendir(dir_path);
+        for (struct dirent *e; dir && (e = readdir(dir));) {
+            snprintf(link, sizeof(link), "%s/%s", dir_path, e->d_name);
+            ssize_t n = readlink(link, target, sizeof(target) - 1);
+            if (n > 0 && (target[n] = '\0', strcmp(target, path) == 0)) {
+                closedir(dir);
+                return true;
+            }
+        }
+        if (dir)
+            closedir(dir);
+        sleep_ms(20);
+    }
+    return false;
+}
+
 long cpu_time_ms(pid_t pid, pid_t tid)
 {
     char path[64], buf[1024];

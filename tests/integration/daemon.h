@@ -195,6 +195,10 @@ long rss_kib(pid_t pid);
 /* Open file descriptors of pid, from /proc; fails the test if unreadable. */
 int open_fd_count(pid_t pid);
 
+/* Waits up to timeout_ms until pid has path open (a reader that started:
+ * path absolute, as /proc names it); false if it never did. */
+bool wait_file_open(pid_t pid, const char *path, int timeout_ms);
+
 /* CPU time (user + system) of pid, or of its thread tid when tid > 0, in
  * ms, from /proc; fails the test if unreadable. */
 long cpu_time_ms(pid_t pid, pid_t tid);

@@ -247,7 +247,10 @@ static void test_follow(void **state)
               (char *)NULL);
         _exit(127);
     }
-    sleep_ms(500);   /* it has read where the table ends */
+    char wal[420];
+    snprintf(wal, sizeof(wal), "%s-wal", d->db);
+    assert_true(wait_file_open(follower, wal, 10000));   /* it has read where the table ends */
+    sleep_ms(200);
     replay_mixed(d, 2);
     long long want = CAT_OPENS;
     char *text = NULL;
@@ -310,7 +313,9 @@ static void test_follow_deleted_and_replaced(void **state)
     snprintf(err, sizeof(err), "%s/follow.err", d->dir);
     const char *argv[] = {SECCHECKD_BIN, "alerts", "--db", d->db, "--follow", "--json", NULL};
     pid_t follower = spawn_program(argv, out, err);
-    sleep_ms(500);
+    char wal[420];
+    snprintf(wal, sizeof(wal), "%s-wal", d->db);
+    assert_true(wait_file_open(follower, wal, 10000));   /* it has read (its -wal open), before the file goes */
     const long long per = OPENAT_EXITS + CAT_OPENS;
     assert_int_equal(unlink(d->db), 0);
     replay_mixed(d, 2);

@@ -296,7 +296,12 @@ static void wait_follower_lines(const struct daemon *d, size_t n)
 {
     for (int i = 0; i < 150 && follower_lines(d) < n; i++)
         sleep_ms(100);
-    assert_int_equal(follower_lines(d), n);
+    if (follower_lines(d) != n) {
+        char err[400];
+        snprintf(err, sizeof(err), "%s/events.err", d->dir);
+        char *text = slurp(err, NULL);
+        fail_msg("%zu lines, expected %zu; the follower said: %s", follower_lines(d), n, text);
+    }
 }
 
 /* A copy of d's database (VACUUM INTO), made while the daemon runs. */
@@ -326,7 +331,9 @@ static void test_follow_deleted_and_replaced(void **state)
     copy_database(d, copy);
     pid_t follower = start_events(d, (const char *const[]){"--db", d->db, "--follow", "--type",
                                                            "SENTRY_EXEC,CONTAINER_START", NULL});
-    sleep_ms(500);
+    char wal[420];
+    snprintf(wal, sizeof(wal), "%s-wal", d->db);
+    assert_true(wait_file_open(follower, wal, 10000));   /* it has read (its -wal open), before the file goes */
     assert_int_equal(unlink(d->db), 0);
     assert_int_equal(replay_file(d->socket, TRACES_DIR "/exec_loop.trace"), 0);
     assert_true(daemon_wait_log(d, "was deleted while in use", 1, 5000));
