@@ -48,12 +48,16 @@
 struct deliver_settings;
 
 /* url: http:// or https://, no credentials (they belong in the header
- * file); ca_file: PEM certificates to trust instead of the system's (NULL:
- * the system's); header_file: "Name: value" lines (NULL: none); timeout_ms:
- * for a whole request (connecting at most 5 s of it). NULL with a message
- * naming the option and the problem in err. */
-struct deliver_settings *deliver_settings_load(const char *url, const char *ca_file, const char *header_file,
-                                               unsigned timeout_ms, char *err, size_t errlen);
+ * file); or, url NULL, url_file: a file whose first line (not blank, not a
+ * # comment) is that URL, so a token in it shows neither in ps nor in a
+ * config file; ca_file: PEM certificates to trust instead of the system's
+ * (NULL: the system's); header_file: "Name: value" lines (NULL: none);
+ * timeout_ms: for a whole request (connecting at most 5 s of it). NULL with
+ * a message naming the option and the problem in err (never the URL's path
+ * or query). */
+struct deliver_settings *deliver_settings_load(const char *url, const char *url_file, const char *ca_file,
+                                               const char *header_file, unsigned timeout_ms, char *err,
+                                               size_t errlen);
 void deliver_settings_free(struct deliver_settings *s);
 
 /* "https://host:port": the URL without path and query, which may hold a

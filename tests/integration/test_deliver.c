@@ -833,6 +833,72 @@ static void test_row_not_json_is_delivered_as_json(void **state)
     receiver_stop(&r);
 }
 
+/* Whether /proc/PID/cmdline holds needle (its arguments, NULs between). */
+static bool cmdline_has(pid_t pid, const char *needle)
+{
+    char path[64], buf[8192];
+    snprintf(path, sizeof(path), "/proc/%d/cmdline", (int)pid);
+    FILE *f = fopen(path, "rb");
+    assert_non_null(f);
+    size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+    fclose(f);
+    for (size_t i = 0; i < n; i++)
+        if (buf[i] == '\0')
+            buf[i] = ' ';
+    buf[n] = '\0';
+    return strstr(buf, needle) != NULL;
+}
+
+/* --alerts-url-file: the URL, a token in its path and query, from a file:
+ * not in the daemon's command line, its log or the database (the origin
+ * only); the file is read again on SIGHUP; its errors name the file, never
+ * what it holds. */
+static void test_url_from_file(void **state)
+{
+    struct daemon *d = *state;
+    struct receiver a, b;
+    receiver_start(&a, d, "a", NULL, NULL);
+    receiver_start(&b, d, "b", NULL, NULL);
+    char *url_file = path_in(d, "alerts-url"), text[400];
+    snprintf(text, sizeof(text), "# the receiver\n\n  %s  \n", receiver_url(&a, "http", "/hook/T000?token=hush"));
+    replace_file(url_file, text);
+    chmod(url_file, 0600);
+    struct setup f;
+    const char *extra[] = {"--alerts-url-file", url_file, NULL};
+    assert_true(daemon_start(d, SECCHECKD_BIN, setup_args(&f, d, extra)));
+    send_alerts(d, 0, 5, 1);
+    expect_all_delivered(&a, f.out, NULL, 10000);
+    assert_int_equal(count_in_file(a.log, "\"path\": \"/hook/T000?token=hush\""), 5);
+    assert_false(cmdline_has(d->pid, "hush"));
+    snprintf(text, sizeof(text), "%s\n", receiver_url(&b, "http", "/other?token=hush2"));
+    replace_file(url_file, text);
+    kill(d->pid, SIGHUP);
+    assert_true(daemon_wait_log(d, "(a new --alerts-url)", 1, 5000));
+    send_alerts(d, 5, 10, 2);
+    expect_all_delivered(&b, f.out, "--skip-first 5", 10000);
+    assert_int_equal(daemon_stop(d), 0);
+    assert_int_equal(daemon_log_count(d, "hush"), 0);
+    assert_int_equal(daemon_log_count(d, "T000"), 0);
+    assert_int_equal(dbq(d, "SELECT count(*) FROM alert_delivery WHERE target LIKE '%%hush%%'"
+                            " OR substr(target, instr(target, '://') + 3) LIKE '%%/%%'"), 0);   /* origins only */
+    assert_int_equal(dbq(d, "SELECT count(*) FROM alert_delivery"), 2);
+    receiver_stop(&a);
+    receiver_stop(&b);
+    /* Refused at start (exit 2), the file named, not its URL. */
+    char *rules = f.rules, *empty = path_in(d, "empty-url"), *ftp = path_in(d, "ftp-url");
+    replace_file(empty, "# nothing yet\n");
+    replace_file(ftp, "ftp://127.0.0.1/secret-path\n");
+    const char *missing[] = {"--rules", rules, "--alerts-url-file", "/nonexistent/u", NULL};
+    expect_refused(d, missing, "--alerts-url-file: cannot read /nonexistent/u: No such file or directory");
+    const char *none[] = {"--rules", rules, "--alerts-url-file", empty, NULL};
+    expect_refused(d, none, "no URL in it");
+    const char *scheme[] = {"--rules", rules, "--alerts-url-file", ftp, NULL};
+    expect_refused(d, scheme, "ftp-url: expected an http:// or https:// URL, got scheme 'ftp'");
+    assert_int_equal(daemon_log_count(d, "secret-path"), 0);
+    const char *both[] = {"--rules", rules, "--alerts-url", "http://127.0.0.1/", "--alerts-url-file", ftp, NULL};
+    expect_refused(d, both, "give --alerts-url or --alerts-url-file, not both");
+}
+
 #define SKIPPED "seccheckd_alert_deliveries_total{result=\"skipped\"}"
 
 /* The config file of test_new_url_takes_the_backlog: delivery to url. */
@@ -937,6 +1003,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_database_deleted_and_replaced, daemon_setup, daemon_teardown),
         cmocka_unit_test_setup_teardown(test_new_url_takes_the_backlog, daemon_setup, daemon_teardown),
         cmocka_unit_test_setup_teardown(test_row_not_json_is_delivered_as_json, daemon_setup, daemon_teardown),
+        cmocka_unit_test_setup_teardown(test_url_from_file, daemon_setup, daemon_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
