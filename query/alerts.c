@@ -42,6 +42,7 @@
 #define HOST_WIDTH 20
 #define OUTPUT_MAX 400
 #define TIME_WIDTH 24                   /* 2026-12-01T16:51:52.719Z */
+#define ID_WIDTH 6                      /* wider ids push the row on */
 #define CLOCK_APART_NS 1000000000       /* the sandbox's time shown when this far from the daemon's */
 
 enum { ALERTS_OK = 0, ALERTS_FAILED = 1, ALERTS_USAGE = 2, ALERTS_OUTPUT_GONE = 3 };
@@ -53,12 +54,14 @@ struct alerts_options {
     bool all_hosts;
     bool has_since;
     uint64_t since_s;
+    const char *since_text, *priority_text;   /* as given */
     bool has_priority;
     enum rules_priority priority;   /* that and above */
     const char *rule;
     const char *container;
     bool follow;
     bool json;
+    bool wide;                      /* cut nothing */
 };
 
 /* One alert as read back, from either place. time_ns is the sandbox's
@@ -87,8 +90,8 @@ static void usage(FILE *out)
 {
     fprintf(out,
             "Usage: seccheckd alerts (--db PATH | --to URL [--host-id ID | --all-hosts])\n"
-            "                        [--since DURATION] [--priority LEVEL] [--rule NAME] [--container ID]\n"
-            "                        [--follow] [--json]\n"
+            "                        [--since DURATION] [--priority LEVEL] [--rule TEXT] [--container ID]\n"
+            "                        [--follow] [--json | --wide]\n"
             "Prints the alerts the rules raised (seccheckd --rules), oldest first.\n"
             "\n"
             "  --db PATH          a host's database (only read; the daemon may be running)\n"
@@ -99,7 +102,7 @@ static void usage(FILE *out)
             "                     (its own clock, not the sandbox's): 90, 90s, 15m, 12h, 7d\n"
             "  --priority LEVEL   only alerts of this priority and above: emergency, alert,\n"
             "                     critical, error, warning, notice, info(rmational), debug\n"
-            "  --rule NAME        only this rule's alerts\n"
+            "  --rule TEXT        only alerts of rules whose name contains TEXT, in any case\n"
             "  --container ID     only this container's alerts\n"
             "  --follow, -f       then print new alerts as they commit, until interrupted;\n"
             "                     without --since, only new ones\n"
@@ -107,6 +110,7 @@ static void usage(FILE *out)
             "                     for falcosidekick and other tools [an aligned table: the time\n"
             "                     seccheckd received the event, the sandbox's own when it is\n"
             "                     more than a second off, priority, rule, container, output]\n"
+            "  --wide             the table with nothing cut: whole rules, containers and output\n"
             "  --help, -h         this text\n"
             "\n"
             "Exit status: 0 done (or --follow interrupted), 1 a runtime error (printed), 2 usage error.\n");
@@ -126,6 +130,7 @@ static int parse_options(int argc, char **argv, struct alerts_options *o)
         {"since", required_argument, NULL, 's'},     {"priority", required_argument, NULL, 'p'},
         {"rule", required_argument, NULL, 'r'},      {"container", required_argument, NULL, 'c'},
         {"follow", no_argument, NULL, 'f'},          {"json", no_argument, NULL, 'j'},
+        {"wide", no_argument, NULL, 'w'},
         {"help", no_argument, NULL, 'h'},            {NULL, 0, NULL, 0},
     };
     memset(o, 0, sizeof(*o));
@@ -142,17 +147,20 @@ static int parse_options(int argc, char **argv, struct alerts_options *o)
             if (cli_parse_duration_s(optarg, SINCE_MAX_S, &o->since_s) != 0)
                 return usage_error("--since: expected a duration like 90, 90s, 15m, 12h or 7d", optarg);
             o->has_since = true;
+            o->since_text = optarg;
             break;
         case 'p':
             if (rules_priority_parse(optarg, &o->priority) != 0)
                 return usage_error("--priority: expected emergency, alert, critical, error, warning, notice, "
                                    "info or debug", optarg);
             o->has_priority = true;
+            o->priority_text = optarg;
             break;
         case 'r': o->rule = optarg; break;
         case 'c': o->container = optarg; break;
         case 'f': o->follow = true; break;
         case 'j': o->json = true; break;
+        case 'w': o->wide = true; break;
         case 'h': usage(stdout); return -1;
         default: cli_report_getopt_error(PROG, ch, argv); return ALERTS_USAGE;
         }
@@ -165,6 +173,8 @@ static int parse_options(int argc, char **argv, struct alerts_options *o)
         return usage_error("--host-id and --all-hosts go with --to", NULL);
     if (o->host_id && o->all_hosts)
         return usage_error("give --host-id or --all-hosts, not both", NULL);
+    if (o->json && o->wide)
+        return usage_error("--wide is for the table; --json cuts nothing", NULL);
     return 0;
 }
 
@@ -215,20 +225,22 @@ static size_t fitting(const char *s, size_t len, size_t width)
     return i;
 }
 
-/* One column: escaped, cut to width with "..." when longer, padded. */
+/* One column: escaped, cut to width with "..." when longer (--wide: whole),
+ * padded. */
 static void cell(struct printer *p, const char *text, size_t width)
 {
     const char *t = text ? text : "-";
     strbuf_reset(&p->scratch);
-    event_line_plain(&p->scratch, t, strlen(t), 4 * width);   /* escaped, and more than fits */
+    event_line_plain(&p->scratch, t, strlen(t), p->o->wide ? SIZE_MAX : 4 * width);   /* escaped, more than fits */
     size_t len = p->scratch.len;
-    if (shown_width(p->scratch.data, len) > width) {
+    if (!p->o->wide && shown_width(p->scratch.data, len) > width) {
         strbuf_append(&p->line, p->scratch.data, fitting(p->scratch.data, len, width - 3));
         strbuf_puts(&p->line, "...  ");
         return;
     }
     strbuf_append(&p->line, p->scratch.data, len);
-    for (size_t w = shown_width(p->scratch.data, len); w < width + 2; w++)
+    size_t shown = shown_width(p->scratch.data, len);
+    for (size_t w = shown < width ? shown : width; w < width + 2; w++)   /* two spaces at least */
         strbuf_putc(&p->line, ' ');
 }
 
@@ -252,7 +264,7 @@ static void table_header(struct printer *p)
 {
     if (p->o->to_url && p->o->all_hosts)
         strbuf_printf(&p->line, "%-*s  ", HOST_WIDTH, "HOST");
-    strbuf_printf(&p->line, "%-*s  ", TIME_WIDTH, "TIME (UTC)");
+    strbuf_printf(&p->line, "%-*s  %-*s  ", ID_WIDTH, "ID", TIME_WIDTH, "TIME (UTC)");
     if (p->sandbox_column)
         strbuf_printf(&p->line, "%-*s  ", TIME_WIDTH, "SANDBOX TIME");
     strbuf_printf(&p->line, "%-*s  %-*s  %-*s  %s\n", PRIORITY_WIDTH, "PRIORITY", RULE_WIDTH, "RULE",
@@ -266,6 +278,7 @@ static void table_row(struct printer *p, const struct alert_row *a)
     p->header_done = true;
     if (p->o->to_url && p->o->all_hosts)
         cell(p, a->host, HOST_WIDTH);
+    strbuf_printf(&p->line, "%-*" PRId64 "  ", ID_WIDTH, a->id);   /* what seccheckd alerts show ID takes */
     time_cell(p, a->has_recv ? a->recv_ns : a->time_ns);
     if (p->sandbox_column && a->has_recv && clocks_apart(a->time_ns, a->recv_ns))
         time_cell(p, a->time_ns);
@@ -277,7 +290,7 @@ static void table_row(struct printer *p, const struct alert_row *a)
     const char *text;
     size_t len;
     output_text(a, &text, &len);
-    event_line_plain(&p->line, text, len, OUTPUT_MAX);
+    event_line_plain(&p->line, text, len, p->o->wide ? SIZE_MAX : OUTPUT_MAX);
     strbuf_putc(&p->line, '\n');
 }
 
@@ -324,6 +337,100 @@ static int flush_output(void)
     return ALERTS_FAILED;
 }
 
+/* ---- saying why nothing was printed ---- */
+
+/* What the reader of one place answers: how many alerts pass filters
+ * (only those set in it), and the most frequent values of a column
+ * ("rule", "container_id") with their counts. */
+struct miss_source {
+    void *ctx;
+    const char *where;              /* "seccheck.db", "the central copy" */
+    int64_t (*count)(void *ctx, const struct alerts_options *filters);
+    void (*top)(void *ctx, const char *column, struct strbuf *out);
+};
+
+/* o with one filter only: *which of it. */
+static struct alerts_options only_filter(const struct alerts_options *o, char which)
+{
+    struct alerts_options f = *o;
+    f.has_since = which == 's' && o->has_since;
+    f.has_priority = which == 'p' && o->has_priority;
+    f.rule = which == 'r' ? o->rule : NULL;
+    f.container = which == 'c' ? o->container : NULL;
+    return f;
+}
+
+static void say_filter(const struct alerts_options *o, const struct miss_source *m, char which, struct strbuf *line)
+{
+    struct alerts_options f = only_filter(o, which);
+    int64_t n = m->count(m->ctx, &f);
+    strbuf_reset(line);
+    switch (which) {
+    case 's': strbuf_printf(line, "  --since %s: ", o->since_text); break;
+    case 'p': strbuf_printf(line, "  --priority %s: ", o->priority_text); break;
+    case 'r':
+        strbuf_puts(line, "  --rule '");
+        event_line_plain(line, o->rule, strlen(o->rule), 200);
+        strbuf_puts(line, "': ");
+        break;
+    default:
+        strbuf_puts(line, "  --container '");
+        event_line_plain(line, o->container, strlen(o->container), 200);
+        strbuf_puts(line, "': ");
+        break;
+    }
+    if (n > 0) {
+        strbuf_printf(line, "%" PRId64 " alert%s\n", n, cli_plural((uint64_t)n));
+    } else if (which == 's') {
+        strbuf_puts(line, "none whose event seccheckd received in that time\n");
+    } else if (which == 'p') {
+        strbuf_puts(line, "none of that priority or above\n");
+    } else {
+        strbuf_puts(line, which == 'r' ? "no rule's name contains it (the rules that raised alerts: "
+                                       : "no alert of that container (the containers with alerts: ");
+        m->top(m->ctx, which == 'r' ? "rule" : "container_id", line);
+        strbuf_puts(line, ")\n");
+    }
+    fputs(line->data ? line->data : "", stderr);
+}
+
+/* Nothing passed: says whether there are alerts at all, and if so what each
+ * filter alone lets through, naming the rules or containers there are. */
+static void explain_miss(const struct alerts_options *o, const struct miss_source *m)
+{
+    struct alerts_options none = only_filter(o, 0);
+    int64_t total = m->count(m->ctx, &none);
+    if (total <= 0) {
+        fprintf(stderr, PROG ": no alerts in %s (alerts come from rules: seccheckd --rules PATH, e.g. "
+                "configs/rules/gvisor_rules.yaml)\n", m->where);
+        return;
+    }
+    fprintf(stderr, PROG ": none of the %" PRId64 " alert%s in %s pass%s the filters; each alone:\n", total,
+            cli_plural((uint64_t)total), m->where, total == 1 ? "es" : "");
+    struct strbuf line = {0};
+    if (o->rule)
+        say_filter(o, m, 'r', &line);
+    if (o->container)
+        say_filter(o, m, 'c', &line);
+    if (o->has_priority)
+        say_filter(o, m, 'p', &line);
+    if (o->has_since)
+        say_filter(o, m, 's', &line);
+    strbuf_free(&line);
+}
+
+/* "NAME N, NAME N": the values escaped and cut, the first few. */
+#define TOP_VALUES 6
+
+static void put_top_value(struct strbuf *out, int i, const char *value, const char *count)
+{
+    if (i)
+        strbuf_puts(out, ", ");
+    const char *v = value ? value : "-";
+    event_line_plain(out, v, strlen(v), 60);
+    strbuf_printf(out, " %s", count);
+}
+
 /* ---- a host's database ---- */
 
 struct local_reader {
@@ -341,8 +448,8 @@ static void local_filters(struct strbuf *sql, const struct alerts_options *o)
 {
     if (o->has_since)
         strbuf_puts(sql, " AND a.event_id > ?2");
-    if (o->rule)
-        strbuf_puts(sql, " AND a.rule = ?3");
+    if (o->rule)   /* SQLite's lower(): ASCII letters */
+        strbuf_puts(sql, " AND instr(lower(a.rule), lower(?3)) > 0");
     if (o->container)
         strbuf_puts(sql, " AND a.container_id = ?4");
     priority_filter(sql, o);
@@ -445,6 +552,39 @@ static int64_t newest_received(sqlite3 *db)
     return sqlutil_int(db, "SELECT coalesce(max(recv_ns), -9223372036854775807) FROM events", INT64_MIN + 1);
 }
 
+static int64_t local_count(void *ctx, const struct alerts_options *filters)
+{
+    struct local_reader *r = ctx;
+    const struct alerts_options *saved = r->o;
+    int64_t saved_after = r->after, n = -1;
+    r->o = filters;
+    r->after = 0;
+    sqlite3_stmt *st;
+    if (local_statement(r, "SELECT count(*) FROM alerts a LEFT JOIN events e ON e.id = a.event_id WHERE a.id > ?1",
+                        "", &st) == 0) {
+        if (sqlite3_step(st) == SQLITE_ROW)
+            n = sqlite3_column_int64(st, 0);
+        sqlite3_finalize(st);
+    }
+    r->o = saved;
+    r->after = saved_after;
+    return n;
+}
+
+static void local_top(void *ctx, const char *column, struct strbuf *out)
+{
+    struct local_reader *r = ctx;
+    char sql[200];
+    snprintf(sql, sizeof(sql), "SELECT %s, count(*) FROM alerts GROUP BY 1 ORDER BY 2 DESC, 1 LIMIT %d", column,
+             TOP_VALUES);
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(r->db, sql, -1, &st, NULL) != SQLITE_OK)
+        return;
+    for (int i = 0; sqlite3_step(st) == SQLITE_ROW; i++)
+        put_top_value(out, i, column_text(st, 0), column_text(st, 1));
+    sqlite3_finalize(st);
+}
+
 /* The database is there and holds alerts: 0, or ALERTS_FAILED said. */
 static int local_check(struct local_reader *r)
 {
@@ -513,6 +653,10 @@ static int run_local(const struct alerts_options *o, struct printer *p)
             break;
         if (follow_wait(&r.follow) == FOLLOW_MOVED)
             rc = local_follow_moved(&r, p);
+    }
+    if (rc == 0 && !p->printed && !o->follow) {   /* say why, on stderr: the output stays empty */
+        struct miss_source m = {.ctx = &r, .where = o->db_path, .count = local_count, .top = local_top};
+        explain_miss(o, &m);
     }
     sqlite3_finalize(r.rows);
     follow_end(&r.follow);
@@ -593,7 +737,8 @@ static void central_filters(struct strbuf *sql, const struct alerts_options *o)
                      " LEFT JOIN jsonb_each_text($1::jsonb) c ON c.key = a.host_id"
                      " WHERE a.id > coalesce(c.value::bigint, 0) AND ($2 = '' OR a.host_id = $2)"
                      " AND ($3::bigint IS NULL OR e.recv_ns >= $3::bigint)"
-                     " AND ($4::text IS NULL OR a.rule = $4) AND ($5::text IS NULL OR a.container_id = $5)");
+                     " AND ($4::text IS NULL OR strpos(lower(a.rule), lower($4)) > 0)"
+                     " AND ($5::text IS NULL OR a.container_id = $5)");
     priority_filter(sql, o);
 }
 
@@ -623,6 +768,34 @@ static bool central_clock_apart(struct central_reader *r)
     PQclear(res);
     strbuf_free(&sql);
     return yes;
+}
+
+static int64_t central_count(void *ctx, const struct alerts_options *filters)
+{
+    struct central_reader *r = ctx;
+    struct strbuf sql = {0};
+    strbuf_puts(&sql, "SELECT count(*)");
+    central_filters(&sql, filters);
+    const char *v[] = {"{}", r->host, filters->has_since ? r->since : NULL, filters->rule, filters->container};
+    PGresult *res = sql.failed ? NULL : PQexecParams(r->pg, sql.data, 5, NULL, v, NULL, NULL, 0);
+    int64_t n = PQresultStatus(res) == PGRES_TUPLES_OK && PQntuples(res) == 1 ? strtoll(PQgetvalue(res, 0, 0), NULL, 10)
+                                                                              : -1;
+    PQclear(res);
+    strbuf_free(&sql);
+    return n;
+}
+
+static void central_top(void *ctx, const char *column, struct strbuf *out)
+{
+    struct central_reader *r = ctx;
+    char sql[240];
+    snprintf(sql, sizeof(sql), "SELECT %s, count(*) FROM alerts WHERE $1 = '' OR host_id = $1 GROUP BY 1"
+             " ORDER BY 2 DESC, 1 LIMIT %d", column, TOP_VALUES);
+    const char *v[] = {r->host};
+    PGresult *res = PQexecParams(r->pg, sql, 1, NULL, v, NULL, NULL, 0);
+    for (int i = 0; PQresultStatus(res) == PGRES_TUPLES_OK && i < PQntuples(res); i++)
+        put_top_value(out, i, PQgetisnull(res, i, 0) ? NULL : PQgetvalue(res, i, 0), PQgetvalue(res, i, 1));
+    PQclear(res);
 }
 
 /* Without --since, --follow starts after what is there now. */
@@ -773,6 +946,10 @@ static int run_central(const struct alerts_options *o, struct printer *p)
             break;
         follow_sleep_ms(CENTRAL_POLL_MS);
     }
+    if (rc == 0 && !p->printed && !o->follow && r.pg) {   /* say why, on stderr: the output stays empty */
+        struct miss_source m = {.ctx = &r, .where = "the central copy", .count = central_count, .top = central_top};
+        explain_miss(o, &m);
+    }
     if (r.pg)
         PQfinish(r.pg);
     cursors_free(&r.cursors);
@@ -796,10 +973,6 @@ int alerts_main(int argc, char **argv)
     follow_catch_signals(&signals);
     setvbuf(stdout, NULL, _IOFBF, 1 << 16);
     rc = o.db_path ? run_local(&o, &p) : run_central(&o, &p);
-    if (rc == 0 && !p.printed && !o.follow)   /* say why, on stderr: the output stays empty */
-        fprintf(stderr, PROG ": no alerts in %s%s (alerts come from rules: seccheckd --rules PATH, e.g. "
-                "configs/rules/gvisor_rules.yaml)\n", o.db_path ? o.db_path : "the central copy",
-                o.has_since || o.has_priority || o.rule || o.container ? " that pass the filters" : "");
     strbuf_free(&p.line);
     strbuf_free(&p.scratch);
     follow_restore_signals(&signals);

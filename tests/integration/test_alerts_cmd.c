@@ -104,14 +104,18 @@ static void test_table(void **state)
     long long alerts = dbq(d, "SELECT count(*) FROM alerts");
     assert_int_equal(alerts, OPENAT_EXITS + CAT_OPENS);
     assert_int_equal(count_lines(r.out), alerts + 1);
-    assert_true(strncmp(r.out, "TIME (UTC)", 10) == 0);
+    assert_true(strncmp(r.out, "ID      TIME (UTC)", 18) == 0);
     assert_non_null(strstr(r.out, "PRIORITY       RULE"));
-    /* A cat row: time, priority, rule, container, then the rendered text. */
+    /* A cat row: its id, time, priority, rule, container, then the
+     * rendered text. */
     const char *row = strstr(r.out, "Critical       Cat opens");
     assert_non_null(row);
     const char *line = row;
     while (line > r.out && line[-1] != '\n')
         line--;
+    long long id = atoll(line);
+    assert_int_equal(dbq(d, "SELECT rule = 'Cat opens' FROM alerts WHERE id = %lld", id), 1);
+    line += 8;   /* the ID column */
     assert_true(line[4] == '-' && line[10] == 'T' && line[23] == 'Z');   /* 2026-11-30T00:30:58.868Z */
     assert_non_null(strstr(row, "runsc-236711"));
     const char *output = strstr(row, "cat opened ");
@@ -167,6 +171,11 @@ static void test_filters(void **state)
     assert_int_equal(lines_of((const char *const[]){"--db", db, "--json", "--priority", "Warning", NULL}), OPENAT_EXITS + CAT_OPENS);
     assert_int_equal(lines_of((const char *const[]){"--db", db, "--json", "--priority", "emergency", NULL}), 0);
     assert_int_equal(lines_of((const char *const[]){"--db", db, "--json", "--rule", "Openat exit", NULL}), OPENAT_EXITS);
+    /* --rule: a part of the name, in any case. */
+    assert_int_equal(lines_of((const char *const[]){"--db", db, "--json", "--rule", "openat", NULL}), OPENAT_EXITS);
+    assert_int_equal(lines_of((const char *const[]){"--db", db, "--json", "--rule", "OPENS", NULL}), CAT_OPENS);
+    assert_int_equal(lines_of((const char *const[]){"--db", db, "--json", "--rule", "t", NULL}), OPENAT_EXITS + CAT_OPENS);
+    assert_int_equal(lines_of((const char *const[]){"--db", db, "--json", "--rule", "cat opens x", NULL}), 0);
     assert_int_equal(lines_of((const char *const[]){"--db", db, "--json", "--container", "runsc-236711", NULL}),
                      OPENAT_EXITS + CAT_OPENS);
     assert_int_equal(lines_of((const char *const[]){"--db", db, "--json", "--container", "other", NULL}), 0);
@@ -184,6 +193,58 @@ static void test_filters(void **state)
     assert_int_equal(lines_of((const char *const[]){"--db", db, "--json", "--since", "1h", NULL}),
                      OPENAT_EXITS + CAT_OPENS - early);
     assert_int_equal(lines_of((const char *const[]){"--db", db, "--json", "--since", "3h", NULL}), OPENAT_EXITS + CAT_OPENS);
+}
+
+/* A filter that matches nothing says which, and what there is instead
+ * (before: "alerts come from rules", as if none were loaded). */
+static void test_miss_says_what_did_not_match(void **state)
+{
+    struct daemon *d = *state;
+    start_with_rules(d, NULL);
+    replay_mixed(d, 1);
+    assert_int_equal(daemon_stop(d), 0);
+    struct run r = alerts_cmd((const char *const[]){"--db", d->db, "--rule", "nothing", "--container", "runsc-236711",
+                                                    NULL});
+    assert_int_equal(r.status, 0);
+    assert_string_equal(r.out, "");
+    assert_non_null(strstr(r.err, "none of the 206 alerts in"));
+    assert_non_null(strstr(r.err, "--rule 'nothing': no rule's name contains it (the rules that raised alerts: "
+                                  "Openat exit 175, Cat opens 31)"));
+    assert_non_null(strstr(r.err, "--container 'runsc-236711': 206 alerts"));
+    assert_null(strstr(r.err, "alerts come from rules"));
+    run_free(&r);
+    r = alerts_cmd((const char *const[]){"--db", d->db, "--container", "other", "--priority", "emergency", NULL});
+    assert_non_null(strstr(r.err, "--container 'other': no alert of that container (the containers with alerts: "
+                                  "runsc-236711 206)"));
+    assert_non_null(strstr(r.err, "--priority emergency: none of that priority or above"));
+    run_free(&r);
+}
+
+/* The table cuts long cells to their column; --wide cuts nothing. */
+static void test_wide_cuts_nothing(void **state)
+{
+    struct daemon *d = *state;
+    start_with_rules(d, NULL);
+    assert_int_equal(daemon_stop(d), 0);
+    const char *insert[] = {"/usr/bin/sqlite3", d->db,
+                            "INSERT INTO alerts(event_id, rule, priority, time_ns, container_id, output, output_fields,"
+                            " tags) VALUES(1, 'A rule with a name far longer than its column END', 'Warning', 1,"
+                            " 'a-container-id-longer-than-fourteen-END', printf('%.*c', 600, 'o') || 'END', '{}', '[]')",
+                            NULL};
+    char ignored[256];
+    assert_int_equal(run_command(insert, ignored, sizeof(ignored), NULL, 0), 0);
+    struct run r = alerts_cmd((const char *const[]){"--db", d->db, NULL});
+    assert_int_equal(r.status, 0);
+    assert_null(strstr(r.out, "END"));
+    assert_non_null(strstr(r.out, "A rule with a name far longer..."));
+    run_free(&r);
+    r = alerts_cmd((const char *const[]){"--db", d->db, "--wide", NULL});
+    assert_int_equal(r.status, 0);
+    assert_non_null(strstr(r.out, "A rule with a name far longer than its column END  "));
+    assert_non_null(strstr(r.out, "a-container-id-longer-than-fourteen-END  "));
+    assert_non_null(strstr(r.out, "oooEND\n"));
+    assert_null(strstr(r.out, "..."));
+    run_free(&r);
 }
 
 /* An alert raised a moment ago whose event says time_ns = 1 (the sandbox's
@@ -490,6 +551,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_json_is_the_alert_line, daemon_setup, daemon_teardown),
         cmocka_unit_test_setup_teardown(test_filters, daemon_setup, daemon_teardown),
         cmocka_unit_test_setup_teardown(test_since_is_the_daemons_clock, daemon_setup, daemon_teardown),
+        cmocka_unit_test_setup_teardown(test_miss_says_what_did_not_match, daemon_setup, daemon_teardown),
+        cmocka_unit_test_setup_teardown(test_wide_cuts_nothing, daemon_setup, daemon_teardown),
         cmocka_unit_test_setup_teardown(test_follow, daemon_setup, daemon_teardown),
         cmocka_unit_test_setup_teardown(test_follow_deleted_and_replaced, daemon_setup, daemon_teardown),
         cmocka_unit_test_setup_teardown(test_hostile_text, daemon_setup, daemon_teardown),
