@@ -48,6 +48,8 @@ struct events_options {
     bool has_since;
     uint64_t since_s;
     bool json;
+    bool has_lines;
+    uint64_t lines;               /* -n: the last N stored first (--follow: 10 unless given) */
 };
 
 struct reader {
@@ -61,18 +63,21 @@ struct reader {
     int64_t after;                /* the last id read */
     int64_t until;                /* without --follow: the last id when it started */
     int64_t since_ns;             /* --since: received at or after this */
+    uint64_t printed;
 };
 
 static void usage(FILE *out)
 {
     fprintf(out,
-            "Usage: seccheckd events --db PATH [--follow] [--container ID] [--type NAME] [--process NAME]\n"
+            "Usage: seccheckd events --db PATH [--follow] [-n N] [--container ID] [--type NAME] [--process NAME]\n"
             "                        [--since DURATION] [-o compact|json]\n"
             "Prints the events of a seccheckd database, one line each, oldest first.\n"
             "\n"
             "  --db PATH          the database (only read; the daemon may be running)\n"
             "  --follow, -f       then print new events as the daemon commits them, until\n"
-            "                     interrupted; without --since, only new ones\n"
+            "                     interrupted (the last 10 stored first, as tail -f does)\n"
+            "  -n, --lines N      the last N stored events that pass the filters [all;\n"
+            "                     --follow: 10; 0: none, only new ones]\n"
             "  --container ID     only this container's events (see the containers view)\n"
             "  --type NAME        only these message types, names or numbers, comma-separated\n"
             "                     (seccheckd types lists them)\n"
@@ -100,6 +105,7 @@ static int parse_options(int argc, char **argv, struct events_options *o)
         {"container", required_argument, NULL, 'c'}, {"type", required_argument, NULL, 't'},
         {"process", required_argument, NULL, 'p'},   {"since", required_argument, NULL, 's'},
         {"output", required_argument, NULL, 'o'},    {"help", no_argument, NULL, 'h'},
+        {"lines", required_argument, NULL, 'n'},
         {NULL, 0, NULL, 0},
     };
     memset(o, 0, sizeof(*o));
@@ -107,7 +113,7 @@ static int parse_options(int argc, char **argv, struct events_options *o)
     int ch;
     optind = 0;   /* a fresh getopt scan, whatever ran before */
     opterr = 0;
-    while ((ch = getopt_long(argc, argv, CLI_GETOPT_QUIET "fo:h", options, NULL)) != -1) {
+    while ((ch = getopt_long(argc, argv, CLI_GETOPT_QUIET "fo:n:h", options, NULL)) != -1) {
         switch (ch) {
         case 'd': o->db_path = optarg; break;
         case 'f': o->follow = true; break;
@@ -129,6 +135,11 @@ static int parse_options(int argc, char **argv, struct events_options *o)
             if (strcmp(optarg, "compact") != 0 && strcmp(optarg, "json") != 0)
                 return usage_error("-o: expected compact or json", optarg);
             o->json = strcmp(optarg, "json") == 0;
+            break;
+        case 'n':
+            if (cli_parse_uint(PROG, "lines", optarg, 0, 1000000000, &o->lines) != 0)
+                return EVENTS_USAGE;
+            o->has_lines = true;
             break;
         case 'h': usage(stdout); return -1;
         default: cli_report_getopt_error(PROG, ch, argv); return EVENTS_USAGE;
@@ -155,18 +166,14 @@ static int open_db(struct reader *r)
     return 0;
 }
 
-/* The statement that reads the next rows after ?1 up to ?2, filtered. */
-static int prepare_rows(struct reader *r)
+/* A statement over events e: head, "WHERE e.id > ?1 AND e.id <= ?2", the
+ * filters of o (?3 container, ?4 process, ?5 since, the types inline), tail.
+ * 0, or EVENTS_FAILED said. */
+static int filtered_statement(struct reader *r, const struct events_options *o, const char *head, const char *tail,
+                              sqlite3_stmt **st)
 {
-    const struct events_options *o = r->o;
     struct strbuf sql = {0};
-    if (o->json)
-        strbuf_puts(&sql, "SELECT e.id, json_object('id', f.id, 'conn_id', f.conn_id, 'recv_ns', f.recv_ns,"
-                          " 'msg_type', f.msg_type, 'type_name', f.type_name, 'dropped_count', f.dropped_count,"
-                          " 'decode_error', f.decode_error, 'message', json(f.message))"
-                          " FROM events e JOIN events_full f ON f.id = e.id");
-    else
-        strbuf_puts(&sql, "SELECT e.id, e.recv_ns, e.msg_type, e.raw FROM events e");
+    strbuf_puts(&sql, head);
     strbuf_puts(&sql, " WHERE e.id > ?1 AND e.id <= ?2");
     if (o->container)
         strbuf_puts(&sql, " AND e.container_id = ?3");
@@ -181,22 +188,115 @@ static int prepare_rows(struct reader *r)
                 strbuf_printf(&sql, "%s%u", sep, t);
                 sep = ",";
             }
-        strbuf_puts(&sql, ")");
+        strbuf_puts(&sql, *sep == ' ' ? " AND 0" : ")");   /* no type passes */
     }
-    strbuf_printf(&sql, " ORDER BY e.id LIMIT %d", ROWS_PER_READ);
-    int rc = sql.failed ? SQLITE_NOMEM : sqlite3_prepare_v2(r->db, sql.data, -1, &r->rows, NULL);
+    strbuf_puts(&sql, tail);
+    int rc = sql.failed ? SQLITE_NOMEM : sqlite3_prepare_v2(r->db, sql.data, -1, st, NULL);
     strbuf_free(&sql);
     if (rc != SQLITE_OK) {
-        fprintf(stderr, PROG ": %s: %s\n", o->db_path, sqlite3_errmsg(r->db));
+        fprintf(stderr, PROG ": %s: %s\n", r->o->db_path, sqlite3_errmsg(r->db));
         return EVENTS_FAILED;
     }
     if (o->container)
-        sqlite3_bind_text(r->rows, 3, o->container, -1, SQLITE_STATIC);
+        sqlite3_bind_text(*st, 3, o->container, -1, SQLITE_STATIC);
     if (o->process)
-        sqlite3_bind_text(r->rows, 4, o->process, -1, SQLITE_STATIC);
+        sqlite3_bind_text(*st, 4, o->process, -1, SQLITE_STATIC);
     if (o->has_since)
-        sqlite3_bind_int64(r->rows, 5, r->since_ns);
+        sqlite3_bind_int64(*st, 5, r->since_ns);
     return 0;
+}
+
+/* The statement that reads the next rows after ?1 up to ?2, filtered. */
+static int prepare_rows(struct reader *r)
+{
+    char tail[64];
+    snprintf(tail, sizeof(tail), " ORDER BY e.id LIMIT %d", ROWS_PER_READ);
+    return filtered_statement(r, r->o,
+                              r->o->json ? "SELECT e.id, json_object('id', f.id, 'conn_id', f.conn_id, 'recv_ns',"
+                                           " f.recv_ns, 'msg_type', f.msg_type, 'type_name', f.type_name,"
+                                           " 'dropped_count', f.dropped_count, 'decode_error', f.decode_error,"
+                                           " 'message', json(f.message)) FROM events e JOIN events_full f ON f.id = e.id"
+                                         : "SELECT e.id, e.recv_ns, e.msg_type, e.raw FROM events e",
+                              tail, &r->rows);
+}
+
+/* -n N: the id before the last N rows that pass the filters between
+ * r->after and r->until (r->after when there are fewer). */
+static int64_t before_last(struct reader *r, uint64_t n)
+{
+    if (n == 0)
+        return r->until;
+    sqlite3_stmt *st;
+    int64_t id = r->after;
+    if (filtered_statement(r, r->o, "SELECT e.id FROM events e", " ORDER BY e.id DESC LIMIT 1 OFFSET ?6", &st) != 0)
+        return id;
+    sqlite3_bind_int64(st, 1, r->after);
+    sqlite3_bind_int64(st, 2, r->until);
+    sqlite3_bind_int64(st, 6, (int64_t)(n - 1));
+    if (sqlite3_step(st) == SQLITE_ROW)
+        id = sqlite3_column_int64(st, 0) - 1;
+    sqlite3_finalize(st);
+    return id;
+}
+
+/* Whether any event between r->after and r->until passes f's filters. */
+static bool any_passes(struct reader *r, const struct events_options *f)
+{
+    sqlite3_stmt *st;
+    if (filtered_statement(r, f, "SELECT 1 FROM events e", " LIMIT 1", &st) != 0)
+        return true;
+    sqlite3_bind_int64(st, 1, INT64_MIN);
+    sqlite3_bind_int64(st, 2, INT64_MAX);
+    bool yes = sqlite3_step(st) == SQLITE_ROW;
+    sqlite3_finalize(st);
+    return yes;
+}
+
+/* "  --OPTION 'VALUE': why", the value escaped. */
+static void say_value(const char *option, const char *value, const char *why)
+{
+    struct strbuf line = {0};
+    strbuf_printf(&line, "  %s '", option);
+    event_line_plain(&line, value, strlen(value), 200);
+    strbuf_printf(&line, "': %s\n", why);
+    if (!line.failed)
+        fputs(line.data, stderr);
+    strbuf_free(&line);
+}
+
+/* Nothing was printed: says why on stderr (the output stays empty), each
+ * filter that alone matches no stored event named. */
+static void explain_nothing(struct reader *r)
+{
+    const struct events_options *o = r->o;
+    struct events_options none = *o;
+    none.container = none.process = none.types = NULL;
+    none.has_since = false;
+    bool filtered = o->container || o->process || o->types || o->has_since;
+    if (!any_passes(r, &none)) {
+        fprintf(stderr, PROG ": %s holds no events yet%s\n", o->db_path, o->follow ? "; waiting for them" : "");
+        return;
+    }
+    if (!filtered)
+        return;
+    fprintf(stderr, PROG ": no stored event passes the filters%s\n", o->follow ? "; waiting for new ones" : "");
+    struct events_options f = none;
+    f.container = o->container;
+    if (o->container && !any_passes(r, &f))
+        say_value("--container", o->container, "no event of that container (the containers view lists them)");
+    f = none;
+    f.process = o->process;
+    if (o->process && !any_passes(r, &f))
+        say_value("--process", o->process, "no event of a process of that name");
+    f = none;
+    f.types = o->types;
+    f.type_filter = o->type_filter;
+    if (o->types && !any_passes(r, &f))
+        say_value("--type", o->types, "no event of those types");
+    f = none;
+    f.has_since = o->has_since;
+    if (o->has_since && !any_passes(r, &f))
+        fprintf(stderr, "  --since: no event received in that time\n");
 }
 
 /* ---- lines ---- */
@@ -251,6 +351,7 @@ static int print_next(struct reader *r, int *n)
         } else if (fwrite(r->line.data, 1, r->line.len, stdout) != r->line.len) {
             rc = errno == EPIPE ? EVENTS_OUTPUT_GONE : EVENTS_FAILED;
         }
+        r->printed++;
         (*n)++;
     }
     if (rc == 0 && step != SQLITE_DONE) {
@@ -294,20 +395,27 @@ static int follow_moved(struct reader *r)
 
 static int run(struct reader *r)
 {
-    if (r->o->has_since)
-        r->after = follow_last_id_before(r->db, r->since_ns);
-    else if (r->o->follow)
-        r->after = sqlutil_int(r->db, "SELECT max(id) FROM events", 0);
-    r->until = r->o->follow ? INT64_MAX : sqlutil_int(r->db, "SELECT max(id) FROM events", 0);
+    const struct events_options *o = r->o;
+    r->after = o->has_since ? follow_last_id_before(r->db, r->since_ns) : 0;
+    r->until = sqlutil_int(r->db, "SELECT max(id) FROM events", 0);
+    uint64_t lines = o->has_lines ? o->lines : 10;
+    if (o->follow || o->has_lines)   /* the last N first, as tail does */
+        r->after = before_last(r, lines);
+    if (o->follow)
+        r->until = INT64_MAX;
     int rc = prepare_rows(r);
-    if (rc == 0 && follow_start(&r->follow, r->db, PROG, r->o->db_path) != 0)
+    if (rc == 0 && follow_start(&r->follow, r->db, PROG, o->db_path) != 0)
         rc = EVENTS_FAILED;
+    bool stored_done = false;
     while (rc == 0 && !follow_stopped()) {
         int n;
         rc = print_next(r, &n);
         if (rc != 0 || n == ROWS_PER_READ)
             continue;
-        if (!r->o->follow)
+        if (!stored_done && r->printed == 0 && lines > 0)
+            explain_nothing(r);
+        stored_done = true;
+        if (!o->follow)
             break;
         if (follow_wait(&r->follow) == FOLLOW_MOVED)
             rc = follow_moved(r);
