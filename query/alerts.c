@@ -31,6 +31,7 @@
 #include "rules.h"
 #include "sqlutil.h"
 #include "strbuf.h"
+#include "term_color.h"
 
 #define PROG "seccheckd alerts"
 #define ROWS_PER_READ 512
@@ -62,6 +63,7 @@ struct alerts_options {
     bool follow;
     bool json;
     bool wide;                      /* cut nothing */
+    enum term_color_mode color;
 };
 
 /* One alert as read back, from either place. time_ns is the sandbox's
@@ -83,6 +85,7 @@ struct printer {
     bool header_done;
     bool sandbox_column;            /* a column for the sandbox's time: some alert's is off */
     bool replaced_said;
+    bool color;                     /* the table to a terminal: priorities coloured */
     uint64_t printed;
 };
 
@@ -91,7 +94,7 @@ static void usage(FILE *out)
     fprintf(out,
             "Usage: seccheckd alerts (--db PATH | --to URL [--host-id ID | --all-hosts])\n"
             "                        [--since DURATION] [--priority LEVEL] [--rule TEXT] [--container ID]\n"
-            "                        [--follow] [--json | --wide]\n"
+            "                        [--follow] [--json | --wide] [--color auto|always|never]\n"
             "Prints the alerts the rules raised (seccheckd --rules), oldest first.\n"
             "\n"
             "  --db PATH          a host's database (only read; the daemon may be running)\n"
@@ -111,6 +114,8 @@ static void usage(FILE *out)
             "                     seccheckd received the event, the sandbox's own when it is\n"
             "                     more than a second off, priority, rule, container, output]\n"
             "  --wide             the table with nothing cut: whole rules, containers and output\n"
+            "  --color WHEN       colour the priorities in the table: auto (when standard output\n"
+            "                     is a terminal and NO_COLOR is not set), always, never [auto]\n"
             "  --help, -h         this text\n"
             "\n"
             "Exit status: 0 done (or --follow interrupted), 1 a runtime error (printed), 2 usage error.\n");
@@ -130,7 +135,7 @@ static int parse_options(int argc, char **argv, struct alerts_options *o)
         {"since", required_argument, NULL, 's'},     {"priority", required_argument, NULL, 'p'},
         {"rule", required_argument, NULL, 'r'},      {"container", required_argument, NULL, 'c'},
         {"follow", no_argument, NULL, 'f'},          {"json", no_argument, NULL, 'j'},
-        {"wide", no_argument, NULL, 'w'},
+        {"wide", no_argument, NULL, 'w'},            {"color", required_argument, NULL, 'C'},
         {"help", no_argument, NULL, 'h'},            {NULL, 0, NULL, 0},
     };
     memset(o, 0, sizeof(*o));
@@ -161,6 +166,10 @@ static int parse_options(int argc, char **argv, struct alerts_options *o)
         case 'f': o->follow = true; break;
         case 'j': o->json = true; break;
         case 'w': o->wide = true; break;
+        case 'C':
+            if (term_color_parse(optarg, &o->color) != 0)
+                return usage_error("--color: expected auto, always or never", optarg);
+            break;
         case 'h': usage(stdout); return -1;
         default: cli_report_getopt_error(PROG, ch, argv); return ALERTS_USAGE;
         }
@@ -284,7 +293,11 @@ static void table_row(struct printer *p, const struct alert_row *a)
         time_cell(p, a->time_ns);
     else if (p->sandbox_column)
         strbuf_printf(&p->line, "%-*s  ", TIME_WIDTH, "-");
+    const char *color = p->color ? term_color_priority(a->priority) : "";
+    strbuf_puts(&p->line, color);
     cell(p, a->priority, PRIORITY_WIDTH);   /* any text: a row written by something else */
+    if (color[0])
+        strbuf_puts(&p->line, TERM_COLOR_RESET);
     cell(p, a->rule, RULE_WIDTH);
     cell(p, a->container, CONTAINER_WIDTH);
     const char *text;
@@ -966,7 +979,7 @@ int alerts_main(int argc, char **argv)
     int rc = parse_options(argc, argv, &o);
     if (rc != 0)
         return rc < 0 ? ALERTS_OK : rc;
-    struct printer p = {.o = &o};
+    struct printer p = {.o = &o, .color = !o.json && term_color_wanted(o.color, STDOUT_FILENO)};
     if (gethostname(p.hostname, sizeof(p.hostname) - 1) != 0)
         snprintf(p.hostname, sizeof(p.hostname), "unknown");
     struct follow_signals signals;

@@ -19,6 +19,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 #include <sqlite3.h>
 
 #include "arena.h"
@@ -30,6 +31,7 @@
 #include "follow.h"
 #include "sqlutil.h"
 #include "strbuf.h"
+#include "term_color.h"
 #include "wire.h"
 
 #define PROG "seccheckd events"
@@ -50,6 +52,7 @@ struct events_options {
     bool json;
     bool has_lines;
     uint64_t lines;               /* -n: the last N stored first (--follow: 10 unless given) */
+    enum term_color_mode color;
 };
 
 struct reader {
@@ -64,13 +67,14 @@ struct reader {
     int64_t until;                /* without --follow: the last id when it started */
     int64_t since_ns;             /* --since: received at or after this */
     uint64_t printed;
+    bool color;                   /* compact lines to a terminal: exec, connect, open coloured */
 };
 
 static void usage(FILE *out)
 {
     fprintf(out,
             "Usage: seccheckd events --db PATH [--follow] [-n N] [--container ID] [--type NAME] [--process NAME]\n"
-            "                        [--since DURATION] [-o compact|json]\n"
+            "                        [--since DURATION] [-o compact|json] [--color auto|always|never]\n"
             "Prints the events of a seccheckd database, one line each, oldest first.\n"
             "\n"
             "  --db PATH          the database (only read; the daemon may be running)\n"
@@ -87,6 +91,9 @@ static void usage(FILE *out)
             "                     happened, = result on a syscall's exit [default]\n"
             "  -o json            one JSON object per event: events_full's row, the whole\n"
             "                     message included\n"
+            "  --color WHEN       colour exec, connect and open in compact lines: auto (when\n"
+            "                     standard output is a terminal and NO_COLOR is not set),\n"
+            "                     always, never [auto]\n"
             "  --help, -h         this text\n"
             "\n"
             "Exit status: 0 done (or --follow interrupted), 1 a runtime error (printed), 2 usage error.\n");
@@ -105,7 +112,7 @@ static int parse_options(int argc, char **argv, struct events_options *o)
         {"container", required_argument, NULL, 'c'}, {"type", required_argument, NULL, 't'},
         {"process", required_argument, NULL, 'p'},   {"since", required_argument, NULL, 's'},
         {"output", required_argument, NULL, 'o'},    {"help", no_argument, NULL, 'h'},
-        {"lines", required_argument, NULL, 'n'},
+        {"lines", required_argument, NULL, 'n'},      {"color", required_argument, NULL, 'C'},
         {NULL, 0, NULL, 0},
     };
     memset(o, 0, sizeof(*o));
@@ -140,6 +147,10 @@ static int parse_options(int argc, char **argv, struct events_options *o)
             if (cli_parse_uint(PROG, "lines", optarg, 0, 1000000000, &o->lines) != 0)
                 return EVENTS_USAGE;
             o->has_lines = true;
+            break;
+        case 'C':
+            if (term_color_parse(optarg, &o->color) != 0)
+                return usage_error("--color: expected auto, always or never", optarg);
             break;
         case 'h': usage(stdout); return -1;
         default: cli_report_getopt_error(PROG, ch, argv); return EVENTS_USAGE;
@@ -331,7 +342,7 @@ static void render_row(struct reader *r)
     }
     struct event ev;
     decode_row(r, &ev);
-    event_line_render(&r->line, &ev);
+    event_line_render_color(&r->line, &ev, r->color);
 }
 
 /* Prints the next rows (at most ROWS_PER_READ) in one statement; *n says
@@ -433,7 +444,7 @@ int events_main(int argc, char **argv)
         filter_free(&o.type_filter);
         return rc < 0 ? EVENTS_OK : rc;
     }
-    struct reader r = {.o = &o};
+    struct reader r = {.o = &o, .color = !o.json && term_color_wanted(o.color, STDOUT_FILENO)};
     if (o.has_since)
         r.since_ns = realtime_ns() - (int64_t)o.since_s * 1000000000;
     decoder_init(&r.decoder);

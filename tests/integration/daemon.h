@@ -167,6 +167,11 @@ double metric_scrape(const char *path, const char *series);
  * to be killed). */
 int run_command(const char *const *argv, char *out, size_t outlen, char *err, size_t errlen);
 
+/* run_command with argv's standard output and error on a pseudo-terminal
+ * (what a person at a terminal sees, for --color auto), NO_COLOR set to
+ * no_color unless it is NULL; what it wrote in out. */
+int run_on_terminal(const char *const *argv, const char *no_color, char *out, size_t outlen);
+
 /* Replaces path's contents with text; fails the test if it cannot. */
 void write_file(const char *path, const char *text);
 

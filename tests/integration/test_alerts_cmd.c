@@ -395,6 +395,49 @@ static void test_follow_deleted_and_replaced(void **state)
     assert_int_equal(daemon_stop(d), 0);
 }
 
+/* Priorities in colour on a terminal (--color auto), or always; never
+ * when told, when NO_COLOR is set (but for --color always), through a pipe
+ * or in --json. */
+static void test_color(void **state)
+{
+    struct daemon *d = *state;
+    start_with_rules(d, NULL);
+    replay_mixed(d, 1);
+    assert_int_equal(daemon_stop(d), 0);
+    struct run r = alerts_cmd((const char *const[]){"--db", d->db, "--color", "always", NULL});
+    assert_int_equal(r.status, 0);
+    assert_non_null(strstr(r.out, "\x1b[1;31mCritical       \x1b[0mCat opens"));
+    assert_non_null(strstr(r.out, "\x1b[33mWarning        \x1b[0mOpenat exit"));
+    run_free(&r);
+    const char *const plain[][6] = {
+        {"--db", d->db, NULL},                                   /* a pipe: auto says no */
+        {"--db", d->db, "--color", "never", NULL},
+        {"--db", d->db, "--json", "--color", "always", NULL},    /* JSON stays JSON */
+    };
+    for (size_t i = 0; i < sizeof(plain) / sizeof(plain[0]); i++) {
+        r = alerts_cmd(plain[i]);
+        assert_int_equal(r.status, 0);
+        if (strchr(r.out, '\x1b'))
+            fail_msg("case %zu: colour in %.200s", i, r.out);
+        run_free(&r);
+    }
+    char *out = malloc(OUT_MAX);
+    assert_non_null(out);
+    const char *argv[] = {SECCHECKD_BIN, "alerts", "--db", d->db, NULL};
+    assert_int_equal(run_on_terminal(argv, NULL, out, OUT_MAX), 0);
+    assert_non_null(strstr(out, "\x1b[1;31mCritical"));   /* auto on a terminal */
+    assert_int_equal(run_on_terminal(argv, "1", out, OUT_MAX), 0);
+    assert_null(strchr(out, '\x1b'));                     /* NO_COLOR */
+    const char *always[] = {SECCHECKD_BIN, "alerts", "--db", d->db, "--color", "always", NULL};
+    assert_int_equal(run_on_terminal(always, "1", out, OUT_MAX), 0);
+    assert_non_null(strstr(out, "\x1b[1;31mCritical"));   /* the flag wins */
+    free(out);
+    r = alerts_cmd((const char *const[]){"--db", d->db, "--color", "yes", NULL});
+    assert_int_equal(r.status, 2);
+    assert_non_null(strstr(r.err, "--color: expected auto, always or never"));
+    run_free(&r);
+}
+
 /* Control bytes and escape sequences from a sandbox stay escaped in the
  * table; --json keeps them as JSON escapes. */
 static void test_hostile_text(void **state)
@@ -557,6 +600,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_follow_deleted_and_replaced, daemon_setup, daemon_teardown),
         cmocka_unit_test_setup_teardown(test_hostile_text, daemon_setup, daemon_teardown),
         cmocka_unit_test_setup_teardown(test_hostile_columns, daemon_setup, daemon_teardown),
+        cmocka_unit_test_setup_teardown(test_color, daemon_setup, daemon_teardown),
         cmocka_unit_test_setup_teardown(test_errors, daemon_setup, daemon_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

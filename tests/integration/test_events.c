@@ -420,6 +420,37 @@ static void test_follow_deleted_and_replaced(void **state)
     assert_int_equal(daemon_stop(d), 0);
 }
 
+/* exec, connect and open in colour on a terminal or with --color always;
+ * NO_COLOR and a pipe keep the lines plain, -o json too. */
+static void test_color(void **state)
+{
+    struct daemon *d = *state;
+    store_traces(d);
+    struct output r = run_events(d, (const char *const[]){"--db", d->db, "--color", "always", NULL});
+    assert_int_equal(r.status, 0);
+    assert_true(lines_with(r.out, "\x1b[32mexec\x1b[0m ", NULL) > 0);
+    assert_true(lines_with(r.out, "\x1b[35mconnect\x1b[0m ", NULL) > 0);
+    assert_true(lines_with(r.out, "\x1b[34mopenat\x1b[0m ", NULL) > 0);
+    assert_int_equal(lines_with(r.out, "\x1b[", NULL),
+                     dbq(d, "SELECT count(*) FROM events WHERE msg_type IN (3, 7, 10, 11)"));
+    output_free(&r);
+    r = run_events(d, (const char *const[]){"--db", d->db, "-o", "json", "--color", "always", NULL});
+    assert_null(strchr(r.out, '\x1b'));
+    output_free(&r);
+    r = run_events(d, (const char *const[]){"--db", d->db, NULL});
+    assert_null(strchr(r.out, '\x1b'));
+    output_free(&r);
+    size_t max = 8 << 20;
+    char *out = malloc(max);
+    assert_non_null(out);
+    const char *argv[] = {SECCHECKD_BIN, "events", "--db", d->db, "--type", "SENTRY_EXEC", NULL};
+    assert_int_equal(run_on_terminal(argv, NULL, out, max), 0);
+    assert_non_null(strstr(out, "\x1b[32mexec\x1b[0m "));
+    assert_int_equal(run_on_terminal(argv, "1", out, max), 0);
+    assert_null(strchr(out, '\x1b'));
+    free(out);
+}
+
 /* A database without -wal and -shm (the daemon stopped) has none after a
  * run, nor after --follow is stopped. */
 static void test_leaves_no_wal(void **state)
@@ -613,6 +644,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_follow, daemon_setup, daemon_teardown),
         cmocka_unit_test_setup_teardown(test_follow_deleted_and_replaced, daemon_setup, daemon_teardown),
         cmocka_unit_test_setup_teardown(test_last_lines_and_misses, daemon_setup, daemon_teardown),
+        cmocka_unit_test_setup_teardown(test_color, daemon_setup, daemon_teardown),
         cmocka_unit_test_setup_teardown(test_leaves_no_wal, daemon_setup, daemon_teardown),
         cmocka_unit_test_setup_teardown(test_hostile_strings, daemon_setup, daemon_teardown),
         cmocka_unit_test_setup_teardown(test_bad_arguments, daemon_setup, daemon_teardown),
