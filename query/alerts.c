@@ -40,7 +40,8 @@
 #define RULE_WIDTH 32                   /* table columns, cut beyond */
 #define CONTAINER_WIDTH 14
 #define PRIORITY_WIDTH 13               /* Informational */
-#define HOST_WIDTH 20
+#define HOST_WIDTH 16                   /* the host's name */
+#define HOST_ID_WIDTH 14                /* its id: a machine-id is 32 hex digits */
 #define OUTPUT_MAX 400
 #define TIME_WIDTH 24                   /* 2026-12-01T16:51:52.719Z */
 #define ID_WIDTH 6                      /* wider ids push the row on */
@@ -70,7 +71,8 @@ struct alerts_options {
  * (the event's context time: whatever the sandbox says), recv_ns the
  * daemon's when it received the event. */
 struct alert_row {
-    const char *host;               /* central only */
+    const char *host;               /* central only: the host's id */
+    const char *host_name;          /* ... and its name (hosts.hostname), NULL when not known */
     int64_t id, time_ns, recv_ns;
     bool has_recv;                  /* false: the event is not there (a row written by something else) */
     bool replaced;                  /* output_fields or tags were not JSON: {} or [] instead */
@@ -272,7 +274,7 @@ static void time_cell(struct printer *p, int64_t ns)
 static void table_header(struct printer *p)
 {
     if (p->o->to_url && p->o->all_hosts)
-        strbuf_printf(&p->line, "%-*s  ", HOST_WIDTH, "HOST");
+        strbuf_printf(&p->line, "%-*s  %-*s  ", HOST_WIDTH, "HOST", HOST_ID_WIDTH, "HOST ID");
     strbuf_printf(&p->line, "%-*s  %-*s  ", ID_WIDTH, "ID", TIME_WIDTH, "TIME (UTC)");
     if (p->sandbox_column)
         strbuf_printf(&p->line, "%-*s  ", TIME_WIDTH, "SANDBOX TIME");
@@ -285,8 +287,10 @@ static void table_row(struct printer *p, const struct alert_row *a)
     if (!p->header_done)
         table_header(p);
     p->header_done = true;
-    if (p->o->to_url && p->o->all_hosts)
-        cell(p, a->host, HOST_WIDTH);
+    if (p->o->to_url && p->o->all_hosts) {
+        cell(p, a->host_name, HOST_WIDTH);
+        cell(p, a->host, HOST_ID_WIDTH);
+    }
     strbuf_printf(&p->line, "%-*" PRId64 "  ", ID_WIDTH, a->id);   /* what seccheckd alerts show ID takes */
     time_cell(p, a->has_recv ? a->recv_ns : a->time_ns);
     if (p->sandbox_column && a->has_recv && clocks_apart(a->time_ns, a->recv_ns))
@@ -316,7 +320,10 @@ static void json_row(struct printer *p, const struct alert_row *a)
                 "not write): printed with {} or [] in their place\n", a->id);
     p->replaced_said |= a->replaced;
     strbuf_reset(&p->scratch);
-    rules_alert_json(&p->scratch, a->host ? a->host : p->hostname, a->rule, a->priority, a->time_ns, a->output,
+    /* Falco's hostname: the host's name as its forwarder gave it (what its
+     * --alerts-out wrote), else its id; here, this machine's. */
+    const char *hostname = a->host_name ? a->host_name : a->host ? a->host : p->hostname;
+    rules_alert_json(&p->scratch, hostname, a->rule, a->priority, a->time_ns, a->output,
                      a->output_len, a->output_fields, a->tags);
     event_line_json(&p->line, p->scratch.data ? p->scratch.data : "{}", p->scratch.len);
     strbuf_putc(&p->line, '\n');
@@ -760,7 +767,9 @@ static void central_sql(struct central_reader *r)
     struct strbuf *sql = &r->sql;
     strbuf_puts(sql, "SELECT a.host_id, a.id, a.time_ns, a.rule, a.priority, a.container_id, a.output,"
                      " CASE WHEN jsonb_typeof(a.output_fields) = 'object' THEN a.output_fields::text END,"
-                     " CASE WHEN jsonb_typeof(a.tags) = 'array' THEN a.tags::text END, e.recv_ns");
+                     " CASE WHEN jsonb_typeof(a.tags) = 'array' THEN a.tags::text END, e.recv_ns,"
+                     /* to_jsonb: a hosts table of a forwarder before hostname has none */
+                     " (SELECT to_jsonb(h) ->> 'hostname' FROM hosts h WHERE h.host_id = a.host_id)");
     central_filters(sql, r->o);
     strbuf_printf(sql, " ORDER BY a.host_id, a.id LIMIT %d", ROWS_PER_READ);
 }
@@ -853,7 +862,8 @@ static int central_print_next(struct central_reader *r, struct printer *p, int *
             .time_ns = strtoll(PQgetvalue(res, i, 2), NULL, 10), .rule = PQgetvalue(res, i, 3),
             .priority = PQgetvalue(res, i, 4), .container = PQgetisnull(res, i, 5) ? NULL : PQgetvalue(res, i, 5),
             .output = PQgetvalue(res, i, 6), .output_len = (size_t)PQgetlength(res, i, 6),
-            .has_recv = !PQgetisnull(res, i, 9), .recv_ns = strtoll(PQgetvalue(res, i, 9), NULL, 10)};
+            .has_recv = !PQgetisnull(res, i, 9), .recv_ns = strtoll(PQgetvalue(res, i, 9), NULL, 10),
+            .host_name = PQgetisnull(res, i, 10) ? NULL : PQgetvalue(res, i, 10)};
         a.output_fields = alert_outbox_json_column(PQgetisnull(res, i, 7) ? NULL : PQgetvalue(res, i, 7),
                                                    (size_t)PQgetlength(res, i, 7), "{}", &a.replaced);
         a.tags = alert_outbox_json_column(PQgetisnull(res, i, 8) ? NULL : PQgetvalue(res, i, 8),
