@@ -22,6 +22,7 @@
 
 #include "central.h"
 #include "alert_outbox.h"
+#include "alert_show.h"
 #include "cli.h"
 #include "clock.h"
 #include "event_line.h"
@@ -97,6 +98,7 @@ static void usage(FILE *out)
             "Usage: seccheckd alerts (--db PATH | --to URL [--host-id ID | --all-hosts])\n"
             "                        [--since DURATION] [--priority LEVEL] [--rule TEXT] [--container ID]\n"
             "                        [--follow] [--json | --wide] [--color auto|always|never]\n"
+            "       seccheckd alerts show ID ...   the story of one alert (seccheckd alerts show --help)\n"
             "Prints the alerts the rules raised (seccheckd --rules), oldest first.\n"
             "\n"
             "  --db PATH          a host's database (only read; the daemon may be running)\n"
@@ -985,6 +987,8 @@ static int run_central(const struct alerts_options *o, struct printer *p)
 
 int alerts_main(int argc, char **argv)
 {
+    if (argc > 1 && strcmp(argv[1], "show") == 0)
+        return alert_show_main(argc - 1, argv + 1);
     struct alerts_options o;
     int rc = parse_options(argc, argv, &o);
     if (rc != 0)

@@ -4,7 +4,8 @@
 # host's name beside its id, every column escaped (a row with an escape
 # sequence for a priority, shipped as the host wrote it), --since on the
 # daemon's receive time (the trace's own times are days old), --rule as a
-# part of the name in any case, and a miss that says what did not match.
+# part of the name in any case, a miss that says what did not match, and
+# alerts show --to telling the story the host's database tells.
 # Usage: readers.sh BIN_DIR TRACES_DIR
 set -uo pipefail
 bin=${1:?usage: readers.sh BIN_DIR TRACES_DIR}
@@ -68,8 +69,30 @@ alerts --host-id host-r --rule nothing >"$dir/miss.out" 2>"$dir/miss.err"
 check "a miss says what did not match, and what rules there are" \
     grep -q "no rule's name contains it (the rules that raised alerts: Openat exit" "$dir/miss.err"
 
+# alerts show from the central copy tells what the host's database tells.
+id=$(sqlite_c "$dir/r.db" "SELECT min(id) FROM alerts WHERE rule = 'Cat opens'")
+"$bin/seccheckd" alerts show "$id" --db "$dir/r.db" >"$dir/show.local" 2>&1
+"$bin/seccheckd" alerts show "$id" --to "$PG_URL" --host-id host-r >"$dir/show.central" 2>"$dir/show.err"
+check "alerts show --to: the ancestry from the container's first process (sh[1]) to cat" \
+    bash -c "grep -q '^  sh\[1\] .* start ' '$dir/show.central' && grep -q '^  cat\[[0-9]*\] .* exec .*/usr/bin/cat cat ' '$dir/show.central'"
+check "... the host named, by name and id" grep -q "^  host       $name (the central copy (host host-r))" "$dir/show.central"
+check "... the event, its ancestry, window and nearby alerts as the host's database tells them" \
+    cmp <(sed -n '/^The event/,$p' "$dir/show.local") <(sed -n '/^The event/,$p' "$dir/show.central")
+"$bin/seccheckd" alerts show "$id" --db "$dir/r.db" --json >"$dir/show.local.json"
+"$bin/seccheckd" alerts show "$id" --to "$PG_URL" --host-id host-r --json >"$dir/show.central.json"
+check "... and --json: one document, the same story, the whole message" python3 - "$dir/show.local.json" \
+    "$dir/show.central.json" <<'PY'
+import json, sys
+l, c = (json.load(open(p)) for p in sys.argv[1:])
+assert l["ancestry"] == c["ancestry"] and l["window"] == c["window"] and l["alerts_nearby"] == c["alerts_nearby"]
+assert l["event"]["message"] == c["event"]["message"] and c["event"]["message"]["pathname"]
+assert c["alert"]["hostname"] and [p["pid"] for p in c["ancestry"]][0] == 1
+PY
+"$bin/seccheckd" alerts show 999999 --to "$PG_URL" --host-id host-r >/dev/null 2>"$dir/show.none"
+check "... an alert the central copy lacks: exit 1, said" grep -q "has no alert 999999" "$dir/show.none"
+
 if [ $failures != 0 ]; then
-    for f in table.err miss.err f_r.log; do echo "---- $f"; tail -20 "$dir/$f"; done
+    for f in table.err miss.err show.err show.central f_r.log; do echo "---- $f"; tail -20 "$dir/$f"; done
     echo "$failures failed"
     exit 1
 fi

@@ -16,6 +16,8 @@
 
 #include "daemon.h"
 #include "gvisor/common.pb-c.h"
+#include "gvisor/container.pb-c.h"
+#include "gvisor/sentry.pb-c.h"
 #include "gvisor/syscall.pb-c.h"
 #include "wire.h"
 
@@ -438,6 +440,284 @@ static void test_color(void **state)
     run_free(&r);
 }
 
+/* ---- alerts show: a crafted sandbox ---- */
+
+static void assert_no_controls(const char *what, const char *out)
+{
+    for (const unsigned char *p = (const unsigned char *)out; *p; p++)
+        if ((*p < 0x20 && *p != '\n') || *p == 0x7f || (p[0] == 0xc2 && p[1] == 0x9b) ||
+            (p[0] == 0xe2 && p[1] == 0x80 && p[2] == 0xae))
+            fail_msg("a control character in the %s output at %td: %s", what, (const char *)p - out, out);
+}
+
+
+static void send_message(int fd, uint16_t type, const ProtobufCMessage *m)
+{
+    size_t n = protobuf_c_message_get_packed_size(m);
+    uint8_t *pkt = malloc(WIRE_HEADER_MIN + n);
+    assert_non_null(pkt);
+    wire_header_write(pkt, type, 0);
+    protobuf_c_message_pack(m, pkt + WIRE_HEADER_MIN);
+    send_bytes(fd, pkt, WIRE_HEADER_MIN + n);
+    free(pkt);
+}
+
+/* A context of process pid (thread group started at start). */
+struct who {
+    Gvisor__Common__ContextData ctx;
+    Gvisor__Common__Credentials creds;
+};
+
+static Gvisor__Common__ContextData *as(struct who *w, int32_t pid, int64_t start, const char *name, const char *cwd,
+                                       uint32_t uid)
+{
+    static int64_t clock = 1700000000000000000LL;
+    gvisor__common__context_data__init(&w->ctx);
+    gvisor__common__credentials__init(&w->creds);
+    w->creds.effective_uid = w->creds.real_uid = uid;
+    w->ctx.credentials = &w->creds;
+    w->ctx.time_ns = clock += 1000000;
+    w->ctx.thread_id = w->ctx.thread_group_id = pid;
+    w->ctx.thread_group_start_time_ns = w->ctx.thread_start_time_ns = start;
+    w->ctx.container_id = (char *)"runsc-show";
+    w->ctx.process_name = (char *)name;
+    w->ctx.cwd = (char *)cwd;
+    return &w->ctx;
+}
+
+static void send_clone(int fd, struct who *parent, int32_t child, int32_t thread, int64_t child_start)
+{
+    Gvisor__Sentry__CloneInfo c = GVISOR__SENTRY__CLONE_INFO__INIT;
+    c.context_data = &parent->ctx;
+    c.created_thread_group_id = child;
+    c.created_thread_id = thread;
+    c.created_thread_start_time_ns = child_start;
+    send_message(fd, 2, &c.base);
+}
+
+static void send_exec(int fd, struct who *w, const char *binary, char **argv, size_t argc)
+{
+    Gvisor__Sentry__ExecveInfo x = GVISOR__SENTRY__EXECVE_INFO__INIT;
+    x.context_data = &w->ctx;
+    x.binary_path = (char *)binary;
+    x.argv = argv;
+    x.n_argv = argc;
+    send_message(fd, 3, &x.base);
+}
+
+static void send_openat(int fd, struct who *w, const char *path)
+{
+    Gvisor__Syscall__Exit x = GVISOR__SYSCALL__EXIT__INIT;
+    x.result = 3;
+    Gvisor__Syscall__Open o = GVISOR__SYSCALL__OPEN__INIT;
+    o.context_data = &w->ctx;
+    o.exit = &x;
+    o.sysno = 257;
+    o.fd = -100;
+    o.pathname = (char *)path;
+    send_message(fd, 7, &o.base);
+}
+
+#define S1 1700000000001000000LL
+#define S2 1700000000002000000LL
+#define S3 1700000000003000000LL
+#define S9 1700000000009000000LL
+
+/* The story a sandbox tells: sh (pid 1, container/start) forks sh (2),
+ * which execs sh -c 'cat /etc/shadow; true' and forks cat (3), which reads
+ * /etc/shadow, then /etc/ld.so.cache; meanwhile pid 9 (another child of 1)
+ * opens /tmp/x, and cat makes a thread (a clone in its own group, not a
+ * parent). */
+static void send_story(int fd)
+{
+    struct who w;
+    char *start_args[] = {"/bin/sh", "-c", "sh -c 'cat /etc/shadow; true' \x1b]0;owned\x07"};
+    Gvisor__Container__Start st = GVISOR__CONTAINER__START__INIT;
+    st.context_data = as(&w, 1, S1, "sh", "/", 0);
+    st.id = "runsc-show";
+    st.cwd = "/";
+    st.args = start_args;
+    st.n_args = 3;
+    send_message(fd, 1, &st.base);
+    as(&w, 1, S1, "sh", "/", 0);
+    send_clone(fd, &w, 2, 2, S2);
+    char *sh_argv[] = {"sh", "-c", "cat /etc/shadow; true"};
+    as(&w, 2, S2, "sh", "/", 0);
+    send_exec(fd, &w, "/bin/sh", sh_argv, 3);
+    as(&w, 1, S1, "sh", "/", 0);
+    send_clone(fd, &w, 9, 9, S9);
+    as(&w, 2, S2, "sh", "/home/u", 1000);
+    send_clone(fd, &w, 3, 3, S3);
+    char *cat_argv[] = {"cat", "/etc/shadow"};
+    as(&w, 3, S3, "sh", "/home/u", 1000);
+    send_exec(fd, &w, "/usr/bin/cat", cat_argv, 2);
+    as(&w, 9, S9, "sh", "/", 0);
+    send_openat(fd, &w, "/tmp/x");
+    as(&w, 3, S3, "cat", "/home/u", 1000);
+    send_clone(fd, &w, 3, 33, S3 + 5);   /* a thread of cat's */
+    as(&w, 3, S3, "cat", "/home/u", 1000);
+    send_openat(fd, &w, "/etc/shadow");
+    as(&w, 3, S3, "cat", "/home/u", 1000);
+    send_openat(fd, &w, "/etc/ld.so.cache");
+}
+
+static long long shadow_alert(const struct daemon *d)
+{
+    return dbq(d, "SELECT a.id FROM alerts a JOIN events e ON e.id = a.event_id WHERE a.rule = 'Cat opens'"
+                  " AND json_extract(e.detail, '$.pathname') = '/etc/shadow'");
+}
+
+/* Lines of text holding needle, in order: the index of the first, or -1. */
+static int line_index(const char *text, const char *needle)
+{
+    int i = 0;
+    for (const char *line = text; *line; i++) {
+        const char *end = strchr(line, '\n');
+        size_t len = end ? (size_t)(end - line) : strlen(line);
+        char *copy = strndup(line, len);
+        bool has = strstr(copy, needle) != NULL;
+        free(copy);
+        if (has)
+            return i;
+        line += len + (end != NULL);
+    }
+    return -1;
+}
+
+static void show_fail(const char *what, const struct run *r)
+{
+    fprintf(stderr, "%s; exit %d, stdout:\n%s\nstderr:\n%s\n", what, r->status, r->out, r->err);
+    fail();
+}
+
+#define EXPECT_LINE(r, needle) \
+    do { \
+        if (line_index((r).out, (needle)) < 0) \
+            show_fail("no line with: " needle, &(r)); \
+    } while (0)
+
+/* alerts show: the alert, its event, the ancestry from the container's
+ * first process down, the process's own events around it (pid 9's not
+ * among them, the thread not a parent), the container's other alerts in
+ * that window; --before/--after; --json; what is missing said. */
+static void test_show_story(void **state)
+{
+    struct daemon *d = *state;
+    start_with_rules(d, NULL);
+    int fd = replay_open(d->socket, 1);
+    assert_true(fd >= 0);
+    send_story(fd);
+    close(fd);
+    assert_true(daemon_wait_log(d, "closed (eof)", 1, 10000));
+    assert_int_equal(daemon_stop(d), 0);
+    long long id = shadow_alert(d);
+    assert_true(id > 0);
+    char ids[24];
+    snprintf(ids, sizeof(ids), "%lld", id);
+    struct run r = alerts_cmd((const char *const[]){"show", ids, "--db", d->db, NULL});
+    if (r.status != 0)
+        show_fail("exit", &r);
+    assert_no_controls("show", r.out);
+    char head[64];
+    snprintf(head, sizeof(head), "Alert %lld  Cat opens  Critical", id);
+    assert_true(strncmp(r.out, head, strlen(head)) == 0);
+    EXPECT_LINE(r, "  container  runsc-show");
+    EXPECT_LINE(r, "cat[3] openat /etc/shadow O_RDONLY = 3");
+    int sh1 = line_index(r.out, "  sh[1]  "), sh2 = line_index(r.out, "  sh[2]  "), cat = line_index(r.out, "  cat[3]  ");
+    if (!(sh1 > 0 && sh1 < sh2 && sh2 < cat))
+        show_fail("the ancestry is not sh[1], sh[2], cat[3] in that order", &r);
+    EXPECT_LINE(r, "start 2");   /* sh[1]: the container/start, with its time */
+    EXPECT_LINE(r, "/bin/sh /bin/sh -c \"sh -c 'cat /etc/shadow; true' \\x1b]0;owned\\x07\"  cwd /  uid 0");
+    EXPECT_LINE(r, "/bin/sh sh -c \"cat /etc/shadow; true\"  cwd /  uid 0");
+    EXPECT_LINE(r, "/usr/bin/cat cat /etc/shadow  cwd /home/u  uid 1000");
+    if (strstr(r.out, "note:"))
+        show_fail("a note where nothing is missing", &r);
+    /* The window: cat's exec, the alert's event marked, the read after. */
+    int exec = line_index(r.out, "sh[3] exec /usr/bin/cat cat /etc/shadow");
+    int marked = line_index(r.out, "> 2023-11-14T22:13:"), after = line_index(r.out, "cat[3] openat /etc/ld.so.cache");
+    int starts = 0;   /* lines that start with "> ": the alert's event only */
+    for (const char *l = r.out; l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL)
+        starts += strncmp(l, "> ", 2) == 0;
+    if (!(exec > cat && exec < marked && marked < after) || line_index(r.out, "[9] openat") >= 0 || starts != 1)
+        show_fail("the window is not cat's exec, > its open of /etc/shadow, then /etc/ld.so.cache", &r);
+    EXPECT_LINE(r, "Other alerts of this container in that window");
+    EXPECT_LINE(r, "Openat exit  (this process)");
+    EXPECT_LINE(r, "Cat opens  (this process)");
+    run_free(&r);
+
+    r = alerts_cmd((const char *const[]){"show", ids, "--db", d->db, "--before", "0", "--after", "0", NULL});
+    assert_int_equal(r.status, 0);
+    assert_int_equal(line_index(r.out, "sh[3] exec /usr/bin/cat"), -1);   /* the window: the alert's event alone */
+    assert_int_equal(line_index(r.out, "openat /etc/ld.so.cache"), -1);
+    assert_true(line_index(r.out, "> 2023-11-14T22:13:") > 0);
+    run_free(&r);
+
+    char out[400];
+    snprintf(out, sizeof(out), "%s/show.json", d->dir);
+    const char *argv[] = {SECCHECKD_BIN, "alerts", "show", ids, "--db", d->db, "--json", NULL};
+    assert_int_equal(reaper_wait_within(spawn_program(argv, out, NULL), 30000), 0);
+    const char *check[] = {"/usr/bin/python3", "-c",
+                           "import json, sys\n"
+                           "d = json.load(open(sys.argv[1]))\n"
+                           "assert [p['pid'] for p in d['ancestry']] == [1, 2, 3], d['ancestry']\n"
+                           "assert [p['program_from'] for p in d['ancestry']] == ['container_start', 'exec', 'exec']\n"
+                           "assert d['ancestry'][2]['argv'] == ['cat', '/etc/shadow'] and d['ancestry'][2]['uid'] == 1000\n"
+                           "assert d['ancestry'][2]['user'] is None and d['ancestry_notes'] == []\n"
+                           "assert d['event']['message']['pathname'] == '/etc/shadow', d['event']\n"
+                           "assert d['event']['message']['context_data']['thread_group_id'] == 3\n"
+                           "assert sum(e['alert_event'] for e in d['window']['events']) == 1\n"
+                           "assert d['alert']['rule'] == 'Cat opens' and d['alert']['output_fields']['fd.name'] == '/etc/shadow'\n"
+                           "assert any(not a['same_process'] for a in d['alerts_nearby']), d['alerts_nearby']\n",
+                           out, NULL};
+    char said[4000], why[4000];
+    if (run_command(check, said, sizeof(said), why, sizeof(why)) != 0)
+        fail_msg("--json: %s", why);
+
+    /* What is missing is said: the events up to the clone that made sh[2]
+     * deleted (as retention does, oldest first). */
+    const char *edit[] = {"/usr/bin/sqlite3", d->db,
+                          "DELETE FROM events WHERE id <= (SELECT min(id) FROM events WHERE msg_type = 2)", NULL};
+    assert_int_equal(run_command(edit, said, sizeof(said), NULL, 0), 0);
+    r = alerts_cmd((const char *const[]){"show", ids, "--db", d->db, NULL});
+    assert_int_equal(r.status, 0);
+    EXPECT_LINE(r, "note: sh[2]: its parent is unknown, the clone that made it is not stored: retention deleted the "
+                   "events before 3");
+    if (line_index(r.out, "  sh[1]  ") >= 0)
+        show_fail("sh[1] still shown", &r);
+    run_free(&r);
+    r = alerts_cmd((const char *const[]){"show", "999999", "--db", d->db, NULL});
+    assert_int_equal(r.status, 1);
+    assert_non_null(strstr(r.err, "has no alert 999999"));
+    run_free(&r);
+}
+
+/* A sandbox that sent neither sentry/clone nor sentry/execve: the ancestry
+ * says which points were not enabled. */
+static void test_show_without_process_points(void **state)
+{
+    struct daemon *d = *state;
+    start_with_rules(d, NULL);
+    int fd = replay_open(d->socket, 1);
+    assert_true(fd >= 0);
+    struct who w;
+    as(&w, 7, S9, "cat", "/", 0);
+    send_openat(fd, &w, "/etc/passwd");
+    close(fd);
+    assert_true(daemon_wait_log(d, "closed (eof)", 1, 10000));
+    assert_int_equal(daemon_stop(d), 0);
+    struct run r = alerts_cmd((const char *const[]){"show", "1", "--db", d->db, NULL});
+    assert_int_equal(r.status, 0);
+    EXPECT_LINE(r, "note: cat[7]: no exec stored: this sandbox sent no sentry/execve events: the point is not enabled");
+    EXPECT_LINE(r, "note: cat[7]: its parent is unknown, the clone that made it is not stored: this sandbox sent no "
+                   "sentry/clone events");
+    EXPECT_LINE(r, "  cat[7]  ");
+    run_free(&r);
+    r = alerts_cmd((const char *const[]){"show", "--db", d->db, NULL});
+    assert_int_equal(r.status, 2);
+    assert_non_null(strstr(r.err, "which alert?"));
+    run_free(&r);
+}
+
 /* Control bytes and escape sequences from a sandbox stay escaped in the
  * table; --json keeps them as JSON escapes. */
 static void test_hostile_text(void **state)
@@ -497,13 +777,6 @@ static const char hostile_row_sql[] =
     " VALUES(1, 'rule' || char(27) || '[31m', char(27) || ']0;owned' || char(7) || char(27) || '[2J', 1,"
     " 'c' || char(8238) || 'x', 'out' || char(13) || char(155) || 'put', '{\"a\":', '[1,')";
 
-static void assert_no_controls(const char *what, const char *out)
-{
-    for (const unsigned char *p = (const unsigned char *)out; *p; p++)
-        if ((*p < 0x20 && *p != '\n') || *p == 0x7f || (p[0] == 0xc2 && p[1] == 0x9b) ||
-            (p[0] == 0xe2 && p[1] == 0x80 && p[2] == 0xae))
-            fail_msg("a control character in the %s output at %td: %s", what, (const char *)p - out, out);
-}
 
 static void test_hostile_columns(void **state)
 {
@@ -601,6 +874,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_hostile_text, daemon_setup, daemon_teardown),
         cmocka_unit_test_setup_teardown(test_hostile_columns, daemon_setup, daemon_teardown),
         cmocka_unit_test_setup_teardown(test_color, daemon_setup, daemon_teardown),
+        cmocka_unit_test_setup_teardown(test_show_story, daemon_setup, daemon_teardown),
+        cmocka_unit_test_setup_teardown(test_show_without_process_points, daemon_setup, daemon_teardown),
         cmocka_unit_test_setup_teardown(test_errors, daemon_setup, daemon_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
