@@ -127,8 +127,8 @@ static int64_t store_scalar(struct show_store *s, enum show_scalar q, const int6
     static const char *const sql[] = {
         [SHOW_MIN_ID] = "SELECT min(id) FROM events WHERE host_id = $1",
         [SHOW_MAX_ID] = "SELECT max(id) FROM events WHERE host_id = $1",
-        [SHOW_CONN_HAS] = "SELECT EXISTS(SELECT 1 FROM events WHERE host_id = $1 AND conn_id = $2 AND msg_type = $3)"
-                          "::int",
+        [SHOW_CONN_HAS] = ("SELECT EXISTS(SELECT 1 FROM events WHERE host_id = $1 AND conn_id = $2 AND msg_type = $3)"
+                           "::int"),
     };
     PGresult *res = query(impl(s), sql[q], args, q == SHOW_CONN_HAS ? 2 : 0);
     int64_t v = SHOW_UNKNOWN;
