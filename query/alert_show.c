@@ -28,11 +28,9 @@
 #include "cli.h"
 #include "decode.h"
 #include "event_line.h"
-#include "follow.h"
 #include "gvisor/container.pb-c.h"
 #include "gvisor/sentry.pb-c.h"
 #include "json.h"
-#include "rules.h"
 #include "show_store.h"
 #include "strbuf.h"
 #include "term_color.h"
@@ -46,7 +44,6 @@
 #define ARGV_MAX 64               /* arguments kept per process */
 #define ARGV_BYTES 4096
 #define VALUE_MAX 1024            /* a program, a cwd */
-#define NEARBY_MAX 50
 
 enum { SHOW_OK = 0, SHOW_FAILED = 1, SHOW_USAGE = 2 };
 
@@ -72,7 +69,6 @@ struct process {
     int64_t uid;                     /* SHOW_UNKNOWN */
     int64_t clone_event;             /* the clone that made it, SHOW_UNKNOWN */
     int64_t parent;                  /* its parent's pid, SHOW_UNKNOWN */
-    bool has_context;
 };
 
 struct show {
@@ -390,7 +386,6 @@ static void from_context(struct process *p, const Gvisor__Common__ContextData *c
 {
     if (!c)
         return;
-    p->has_context = true;
     if (name && c->process_name && c->process_name[0])
         snprintf(p->name, sizeof(p->name), "%s", c->process_name);
     if (c->cwd && c->cwd[0])
