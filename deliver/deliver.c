@@ -67,12 +67,13 @@ struct deliver {
     uint64_t rejected_unlogged;
     int64_t rejected_logged_ns;
     bool read_error_logged;
+    int64_t replaced_logged_ns;
     /* Queue overflow, the writer thread's. */
     uint64_t dropped_unlogged;
     int64_t dropped_logged_ns;
 
     /* What the metrics read. */
-    atomic_uint_fast64_t delivered, failed, rejected, dropped;
+    atomic_uint_fast64_t delivered, failed, rejected, dropped, skipped;
     atomic_int_fast64_t position_seen;
 };
 
@@ -89,6 +90,11 @@ static bool take_row(const struct alert_outbox_row *row, void *data)
     struct deliver *d = c->d;
     if (d->nitems > 0 && d->lines.len >= DELIVER_READ_BYTES)
         return false;
+    if (row->replaced && (!d->replaced_logged_ns || monotonic_ns() - d->replaced_logged_ns >= DELIVER_LOG_INTERVAL_NS)) {
+        d->replaced_logged_ns = monotonic_ns();
+        log_warn("alerts: alert %lld has output_fields or tags that are not JSON (a row seccheckd did not write): "
+                 "sent with {} or [] in their place (at most one such line a minute)", (long long)row->id);
+    }
     struct read_item *it = &d->items[d->nitems];
     it->id = row->id;
     it->line_off = d->lines.len;
@@ -111,7 +117,7 @@ static void publish_position(struct deliver *d, int64_t position)
 {
     d->position = position;
     atomic_store(&d->position_seen, position);
-    alert_outbox_set(d->outbox, d->settings->url, position, d->generation);
+    alert_outbox_set(d->outbox, d->settings->origin, position, d->generation);   /* never the path: a token */
 }
 
 /* Alerts between the position and id that are gone: retention deleted
@@ -158,26 +164,48 @@ static bool read_outbox(struct deliver *d)
     return true;
 }
 
+/* Says where delivery to the URL starts (alert_outbox_start's answer),
+ * and counts the history a first URL does not get as skipped. */
+static void log_start(struct deliver *d, const char *why, const struct alert_outbox_start *st)
+{
+    unsigned long long waiting = st->newest > st->position ? (unsigned long long)(st->newest - st->position) : 0;
+    const char *origin = d->settings->origin;
+    switch (st->from) {
+    case OUTBOX_FROM_OWN:
+        log_info("alerts: delivering to %s%s, from where it stopped (alert %lld; %llu alerts waiting)", origin, why,
+                 (long long)st->position, waiting);
+        break;
+    case OUTBOX_FROM_TAKEN:
+        log_info("alerts: delivering to %s%s, a URL new to this database, from where the delivery before it "
+                 "stopped (alert %lld; %llu alerts waiting)", origin, why, (long long)st->position, waiting);
+        break;
+    case OUTBOX_FROM_LATEST:
+        log_info("alerts: delivering to %s%s, a URL new to this database, from where %s stopped (alert %lld; %llu "
+                 "alerts waiting)", origin, why, st->from_target, (long long)st->position, waiting);
+        break;
+    case OUTBOX_FROM_NEWEST:
+        atomic_fetch_add(&d->skipped, (uint64_t)st->history);
+        log_info("alerts: delivering to %s%s, the first URL of this database, from the next alert on: the %lld "
+                 "alerts stored before are not sent (counted as skipped)", origin, why, (long long)st->history);
+        break;
+    }
+}
+
 /* Where delivery to the URL starts in the file the reader has open; a URL
- * the file does not know starts after alert unknown_from (-1: the newest).
- * False (logged) when it cannot be read. */
-static bool start_position(struct deliver *d, const char *why, int64_t unknown_from)
+ * the file does not know starts after alert take_over (-1: after the URL
+ * delivered to last, or, with none, the newest). False (logged) when it
+ * cannot be read. */
+static bool start_position(struct deliver *d, const char *why, int64_t take_over)
 {
     char err[300];
-    int64_t position, newest;
-    bool known;
+    struct alert_outbox_start st;
     d->nitems = d->next_item = 0;
-    if (alert_outbox_start(&d->reader, d->settings->url, &position, &known, &newest, err, sizeof(err)) != 0) {
+    if (alert_outbox_start(&d->reader, d->settings->origin, take_over, &st, err, sizeof(err)) != 0) {
         log_error("alerts: %s; delivery goes on from alert %lld", err, (long long)d->position);
         return false;
     }
-    bool since_opened = !known && unknown_from >= 0 && unknown_from < position;
-    if (since_opened)
-        position = unknown_from;
-    publish_position(d, position);
-    log_info("alerts: delivering to %s %s, from %s (%llu alerts waiting)", d->settings->origin, why,
-             known ? "where it stopped" : since_opened ? "the alerts raised since" : "the next alert on (a new URL)",
-             (unsigned long long)(newest > position ? newest - position : 0));
+    publish_position(d, st.position);
+    log_start(d, why, &st);
     return true;
 }
 
@@ -199,7 +227,7 @@ static bool follow_new_file(struct deliver *d)
     d->generation = generation;
     /* The file held alerts up to reopen_newest when the daemon opened it:
      * the ones after were raised since, none delivered yet. */
-    start_position(d, "from the database file now at the path", alert_outbox_reopen_newest(d->outbox));
+    start_position(d, " from the database file now at the path", alert_outbox_reopen_newest(d->outbox));
     return true;
 }
 
@@ -302,14 +330,20 @@ static void take_settings(struct deliver *d)
     struct deliver_settings *s = atomic_exchange(&d->next_settings, NULL);
     if (!s)
         return;
-    bool new_url = strcmp(s->url, d->settings->url) != 0;
+    /* A position is the receiver's: its origin's (another path there is
+     * the same receiver). */
+    bool new_receiver = strcmp(s->origin, d->settings->origin) != 0;
     http_use(&d->http, s);
     deliver_settings_free(d->settings);
     d->settings = s;
     d->backoff_ms = 0;   /* new settings deserve an attempt at once */
     d->retry_at_ns = 0;
-    if (new_url && d->outbox)
-        start_position(d, "(a new --alerts-url)", -1);   /* a URL of its own has a position of its own */
+    if (new_receiver)
+        d->down = false;   /* the old receiver's outage is not the new one's */
+    if (new_receiver && d->outbox)
+        start_position(d, " (a new --alerts-url)", d->position);   /* its own position, else the backlog */
+    else if (new_receiver)
+        log_info("alerts: delivering to %s (a new --alerts-url), the queue's alerts first", s->origin);
     else
         log_info("alerts: delivery to %s uses the reloaded settings", s->origin);
 }
@@ -405,22 +439,19 @@ static void free_deliver(struct deliver *d)
 static int open_outbox(struct deliver *d, const struct deliver_config *cfg, char *err, size_t errlen)
 {
     d->outbox = cfg->outbox;
-    int64_t position, newest;
-    bool known;
+    struct alert_outbox_start st;
     if (!(d->db_path = strdup(cfg->db_path))) {
         snprintf(err, errlen, "out of memory");
         return -1;
     }
     if (alert_outbox_reader_open(&d->reader, cfg->db_path, err, errlen) != 0 ||
-        alert_outbox_start(&d->reader, d->settings->url, &position, &known, &newest, err, errlen) != 0)
+        alert_outbox_start(&d->reader, d->settings->origin, -1, &st, err, errlen) != 0)
         return -1;
-    atomic_store(&d->outbox->newest, newest);
-    publish_position(d, position);
+    atomic_store(&d->outbox->newest, st.newest);
+    publish_position(d, st.position);
     d->outbox->on_commit = wake;
     d->outbox->on_commit_data = d;
-    log_info("alerts: delivering to %s from the database's alerts table, %s (%llu alerts waiting)",
-             d->settings->origin, known ? "from where it stopped" : "from the next alert on (a new URL)",
-             (unsigned long long)(newest - position));
+    log_start(d, " from the database's alerts table", &st);
     return 0;
 }
 
@@ -502,6 +533,7 @@ void deliver_get_stats(const struct deliver *d, struct deliver_stats *out)
     out->failed = atomic_load(&m->failed);
     out->rejected = atomic_load(&m->rejected);
     out->dropped = atomic_load(&m->dropped) + (m->outbox ? atomic_load(&m->outbox->lost) : 0);
+    out->skipped = atomic_load(&m->skipped);
     out->lag = waiting(m);
 }
 

@@ -48,12 +48,16 @@
 struct deliver_settings;
 
 /* url: http:// or https://, no credentials (they belong in the header
- * file); ca_file: PEM certificates to trust instead of the system's (NULL:
- * the system's); header_file: "Name: value" lines (NULL: none); timeout_ms:
- * for a whole request (connecting at most 5 s of it). NULL with a message
- * naming the option and the problem in err. */
-struct deliver_settings *deliver_settings_load(const char *url, const char *ca_file, const char *header_file,
-                                               unsigned timeout_ms, char *err, size_t errlen);
+ * file); or, url NULL, url_file: a file whose first line (not blank, not a
+ * # comment) is that URL, so a token in it shows neither in ps nor in a
+ * config file; ca_file: PEM certificates to trust instead of the system's
+ * (NULL: the system's); header_file: "Name: value" lines (NULL: none);
+ * timeout_ms: for a whole request (connecting at most 5 s of it). NULL with
+ * a message naming the option and the problem in err (never the URL's path
+ * or query). */
+struct deliver_settings *deliver_settings_load(const char *url, const char *url_file, const char *ca_file,
+                                               const char *header_file, unsigned timeout_ms, char *err,
+                                               size_t errlen);
 void deliver_settings_free(struct deliver_settings *s);
 
 /* "https://host:port": the URL without path and query, which may hold a
@@ -82,8 +86,12 @@ struct deliver *deliver_start(struct deliver_settings *s, const struct deliver_c
 void deliver_offer(struct deliver *d, const struct alert_list *alerts);
 
 /* New settings (SIGHUP; taken): used from the next request on, the backoff
- * reset. A new URL continues from its own saved position (or, never seen,
- * from the newest alert). Any thread. */
+ * reset. Positions are per receiver, by origin (scheme://host:port, what
+ * alert_delivery.target and the log hold: a path or query may carry a
+ * token): another origin continues from its own saved position, or, new to
+ * the database, from the running one's, so the backlog goes to the new
+ * receiver and nothing is skipped; switching back resumes at the old
+ * receiver's own position. Any thread. */
 void deliver_reconfigure(struct deliver *d, struct deliver_settings *s);
 
 /* Counters since start and the backlog; any thread, without locks. */
@@ -92,6 +100,7 @@ struct deliver_stats {
     uint64_t failed;      /* attempts: each retry of one alert counts */
     uint64_t rejected;
     uint64_t dropped;     /* never delivered: queue full, store failed, deleted by --max-db-size */
+    uint64_t skipped;     /* stored before the database's first --alerts-url: not sent, by design */
     uint64_t lag;         /* alerts raised and not yet delivered (nor rejected nor dropped) */
 };
 void deliver_get_stats(const struct deliver *d, struct deliver_stats *out);

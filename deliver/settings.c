@@ -53,12 +53,13 @@ static bool has_control_or_space(const char *s)
 }
 
 /* The URL's path and query never appear in an error or the log: webhook
- * URLs often carry their token there. */
-static int check_url(struct deliver_settings *s, const char *url, char *err, size_t errlen)
+ * URLs often carry their token there. what names where it came from
+ * ("--alerts-url", or "--alerts-url-file FILE"). */
+static int check_url(struct deliver_settings *s, const char *what, const char *url, char *err, size_t errlen)
 {
     if (strlen(url) >= ALERT_OUTBOX_TARGET_MAX || has_control_or_space(url)) {
-        snprintf(err, errlen, "--alerts-url: expected a URL of at most %d bytes without spaces or control "
-                 "characters", ALERT_OUTBOX_TARGET_MAX - 1);
+        snprintf(err, errlen, "%s: expected a URL of at most %d bytes without spaces or control characters", what,
+                 ALERT_OUTBOX_TARGET_MAX - 1);
         return -1;
     }
     CURLU *h = curl_url();
@@ -66,18 +67,18 @@ static int check_url(struct deliver_settings *s, const char *url, char *err, siz
     int rc = -1;
     CURLUcode uc = h ? curl_url_set(h, CURLUPART_URL, url, 0) : CURLUE_OUT_OF_MEMORY;
     if (uc != CURLUE_OK) {
-        snprintf(err, errlen, "--alerts-url: not a URL (%s); expected http://HOST[:PORT]/PATH or https://...",
+        snprintf(err, errlen, "%s: not a URL (%s); expected http://HOST[:PORT]/PATH or https://...", what,
                  curl_url_strerror(uc));
     } else if (curl_url_get(h, CURLUPART_SCHEME, &scheme, 0) != CURLUE_OK ||
                (strcmp(scheme, "http") != 0 && strcmp(scheme, "https") != 0)) {
-        snprintf(err, errlen, "--alerts-url: expected an http:// or https:// URL, got scheme '%s'",
+        snprintf(err, errlen, "%s: expected an http:// or https:// URL, got scheme '%s'", what,
                  scheme ? scheme : "");
     } else if (curl_url_get(h, CURLUPART_USER, &user, 0) == CURLUE_OK) {
-        snprintf(err, errlen, "--alerts-url: no credentials in the URL (it shows in ps and in config files): "
-                 "put an Authorization header in --alerts-header-file");
+        snprintf(err, errlen, "%s: no credentials in the URL (they would be stored and logged with it): put an "
+                 "Authorization header in --alerts-header-file", what);
     } else if (curl_url_get(h, CURLUPART_HOST, &host, 0) != CURLUE_OK || !host[0] ||
                curl_url_get(h, CURLUPART_PORT, &port, CURLU_DEFAULT_PORT) != CURLUE_OK) {
-        snprintf(err, errlen, "--alerts-url: the URL names no host");
+        snprintf(err, errlen, "%s: the URL names no host", what);
     } else {
         size_t n = strlen(scheme) + strlen(host) + strlen(port) + 8;
         s->origin = malloc(n);
@@ -86,7 +87,7 @@ static int check_url(struct deliver_settings *s, const char *url, char *err, siz
             snprintf(s->origin, n, "%s://%s:%s", scheme, host, port);
             rc = 0;
         } else {
-            snprintf(err, errlen, "--alerts-url: out of memory");
+            snprintf(err, errlen, "%s: out of memory", what);
         }
     }
     curl_free(scheme);
@@ -254,10 +255,57 @@ static int load_header_file(struct deliver_settings *s, const char *path, bool *
     return 0;
 }
 
+/* The URL file: its first line that is not blank or a # comment, trimmed.
+ * Nothing of it is ever shown (a token may be in the URL); errors name the
+ * file. 0, or -1 with err. */
+static int load_url_file(const char *path, char *url, size_t urlmax, char *err, size_t errlen)
+{
+    struct stat st;
+    char what[4200];
+    snprintf(what, sizeof(what), "--alerts-url-file %s", path);
+    int fd = open_small_file("--alerts-url-file", path, HEADER_FILE_MAX_BYTES, &st, err, errlen);
+    if (fd < 0)
+        return -1;
+    static char text[HEADER_FILE_MAX_BYTES + 1];   /* loaded on one thread at a time (start, SIGHUP) */
+    ssize_t n = read(fd, text, HEADER_FILE_MAX_BYTES);
+    int saved = errno;
+    close(fd);
+    if (n < 0) {
+        snprintf(err, errlen, "--alerts-url-file: cannot read %s: %s", path, strerror(saved));
+        return -1;
+    }
+    text[n] = '\0';
+    if (memchr(text, '\0', (size_t)n)) {
+        snprintf(err, errlen, "--alerts-url-file: %s holds a NUL byte: not a text file", path);
+        return -1;
+    }
+    if (st.st_mode & 077)
+        log_warn("alerts: URL file %s can be read by other users (mode %04o): chmod 600 it if the URL holds a token",
+                 path, (unsigned)(st.st_mode & 07777));
+    for (char *line = text; line;) {
+        char *next = strchr(line, '\n');
+        if (next)
+            *next++ = '\0';
+        line = trim(line, line + strlen(line));
+        if (*line && *line != '#') {
+            if (strlen(line) >= urlmax) {
+                snprintf(err, errlen, "%s: expected a URL of at most %zu bytes", what, urlmax - 1);
+                return -1;
+            }
+            memcpy(url, line, strlen(line) + 1);
+            return 0;
+        }
+        line = next;
+    }
+    snprintf(err, errlen, "%s: no URL in it (a line such as https://HOST/PATH)", what);
+    return -1;
+}
+
 /* ---- the whole ---- */
 
-struct deliver_settings *deliver_settings_load(const char *url, const char *ca_file, const char *header_file,
-                                               unsigned timeout_ms, char *err, size_t errlen)
+struct deliver_settings *deliver_settings_load(const char *url, const char *url_file, const char *ca_file,
+                                               const char *header_file, unsigned timeout_ms, char *err,
+                                               size_t errlen)
 {
     if (deliver_curl_init(err, errlen) != 0)
         return NULL;
@@ -269,7 +317,16 @@ struct deliver_settings *deliver_settings_load(const char *url, const char *ca_f
     s->timeout_ms = timeout_ms;
     s->connect_timeout_ms = timeout_ms < DELIVER_CONNECT_TIMEOUT_MAX_MS ? timeout_ms : DELIVER_CONNECT_TIMEOUT_MAX_MS;
     bool has_type = false;
-    int rc = check_url(s, url, err, errlen);
+    static char from_file[ALERT_OUTBOX_TARGET_MAX];   /* one thread at a time, as the header file */
+    char what[4200] = "--alerts-url";
+    int rc = 0;
+    if (url_file) {
+        snprintf(what, sizeof(what), "--alerts-url-file %s", url_file);
+        rc = load_url_file(url_file, from_file, sizeof(from_file), err, errlen);
+        url = from_file;
+    }
+    if (rc == 0)
+        rc = check_url(s, what, url, err, errlen);
     if (rc == 0 && ca_file && (rc = check_ca_file(ca_file, err, errlen)) == 0 && !(s->ca_file = strdup(ca_file))) {
         snprintf(err, errlen, "--alerts-ca: out of memory");
         rc = -1;

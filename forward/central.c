@@ -272,7 +272,9 @@ static const char fixed_schema[] =
     "  pod_name text, pod_namespace text, pod_uid text, sandbox_id text,"
     "  is_sandbox bigint, privileged bigint, terminal bigint, user_uid bigint, user_gid bigint,"
     "  user_name text, users bigint, rootfs text, bundle text, state_file text, resolved_ns bigint,"
-    "  PRIMARY KEY(host_id, id));";
+    "  PRIMARY KEY(host_id, id));"
+    /* The host's name (gethostname), shown beside its id. */
+    "ALTER TABLE hosts ADD COLUMN IF NOT EXISTS hostname text;";
 
 static const char *pg_type(enum local_kind k)
 {
@@ -328,11 +330,12 @@ static bool schema_current(PGconn *pg, const struct local *l)
         return false;
     res = PQexec(pg, "SELECT table_name, column_name FROM information_schema.columns"
                      " WHERE table_schema = current_schema()"
-                     " AND table_name IN ('runs', 'connections', 'events', 'batches', 'alerts', 'container_info')");
+                     " AND table_name IN ('runs', 'connections', 'events', 'batches', 'alerts', 'container_info', 'hosts')");
     current = PQresultStatus(res) == PGRES_TUPLES_OK && has_columns(res, &l->runs) &&
               has_columns(res, &l->connections) && has_columns(res, &l->events) && has_columns(res, &l->batches) &&
               (!l->has_alerts || has_columns(res, &l->alerts)) &&
-              (!l->has_container_info || has_columns(res, &l->container_info));
+              (!l->has_container_info || has_columns(res, &l->container_info)) &&
+              has_column(res, "hosts", "hostname");
     PQclear(res);
     return current;
 }
@@ -372,14 +375,18 @@ int central_ensure_schema(PGconn *pg, const struct local *l, char *err, size_t e
 
 /* ---- transactions ---- */
 
-int central_begin(PGconn *pg, const char *host_id, struct central_head *head, char *err, size_t errlen)
+int central_begin(PGconn *pg, const char *host_id, const char *hostname, struct central_head *head, char *err,
+                  size_t errlen)
 {
     memset(head, 0, sizeof(*head));
     if (exec_command(pg, "BEGIN", "begin", err, errlen) != 0)
         return -1;
-    const char *v[] = {host_id};
-    PGresult *res = exec_params(pg, "INSERT INTO hosts(host_id) VALUES($1) ON CONFLICT DO NOTHING", 1, v, NULL,
-                                NULL);
+    const char *v[] = {host_id, hostname};
+    /* No write when the name is the same: the row is locked next anyway. */
+    PGresult *res = exec_params(pg, "INSERT INTO hosts(host_id, hostname) VALUES($1, nullif($2, ''))"
+                                " ON CONFLICT (host_id) DO UPDATE SET hostname = excluded.hostname"
+                                " WHERE excluded.hostname IS NOT NULL AND hosts.hostname IS DISTINCT FROM"
+                                " excluded.hostname", 2, v, NULL, NULL);
     if (PQresultStatus(res) != PGRES_COMMAND_OK)
         return result_error(res, pg, "registering the host", err, errlen);
     PQclear(res);

@@ -53,8 +53,10 @@ struct central_head {
     uint8_t last_hash[CHAIN_HASH_LEN];   /* zeros when nothing yet */
 };
 
-/* BEGIN, the hosts row created if new, then read FOR UPDATE. */
-int central_begin(PGconn *pg, const char *host_id, struct central_head *head, char *err, size_t errlen);
+/* BEGIN, the hosts row created if new (its hostname, the machine's name
+ * shown beside the id, set or updated; "" leaves it), then read FOR UPDATE. */
+int central_begin(PGconn *pg, const char *host_id, const char *hostname, struct central_head *head, char *err,
+                  size_t errlen);
 int central_commit(PGconn *pg, char *err, size_t errlen);
 void central_rollback(PGconn *pg);
 

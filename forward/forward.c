@@ -32,6 +32,7 @@ static const char *const error_names[ERR_KINDS] = {"connect", "central", "local"
 struct forward_options {
     const char *db_path, *url, *metrics_listen;
     char host_id[HOST_ID_MAX + 1];
+    char hostname[256];           /* this machine's, beside the id in the central hosts table */
     uint64_t txn_events, poll_ms, retry_min_ms, retry_max_ms, stats_s;
     bool init_schema;
 };
@@ -160,6 +161,8 @@ static int parse_options(struct forward_options *o, int argc, char **argv)
         fprintf(stderr, PROG ": %s\n", err);
         return 2;
     }
+    if (gethostname(o->hostname, sizeof(o->hostname) - 1) != 0)
+        o->hostname[0] = '\0';
     if (o->metrics_listen && metrics_check_address(o->metrics_listen, err, sizeof(err)) != 0) {
         fprintf(stderr, PROG ": %s\n", err);
         return 2;
@@ -341,7 +344,7 @@ static int ship_once(struct forwarder *f, struct local_batch *batches, bool *mor
     struct central_head head;
     *more = false;
     *kind = ERR_CENTRAL;
-    if (central_begin(f->pg, f->o.host_id, &head, err, errlen) != 0)
+    if (central_begin(f->pg, f->o.host_id, f->o.hostname, &head, err, errlen) != 0)
         return -1;
     f->shipped = head.last_batch_id;
     *kind = ERR_LOCAL;

@@ -21,6 +21,8 @@
 #include <sqlite3.h>
 
 #include "central.h"
+#include "alert_outbox.h"
+#include "alert_show.h"
 #include "cli.h"
 #include "container_filter.h"
 #include "clock.h"
@@ -31,6 +33,7 @@
 #include "rules.h"
 #include "sqlutil.h"
 #include "strbuf.h"
+#include "term_color.h"
 
 #define PROG "seccheckd alerts"
 #define ROWS_PER_READ 512
@@ -38,8 +41,13 @@
 #define SINCE_MAX_S (36500ull * 86400)
 #define RULE_WIDTH 32                   /* table columns, cut beyond */
 #define CONTAINER_WIDTH 14
-#define HOST_WIDTH 20
+#define PRIORITY_WIDTH 13               /* Informational */
+#define HOST_WIDTH 16                   /* the host's name */
+#define HOST_ID_WIDTH 14                /* its id: a machine-id is 32 hex digits */
 #define OUTPUT_MAX 400
+#define TIME_WIDTH 24                   /* 2026-12-01T16:51:52.719Z */
+#define ID_WIDTH 6                      /* wider ids push the row on */
+#define CLOCK_APART_NS 1000000000       /* the sandbox's time shown when this far from the daemon's */
 
 enum { ALERTS_OK = 0, ALERTS_FAILED = 1, ALERTS_USAGE = 2, ALERTS_OUTPUT_GONE = 3 };
 
@@ -50,6 +58,7 @@ struct alerts_options {
     bool all_hosts;
     bool has_since;
     uint64_t since_s;
+    const char *since_text, *priority_text;   /* as given */
     bool has_priority;
     enum rules_priority priority;   /* that and above */
     const char *rule;
@@ -57,12 +66,19 @@ struct alerts_options {
     const char *pod, *ns;
     bool follow;
     bool json;
+    bool wide;                      /* cut nothing */
+    enum term_color_mode color;
 };
 
-/* One alert as read back, from either place. */
+/* One alert as read back, from either place. time_ns is the sandbox's
+ * (the event's context time: whatever the sandbox says), recv_ns the
+ * daemon's when it received the event. */
 struct alert_row {
-    const char *host;               /* central only */
-    int64_t id, time_ns;
+    const char *host;               /* central only: the host's id */
+    const char *host_name;          /* ... and its name (hosts.hostname), NULL when not known */
+    int64_t id, time_ns, recv_ns;
+    bool has_recv;                  /* false: the event is not there (a row written by something else) */
+    bool replaced;                  /* output_fields or tags were not JSON: {} or [] instead */
     const char *rule, *priority, *container, *output, *output_fields, *tags;
     size_t output_len;
 };
@@ -72,6 +88,9 @@ struct printer {
     char hostname[256];             /* --db --json: the line's hostname */
     struct strbuf line, scratch;
     bool header_done;
+    bool sandbox_column;            /* a column for the sandbox's time: some alert's is off */
+    bool replaced_said;
+    bool color;                     /* the table to a terminal: priorities coloured */
     uint64_t printed;
 };
 
@@ -79,26 +98,33 @@ static void usage(FILE *out)
 {
     fprintf(out,
             "Usage: seccheckd alerts (--db PATH | --to URL [--host-id ID | --all-hosts])\n"
-            "                        [--since DURATION] [--priority LEVEL] [--rule NAME] [--container ID]\n"
-            "                        [--pod NAME] [--namespace NAME] [--follow] [--json]\n"
+            "                        [--since DURATION] [--priority LEVEL] [--rule TEXT] [--container ID]\n"
+            "                        [--pod NAME] [--namespace NAME] [--follow] [--json | --wide]\n"
+            "                        [--color auto|always|never]\n"
+            "       seccheckd alerts show ID ...   the story of one alert (seccheckd alerts show --help)\n"
             "Prints the alerts the rules raised (seccheckd --rules), oldest first.\n"
             "\n"
             "  --db PATH          a host's database (only read; the daemon may be running)\n"
             "  --to URL           the central PostgreSQL that seccheckd forward ships to\n"
             "  --host-id ID       --to: this host's alerts [the id forward ships as: /etc/machine-id]\n"
             "  --all-hosts        --to: every host's, host by host\n"
-            "  --since DURATION   only alerts raised in the last DURATION: 90, 90s, 15m, 12h, 7d\n"
+            "  --since DURATION   only alerts whose event seccheckd received in the last DURATION\n"
+            "                     (its own clock, not the sandbox's): 90, 90s, 15m, 12h, 7d\n"
             "  --priority LEVEL   only alerts of this priority and above: emergency, alert,\n"
             "                     critical, error, warning, notice, info(rmational), debug\n"
-            "  --rule NAME        only this rule's alerts\n"
+            "  --rule TEXT        only alerts of rules whose name contains TEXT, in any case\n"
             "  --container ID     only this container's alerts (--db: by id or name)\n"
             "  --pod NAME         --db: only the alerts of this pod's containers\n"
             "  --namespace NAME   --db: only the alerts of this namespace's containers\n"
             "  --follow, -f       then print new alerts as they commit, until interrupted;\n"
             "                     without --since, only new ones\n"
             "  --json             one line of Falco's JSON per alert (what --alerts-out wrote),\n"
-            "                     for falcosidekick and other tools [an aligned table: time,\n"
-            "                     priority, rule, container, output]\n"
+            "                     for falcosidekick and other tools [an aligned table: the time\n"
+            "                     seccheckd received the event, the sandbox's own when it is\n"
+            "                     more than a second off, priority, rule, container, output]\n"
+            "  --wide             the table with nothing cut: whole rules, containers and output\n"
+            "  --color WHEN       colour the priorities in the table: auto (when standard output\n"
+            "                     is a terminal and NO_COLOR is not set), always, never [auto]\n"
             "  --help, -h         this text\n"
             "\n"
             "Exit status: 0 done (or --follow interrupted), 1 a runtime error (printed), 2 usage error.\n");
@@ -119,6 +145,7 @@ static int parse_options(int argc, char **argv, struct alerts_options *o)
         {"rule", required_argument, NULL, 'r'},      {"container", required_argument, NULL, 'c'},
         {"pod", required_argument, NULL, 'P'},       {"namespace", required_argument, NULL, 'N'},
         {"follow", no_argument, NULL, 'f'},          {"json", no_argument, NULL, 'j'},
+        {"wide", no_argument, NULL, 'w'},            {"color", required_argument, NULL, 'C'},
         {"help", no_argument, NULL, 'h'},            {NULL, 0, NULL, 0},
     };
     memset(o, 0, sizeof(*o));
@@ -135,12 +162,14 @@ static int parse_options(int argc, char **argv, struct alerts_options *o)
             if (cli_parse_duration_s(optarg, SINCE_MAX_S, &o->since_s) != 0)
                 return usage_error("--since: expected a duration like 90, 90s, 15m, 12h or 7d", optarg);
             o->has_since = true;
+            o->since_text = optarg;
             break;
         case 'p':
             if (rules_priority_parse(optarg, &o->priority) != 0)
                 return usage_error("--priority: expected emergency, alert, critical, error, warning, notice, "
                                    "info or debug", optarg);
             o->has_priority = true;
+            o->priority_text = optarg;
             break;
         case 'r': o->rule = optarg; break;
         case 'c': o->container = optarg; break;
@@ -148,6 +177,11 @@ static int parse_options(int argc, char **argv, struct alerts_options *o)
         case 'N': o->ns = optarg; break;
         case 'f': o->follow = true; break;
         case 'j': o->json = true; break;
+        case 'w': o->wide = true; break;
+        case 'C':
+            if (term_color_parse(optarg, &o->color) != 0)
+                return usage_error("--color: expected auto, always or never", optarg);
+            break;
         case 'h': usage(stdout); return -1;
         default: cli_report_getopt_error(PROG, ch, argv); return ALERTS_USAGE;
         }
@@ -162,6 +196,8 @@ static int parse_options(int argc, char **argv, struct alerts_options *o)
         return usage_error("give --host-id or --all-hosts, not both", NULL);
     if (o->to_url && (o->pod || o->ns))
         return usage_error("--pod and --namespace go with --db (the central copy has no container names yet)", NULL);
+    if (o->json && o->wide)
+        return usage_error("--wide is for the table; --json cuts nothing", NULL);
     return 0;
 }
 
@@ -212,28 +248,49 @@ static size_t fitting(const char *s, size_t len, size_t width)
     return i;
 }
 
-/* One column: escaped, cut to width with "..." when longer, padded. */
+/* One column: escaped, cut to width with "..." when longer (--wide: whole),
+ * padded. */
 static void cell(struct printer *p, const char *text, size_t width)
 {
     const char *t = text ? text : "-";
     strbuf_reset(&p->scratch);
-    event_line_plain(&p->scratch, t, strlen(t), 4 * width);   /* escaped, and more than fits */
+    event_line_plain(&p->scratch, t, strlen(t), p->o->wide ? SIZE_MAX : 4 * width);   /* escaped, more than fits */
     size_t len = p->scratch.len;
-    if (shown_width(p->scratch.data, len) > width) {
+    if (!p->o->wide && shown_width(p->scratch.data, len) > width) {
         strbuf_append(&p->line, p->scratch.data, fitting(p->scratch.data, len, width - 3));
         strbuf_puts(&p->line, "...  ");
         return;
     }
     strbuf_append(&p->line, p->scratch.data, len);
-    for (size_t w = shown_width(p->scratch.data, len); w < width + 2; w++)
+    size_t shown = shown_width(p->scratch.data, len);
+    for (size_t w = shown < width ? shown : width; w < width + 2; w++)   /* two spaces at least */
+        strbuf_putc(&p->line, ' ');
+}
+
+/* More than CLOCK_APART_NS apart, either way (any two int64 values). */
+static bool clocks_apart(int64_t a, int64_t b)
+{
+    uint64_t gap = a > b ? (uint64_t)a - (uint64_t)b : (uint64_t)b - (uint64_t)a;
+    return gap > CLOCK_APART_NS;
+}
+
+/* A time, padded: a year past 9999 or before 0 is longer or shorter. */
+static void time_cell(struct printer *p, int64_t ns)
+{
+    size_t start = p->line.len;
+    strbuf_put_utc(&p->line, ns, 3);
+    for (size_t w = p->line.len - start; w < TIME_WIDTH + 2; w++)
         strbuf_putc(&p->line, ' ');
 }
 
 static void table_header(struct printer *p)
 {
     if (p->o->to_url && p->o->all_hosts)
-        strbuf_printf(&p->line, "%-*s  ", HOST_WIDTH, "HOST");
-    strbuf_printf(&p->line, "%-24s  %-13s  %-*s  %-*s  %s\n", "TIME (UTC)", "PRIORITY", RULE_WIDTH, "RULE",
+        strbuf_printf(&p->line, "%-*s  %-*s  ", HOST_WIDTH, "HOST", HOST_ID_WIDTH, "HOST ID");
+    strbuf_printf(&p->line, "%-*s  %-*s  ", ID_WIDTH, "ID", TIME_WIDTH, "TIME (UTC)");
+    if (p->sandbox_column)
+        strbuf_printf(&p->line, "%-*s  ", TIME_WIDTH, "SANDBOX TIME");
+    strbuf_printf(&p->line, "%-*s  %-*s  %-*s  %s\n", PRIORITY_WIDTH, "PRIORITY", RULE_WIDTH, "RULE",
                   CONTAINER_WIDTH, "CONTAINER", "OUTPUT");
 }
 
@@ -242,17 +299,27 @@ static void table_row(struct printer *p, const struct alert_row *a)
     if (!p->header_done)
         table_header(p);
     p->header_done = true;
-    if (p->o->to_url && p->o->all_hosts)
-        cell(p, a->host, HOST_WIDTH);
-    strbuf_put_utc(&p->line, a->time_ns, 3);
-    strbuf_puts(&p->line, "  ");
-    strbuf_printf(&p->line, "%-13s  ", a->priority);
+    if (p->o->to_url && p->o->all_hosts) {
+        cell(p, a->host_name, HOST_WIDTH);
+        cell(p, a->host, HOST_ID_WIDTH);
+    }
+    strbuf_printf(&p->line, "%-*" PRId64 "  ", ID_WIDTH, a->id);   /* what seccheckd alerts show ID takes */
+    time_cell(p, a->has_recv ? a->recv_ns : a->time_ns);
+    if (p->sandbox_column && a->has_recv && clocks_apart(a->time_ns, a->recv_ns))
+        time_cell(p, a->time_ns);
+    else if (p->sandbox_column)
+        strbuf_printf(&p->line, "%-*s  ", TIME_WIDTH, "-");
+    const char *color = p->color ? term_color_priority(a->priority) : "";
+    strbuf_puts(&p->line, color);
+    cell(p, a->priority, PRIORITY_WIDTH);   /* any text: a row written by something else */
+    if (color[0])
+        strbuf_puts(&p->line, TERM_COLOR_RESET);
     cell(p, a->rule, RULE_WIDTH);
     cell(p, a->container, CONTAINER_WIDTH);
     const char *text;
     size_t len;
     output_text(a, &text, &len);
-    event_line_plain(&p->line, text, len, OUTPUT_MAX);
+    event_line_plain(&p->line, text, len, p->o->wide ? SIZE_MAX : OUTPUT_MAX);
     strbuf_putc(&p->line, '\n');
 }
 
@@ -260,8 +327,15 @@ static void table_row(struct printer *p, const struct alert_row *a)
  * written as \uNNNN (the same JSON). */
 static void json_row(struct printer *p, const struct alert_row *a)
 {
+    if (a->replaced && !p->replaced_said)
+        fprintf(stderr, PROG ": alert %" PRId64 " has output_fields or tags that are not JSON (a row seccheckd did "
+                "not write): printed with {} or [] in their place\n", a->id);
+    p->replaced_said |= a->replaced;
     strbuf_reset(&p->scratch);
-    rules_alert_json(&p->scratch, a->host ? a->host : p->hostname, a->rule, a->priority, a->time_ns, a->output,
+    /* Falco's hostname: the host's name as its forwarder gave it (what its
+     * --alerts-out wrote), else its id; here, this machine's. */
+    const char *hostname = a->host_name ? a->host_name : a->host ? a->host : p->hostname;
+    rules_alert_json(&p->scratch, hostname, a->rule, a->priority, a->time_ns, a->output,
                      a->output_len, a->output_fields, a->tags);
     event_line_json(&p->line, p->scratch.data ? p->scratch.data : "{}", p->scratch.len);
     strbuf_putc(&p->line, '\n');
@@ -295,6 +369,112 @@ static int flush_output(void)
     return ALERTS_FAILED;
 }
 
+/* ---- saying why nothing was printed ---- */
+
+/* What the reader of one place answers: how many alerts pass filters
+ * (only those set in it), and the most frequent values of a column
+ * ("rule", "container_id") with their counts. */
+struct miss_source {
+    void *ctx;
+    const char *where;              /* "seccheck.db", "the central copy" */
+    int64_t (*count)(void *ctx, const struct alerts_options *filters);
+    void (*top)(void *ctx, const char *column, struct strbuf *out);
+};
+
+/* o with one filter only: *which of it. */
+static struct alerts_options only_filter(const struct alerts_options *o, char which)
+{
+    struct alerts_options f = *o;
+    f.has_since = which == 's' && o->has_since;
+    f.has_priority = which == 'p' && o->has_priority;
+    f.rule = which == 'r' ? o->rule : NULL;
+    f.container = which == 'c' ? o->container : NULL;
+    f.pod = which == 'c' ? o->pod : NULL;
+    f.ns = which == 'c' ? o->ns : NULL;
+    return f;
+}
+
+static void say_filter(const struct alerts_options *o, const struct miss_source *m, char which, struct strbuf *line)
+{
+    struct alerts_options f = only_filter(o, which);
+    int64_t n = m->count(m->ctx, &f);
+    strbuf_reset(line);
+    switch (which) {
+    case 's': strbuf_printf(line, "  --since %s: ", o->since_text); break;
+    case 'p': strbuf_printf(line, "  --priority %s: ", o->priority_text); break;
+    case 'r':
+        strbuf_puts(line, "  --rule '");
+        event_line_plain(line, o->rule, strlen(o->rule), 200);
+        strbuf_puts(line, "': ");
+        break;
+    default: {
+        /* --container, --pod and --namespace together: they name containers */
+        const char *names[] = {"--container", "--pod", "--namespace"};
+        const char *values[] = {o->container, o->pod, o->ns};
+        strbuf_puts(line, " ");
+        for (int k = 0; k < 3; k++) {
+            if (!values[k])
+                continue;
+            strbuf_printf(line, " %s '", names[k]);
+            event_line_plain(line, values[k], strlen(values[k]), 200);
+            strbuf_puts(line, "'");
+        }
+        strbuf_puts(line, ": ");
+        break;
+    }
+    }
+    if (n > 0) {
+        strbuf_printf(line, "%" PRId64 " alert%s\n", n, cli_plural((uint64_t)n));
+    } else if (which == 's') {
+        strbuf_puts(line, "none whose event seccheckd received in that time\n");
+    } else if (which == 'p') {
+        strbuf_puts(line, "none of that priority or above\n");
+    } else {
+        strbuf_puts(line, which == 'r' ? "no rule's name contains it (the rules that raised alerts: "
+                                       : "no alert of that container (the containers with alerts: ");
+        m->top(m->ctx, which == 'r' ? "rule" : "container_id", line);
+        strbuf_puts(line, ")\n");
+    }
+    fputs(line->data ? line->data : "", stderr);
+}
+
+/* Nothing passed: says whether there are alerts at all, and if so what each
+ * filter alone lets through, naming the rules or containers there are. */
+static void explain_miss(const struct alerts_options *o, const struct miss_source *m)
+{
+    struct alerts_options none = only_filter(o, 0);
+    int64_t total = m->count(m->ctx, &none);
+    if (total <= 0) {
+        fprintf(stderr, PROG ": no alerts in %s (alerts come from rules: seccheckd --rules PATH, e.g. "
+                "configs/rules/gvisor_rules.yaml)\n", m->where);
+        return;
+    }
+    fprintf(stderr, PROG ": none of the %" PRId64 " alert%s in %s pass%s the filters; each alone:\n", total,
+            cli_plural((uint64_t)total), m->where, total == 1 ? "es" : "");
+    struct strbuf line = {0};
+    if (o->rule)
+        say_filter(o, m, 'r', &line);
+    if (o->container || o->pod || o->ns)
+        say_filter(o, m, 'c', &line);
+    if (o->has_priority)
+        say_filter(o, m, 'p', &line);
+    if (o->has_since)
+        say_filter(o, m, 's', &line);
+    strbuf_free(&line);
+}
+
+/* "NAME N, NAME N": the values escaped and cut, the first few. */
+#define TOP_VALUES 6
+
+static void put_top_value(struct strbuf *out, int i, const char *value, const char *count)
+{
+    if (i)
+        strbuf_puts(out, ", ");
+    const char *v = value ? value : "-";
+    event_line_plain(out, v, strlen(v), 60);
+    strbuf_printf(out, " %s", count);
+}
+
 /* ---- a host's database ---- */
 
 struct local_reader {
@@ -303,34 +483,77 @@ struct local_reader {
     sqlite3_stmt *rows;
     struct follow follow;
     int64_t after;
+    int64_t since_ns, since_event;  /* --since: its bound, the last event received before it */
 };
 
-static int local_prepare(struct local_reader *r)
+/* The filters after "WHERE a.id > ?1": ?2 the last event received before
+ * --since, ?3 the rule, ?4 the container. */
+/* --container (id or name), --pod, --namespace: parameters ?6 to ?8. */
+static struct container_filter container_filter_of(const struct alerts_options *o)
+{
+    return (struct container_filter){.container = o->container, .pod = o->pod, .ns = o->ns};
+}
+
+static void local_filters(struct strbuf *sql, const struct alerts_options *o, bool has_info)
+{
+    if (o->has_since)
+        strbuf_puts(sql, " AND a.event_id > ?2");
+    if (o->rule)   /* SQLite's lower(): ASCII letters */
+        strbuf_puts(sql, " AND instr(lower(a.rule), lower(?3)) > 0");
+    struct container_filter cf = container_filter_of(o);
+    container_filter_sql(sql, &cf, "a.container_id", 6, has_info);
+    priority_filter(sql, o);
+}
+
+/* The statement over alerts a joined to their events e, the filters bound. */
+static int local_statement(struct local_reader *r, const char *head, const char *tail, sqlite3_stmt **st)
 {
     const struct alerts_options *o = r->o;
     struct strbuf sql = {0};
-    strbuf_puts(&sql, "SELECT id, time_ns, rule, priority, container_id, output, output_fields, tags FROM alerts"
-                      " WHERE id > ?1");
-    if (o->has_since)
-        strbuf_puts(&sql, " AND time_ns >= ?2");
-    if (o->rule)
-        strbuf_puts(&sql, " AND rule = ?3");
-    struct container_filter cf = {.container = o->container, .pod = o->pod, .ns = o->ns};
-    container_filter_sql(&sql, &cf, "container_id", 6, sqlutil_has(r->db, "table", "container_info"));
-    priority_filter(&sql, o);
-    strbuf_printf(&sql, " ORDER BY id LIMIT %d", ROWS_PER_READ);
-    int rc = sql.failed ? SQLITE_NOMEM : sqlite3_prepare_v2(r->db, sql.data, -1, &r->rows, NULL);
+    strbuf_puts(&sql, head);
+    local_filters(&sql, o, sqlutil_has(r->db, "table", "container_info"));
+    strbuf_puts(&sql, tail);
+    int rc = sql.failed ? SQLITE_NOMEM : sqlite3_prepare_v2(r->db, sql.data, -1, st, NULL);
     strbuf_free(&sql);
     if (rc != SQLITE_OK) {
         fprintf(stderr, PROG ": %s: %s\n", o->db_path, sqlite3_errmsg(r->db));
         return ALERTS_FAILED;
     }
+    sqlite3_bind_int64(*st, 1, r->after);
     if (o->has_since)
-        sqlite3_bind_int64(r->rows, 2, realtime_ns() - (int64_t)o->since_s * 1000000000);
+        sqlite3_bind_int64(*st, 2, r->since_event);
     if (o->rule)
-        sqlite3_bind_text(r->rows, 3, o->rule, -1, SQLITE_STATIC);
-    container_filter_bind(r->rows, &cf, 6);
+        sqlite3_bind_text(*st, 3, o->rule, -1, SQLITE_STATIC);
+    struct container_filter cf = container_filter_of(o);
+    container_filter_bind(*st, &cf, 6);
     return 0;
+}
+
+static int local_prepare(struct local_reader *r)
+{
+    char tail[64];
+    snprintf(tail, sizeof(tail), " ORDER BY a.id LIMIT %d", ROWS_PER_READ);
+    return local_statement(r, "SELECT a.id, a.time_ns, a.rule, a.priority, a.container_id, a.output, "
+                              ALERT_OUTBOX_OBJECT_SQL("a.output_fields") ", " ALERT_OUTBOX_ARRAY_SQL("a.tags")
+                              ", e.recv_ns"
+                              " FROM alerts a LEFT JOIN events e ON e.id = a.event_id WHERE a.id > ?1",
+                           tail, &r->rows);
+}
+
+/* Whether an alert to print has a sandbox time more than a second off the
+ * daemon's (then the table has a column for it). */
+static bool local_clock_apart(struct local_reader *r)
+{
+    sqlite3_stmt *st;
+    char apart[160];
+    snprintf(apart, sizeof(apart), " AND (a.time_ns > e.recv_ns + %d OR a.time_ns < e.recv_ns - %d))",
+             CLOCK_APART_NS, CLOCK_APART_NS);
+    if (local_statement(r, "SELECT EXISTS(SELECT 1 FROM alerts a JOIN events e ON e.id = a.event_id WHERE a.id > ?1",
+                        apart, &st) != 0)
+        return true;
+    bool yes = sqlite3_step(st) != SQLITE_ROW || sqlite3_column_int(st, 0) != 0;
+    sqlite3_finalize(st);
+    return yes;
 }
 
 static const char *column_text(sqlite3_stmt *st, int col)
@@ -349,10 +572,14 @@ static int local_print_next(struct local_reader *r, struct printer *p, int *n)
             .id = sqlite3_column_int64(r->rows, 0), .time_ns = sqlite3_column_int64(r->rows, 1),
             .rule = column_text(r->rows, 2), .priority = column_text(r->rows, 3),
             .container = column_text(r->rows, 4), .output = column_text(r->rows, 5),
-            .output_len = (size_t)sqlite3_column_bytes(r->rows, 5), .output_fields = column_text(r->rows, 6),
-            .tags = column_text(r->rows, 7)};
+            .output_len = (size_t)sqlite3_column_bytes(r->rows, 5), .recv_ns = sqlite3_column_int64(r->rows, 8),
+            .has_recv = sqlite3_column_type(r->rows, 8) == SQLITE_INTEGER};
+        a.output_fields = alert_outbox_json_column(column_text(r->rows, 6), (size_t)sqlite3_column_bytes(r->rows, 6),
+                                                   "{}", &a.replaced);
+        a.tags = alert_outbox_json_column(column_text(r->rows, 7), (size_t)sqlite3_column_bytes(r->rows, 7), "[]",
+                                          &a.replaced);
         r->after = a.id;
-        if (!a.rule || !a.priority || !a.output || !a.output_fields || !a.tags) {
+        if (!a.rule || !a.priority || !a.output) {
             fprintf(stderr, PROG ": alert %" PRId64 " has an empty column: not a row the daemon wrote\n", a.id);
             rc = ALERTS_FAILED;
         } else {
@@ -368,20 +595,104 @@ static int local_print_next(struct local_reader *r, struct printer *p, int *n)
     return rc ? rc : flush_output();
 }
 
+/* The newest receive time in the database open: where following the file
+ * that replaces it goes on from. */
+static int64_t newest_received(sqlite3 *db)
+{
+    return sqlutil_int(db, "SELECT coalesce(max(recv_ns), -9223372036854775807) FROM events", INT64_MIN + 1);
+}
+
+static int64_t local_count(void *ctx, const struct alerts_options *filters)
+{
+    struct local_reader *r = ctx;
+    const struct alerts_options *saved = r->o;
+    int64_t saved_after = r->after, n = -1;
+    r->o = filters;
+    r->after = 0;
+    sqlite3_stmt *st;
+    if (local_statement(r, "SELECT count(*) FROM alerts a LEFT JOIN events e ON e.id = a.event_id WHERE a.id > ?1",
+                        "", &st) == 0) {
+        if (sqlite3_step(st) == SQLITE_ROW)
+            n = sqlite3_column_int64(st, 0);
+        sqlite3_finalize(st);
+    }
+    r->o = saved;
+    r->after = saved_after;
+    return n;
+}
+
+static void local_top(void *ctx, const char *column, struct strbuf *out)
+{
+    struct local_reader *r = ctx;
+    char sql[200];
+    snprintf(sql, sizeof(sql), "SELECT %s, count(*) FROM alerts GROUP BY 1 ORDER BY 2 DESC, 1 LIMIT %d", column,
+             TOP_VALUES);
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(r->db, sql, -1, &st, NULL) != SQLITE_OK)
+        return;
+    for (int i = 0; sqlite3_step(st) == SQLITE_ROW; i++)
+        put_top_value(out, i, column_text(st, 0), column_text(st, 1));
+    sqlite3_finalize(st);
+}
+
+/* The database is there and holds alerts: 0, or ALERTS_FAILED said. */
+static int local_check(struct local_reader *r)
+{
+    if (sqlutil_has(r->db, "table", "alerts"))
+        return 0;
+    fprintf(stderr, PROG ": %s has no alerts table: it was written by a seccheckd without rules (start this "
+            "one on it, with --rules PATH, e.g. configs/rules/gvisor_rules.yaml)\n", r->o->db_path);
+    return ALERTS_FAILED;
+}
+
+/* The file at the path was deleted or replaced: what the old one still
+ * holds is printed, then the new one is read from the alerts of events
+ * received after the last of those (a restored copy's are history). */
+static int local_follow_moved(struct local_reader *r, struct printer *p)
+{
+    int n, rc;
+    while ((rc = local_print_next(r, p, &n)) == 0 && n == ROWS_PER_READ)
+        ;
+    if (rc != 0)
+        return rc;
+    int64_t newest = newest_received(r->db);
+    sqlite3_finalize(r->rows);
+    r->rows = NULL;
+    if (follow_reopen(&r->follow, &r->db) != 0)
+        return 0;   /* stopped */
+    if ((rc = local_check(r)) != 0)
+        return rc;
+    int64_t last_event = follow_last_id_before(r->db, newest < INT64_MAX ? newest + 1 : newest);
+    sqlite3_stmt *st;
+    r->after = 0;
+    if (sqlite3_prepare_v2(r->db, "SELECT coalesce(max(id), 0) FROM alerts WHERE event_id <= ?1", -1, &st, NULL) ==
+        SQLITE_OK) {
+        sqlite3_bind_int64(st, 1, last_event);
+        if (sqlite3_step(st) == SQLITE_ROW)
+            r->after = sqlite3_column_int64(st, 0);
+    }
+    sqlite3_finalize(st);
+    if (r->o->has_since)
+        r->since_event = follow_last_id_before(r->db, r->since_ns);
+    return local_prepare(r);
+}
+
 static int run_local(const struct alerts_options *o, struct printer *p)
 {
     struct local_reader r = {.o = o};
     int rc = follow_open_db(PROG, o->db_path, &r.db) != 0 ? ALERTS_FAILED : 0;
-    if (rc == 0 && !sqlutil_has(r.db, "table", "alerts")) {
-        fprintf(stderr, PROG ": %s has no alerts table: it was written by a seccheckd without rules (start this "
-                "one on it, with --rules PATH, e.g. configs/rules/gvisor_rules.yaml)\n", o->db_path);
-        rc = ALERTS_FAILED;
-    }
+    if (rc == 0)
+        rc = local_check(&r);
     if (rc == 0 && o->follow && !o->has_since)
         r.after = sqlutil_int(r.db, "SELECT coalesce(max(id), 0) FROM alerts", 0);
+    r.since_ns = realtime_ns() - (int64_t)o->since_s * 1000000000;
+    if (rc == 0 && o->has_since)
+        r.since_event = follow_last_id_before(r.db, r.since_ns);
+    if (rc == 0)
+        p->sandbox_column = !o->json && (o->follow || local_clock_apart(&r));
     if (rc == 0)
         rc = local_prepare(&r);
-    if (rc == 0 && follow_start(&r.follow, r.db, PROG) != 0)
+    if (rc == 0 && follow_start(&r.follow, r.db, PROG, o->db_path) != 0)
         rc = ALERTS_FAILED;
     while (rc == 0 && !follow_stopped()) {
         int n;
@@ -390,7 +701,12 @@ static int run_local(const struct alerts_options *o, struct printer *p)
             continue;
         if (!o->follow)
             break;
-        follow_wait(&r.follow);
+        if (follow_wait(&r.follow) == FOLLOW_MOVED)
+            rc = local_follow_moved(&r, p);
+    }
+    if (rc == 0 && !p->printed && !o->follow) {   /* say why, on stderr: the output stays empty */
+        struct miss_source m = {.ctx = &r, .where = o->db_path, .count = local_count, .top = local_top};
+        explain_miss(o, &m);
     }
     sqlite3_finalize(r.rows);
     follow_end(&r.follow);
@@ -463,19 +779,75 @@ struct central_reader {
     char since[24];
 };
 
-/* $1 the cursors, $2 the host ("" every one), $3 since, $4 rule, $5 container. */
-static void central_sql(struct central_reader *r)
+/* $1 the cursors, $2 the host ("" every one), $3 since (the daemon's
+ * receive time of the event), $4 rule, $5 container. */
+static void central_filters(struct strbuf *sql, const struct alerts_options *o)
 {
-    const struct alerts_options *o = r->o;
-    struct strbuf *sql = &r->sql;
-    strbuf_puts(sql, "SELECT a.host_id, a.id, a.time_ns, a.rule, a.priority, a.container_id, a.output,"
-                     " a.output_fields::text, a.tags::text FROM alerts a"
+    strbuf_puts(sql, " FROM alerts a LEFT JOIN events e ON e.host_id = a.host_id AND e.id = a.event_id"
                      " LEFT JOIN jsonb_each_text($1::jsonb) c ON c.key = a.host_id"
                      " WHERE a.id > coalesce(c.value::bigint, 0) AND ($2 = '' OR a.host_id = $2)"
-                     " AND ($3::bigint IS NULL OR a.time_ns >= $3::bigint)"
-                     " AND ($4::text IS NULL OR a.rule = $4) AND ($5::text IS NULL OR a.container_id = $5)");
+                     " AND ($3::bigint IS NULL OR e.recv_ns >= $3::bigint)"
+                     " AND ($4::text IS NULL OR strpos(lower(a.rule), lower($4)) > 0)"
+                     " AND ($5::text IS NULL OR a.container_id = $5)");
     priority_filter(sql, o);
+}
+
+static void central_sql(struct central_reader *r)
+{
+    struct strbuf *sql = &r->sql;
+    strbuf_puts(sql, "SELECT a.host_id, a.id, a.time_ns, a.rule, a.priority, a.container_id, a.output,"
+                     " CASE WHEN jsonb_typeof(a.output_fields) = 'object' THEN a.output_fields::text END,"
+                     " CASE WHEN jsonb_typeof(a.tags) = 'array' THEN a.tags::text END, e.recv_ns,"
+                     /* to_jsonb: a hosts table of a forwarder before hostname has none */
+                     " (SELECT to_jsonb(h) ->> 'hostname' FROM hosts h WHERE h.host_id = a.host_id)");
+    central_filters(sql, r->o);
     strbuf_printf(sql, " ORDER BY a.host_id, a.id LIMIT %d", ROWS_PER_READ);
+}
+
+/* Whether an alert to print has a sandbox time more than a second off the
+ * daemon's (the table's sandbox column); false when it cannot tell. */
+static bool central_clock_apart(struct central_reader *r)
+{
+    struct strbuf sql = {0};
+    strbuf_puts(&sql, "SELECT EXISTS(SELECT 1");
+    central_filters(&sql, r->o);
+    strbuf_printf(&sql, " AND (a.time_ns > e.recv_ns + %d OR a.time_ns < e.recv_ns - %d))", CLOCK_APART_NS,
+                  CLOCK_APART_NS);
+    const struct alerts_options *o = r->o;
+    const char *v[] = {"{}", r->host, o->has_since ? r->since : NULL, o->rule, o->container};
+    PGresult *res = sql.failed ? NULL : PQexecParams(r->pg, sql.data, 5, NULL, v, NULL, NULL, 0);
+    bool yes = PQresultStatus(res) == PGRES_TUPLES_OK && PQntuples(res) == 1 && strcmp(PQgetvalue(res, 0, 0), "t") == 0;
+    PQclear(res);
+    strbuf_free(&sql);
+    return yes;
+}
+
+static int64_t central_count(void *ctx, const struct alerts_options *filters)
+{
+    struct central_reader *r = ctx;
+    struct strbuf sql = {0};
+    strbuf_puts(&sql, "SELECT count(*)");
+    central_filters(&sql, filters);
+    const char *v[] = {"{}", r->host, filters->has_since ? r->since : NULL, filters->rule, filters->container};
+    PGresult *res = sql.failed ? NULL : PQexecParams(r->pg, sql.data, 5, NULL, v, NULL, NULL, 0);
+    int64_t n = PQresultStatus(res) == PGRES_TUPLES_OK && PQntuples(res) == 1 ? strtoll(PQgetvalue(res, 0, 0), NULL, 10)
+                                                                              : -1;
+    PQclear(res);
+    strbuf_free(&sql);
+    return n;
+}
+
+static void central_top(void *ctx, const char *column, struct strbuf *out)
+{
+    struct central_reader *r = ctx;
+    char sql[240];
+    snprintf(sql, sizeof(sql), "SELECT %s, count(*) FROM alerts WHERE $1 = '' OR host_id = $1 GROUP BY 1"
+             " ORDER BY 2 DESC, 1 LIMIT %d", column, TOP_VALUES);
+    const char *v[] = {r->host};
+    PGresult *res = PQexecParams(r->pg, sql, 1, NULL, v, NULL, NULL, 0);
+    for (int i = 0; PQresultStatus(res) == PGRES_TUPLES_OK && i < PQntuples(res); i++)
+        put_top_value(out, i, PQgetisnull(res, i, 0) ? NULL : PQgetvalue(res, i, 0), PQgetvalue(res, i, 1));
+    PQclear(res);
 }
 
 /* Without --since, --follow starts after what is there now. */
@@ -520,7 +892,12 @@ static int central_print_next(struct central_reader *r, struct printer *p, int *
             .time_ns = strtoll(PQgetvalue(res, i, 2), NULL, 10), .rule = PQgetvalue(res, i, 3),
             .priority = PQgetvalue(res, i, 4), .container = PQgetisnull(res, i, 5) ? NULL : PQgetvalue(res, i, 5),
             .output = PQgetvalue(res, i, 6), .output_len = (size_t)PQgetlength(res, i, 6),
-            .output_fields = PQgetvalue(res, i, 7), .tags = PQgetvalue(res, i, 8)};
+            .has_recv = !PQgetisnull(res, i, 9), .recv_ns = strtoll(PQgetvalue(res, i, 9), NULL, 10),
+            .host_name = PQgetisnull(res, i, 10) ? NULL : PQgetvalue(res, i, 10)};
+        a.output_fields = alert_outbox_json_column(PQgetisnull(res, i, 7) ? NULL : PQgetvalue(res, i, 7),
+                                                   (size_t)PQgetlength(res, i, 7), "{}", &a.replaced);
+        a.tags = alert_outbox_json_column(PQgetisnull(res, i, 8) ? NULL : PQgetvalue(res, i, 8),
+                                          (size_t)PQgetlength(res, i, 8), "[]", &a.replaced);
         rc = cursor_set(&r->cursors, a.host, a.id) != 0 ? ALERTS_FAILED : print_row(p, &a);
         (*n)++;
     }
@@ -598,6 +975,7 @@ static int run_central(const struct alerts_options *o, struct printer *p)
                 central_wait(&r, err, &waiting);
             }
             started = true;   /* nothing was there when it started: every alert that comes is new */
+            p->sandbox_column = !o->json;
             continue;
         }
         if (waiting)
@@ -605,6 +983,8 @@ static int run_central(const struct alerts_options *o, struct printer *p)
         waiting = false;
         if (!started && o->follow && !o->has_since && (rc = central_start_at_end(&r)) != 0)
             break;
+        if (!started)
+            p->sandbox_column = !o->json && (o->follow || central_clock_apart(&r));
         started = true;
         int n;
         rc = central_print_next(&r, p, &n);
@@ -619,6 +999,10 @@ static int run_central(const struct alerts_options *o, struct printer *p)
             break;
         follow_sleep_ms(CENTRAL_POLL_MS);
     }
+    if (rc == 0 && !p->printed && !o->follow && r.pg) {   /* say why, on stderr: the output stays empty */
+        struct miss_source m = {.ctx = &r, .where = "the central copy", .count = central_count, .top = central_top};
+        explain_miss(o, &m);
+    }
     if (r.pg)
         PQfinish(r.pg);
     cursors_free(&r.cursors);
@@ -631,21 +1015,19 @@ static int run_central(const struct alerts_options *o, struct printer *p)
 
 int alerts_main(int argc, char **argv)
 {
+    if (argc > 1 && strcmp(argv[1], "show") == 0)
+        return alert_show_main(argc - 1, argv + 1);
     struct alerts_options o;
     int rc = parse_options(argc, argv, &o);
     if (rc != 0)
         return rc < 0 ? ALERTS_OK : rc;
-    struct printer p = {.o = &o};
+    struct printer p = {.o = &o, .color = !o.json && term_color_wanted(o.color, STDOUT_FILENO)};
     if (gethostname(p.hostname, sizeof(p.hostname) - 1) != 0)
         snprintf(p.hostname, sizeof(p.hostname), "unknown");
     struct follow_signals signals;
     follow_catch_signals(&signals);
     setvbuf(stdout, NULL, _IOFBF, 1 << 16);
     rc = o.db_path ? run_local(&o, &p) : run_central(&o, &p);
-    if (rc == 0 && !p.printed && !o.follow)   /* say why, on stderr: the output stays empty */
-        fprintf(stderr, PROG ": no alerts in %s%s (alerts come from rules: seccheckd --rules PATH, e.g. "
-                "configs/rules/gvisor_rules.yaml)\n", o.db_path ? o.db_path : "the central copy",
-                o.has_since || o.has_priority || o.rule || o.container ? " that pass the filters" : "");
     strbuf_free(&p.line);
     strbuf_free(&p.scratch);
     follow_restore_signals(&signals);

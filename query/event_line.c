@@ -13,6 +13,7 @@
 #include "gvisor/sentry.pb-c.h"
 #include "gvisor/syscall.pb-c.h"
 #include "linux_names.h"
+#include "term_color.h"
 #include "trace_names.h"
 
 /* ---- text from a sandbox ---- */
@@ -379,6 +380,17 @@ static void render_read_write(struct strbuf *out, const ProtobufCMessage *m)
         strbuf_printf(out, " @%" PRId64, int_field(m, "offset"));
 }
 
+/* The colour the call of ev is marked with (exec, connect, open), or NULL. */
+static const char *call_color(const struct event *ev)
+{
+    switch (ev->header.message_type) {
+    case 3: case 11: return TERM_COLOR_EXEC;      /* SENTRY_EXEC, SYSCALL_EXECVE */
+    case 10: return TERM_COLOR_CONNECT;           /* SYSCALL_CONNECT */
+    case 7: return TERM_COLOR_OPEN;               /* SYSCALL_OPEN */
+    default: return NULL;
+    }
+}
+
 /* ---- gVisor's 2026 messages ---- */
 
 static void ip_port(struct strbuf *out, const Gvisor__Common__SocketIp *ip)
@@ -609,6 +621,31 @@ static void exit_suffix(struct strbuf *out, const struct event *ev)
 
 void event_line_render(struct strbuf *out, const struct event *ev)
 {
+    event_line_render_color(out, ev, false);
+}
+
+/* Wraps the word at out[at] (the call's name) in color. */
+static void color_word(struct strbuf *out, size_t at, const char *color)
+{
+    if (out->failed || at >= out->len)
+        return;
+    size_t end = at;
+    while (end < out->len && out->data[end] != ' ' && out->data[end] != '\n')
+        end++;
+    size_t tail = out->len - end, color_len = strlen(color), reset_len = strlen(TERM_COLOR_RESET);
+    /* Room first, then the bytes moved: the word's tail and the word. */
+    for (size_t i = 0; i < color_len + reset_len; i++)
+        strbuf_putc(out, ' ');
+    if (out->failed)
+        return;
+    memmove(out->data + end + color_len + reset_len, out->data + end, tail);
+    memmove(out->data + at + color_len, out->data + at, end - at);
+    memcpy(out->data + at, color, color_len);
+    memcpy(out->data + end + color_len, TERM_COLOR_RESET, reset_len);
+}
+
+void event_line_render_color(struct strbuf *out, const struct event *ev, bool color)
+{
     size_t start = out->len;
     const Gvisor__Common__ContextData *c = ev->context;
     strbuf_put_utc(out, c && c->time_ns ? c->time_ns : ev->recv_ns, 3);
@@ -638,7 +675,11 @@ void event_line_render(struct strbuf *out, const struct event *ev)
                       ev->status == DECODE_UNKNOWN_TYPE ? "unknown type" : "did not decode", ev->raw_len);
         return;
     }
+    size_t what = out->len;
     render_what(out, start, ev);
     exit_suffix(out, ev);
     strbuf_putc(out, '\n');
+    const char *mark = color ? call_color(ev) : NULL;
+    if (mark)
+        color_word(out, what, mark);
 }

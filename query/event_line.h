@@ -18,6 +18,8 @@
 #ifndef SECCHECKD_EVENT_LINE_H
 #define SECCHECKD_EVENT_LINE_H
 
+#include <stdbool.h>
+
 #include "event.h"
 #include "strbuf.h"
 
@@ -27,6 +29,10 @@
 /* Appends ev's line, '\n' included. ev as decode_event made it, with
  * recv_ns set; an undecoded event says so, with its type and size. */
 void event_line_render(struct strbuf *out, const struct event *ev);
+
+/* The same, with color the call's name of an exec, connect or open
+ * coloured (term_color.h): for a terminal. */
+void event_line_render_color(struct strbuf *out, const struct event *ev, bool color);
 
 /* Appends text (len bytes, any content) escaped and bounded as above. */
 void event_line_text(struct strbuf *out, const char *text, size_t len);

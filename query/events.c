@@ -19,6 +19,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 #include <sqlite3.h>
 
 #include "arena.h"
@@ -31,6 +32,7 @@
 #include "follow.h"
 #include "sqlutil.h"
 #include "strbuf.h"
+#include "term_color.h"
 #include "wire.h"
 
 #define PROG "seccheckd events"
@@ -50,6 +52,9 @@ struct events_options {
     bool has_since;
     uint64_t since_s;
     bool json;
+    bool has_lines;
+    uint64_t lines;               /* -n: the last N stored first (--follow: 10 unless given) */
+    enum term_color_mode color;
 };
 
 struct reader {
@@ -63,18 +68,23 @@ struct reader {
     int64_t after;                /* the last id read */
     int64_t until;                /* without --follow: the last id when it started */
     int64_t since_ns;             /* --since: received at or after this */
+    uint64_t printed;
+    bool color;                   /* compact lines to a terminal: exec, connect, open coloured */
 };
 
 static void usage(FILE *out)
 {
     fprintf(out,
-            "Usage: seccheckd events --db PATH [--follow] [--container ID] [--type NAME] [--process NAME]\n"
+            "Usage: seccheckd events --db PATH [--follow] [-n N] [--container ID] [--type NAME] [--process NAME]\n"
             "                        [--pod NAME] [--namespace NAME] [--since DURATION] [-o compact|json]\n"
+            "                        [--color auto|always|never]\n"
             "Prints the events of a seccheckd database, one line each, oldest first.\n"
             "\n"
             "  --db PATH          the database (only read; the daemon may be running)\n"
             "  --follow, -f       then print new events as the daemon commits them, until\n"
-            "                     interrupted; without --since, only new ones\n"
+            "                     interrupted (the last 10 stored first, as tail -f does)\n"
+            "  -n, --lines N      the last N stored events that pass the filters [all;\n"
+            "                     --follow: 10; 0: none, only new ones]\n"
             "  --container ID     only this container's events, by id or name (seccheckd containers)\n"
             "  --pod NAME         only the events of this pod's containers\n"
             "  --namespace NAME   only the events of this namespace's containers\n"
@@ -86,6 +96,9 @@ static void usage(FILE *out)
             "                     happened, = result on a syscall's exit [default]\n"
             "  -o json            one JSON object per event: events_full's row, the whole\n"
             "                     message included\n"
+            "  --color WHEN       colour exec, connect and open in compact lines: auto (when\n"
+            "                     standard output is a terminal and NO_COLOR is not set),\n"
+            "                     always, never [auto]\n"
             "  --help, -h         this text\n"
             "\n"
             "Exit status: 0 done (or --follow interrupted), 1 a runtime error (printed), 2 usage error.\n");
@@ -105,6 +118,7 @@ static int parse_options(int argc, char **argv, struct events_options *o)
         {"process", required_argument, NULL, 'p'},   {"since", required_argument, NULL, 's'},
         {"output", required_argument, NULL, 'o'},    {"help", no_argument, NULL, 'h'},
         {"pod", required_argument, NULL, 'P'},       {"namespace", required_argument, NULL, 'N'},
+        {"lines", required_argument, NULL, 'n'},      {"color", required_argument, NULL, 'C'},
         {NULL, 0, NULL, 0},
     };
     memset(o, 0, sizeof(*o));
@@ -112,7 +126,7 @@ static int parse_options(int argc, char **argv, struct events_options *o)
     int ch;
     optind = 0;   /* a fresh getopt scan, whatever ran before */
     opterr = 0;
-    while ((ch = getopt_long(argc, argv, CLI_GETOPT_QUIET "fo:h", options, NULL)) != -1) {
+    while ((ch = getopt_long(argc, argv, CLI_GETOPT_QUIET "fo:n:h", options, NULL)) != -1) {
         switch (ch) {
         case 'd': o->db_path = optarg; break;
         case 'f': o->follow = true; break;
@@ -136,6 +150,15 @@ static int parse_options(int argc, char **argv, struct events_options *o)
             if (strcmp(optarg, "compact") != 0 && strcmp(optarg, "json") != 0)
                 return usage_error("-o: expected compact or json", optarg);
             o->json = strcmp(optarg, "json") == 0;
+            break;
+        case 'n':
+            if (cli_parse_uint(PROG, "lines", optarg, 0, 1000000000, &o->lines) != 0)
+                return EVENTS_USAGE;
+            o->has_lines = true;
+            break;
+        case 'C':
+            if (term_color_parse(optarg, &o->color) != 0)
+                return usage_error("--color: expected auto, always or never", optarg);
             break;
         case 'h': usage(stdout); return -1;
         default: cli_report_getopt_error(PROG, ch, argv); return EVENTS_USAGE;
@@ -162,43 +185,14 @@ static int open_db(struct reader *r)
     return 0;
 }
 
-/* The first id of a row received at or after since_ns, less one: ids
- * grow with the time they were received, so a binary search over ids (a
- * rowid lookup each) finds it; rows before it that were received later
- * (a clock step back) are not looked at. */
-static int64_t last_id_before(sqlite3 *db, int64_t since_ns)
+/* A statement over events e: head, "WHERE e.id > ?1 AND e.id <= ?2", the
+ * filters of o (?3 container, ?4 process, ?5 since, the types inline), tail.
+ * 0, or EVENTS_FAILED said. */
+static int filtered_statement(struct reader *r, const struct events_options *o, const char *head, const char *tail,
+                              sqlite3_stmt **st)
 {
-    sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(db, "SELECT recv_ns FROM events WHERE id >= ?1 ORDER BY id LIMIT 1", -1, &st, NULL) !=
-        SQLITE_OK)
-        return 0;
-    int64_t lo = sqlutil_int(db, "SELECT min(id) FROM events", 1), hi = sqlutil_int(db, "SELECT max(id) FROM events", 0) + 1;
-    while (lo < hi) {   /* the least x whose first row at or after it is recent enough (or none) */
-        int64_t mid = lo + (hi - lo) / 2;
-        sqlite3_bind_int64(st, 1, mid);
-        bool recent = sqlite3_step(st) != SQLITE_ROW || sqlite3_column_int64(st, 0) >= since_ns;
-        sqlite3_reset(st);
-        if (recent)
-            hi = mid;
-        else
-            lo = mid + 1;
-    }
-    sqlite3_finalize(st);
-    return lo - 1;
-}
-
-/* The statement that reads the next rows after ?1 up to ?2, filtered. */
-static int prepare_rows(struct reader *r)
-{
-    const struct events_options *o = r->o;
     struct strbuf sql = {0};
-    if (o->json)
-        strbuf_puts(&sql, "SELECT e.id, json_object('id', f.id, 'conn_id', f.conn_id, 'recv_ns', f.recv_ns,"
-                          " 'msg_type', f.msg_type, 'type_name', f.type_name, 'dropped_count', f.dropped_count,"
-                          " 'decode_error', f.decode_error, 'message', json(f.message))"
-                          " FROM events e JOIN events_full f ON f.id = e.id");
-    else
-        strbuf_puts(&sql, "SELECT e.id, e.recv_ns, e.msg_type, e.raw FROM events e");
+    strbuf_puts(&sql, head);
     strbuf_puts(&sql, " WHERE e.id > ?1 AND e.id <= ?2");
     struct container_filter cf = {.container = o->container, .pod = o->pod, .ns = o->ns};
     container_filter_sql(&sql, &cf, "e.container_id", 6, sqlutil_has(r->db, "table", "container_info"));
@@ -213,21 +207,122 @@ static int prepare_rows(struct reader *r)
                 strbuf_printf(&sql, "%s%u", sep, t);
                 sep = ",";
             }
-        strbuf_puts(&sql, ")");
+        strbuf_puts(&sql, *sep == ' ' ? " AND 0" : ")");   /* no type passes */
     }
-    strbuf_printf(&sql, " ORDER BY e.id LIMIT %d", ROWS_PER_READ);
-    int rc = sql.failed ? SQLITE_NOMEM : sqlite3_prepare_v2(r->db, sql.data, -1, &r->rows, NULL);
+    strbuf_puts(&sql, tail);
+    int rc = sql.failed ? SQLITE_NOMEM : sqlite3_prepare_v2(r->db, sql.data, -1, st, NULL);
     strbuf_free(&sql);
     if (rc != SQLITE_OK) {
-        fprintf(stderr, PROG ": %s: %s\n", o->db_path, sqlite3_errmsg(r->db));
+        fprintf(stderr, PROG ": %s: %s\n", r->o->db_path, sqlite3_errmsg(r->db));
         return EVENTS_FAILED;
     }
-    container_filter_bind(r->rows, &cf, 6);
+    container_filter_bind(*st, &cf, 6);
     if (o->process)
-        sqlite3_bind_text(r->rows, 4, o->process, -1, SQLITE_STATIC);
+        sqlite3_bind_text(*st, 4, o->process, -1, SQLITE_STATIC);
     if (o->has_since)
-        sqlite3_bind_int64(r->rows, 5, r->since_ns);
+        sqlite3_bind_int64(*st, 5, r->since_ns);
     return 0;
+}
+
+/* The statement that reads the next rows after ?1 up to ?2, filtered. */
+static int prepare_rows(struct reader *r)
+{
+    char tail[64];
+    snprintf(tail, sizeof(tail), " ORDER BY e.id LIMIT %d", ROWS_PER_READ);
+    return filtered_statement(r, r->o,
+                              r->o->json ? "SELECT e.id, json_object('id', f.id, 'conn_id', f.conn_id, 'recv_ns',"
+                                           " f.recv_ns, 'msg_type', f.msg_type, 'type_name', f.type_name,"
+                                           " 'dropped_count', f.dropped_count, 'decode_error', f.decode_error,"
+                                           " 'message', json(f.message)) FROM events e JOIN events_full f ON f.id = e.id"
+                                         : "SELECT e.id, e.recv_ns, e.msg_type, e.raw FROM events e",
+                              tail, &r->rows);
+}
+
+/* -n N: the id before the last N rows that pass the filters between
+ * r->after and r->until (r->after when there are fewer). */
+static int64_t before_last(struct reader *r, uint64_t n)
+{
+    if (n == 0)
+        return r->until;
+    sqlite3_stmt *st;
+    int64_t id = r->after;
+    if (filtered_statement(r, r->o, "SELECT e.id FROM events e", " ORDER BY e.id DESC LIMIT 1 OFFSET ?6", &st) != 0)
+        return id;
+    sqlite3_bind_int64(st, 1, r->after);
+    sqlite3_bind_int64(st, 2, r->until);
+    sqlite3_bind_int64(st, 6, (int64_t)(n - 1));
+    if (sqlite3_step(st) == SQLITE_ROW)
+        id = sqlite3_column_int64(st, 0) - 1;
+    sqlite3_finalize(st);
+    return id;
+}
+
+/* Whether any event between r->after and r->until passes f's filters. */
+static bool any_passes(struct reader *r, const struct events_options *f)
+{
+    sqlite3_stmt *st;
+    if (filtered_statement(r, f, "SELECT 1 FROM events e", " LIMIT 1", &st) != 0)
+        return true;
+    sqlite3_bind_int64(st, 1, INT64_MIN);
+    sqlite3_bind_int64(st, 2, INT64_MAX);
+    bool yes = sqlite3_step(st) == SQLITE_ROW;
+    sqlite3_finalize(st);
+    return yes;
+}
+
+/* "  --OPTION 'VALUE': why", the value escaped. */
+static void say_value(const char *option, const char *value, const char *why)
+{
+    struct strbuf line = {0};
+    strbuf_printf(&line, "  %s '", option);
+    event_line_plain(&line, value, strlen(value), 200);
+    strbuf_printf(&line, "': %s\n", why);
+    if (!line.failed)
+        fputs(line.data, stderr);
+    strbuf_free(&line);
+}
+
+/* Nothing was printed: says why on stderr (the output stays empty), each
+ * filter that alone matches no stored event named. */
+static void explain_nothing(struct reader *r)
+{
+    const struct events_options *o = r->o;
+    struct events_options none = *o;
+    none.container = none.pod = none.ns = none.process = none.types = NULL;
+    none.has_since = false;
+    bool filtered = o->container || o->pod || o->ns || o->process || o->types || o->has_since;
+    if (!any_passes(r, &none)) {
+        fprintf(stderr, PROG ": %s holds no events yet%s\n", o->db_path, o->follow ? "; waiting for them" : "");
+        return;
+    }
+    if (!filtered)
+        return;
+    fprintf(stderr, PROG ": no stored event passes the filters%s\n", o->follow ? "; waiting for new ones" : "");
+    struct events_options f = none;
+    f.container = o->container;
+    if (o->container && !any_passes(r, &f))
+        say_value("--container", o->container, "no event of that container (seccheckd containers lists them)");
+    f = none;
+    f.pod = o->pod;
+    if (o->pod && !any_passes(r, &f))
+        say_value("--pod", o->pod, "no event of that pod's containers (seccheckd containers lists them)");
+    f = none;
+    f.ns = o->ns;
+    if (o->ns && !any_passes(r, &f))
+        say_value("--namespace", o->ns, "no event of that namespace's containers (seccheckd containers lists them)");
+    f = none;
+    f.process = o->process;
+    if (o->process && !any_passes(r, &f))
+        say_value("--process", o->process, "no event of a process of that name");
+    f = none;
+    f.types = o->types;
+    f.type_filter = o->type_filter;
+    if (o->types && !any_passes(r, &f))
+        say_value("--type", o->types, "no event of those types");
+    f = none;
+    f.has_since = o->has_since;
+    if (o->has_since && !any_passes(r, &f))
+        fprintf(stderr, "  --since: no event received in that time\n");
 }
 
 /* ---- lines ---- */
@@ -262,7 +357,7 @@ static void render_row(struct reader *r)
     }
     struct event ev;
     decode_row(r, &ev);
-    event_line_render(&r->line, &ev);
+    event_line_render_color(&r->line, &ev, r->color);
 }
 
 /* Prints the next rows (at most ROWS_PER_READ) in one statement; *n says
@@ -282,6 +377,7 @@ static int print_next(struct reader *r, int *n)
         } else if (fwrite(r->line.data, 1, r->line.len, stdout) != r->line.len) {
             rc = errno == EPIPE ? EVENTS_OUTPUT_GONE : EVENTS_FAILED;
         }
+        r->printed++;
         (*n)++;
     }
     if (rc == 0 && step != SQLITE_DONE) {
@@ -296,24 +392,59 @@ static int print_next(struct reader *r, int *n)
     return rc;
 }
 
+/* The newest receive time in the database open: where following the file
+ * that replaces it goes on from. */
+static int64_t newest_received(sqlite3 *db)
+{
+    return sqlutil_int(db, "SELECT coalesce(max(recv_ns), -9223372036854775807) FROM events", INT64_MIN + 1);
+}
+
+/* The file at the path was deleted or replaced: what the old one still
+ * holds is printed, then the new one is read from the events received
+ * after the last of those (a restored copy's older ones are history, and
+ * the batch the daemon writes again into the new file is not shown twice). */
+static int follow_moved(struct reader *r)
+{
+    int n, rc;
+    while ((rc = print_next(r, &n)) == 0 && n == ROWS_PER_READ)
+        ;
+    if (rc != 0)
+        return rc;
+    int64_t newest = newest_received(r->db);
+    sqlite3_finalize(r->rows);
+    r->rows = NULL;
+    if (follow_reopen(&r->follow, &r->db) != 0)
+        return 0;   /* stopped */
+    r->after = follow_last_id_before(r->db, newest < INT64_MAX ? newest + 1 : newest);
+    return prepare_rows(r);
+}
+
 static int run(struct reader *r)
 {
-    if (r->o->has_since)
-        r->after = last_id_before(r->db, r->since_ns);
-    else if (r->o->follow)
-        r->after = sqlutil_int(r->db, "SELECT max(id) FROM events", 0);
-    r->until = r->o->follow ? INT64_MAX : sqlutil_int(r->db, "SELECT max(id) FROM events", 0);
+    const struct events_options *o = r->o;
+    r->after = o->has_since ? follow_last_id_before(r->db, r->since_ns) : 0;
+    r->until = sqlutil_int(r->db, "SELECT max(id) FROM events", 0);
+    uint64_t lines = o->has_lines ? o->lines : 10;
+    if (o->follow || o->has_lines)   /* the last N first, as tail does */
+        r->after = before_last(r, lines);
+    if (o->follow)
+        r->until = INT64_MAX;
     int rc = prepare_rows(r);
-    if (rc == 0 && follow_start(&r->follow, r->db, PROG) != 0)
+    if (rc == 0 && follow_start(&r->follow, r->db, PROG, o->db_path) != 0)
         rc = EVENTS_FAILED;
+    bool stored_done = false;
     while (rc == 0 && !follow_stopped()) {
         int n;
         rc = print_next(r, &n);
         if (rc != 0 || n == ROWS_PER_READ)
             continue;
-        if (!r->o->follow)
+        if (!stored_done && r->printed == 0 && lines > 0)
+            explain_nothing(r);
+        stored_done = true;
+        if (!o->follow)
             break;
-        follow_wait(&r->follow);
+        if (follow_wait(&r->follow) == FOLLOW_MOVED)
+            rc = follow_moved(r);
     }
     return rc == EVENTS_OUTPUT_GONE ? 0 : rc;
 }
@@ -328,7 +459,7 @@ int events_main(int argc, char **argv)
         filter_free(&o.type_filter);
         return rc < 0 ? EVENTS_OK : rc;
     }
-    struct reader r = {.o = &o};
+    struct reader r = {.o = &o, .color = !o.json && term_color_wanted(o.color, STDOUT_FILENO)};
     if (o.has_since)
         r.since_ns = realtime_ns() - (int64_t)o.since_s * 1000000000;
     decoder_init(&r.decoder);

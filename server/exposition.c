@@ -275,12 +275,14 @@ static void render_delivery(struct strbuf *o, const struct server *s)
     deliver_get_stats(s->delivery, &st);
     const char *name = "alert_deliveries_total";
     family(o, name, "counter", "Alerts delivered to --alerts-url, attempts that failed (each retry counts), "
-           "alerts the receiver rejected (4xx: not sent again), and alerts dropped (queue full, store failed, "
-           "deleted by --max-db-size before delivery).");
+           "alerts the receiver rejected (4xx: not sent again), alerts dropped (queue full, store failed, "
+           "deleted by --max-db-size before delivery), and alerts skipped (stored before the database's first "
+           "--alerts-url: not sent).");
     sample(o, name, "result", "delivered", st.delivered);
     sample(o, name, "result", "failed", st.failed);
     sample(o, name, "result", "rejected", st.rejected);
     sample(o, name, "result", "dropped", st.dropped);
+    sample(o, name, "result", "skipped", st.skipped);
     gauge(o, "alert_delivery_lag", "Alerts raised and not yet delivered: with the sqlite sink, the newest alert id "
           "committed minus the last one delivered; without it, the alerts in the queue.", st.lag);
 }

@@ -389,18 +389,19 @@ static bool names_setting(const char *list, const char *name)
 static struct deliver_settings *load_delivery_settings(const struct options *o, char *err, size_t errlen)
 {
     err[0] = '\0';
-    if (!o->alerts_url)
+    if (!o->alerts_url && !o->alerts_url_file)
         return NULL;
-    return deliver_settings_load(o->alerts_url, o->alerts_ca, o->alerts_header_file, (unsigned)o->alerts_timeout_ms,
-                                 err, errlen);
+    return deliver_settings_load(o->alerts_url, o->alerts_url_file, o->alerts_ca, o->alerts_header_file,
+                                 (unsigned)o->alerts_timeout_ms, err, errlen);
 }
 
 /* The delivery settings of fresh become the running ones' (not applied). */
 static void keep_delivery_settings(struct options *fresh, const struct options *running)
 {
-    char **f[] = {&fresh->alerts_url, &fresh->alerts_ca, &fresh->alerts_header_file};
-    char *const r[] = {running->alerts_url, running->alerts_ca, running->alerts_header_file};
-    for (size_t i = 0; i < 3; i++) {
+    char **f[] = {&fresh->alerts_url, &fresh->alerts_url_file, &fresh->alerts_ca, &fresh->alerts_header_file};
+    char *const r[] = {running->alerts_url, running->alerts_url_file, running->alerts_ca,
+                       running->alerts_header_file};
+    for (size_t i = 0; i < 4; i++) {
         free(*f[i]);
         *f[i] = r[i] ? strdup(r[i]) : NULL;
     }
@@ -413,15 +414,18 @@ static void reload_delivery(struct deliver *d, const struct options *running, st
 {
     char err[512];
     struct deliver_settings *s = NULL;
-    if (!fresh->alerts_url && d)
+    bool wanted = fresh->alerts_url || fresh->alerts_url_file;
+    if (!wanted && d)
         log_warn("reload: --alerts-url is gone from the settings; delivery goes on until a restart");
-    else if (fresh->alerts_url && !d)
+    else if (wanted && !d)
         log_warn("reload: --alerts-url is not applied until a restart (the daemon started without it)");
+    else if (d && fresh->alerts_url && fresh->alerts_url_file)
+        log_error("reload: give --alerts-url or --alerts-url-file, not both; delivery keeps its running settings");
     else if (d && !(s = load_delivery_settings(fresh, err, sizeof(err))))
         log_error("reload: %s; delivery keeps its running settings", err);
     if (s)
         deliver_reconfigure(d, s);
-    else if (d || fresh->alerts_url)
+    else if (d || wanted)
         keep_delivery_settings(fresh, running);
 }
 
@@ -457,6 +461,7 @@ static void take_live_settings(struct options *running, struct options *fresh)
     running->retain_s = fresh->retain_s;
     running->max_db_bytes = fresh->max_db_bytes;
     swap_strings(&running->alerts_url, &fresh->alerts_url);
+    swap_strings(&running->alerts_url_file, &fresh->alerts_url_file);
     swap_strings(&running->alerts_ca, &fresh->alerts_ca);
     swap_strings(&running->alerts_header_file, &fresh->alerts_header_file);
     running->alerts_timeout_ms = fresh->alerts_timeout_ms;
@@ -502,12 +507,17 @@ static int check_option_values(const struct options *o)
         fprintf(stderr, "seccheckd: %s\n", err);   /* names the option */
         return -1;
     }
-    if (((o->alerts_out && strcmp(o->alerts_out, "none") != 0) || o->alerts_url) && !o->rules) {
+    bool delivers = o->alerts_url || o->alerts_url_file;
+    if (((o->alerts_out && strcmp(o->alerts_out, "none") != 0) || delivers) && !o->rules) {
         fprintf(stderr, "seccheckd: --%s needs --rules (the alerts come from rules)\n",
-                o->alerts_out ? "alerts-out" : "alerts-url");
+                o->alerts_out ? "alerts-out" : o->alerts_url ? "alerts-url" : "alerts-url-file");
         return -1;
     }
-    if ((o->alerts_ca || o->alerts_header_file) && !o->alerts_url) {
+    if (o->alerts_url && o->alerts_url_file) {
+        fprintf(stderr, "seccheckd: give --alerts-url or --alerts-url-file, not both\n");
+        return -1;
+    }
+    if ((o->alerts_ca || o->alerts_header_file) && !delivers) {
         fprintf(stderr, "seccheckd: --%s is for --alerts-url, which is not set\n",
                 o->alerts_ca ? "alerts-ca" : "alerts-header-file");
         return -1;

@@ -421,6 +421,9 @@ static const struct option_def defs[] = {
     {"alerts-url", "URL", KIND_STRING, STR(alerts_url), LIVE,
      "POST each alert (Falco's JSON) to this http:// or https:// URL:\nfalcosidekick, or any webhook; with the "
      "sqlite sink the alerts\ntable is the outbox (nothing lost while the receiver is down)", "none"},
+    {"alerts-url-file", "FILE", KIND_STRING, STR(alerts_url_file), LIVE,
+     "read the --alerts-url from FILE (its first line; chmod 600), so a\ntoken in its path or query stays out of ps "
+     "and config files", "none"},
     {"alerts-ca", "FILE", KIND_STRING, STR(alerts_ca), LIVE,
      "trust the PEM certificates in FILE for an https --alerts-url", "the system's"},
     {"alerts-header-file", "FILE", KIND_STRING, STR(alerts_header_file), LIVE,
@@ -605,6 +608,7 @@ void options_free(struct options *o)
     free(o->runsc_roots);
     free(o->alerts_out);
     free(o->alerts_url);
+    free(o->alerts_url_file);
     free(o->alerts_ca);
     free(o->alerts_header_file);
     memset(o, 0, sizeof(*o));

@@ -53,6 +53,7 @@ struct options {
     uint64_t alerts_burst;
     uint64_t max_processes;     /* process table entries, all connections */
     char *alerts_url;           /* reloadable: where alerts are POSTed (deliver.h); NULL: nowhere */
+    char *alerts_url_file;      /* reloadable: a file holding that URL instead (out of ps and config files) */
     char *alerts_ca;            /* reloadable: PEM CAs for an https receiver; NULL: the system's */
     char *alerts_header_file;   /* reloadable: extra "Name: value" headers */
     uint64_t alerts_timeout_ms; /* reloadable: one request, in all */

@@ -32,18 +32,27 @@
 
 #define ALERT_OUTBOX_TARGET_MAX 2048   /* a URL, with its NUL */
 
-struct alert_outbox {
-    pthread_mutex_t lock;            /* target, position, version, position_generation */
+/* A target's position, as delivery set it. */
+struct alert_outbox_position {
     char target[ALERT_OUTBOX_TARGET_MAX];
     int64_t position;
-    uint64_t version;                /* bumped by each alert_outbox_set */
-    uint64_t position_generation;    /* the file generation the position counts in */
+    uint64_t version;                /* bumped by each change */
+    uint64_t generation;             /* the file generation the position counts in */
+};
+
+struct alert_outbox {
+    pthread_mutex_t lock;            /* current, retired */
+    struct alert_outbox_position current;
+    /* The target delivery left (a SIGHUP to another URL) with its last
+     * position, until the writer wrote it: switching back resumes there. */
+    struct alert_outbox_position retired;
     atomic_uint_fast64_t generation; /* bumped when the writer opened another file at the path */
     atomic_int_fast64_t reopen_newest; /* that file's newest alert when the writer opened it */
     /* The writer's own: the version the database holds, the one written in
      * the open transaction, and the position retention may rely on. */
     uint64_t saved_version, written_version;
     int64_t saved_position, written_position;
+    uint64_t retired_saved_version, retired_written_version;
     bool save_failed_logged;
     atomic_int_fast64_t newest;      /* the newest alert id committed */
     atomic_uint_fast64_t lost;       /* alerts of batches the database could not store */
@@ -58,7 +67,9 @@ void alert_outbox_destroy(struct alert_outbox *o);
 
 /* Every alert up to position was delivered to target, or given up on; the
  * position counts in the file of that generation (a position of another
- * file is never saved). */
+ * file is never saved). target is the receiver's origin (scheme://host:port:
+ * never a path or query, which may hold a token); a new target keeps the
+ * previous one's last position to be written too. */
 void alert_outbox_set(struct alert_outbox *o, const char *target, int64_t position, uint64_t generation);
 
 static inline int64_t alert_outbox_newest(struct alert_outbox *o)
@@ -116,20 +127,51 @@ struct alert_outbox_reader {
 int alert_outbox_reader_open(struct alert_outbox_reader *r, const char *path, char *err, size_t errlen);
 void alert_outbox_reader_close(struct alert_outbox_reader *r);
 
-/* Where delivery to target starts: its saved position, or for a target the
- * database has never seen, the newest alert (a new receiver gets the alerts
- * raised from now on, not the history). *newest: the newest alert id ever
- * inserted. 0, or -1 with err. */
-int alert_outbox_start(struct alert_outbox_reader *r, const char *target, int64_t *position, bool *known,
-                       int64_t *newest, char *err, size_t errlen);
+/* Where delivery to a target starts, and why there. */
+enum alert_outbox_from {
+    OUTBOX_FROM_OWN,        /* the target's own saved position */
+    OUTBOX_FROM_TAKEN,      /* a target the database does not know: take_over */
+    OUTBOX_FROM_LATEST,     /* ... the target delivered to last: from_target's position */
+    OUTBOX_FROM_NEWEST,     /* ... no target ever: the next alert on (history is not sent) */
+};
 
-/* One alert row, valid until the next row or the end of the read. */
+struct alert_outbox_start {
+    enum alert_outbox_from from;
+    int64_t position;       /* every alert up to it counts as done */
+    int64_t newest;         /* the newest alert id ever inserted */
+    int64_t history;        /* OUTBOX_FROM_NEWEST: alerts stored up to position, not sent */
+    char from_target[ALERT_OUTBOX_TARGET_MAX];   /* OUTBOX_FROM_LATEST */
+};
+
+/* Where delivery to target starts: its saved position; for a target the
+ * database has never seen, take_over when >= 0 (the position of the URL it
+ * replaces, on SIGHUP), else the position of the target delivered to last
+ * (a URL changed across a restart goes on where the old one stopped), else
+ * the newest alert (the first receiver gets the alerts raised from now on,
+ * not the history). Never past the newest alert. 0, or -1 with err. */
+int alert_outbox_start(struct alert_outbox_reader *r, const char *target, int64_t take_over,
+                       struct alert_outbox_start *out, char *err, size_t errlen);
+
+/* One alert row, valid until the next row or the end of the read.
+ * output_fields and tags are spliced into the alert's JSON line as they
+ * are, so a row written by something else whose text is not a JSON object
+ * (array), or not UTF-8, comes as {} ([]), with replaced set. */
 struct alert_outbox_row {
     int64_t id;
     const char *rule, *priority, *output, *output_fields, *tags;
     size_t output_len;
     int64_t time_ns;
+    bool replaced;
 };
+
+/* SQL of a column that is a valid JSON object (array), else NULL: the
+ * readers of the alerts table select output_fields and tags through it. */
+#define ALERT_OUTBOX_OBJECT_SQL(col) "CASE WHEN json_valid(" col ") AND json_type(" col ") = 'object' THEN " col " END"
+#define ALERT_OUTBOX_ARRAY_SQL(col) "CASE WHEN json_valid(" col ") AND json_type(" col ") = 'array' THEN " col " END"
+
+/* Such a column's text as a line can splice it: text when it is there and
+ * UTF-8, else fallback ("{}" or "[]") and *replaced set. */
+const char *alert_outbox_json_column(const char *text, size_t len, const char *fallback, bool *replaced);
 
 /* Calls each for the alerts with id > after in id order, at most max_rows,
  * until each returns false (that row is not taken). The read ends before

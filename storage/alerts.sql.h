@@ -33,12 +33,33 @@ static const char alerts_sql[] =
     "       a.output_fields, a.tags, a.suppressed, e.conn_id, e.type_name, e.thread_id, e.thread_group_id,\n"
     "       e.process_name, e.cwd, e.effective_uid, f.message\n"
     "FROM alerts a JOIN events e ON e.id = a.event_id JOIN events_full f ON f.id = a.event_id;\n"
-    /* How far delivery (--alerts-url) got, per URL: every alert up to
-     * alert_id was delivered or given up on (alert_outbox.h). */
+    /* How far delivery (--alerts-url) got, per receiver: every alert up to
+     * alert_id was delivered or given up on (alert_outbox.h). target is
+     * the receiver's origin, scheme://host:port, never its path or query,
+     * where webhooks keep tokens. */
     "CREATE TABLE IF NOT EXISTS alert_delivery("
     "  target TEXT PRIMARY KEY,"
     "  alert_id INTEGER NOT NULL,"
-    "  updated_ns INTEGER NOT NULL);";
+    "  updated_ns INTEGER NOT NULL);"
+    /* Earlier builds stored the whole URL: each becomes its origin (the
+     * default port made explicit, as libcurl gives it), the row updated last
+     * kept when several share one; the token goes with the rest. */
+    "CREATE TEMP VIEW delivery_origins AS\n"
+    "WITH p AS (SELECT rowid AS r, target, updated_ns, lower(substr(target, 1, instr(target, '://') - 1)) AS scheme,\n"
+    "                  substr(target, instr(target, '://') + 3) AS rest\n"
+    "           FROM alert_delivery WHERE instr(target, '://') > 0),\n"
+    "     a AS (SELECT *, substr(rest, 1, min(instr(rest || '/', '/'), instr(rest || '?', '?'),\n"
+    "                                         instr(rest || '#', '#')) - 1) AS authority FROM p),\n"
+    "     o AS (SELECT *, scheme || '://' || authority ||\n"
+    "                  CASE WHEN instr(CASE WHEN substr(authority, 1, 1) = '['\n"
+    "                                       THEN substr(authority, instr(authority, ']') + 1)\n"
+    "                                       ELSE authority END, ':') > 0 THEN ''\n"
+    "                       WHEN scheme = 'https' THEN ':443' ELSE ':80' END AS origin FROM a)\n"
+    "SELECT target, origin, row_number() OVER (PARTITION BY origin ORDER BY updated_ns DESC, r DESC) AS rank FROM o;\n"
+    "DELETE FROM alert_delivery WHERE target IN (SELECT target FROM delivery_origins WHERE rank > 1);\n"
+    "UPDATE alert_delivery SET target = (SELECT origin FROM delivery_origins d WHERE d.target = alert_delivery.target)\n"
+    "WHERE target IN (SELECT target FROM delivery_origins WHERE origin != target);\n"
+    "DROP VIEW temp.delivery_origins;";
 
 static const char insert_alert_sql[] =
     "INSERT INTO alerts(event_id, rule, priority, time_ns, container_id, output, output_fields, tags, suppressed)"

@@ -337,6 +337,35 @@ static int export_trace(struct exporter *x)
 
 /* ---- the command ---- */
 
+/* A connection that sent messages of which no event is left: retention
+ * deleted them (the oldest event kept came after it connected), or none was
+ * stored (filters, --sink discard). Exporting nothing would look like a
+ * quiet connection: 0, or EXPORT_FAILED said. */
+static int check_conn_events(struct exporter *x)
+{
+    char sql[400];
+    int64_t id = x->o->conn_id;
+    snprintf(sql, sizeof(sql), "SELECT coalesce((SELECT messages FROM connections WHERE id = %" PRId64 "), 0)", id);
+    int64_t messages = sqlutil_int(x->db, sql, 0);
+    snprintf(sql, sizeof(sql), "SELECT EXISTS(SELECT 1 FROM events WHERE conn_id = %" PRId64 ")", id);
+    if (messages <= 0 || sqlutil_int(x->db, sql, 0))
+        return 0;
+    snprintf(sql, sizeof(sql), "SELECT (SELECT recv_ns FROM events ORDER BY id LIMIT 1) >"
+             " (SELECT connect_ns FROM connections WHERE id = %" PRId64 ")", id);
+    if (sqlutil_int(x->db, sql, 0)) {
+        struct strbuf when = {0};
+        strbuf_put_utc(&when, sqlutil_int(x->db, "SELECT recv_ns FROM events ORDER BY id LIMIT 1", 0), 3);
+        fprintf(stderr, PROG ": --conn %" PRId64 ": retention deleted its events (%" PRId64 " message%s; the oldest "
+                "event %s keeps was received %s, after it connected): nothing to export\n", id, messages,
+                cli_plural((uint64_t)messages), x->o->db_path, when.data ? when.data : "?");
+        strbuf_free(&when);
+    } else {
+        fprintf(stderr, PROG ": --conn %" PRId64 ": none of its %" PRId64 " message%s was stored (filtered, or "
+                "--sink discard): nothing to export\n", id, messages, cli_plural((uint64_t)messages));
+    }
+    return EXPORT_FAILED;
+}
+
 /* --conn names a connection the database has (a row, or events): an
  * empty export of a mistyped id would look like a quiet connection. */
 static int check_conn(struct exporter *x)
@@ -345,7 +374,7 @@ static int check_conn(struct exporter *x)
     snprintf(sql, sizeof(sql), "SELECT EXISTS(SELECT 1 FROM connections WHERE id = %" PRId64 ")"
              " OR EXISTS(SELECT 1 FROM events WHERE conn_id = %" PRId64 ")", x->o->conn_id, x->o->conn_id);
     if (sqlutil_int(x->db, sql, 0))
-        return 0;
+        return check_conn_events(x);
     int64_t n = sqlutil_int(x->db, "SELECT count(*) FROM connections", 0);
     fprintf(stderr, PROG ": --conn %" PRId64 ": %s has no such connection", x->o->conn_id, x->o->db_path);
     if (n > 0)

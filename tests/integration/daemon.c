@@ -517,6 +517,40 @@ double metric(const char *text, const char *series)
     return -1;
 }
 
+/* Python's pty module: the child on a pseudo-terminal, its bytes copied out. */
+static const char pty_run_py[] =
+    "import os, pty, sys\n"
+    "if sys.argv[1] != '-':\n"
+    "    os.environ['NO_COLOR'] = sys.argv[1]\n"
+    "else:\n"
+    "    os.environ.pop('NO_COLOR', None)\n"
+    "os.environ['TERM'] = 'xterm'\n"
+    "pid, fd = pty.fork()\n"
+    "if pid == 0:\n"
+    "    os.execv(sys.argv[2], sys.argv[2:])\n"
+    "out = b''\n"
+    "while True:\n"
+    "    try:\n"
+    "        chunk = os.read(fd, 65536)\n"
+    "    except OSError:\n"
+    "        break\n"
+    "    if not chunk:\n"
+    "        break\n"
+    "    out += chunk\n"
+    "_, status = os.waitpid(pid, 0)\n"
+    "sys.stdout.buffer.write(out)\n"
+    "sys.exit(os.waitstatus_to_exitcode(status))\n";
+
+int run_on_terminal(const char *const *argv, const char *no_color, char *out, size_t outlen)
+{
+    const char *args[64] = {"/usr/bin/python3", "-c", pty_run_py, no_color ? no_color : "-"};
+    size_t n = 4;
+    for (size_t i = 0; argv[i] && n < 63; i++)
+        args[n++] = argv[i];
+    args[n] = NULL;
+    return run_command(args, out, outlen, NULL, 0);
+}
+
 void write_file(const char *path, const char *text)
 {
     FILE *f = fopen(path, "w");
@@ -625,6 +659,27 @@ int open_fd_count(pid_t pid)
         n += e->d_name[0] != '.';
     closedir(dir);
     return n;
+}
+
+bool wait_file_open(pid_t pid, const char *path, int timeout_ms)
+{
+    char dir_path[64], link[400], target[4096];
+    snprintf(dir_path, sizeof(dir_path), "/proc/%d/fd", (int)pid);
+    for (int waited = 0; waited <= timeout_ms; waited += 20) {
+        DIR *dir = opendir(dir_path);
+        for (struct dirent *e; dir && (e = readdir(dir));) {
+            snprintf(link, sizeof(link), "%s/%s", dir_path, e->d_name);
+            ssize_t n = readlink(link, target, sizeof(target) - 1);
+            if (n > 0 && (target[n] = '\0', strcmp(target, path) == 0)) {
+                closedir(dir);
+                return true;
+            }
+        }
+        if (dir)
+            closedir(dir);
+        sleep_ms(20);
+    }
+    return false;
 }
 
 long cpu_time_ms(pid_t pid, pid_t tid)

@@ -167,6 +167,11 @@ double metric_scrape(const char *path, const char *series);
  * to be killed). */
 int run_command(const char *const *argv, char *out, size_t outlen, char *err, size_t errlen);
 
+/* run_command with argv's standard output and error on a pseudo-terminal
+ * (what a person at a terminal sees, for --color auto), NO_COLOR set to
+ * no_color unless it is NULL; what it wrote in out. */
+int run_on_terminal(const char *const *argv, const char *no_color, char *out, size_t outlen);
+
 /* Replaces path's contents with text; fails the test if it cannot. */
 void write_file(const char *path, const char *text);
 
@@ -194,6 +199,10 @@ long rss_kib(pid_t pid);
 
 /* Open file descriptors of pid, from /proc; fails the test if unreadable. */
 int open_fd_count(pid_t pid);
+
+/* Waits up to timeout_ms until pid has path open (a reader that started:
+ * path absolute, as /proc names it); false if it never did. */
+bool wait_file_open(pid_t pid, const char *path, int timeout_ms);
 
 /* CPU time (user + system) of pid, or of its thread tid when tid > 0, in
  * ms, from /proc; fails the test if unreadable. */

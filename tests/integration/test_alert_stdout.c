@@ -165,7 +165,7 @@ static void test_color_always_and_never(void **state)
 
 /* Standard output on a pseudo-terminal (stderr to the log): colour unless
  * NO_COLOR is set or TERM is dumb. What reached the terminal, or NULL. */
-static char *run_on_terminal(struct daemon *d)
+static char *daemon_on_terminal(struct daemon *d)
 {
     int master = posix_openpt(O_RDWR | O_NOCTTY);
     assert_true(master >= 0);
@@ -209,18 +209,18 @@ static char *run_on_terminal(struct daemon *d)
 static void test_color_auto_on_a_terminal(void **state)
 {
     struct daemon *d = *state;
-    char *out = run_on_terminal(d);
+    char *out = daemon_on_terminal(d);
     if (!strstr(out, ": \033[33mWarning\033[0m container runsc-924761 started"))
         fail_msg("no coloured line on the terminal: %s", out);
     free(out);
     setenv("NO_COLOR", "1", 1);
-    out = run_on_terminal(d);
+    out = daemon_on_terminal(d);
     assert_non_null(strstr(out, ": Warning container runsc-924761 started"));
     assert_null(strstr(out, "\033["));
     free(out);
     unsetenv("NO_COLOR");
     setenv("TERM", "dumb", 1);
-    out = run_on_terminal(d);
+    out = daemon_on_terminal(d);
     assert_non_null(strstr(out, ": Warning container runsc-924761 started"));
     assert_null(strstr(out, "\033["));
     free(out);

@@ -799,6 +799,191 @@ static void test_database_deleted_and_replaced(void **state)
     receiver_stop(&r);
 }
 
+/* A row written by something else, whose output_fields and tags are not
+ * JSON: the receiver still gets a JSON document (with {} and [] in their
+ * place, logged), not the broken text spliced in. */
+static void test_row_not_json_is_delivered_as_json(void **state)
+{
+    struct daemon *d = *state;
+    struct receiver r;
+    receiver_start(&r, d, "recv", NULL, NULL);
+    struct setup f;
+    const char *extra[] = {"--alerts-url", receiver_url(&r, "http", "/"), NULL};
+    assert_true(daemon_start(d, SECCHECKD_BIN, setup_args(&f, d, extra)));
+    send_alerts(d, 0, 1, 1);
+    wait_requests(&r, 1, 10000);
+    const char *insert[] = {"/usr/bin/sqlite3", d->db,
+                            "INSERT INTO alerts(event_id, rule, priority, time_ns, output, output_fields, tags)"
+                            " VALUES(1, 'R', 'Warning', 1, 'o', '{\"a\":', '[1,')", NULL};
+    char said[2000];
+    assert_int_equal(run_command(insert, said, sizeof(said), NULL, 0), 0);
+    send_alerts(d, 1, 2, 2);   /* the next alert the daemon raises: delivery reads on past the inserted one */
+    wait_requests(&r, 3, 10000);
+    const char *check[] = {"/usr/bin/python3", "-c",
+                           "import json, sys\n"
+                           "bodies = [json.loads(json.loads(l)['body']) for l in open(sys.argv[1])]\n"
+                           "assert len(bodies) == 3, bodies\n"
+                           "assert bodies[1]['output_fields'] == {} and bodies[1]['tags'] == [], bodies[1]\n",
+                           r.log, NULL};
+    char why[2000];
+    if (run_command(check, said, sizeof(said), why, sizeof(why)) != 0)
+        fail_msg("a body is not JSON: %s", why);
+    assert_int_equal(daemon_stop(d), 0);
+    assert_int_equal(daemon_log_count(d, "alert 2 has output_fields or tags that are not JSON"), 1);
+    receiver_stop(&r);
+}
+
+/* Whether /proc/PID/cmdline holds needle (its arguments, NULs between). */
+static bool cmdline_has(pid_t pid, const char *needle)
+{
+    char path[64], buf[8192];
+    snprintf(path, sizeof(path), "/proc/%d/cmdline", (int)pid);
+    FILE *f = fopen(path, "rb");
+    assert_non_null(f);
+    size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+    fclose(f);
+    for (size_t i = 0; i < n; i++)
+        if (buf[i] == '\0')
+            buf[i] = ' ';
+    buf[n] = '\0';
+    return strstr(buf, needle) != NULL;
+}
+
+/* --alerts-url-file: the URL, a token in its path and query, from a file:
+ * not in the daemon's command line, its log or the database (the origin
+ * only); the file is read again on SIGHUP; its errors name the file, never
+ * what it holds. */
+static void test_url_from_file(void **state)
+{
+    struct daemon *d = *state;
+    struct receiver a, b;
+    receiver_start(&a, d, "a", NULL, NULL);
+    receiver_start(&b, d, "b", NULL, NULL);
+    char *url_file = path_in(d, "alerts-url"), text[400];
+    snprintf(text, sizeof(text), "# the receiver\n\n  %s  \n", receiver_url(&a, "http", "/hook/T000?token=hush"));
+    replace_file(url_file, text);
+    chmod(url_file, 0600);
+    struct setup f;
+    const char *extra[] = {"--alerts-url-file", url_file, NULL};
+    assert_true(daemon_start(d, SECCHECKD_BIN, setup_args(&f, d, extra)));
+    send_alerts(d, 0, 5, 1);
+    expect_all_delivered(&a, f.out, NULL, 10000);
+    assert_int_equal(count_in_file(a.log, "\"path\": \"/hook/T000?token=hush\""), 5);
+    assert_false(cmdline_has(d->pid, "hush"));
+    snprintf(text, sizeof(text), "%s\n", receiver_url(&b, "http", "/other?token=hush2"));
+    replace_file(url_file, text);
+    kill(d->pid, SIGHUP);
+    assert_true(daemon_wait_log(d, "(a new --alerts-url)", 1, 5000));
+    send_alerts(d, 5, 10, 2);
+    expect_all_delivered(&b, f.out, "--skip-first 5", 10000);
+    assert_int_equal(daemon_stop(d), 0);
+    assert_int_equal(daemon_log_count(d, "hush"), 0);
+    assert_int_equal(daemon_log_count(d, "T000"), 0);
+    assert_int_equal(dbq(d, "SELECT count(*) FROM alert_delivery WHERE target LIKE '%%hush%%'"
+                            " OR substr(target, instr(target, '://') + 3) LIKE '%%/%%'"), 0);   /* origins only */
+    assert_int_equal(dbq(d, "SELECT count(*) FROM alert_delivery"), 2);
+    receiver_stop(&a);
+    receiver_stop(&b);
+    /* Refused at start (exit 2), the file named, not its URL. */
+    char *rules = f.rules, *empty = path_in(d, "empty-url"), *ftp = path_in(d, "ftp-url");
+    replace_file(empty, "# nothing yet\n");
+    replace_file(ftp, "ftp://127.0.0.1/secret-path\n");
+    const char *missing[] = {"--rules", rules, "--alerts-url-file", "/nonexistent/u", NULL};
+    expect_refused(d, missing, "--alerts-url-file: cannot read /nonexistent/u: No such file or directory");
+    const char *none[] = {"--rules", rules, "--alerts-url-file", empty, NULL};
+    expect_refused(d, none, "no URL in it");
+    const char *scheme[] = {"--rules", rules, "--alerts-url-file", ftp, NULL};
+    expect_refused(d, scheme, "ftp-url: expected an http:// or https:// URL, got scheme 'ftp'");
+    assert_int_equal(daemon_log_count(d, "secret-path"), 0);
+    const char *both[] = {"--rules", rules, "--alerts-url", "http://127.0.0.1/", "--alerts-url-file", ftp, NULL};
+    expect_refused(d, both, "give --alerts-url or --alerts-url-file, not both");
+}
+
+#define SKIPPED "seccheckd_alert_deliveries_total{result=\"skipped\"}"
+
+/* The config file of test_new_url_takes_the_backlog: delivery to url. */
+static void write_delivery_config(const char *conf, const char *head, const char *url)
+{
+    char text[1600];
+    snprintf(text, sizeof(text), "%salerts-url = %s\n", head, url);
+    replace_file(conf, text);
+}
+
+/* The auditor's experiment (issue 24 item 12): 1,100 alerts for a slow
+ * receiver A, a SIGHUP to B after about 120. B, new to the database, takes
+ * A's backlog: every alert reaches A or B, none skipped or dropped (before:
+ * B started at the newest alert, and 980 reached neither, dropped 0, lag
+ * 0). Switching back to A resumes at A's own position; a URL changed across
+ * a restart (C) goes on where the last one stopped. The database and the
+ * log hold only origins: no token. */
+static void test_new_url_takes_the_backlog(void **state)
+{
+    struct daemon *d = *state;
+    struct receiver a, b, c;
+    receiver_start(&a, d, "a", NULL, NULL);
+    receiver_start(&b, d, "b", NULL, NULL);
+    receiver_control(&a, "slow 0.02");
+    char *conf = path_in(d, "seccheckd.conf"), *out = path_in(d, "alerts.json"), *rules = path_in(d, "r.yaml");
+    char *metrics = path_in(d, "m.sock");
+    replace_file(rules, alert_rule);
+    char head[1200], url_a[200];
+    snprintf(head, sizeof(head), "rules = %s\nalerts-rate = 0\nalerts-out = %s\nmetrics-listen = unix:%s\n", rules,
+             out, metrics);
+    snprintf(url_a, sizeof(url_a), "%s", receiver_url(&a, "http", "/hook?token=s3cret"));
+    write_delivery_config(conf, head, url_a);
+    const char *args[] = {"--config", conf, NULL};
+    assert_true(daemon_start(d, SECCHECKD_BIN, args));
+    send_alerts(d, 0, 1100, 1);
+    wait_alert_rows(d, 1100);
+    wait_requests(&a, 120, 20000);
+    write_delivery_config(conf, head, receiver_url(&b, "http", "/"));
+    kill(d->pid, SIGHUP);
+    wait_requests(&b, 1, 10000);
+    int k = receiver_requests(&a);   /* A's request in flight ended before the switch */
+    char skip[64];
+    snprintf(skip, sizeof(skip), "--skip-first %d", k);
+    expect_all_delivered(&b, out, skip, 30000);
+    snprintf(skip, sizeof(skip), "--expect-first %d", k);
+    expect_all_delivered(&a, out, skip, 0);
+    assert_int_equal(wait_metric_down_to(metrics, LAG, 0, 2000), 0);
+    assert_int_equal(metric_scrape(metrics, DROPPED), 0);
+    assert_int_equal(metric_scrape(metrics, SKIPPED), 0);
+    assert_int_equal(metric_scrape(metrics, DELIVERED), 1100);
+    char line[200];
+    snprintf(line, sizeof(line), "a URL new to this database, from where the delivery before it stopped (alert %d; "
+             "%d alerts waiting)", k, 1100 - k);
+    assert_int_equal(daemon_log_count(d, line), 1);
+    /* Back to A: from its own position, so it gets what B got too. */
+    receiver_control(&a, "ok");
+    write_delivery_config(conf, head, url_a);
+    kill(d->pid, SIGHUP);
+    send_alerts(d, 1100, 1200, 2);
+    expect_all_delivered(&a, out, NULL, 30000);
+    snprintf(line, sizeof(line), "(a new --alerts-url), from where it stopped (alert %d;", k);
+    assert_int_equal(daemon_log_count(d, line), 1);
+    /* A fails; a restart with another URL, C, gets what waits. */
+    receiver_control(&a, "503");
+    send_alerts(d, 1200, 1250, 3);
+    assert_true(wait_metric(metrics, FAILED, 1, 10000));
+    assert_int_equal(daemon_stop(d), 0);
+    receiver_start(&c, d, "c", NULL, NULL);
+    write_delivery_config(conf, head, receiver_url(&c, "http", "/"));
+    assert_true(daemon_start(d, SECCHECKD_BIN, args));
+    expect_all_delivered(&c, out, "--skip-first 1200", 20000);
+    assert_int_equal(daemon_stop(d), 0);
+    assert_int_equal(dbq(d, "SELECT count(*) FROM alert_delivery"), 3);
+    assert_int_equal(dbq(d, "SELECT alert_id FROM alert_delivery WHERE target = 'http://127.0.0.1:%d'", a.port), 1200);
+    assert_int_equal(dbq(d, "SELECT alert_id FROM alert_delivery WHERE target = 'http://127.0.0.1:%d'", b.port), 1100);
+    assert_int_equal(dbq(d, "SELECT alert_id FROM alert_delivery WHERE target = 'http://127.0.0.1:%d'", c.port), 1250);
+    assert_int_equal(daemon_log_count(d, "s3cret"), 0);
+    snprintf(line, sizeof(line), "a URL new to this database, from where http://127.0.0.1:%d stopped (alert 1200;",
+             a.port);
+    assert_int_equal(daemon_log_count(d, line), 1);
+    receiver_stop(&a);
+    receiver_stop(&b);
+    receiver_stop(&c);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -816,6 +1001,9 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_alerts_deleted_by_max_db_size_are_counted, daemon_setup,
                                         daemon_teardown),
         cmocka_unit_test_setup_teardown(test_database_deleted_and_replaced, daemon_setup, daemon_teardown),
+        cmocka_unit_test_setup_teardown(test_new_url_takes_the_backlog, daemon_setup, daemon_teardown),
+        cmocka_unit_test_setup_teardown(test_row_not_json_is_delivered_as_json, daemon_setup, daemon_teardown),
+        cmocka_unit_test_setup_teardown(test_url_from_file, daemon_setup, daemon_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

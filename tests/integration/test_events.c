@@ -243,42 +243,212 @@ static void test_json(void **state)
     output_free(&r);
 }
 
-/* --follow prints what commits after it started (not what was there), as
- * it commits, while the daemon stores every event; SIGTERM ends it with
- * status 0. */
+/* --follow prints the last 10 stored events that pass the filters, as
+ * tail -f does (before: none), then what commits, as it commits, while the
+ * daemon stores every event; SIGTERM ends it with status 0. */
 static void test_follow(void **state)
 {
     struct daemon *d = *state;
     assert_true(daemon_start(d, SECCHECKD_BIN, NULL));
     assert_int_equal(replay_file(d->socket, TRACES_DIR "/mixed_syscalls.trace"), 0);
-    assert_true(daemon_wait_log(d, "connection 1 closed", 1, 10000));
-    sleep_ms(300);   /* the batch committed */
+    assert_int_equal(replay_file(d->socket, TRACES_DIR "/exec_loop.trace"), 0);
+    assert_true(daemon_wait_log(d, "connection 2 closed", 1, 10000));
+    for (int i = 0; i < 100 && dbq(d, "SELECT count(*) FROM events WHERE msg_type = 3") < 208; i++)
+        sleep_ms(50);   /* the batches committed: 6 execs of mixed's, 202 of exec_loop's */
     pid_t follower = start_events(d, (const char *const[]){"--db", d->db, "--follow", "--type",
                                                            "SENTRY_EXEC,CONTAINER_START", NULL});
-    sleep_ms(500);
-    assert_int_equal(replay_file(d->socket, TRACES_DIR "/exec_loop.trace"), 0);
+    char wal[420];
+    snprintf(wal, sizeof(wal), "%s-wal", d->db);
+    assert_true(wait_file_open(follower, wal, 10000));
     char out[400];
     snprintf(out, sizeof(out), "%s/events.out", d->dir);
     size_t lines = 0;
-    for (int i = 0; i < 100 && lines < 203; i++) {   /* exec_loop: 1 start + 202 execs */
+    for (int i = 0; i < 100 && lines < 10; i++) {
+        sleep_ms(50);
+        char *text = slurp(out, NULL);
+        lines = count_lines(text);
+        free(text);
+    }
+    assert_int_equal(lines, 10);   /* the last 10 stored */
+    assert_int_equal(replay_file(d->socket, TRACES_DIR "/mixed_syscalls.trace"), 0);
+    for (int i = 0; i < 100 && lines < 16; i++) {   /* mixed again: 1 start + 5 execs... */
         sleep_ms(100);
         char *text = slurp(out, NULL);
         lines = count_lines(text);
         free(text);
     }
-    assert_int_equal(lines, 203);
+    long long mixed = dbq(d, "SELECT count(*) FROM events WHERE msg_type IN (1, 3) AND conn_id = 1");
+    assert_int_equal(lines, 10 + mixed);
     assert_int_equal(reaper_poll(follower), -1);   /* still following */
     kill(follower, SIGTERM);
     assert_int_equal(reaper_wait_within(follower, 5000), 0);
     struct output r;
     collect(d, &r);
     assert_string_equal(r.err, "");
-    assert_int_equal(lines_with(r.out, "runsc-924761", NULL), 203);
-    assert_int_equal(lines_with(r.out, "runsc-236711", NULL), 0);   /* stored before it started */
+    assert_int_equal(lines_with(r.out, "runsc-924761", " exec "), 10);   /* exec_loop's last ten */
+    assert_int_equal(lines_with(r.out, "runsc-236711", NULL), mixed);  /* what came after it started */
     output_free(&r);
     assert_int_equal(daemon_stop(d), 0);
     assert_int_equal(dbq(d, "SELECT count(*) FROM runs WHERE received = stored"), 1);
     assert_int_equal(daemon_log_count(d, "locked"), 0);
+}
+
+/* -n N: the last N stored that pass the filters, with or without --follow;
+ * a filter that matches no stored event says so, and which, on stderr
+ * (before: silent, exit 0); an empty database says it holds none. */
+static void test_last_lines_and_misses(void **state)
+{
+    struct daemon *d = *state;
+    store_traces(d);
+    struct output r = run_events(d, (const char *const[]){"--db", d->db, "-n", "3", "--type", "SENTRY_EXEC", NULL});
+    assert_int_equal(r.status, 0);
+    assert_int_equal(count_lines(r.out), 3);
+    long long last = dbq(d, "SELECT max(id) FROM events WHERE msg_type = 3");
+    char *line3 = strrchr(r.out, '\n');
+    assert_non_null(line3);
+    output_free(&r);
+    r = run_events(d, (const char *const[]){"--db", d->db, "-n", "3", "-o", "json", "--type", "SENTRY_EXEC", NULL});
+    char want[64];
+    snprintf(want, sizeof(want), "{\"id\":%lld,", last);
+    assert_non_null(strstr(r.out, want));   /* the newest is among them */
+    output_free(&r);
+    r = run_events(d, (const char *const[]){"--db", d->db, "-n", "0", NULL});
+    assert_int_equal(r.status, 0);
+    assert_int_equal(r.out_len, 0);
+    assert_string_equal(r.err, "");   /* none asked for: nothing to explain */
+    output_free(&r);
+    r = run_events(d, (const char *const[]){"--db", d->db, "--container", "no\x1b[2Jsuch", "--type", "SENTRY_EXEC",
+                                            NULL});
+    assert_int_equal(r.status, 0);
+    assert_int_equal(r.out_len, 0);
+    assert_non_null(strstr(r.err, "seccheckd events: no stored event passes the filters\n"));
+    assert_non_null(strstr(r.err, "  --container 'no\\x1b[2Jsuch': no event of that container"));
+    assert_null(strstr(r.err, "--type"));   /* that one alone matches */
+    output_free(&r);
+    r = run_events(d, (const char *const[]){"--db", d->db, "--type", "SYSCALL_PTRACE", "--process", "nobody", NULL});
+    if (!strstr(r.err, "  --type 'SYSCALL_PTRACE': no event of those types"))
+        fail_msg("stderr: %s", r.err);
+    assert_non_null(strstr(r.err, "  --process 'nobody': no event of a process of that name"));
+    output_free(&r);
+    /* An empty database. */
+    struct daemon e;
+    daemon_prepare(&e);
+    assert_true(daemon_start(&e, SECCHECKD_BIN, NULL));
+    assert_int_equal(daemon_stop(&e), 0);
+    r = run_events(d, (const char *const[]){"--db", e.db, "--type", "SENTRY_EXEC", NULL});
+    assert_int_equal(r.status, 0);
+    assert_non_null(strstr(r.err, "holds no events yet"));
+    output_free(&r);
+    daemon_cleanup(&e);
+}
+
+/* Lines of the follower's output so far. */
+static size_t follower_lines(const struct daemon *d)
+{
+    char out[400];
+    snprintf(out, sizeof(out), "%s/events.out", d->dir);
+    char *text = slurp(out, NULL);
+    size_t n = count_lines(text);
+    free(text);
+    return n;
+}
+
+static void wait_follower_lines(const struct daemon *d, size_t n)
+{
+    for (int i = 0; i < 150 && follower_lines(d) < n; i++)
+        sleep_ms(100);
+    if (follower_lines(d) != n) {
+        char err[400];
+        snprintf(err, sizeof(err), "%s/events.err", d->dir);
+        char *text = slurp(err, NULL);
+        fail_msg("%zu lines, expected %zu; the follower said: %s", follower_lines(d), n, text);
+    }
+}
+
+/* A copy of d's database (VACUUM INTO), made while the daemon runs. */
+static void copy_database(const struct daemon *d, const char *copy)
+{
+    sqlite3 *db;
+    char sql[600];
+    snprintf(sql, sizeof(sql), "VACUUM INTO '%s'", copy);
+    assert_int_equal(sqlite3_open(d->db, &db), SQLITE_OK);
+    assert_int_equal(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
+    sqlite3_close(db);
+}
+
+/* --follow follows the file at the path, as the daemon does: deleted under
+ * it, then replaced by a copy made before, the events stored since in each
+ * file are printed, once, and none of the copy's old ones (before: nothing
+ * more was printed after the file was deleted). */
+static void test_follow_deleted_and_replaced(void **state)
+{
+    struct daemon *d = *state;
+    assert_true(daemon_start(d, SECCHECKD_BIN, NULL));
+    assert_int_equal(replay_file(d->socket, TRACES_DIR "/mixed_syscalls.trace"), 0);
+    assert_true(daemon_wait_log(d, "connection 1 closed", 1, 10000));
+    sleep_ms(300);   /* the batch committed */
+    char copy[400];
+    snprintf(copy, sizeof(copy), "%s/copy.db", d->dir);
+    copy_database(d, copy);
+    pid_t follower = start_events(d, (const char *const[]){"--db", d->db, "--follow", "-n", "0", "--type",
+                                                           "SENTRY_EXEC,CONTAINER_START", NULL});
+    char wal[420];
+    snprintf(wal, sizeof(wal), "%s-wal", d->db);
+    assert_true(wait_file_open(follower, wal, 10000));   /* it has read (its -wal open), before the file goes */
+    assert_int_equal(unlink(d->db), 0);
+    assert_int_equal(replay_file(d->socket, TRACES_DIR "/exec_loop.trace"), 0);
+    assert_true(daemon_wait_log(d, "was deleted while in use", 1, 5000));
+    wait_follower_lines(d, 203);   /* exec_loop: 1 start + 202 execs */
+    assert_int_equal(replay_file(d->socket, TRACES_DIR "/exec_loop.trace"), 0);   /* into the new file only */
+    wait_follower_lines(d, 406);
+    assert_int_equal(rename(copy, d->db), 0);
+    assert_int_equal(replay_file(d->socket, TRACES_DIR "/exec_loop.trace"), 0);
+    assert_true(daemon_wait_log(d, "was replaced by another file", 1, 5000));
+    assert_int_equal(replay_file(d->socket, TRACES_DIR "/exec_loop.trace"), 0);
+    wait_follower_lines(d, 812);
+    sleep_ms(300);
+    assert_int_equal(reaper_poll(follower), -1);   /* still following */
+    kill(follower, SIGTERM);
+    assert_int_equal(reaper_wait_within(follower, 5000), 0);
+    struct output r;
+    collect(d, &r);
+    assert_int_equal(lines_with(r.out, "runsc-924761", NULL), 812);
+    assert_int_equal(lines_with(r.out, "runsc-236711", NULL), 0);   /* the copy's, stored before */
+    assert_non_null(strstr(r.err, "is not the file it was (deleted or replaced): following the file at the path"));
+    assert_non_null(strstr(r.err, "reading "));
+    output_free(&r);
+    assert_int_equal(daemon_stop(d), 0);
+}
+
+/* exec, connect and open in colour on a terminal or with --color always;
+ * NO_COLOR and a pipe keep the lines plain, -o json too. */
+static void test_color(void **state)
+{
+    struct daemon *d = *state;
+    store_traces(d);
+    struct output r = run_events(d, (const char *const[]){"--db", d->db, "--color", "always", NULL});
+    assert_int_equal(r.status, 0);
+    assert_true(lines_with(r.out, "\x1b[32mexec\x1b[0m ", NULL) > 0);
+    assert_true(lines_with(r.out, "\x1b[35mconnect\x1b[0m ", NULL) > 0);
+    assert_true(lines_with(r.out, "\x1b[34mopenat\x1b[0m ", NULL) > 0);
+    assert_int_equal(lines_with(r.out, "\x1b[", NULL),
+                     dbq(d, "SELECT count(*) FROM events WHERE msg_type IN (3, 7, 10, 11)"));
+    output_free(&r);
+    r = run_events(d, (const char *const[]){"--db", d->db, "-o", "json", "--color", "always", NULL});
+    assert_null(strchr(r.out, '\x1b'));
+    output_free(&r);
+    r = run_events(d, (const char *const[]){"--db", d->db, NULL});
+    assert_null(strchr(r.out, '\x1b'));
+    output_free(&r);
+    size_t max = 8 << 20;
+    char *out = malloc(max);
+    assert_non_null(out);
+    const char *argv[] = {SECCHECKD_BIN, "events", "--db", d->db, "--type", "SENTRY_EXEC", NULL};
+    assert_int_equal(run_on_terminal(argv, NULL, out, max), 0);
+    assert_non_null(strstr(out, "\x1b[32mexec\x1b[0m "));
+    assert_int_equal(run_on_terminal(argv, "1", out, max), 0);
+    assert_null(strchr(out, '\x1b'));
+    free(out);
 }
 
 /* A database without -wal and -shm (the daemon stopped) has none after a
@@ -410,6 +580,7 @@ static void test_bad_arguments(void **state)
         {{"--db", other, "--since", "5x"}, 2, "seccheckd events: --since: expected a duration"},
         {{"--db", other, "-o", "xml"}, 2, "seccheckd events: -o: expected compact or json, got 'xml'"},
         {{"--db", other, "extra"}, 2, "seccheckd events: unexpected argument, got 'extra'"},
+        {{"--db", other, "-n", "ten"}, 2, "seccheckd events: --lines"},
         {{"--db"}, 2, "seccheckd events: option '--db' needs a value"},
         {{"--bogus"}, 2, "seccheckd events: unknown option '--bogus'"},
         {{"--db", "/nonexistent/x.db"}, 1, "seccheckd events: /nonexistent/x.db: no such database"},
@@ -471,6 +642,9 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_filters, daemon_setup, daemon_teardown),
         cmocka_unit_test_setup_teardown(test_json, daemon_setup, daemon_teardown),
         cmocka_unit_test_setup_teardown(test_follow, daemon_setup, daemon_teardown),
+        cmocka_unit_test_setup_teardown(test_follow_deleted_and_replaced, daemon_setup, daemon_teardown),
+        cmocka_unit_test_setup_teardown(test_last_lines_and_misses, daemon_setup, daemon_teardown),
+        cmocka_unit_test_setup_teardown(test_color, daemon_setup, daemon_teardown),
         cmocka_unit_test_setup_teardown(test_leaves_no_wal, daemon_setup, daemon_teardown),
         cmocka_unit_test_setup_teardown(test_hostile_strings, daemon_setup, daemon_teardown),
         cmocka_unit_test_setup_teardown(test_bad_arguments, daemon_setup, daemon_teardown),

@@ -525,6 +525,48 @@ static void test_export_refuses_unknown_conn_and_existing_file(void **state)
     daemon_cleanup(&d);
 }
 
+/* --conn of a connection whose events retention deleted, or none of whose
+ * messages was stored, says so and exits 1, as for one that never existed
+ * (before: an empty export, exit 0, like a quiet connection). */
+static void test_export_conn_without_events(void **state)
+{
+    struct trace_fixture *f = *state;
+    struct daemon d;
+    daemon_prepare(&d);
+    const char *args[] = {"--retain", "1", NULL};
+    assert_true(daemon_start(&d, SECCHECKD_BIN, args));
+    assert_int_equal(replay_connection(d.socket, &f->traces[0], f->traces[0].version), 0);
+    for (int i = 0; i < 200 && dbq(&d, "SELECT count(*) FROM events WHERE conn_id = 1") <= 0; i++)
+        sleep_ms(20);   /* stored first */
+    for (int i = 0; i < 30 && dbq(&d, "SELECT count(*) FROM events WHERE conn_id = 1") != 0; i++) {
+        sleep_ms(400);   /* newer batches past the retention: connection 1's go */
+        assert_int_equal(replay_connection(d.socket, &f->traces[1], f->traces[1].version), 0);
+    }
+    assert_int_equal(daemon_stop(&d), 0);
+    if (dbq(&d, "SELECT count(*) FROM events WHERE conn_id = 1") != 0) {
+        char *log = daemon_read_log(&d);
+        fail_msg("retention kept connection 1's events: %s", log);
+    }
+    assert_true(dbq(&d, "SELECT messages FROM connections WHERE id = 1") > 0);
+    char dir[400];
+    snprintf(dir, sizeof(dir), "%s/conn1", d.dir);
+    expect_failure(d.dir, (const char *const[]){"--db", d.db, "--format", "ndjson", "--conn", "1", NULL}, 1,
+                   "--conn 1: retention deleted its events (");
+    expect_failure(d.dir, (const char *const[]){"--db", d.db, "--format", "trace", "--conn", "1", "--out", dir, NULL},
+                   1, "nothing to export");
+    assert_int_not_equal(access(dir, F_OK), 0);
+    daemon_cleanup(&d);
+    /* Every message filtered out. */
+    daemon_prepare(&d);
+    const char *keep[] = {"--keep-types", "SYSCALL_PTRACE", NULL};
+    assert_true(daemon_start(&d, SECCHECKD_BIN, keep));
+    assert_int_equal(replay_connection(d.socket, &f->traces[0], f->traces[0].version), 0);
+    assert_int_equal(daemon_stop(&d), 0);
+    expect_failure(d.dir, (const char *const[]){"--db", d.db, "--format", "ndjson", "--conn", "1", NULL}, 1,
+                   "--conn 1: none of its ");
+    daemon_cleanup(&d);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -535,6 +577,7 @@ int main(void)
         cmocka_unit_test(test_export_trace_round_trip),
         cmocka_unit_test(test_export_bad_usage),
         cmocka_unit_test(test_export_refuses_unknown_conn_and_existing_file),
+        cmocka_unit_test(test_export_conn_without_events),
     };
     return cmocka_run_group_tests(tests, setup, trace_fixture_teardown);
 }

@@ -198,16 +198,16 @@ static void test_reader(void **state)
     struct alert_outbox_reader r;
     char err[256];
     assert_int_equal(alert_outbox_reader_open(&r, s->db, err, sizeof(err)), 0);
-    int64_t position, newest;
-    bool known;
-    assert_int_equal(alert_outbox_start(&r, "http://new/", &position, &known, &newest, err, sizeof(err)), 0);
-    assert_false(known);
-    assert_int_equal(newest, 5);
-    assert_int_equal(position, 5);   /* a new URL: from the next alert on */
-    exec(db, "INSERT INTO alert_delivery VALUES('http://old/', 0, 1)");
-    assert_int_equal(alert_outbox_start(&r, "http://old/", &position, &known, &newest, err, sizeof(err)), 0);
-    assert_true(known);
-    assert_int_equal(position, 0);
+    struct alert_outbox_start st;
+    assert_int_equal(alert_outbox_start(&r, "http://new:80", -1, &st, err, sizeof(err)), 0);
+    assert_int_equal(st.from, OUTBOX_FROM_NEWEST);
+    assert_int_equal(st.newest, 5);
+    assert_int_equal(st.position, 5);   /* the first URL: from the next alert on */
+    assert_int_equal(st.history, 3);    /* the 3 stored alerts it does not get */
+    exec(db, "INSERT INTO alert_delivery VALUES('http://old:80', 0, 1)");
+    assert_int_equal(alert_outbox_start(&r, "http://old:80", -1, &st, err, sizeof(err)), 0);
+    assert_int_equal(st.from, OUTBOX_FROM_OWN);
+    assert_int_equal(st.position, 0);
     struct rows rows = {0};
     assert_int_equal(alert_outbox_read(&r, 0, 8, keep_row, &rows, err, sizeof(err)), 2);
     assert_int_equal(rows.ids[0], 1);
@@ -226,6 +226,96 @@ static void test_reader(void **state)
     assert_int_equal(sqlite3_wal_checkpoint_v2(db, NULL, SQLITE_CHECKPOINT_TRUNCATE, &log_frames, &checkpointed),
                      SQLITE_OK);
     alert_outbox_reader_close(&r);
+    sqlite3_close(db);
+}
+
+/* Where a URL new to the database starts: the position handed over (the
+ * URL it replaces on SIGHUP), else that of the URL delivered to last, never
+ * past the newest alert; a known URL always at its own. */
+static void test_new_url_takes_over(void **state)
+{
+    struct scratch *s = *state;
+    sqlite3 *db = open_rw(s->db);
+    for (int i = 0; i < 9; i++)
+        insert_alert(db, "x", 1);
+    exec(db, "INSERT INTO alert_delivery VALUES('http://a:80', 4, 100), ('http://b:80', 7, 50)");
+    struct alert_outbox_reader r;
+    char err[256];
+    assert_int_equal(alert_outbox_reader_open(&r, s->db, err, sizeof(err)), 0);
+    struct alert_outbox_start st;
+    assert_int_equal(alert_outbox_start(&r, "http://c:80", 2, &st, err, sizeof(err)), 0);
+    assert_int_equal(st.from, OUTBOX_FROM_TAKEN);
+    assert_int_equal(st.position, 2);
+    assert_int_equal(alert_outbox_start(&r, "http://c:80", 99, &st, err, sizeof(err)), 0);
+    assert_int_equal(st.position, 9);   /* not past the newest */
+    assert_int_equal(alert_outbox_start(&r, "http://c:80", -1, &st, err, sizeof(err)), 0);
+    assert_int_equal(st.from, OUTBOX_FROM_LATEST);
+    assert_string_equal(st.from_target, "http://a:80");   /* updated last */
+    assert_int_equal(st.position, 4);
+    assert_int_equal(alert_outbox_start(&r, "http://b:80", 2, &st, err, sizeof(err)), 0);
+    assert_int_equal(st.from, OUTBOX_FROM_OWN);
+    assert_int_equal(st.position, 7);
+    alert_outbox_reader_close(&r);
+    sqlite3_close(db);
+}
+
+/* A target left before its last position was written (a SIGHUP to another
+ * URL within the second): both rows are written, the old one at its last
+ * position; a rolled-back transaction takes both writes along. */
+static void test_left_target_is_written(void **state)
+{
+    struct scratch *s = *state;
+    sqlite3 *db = open_rw(s->db);
+    struct alert_outbox o;
+    alert_outbox_init(&o);
+    alert_outbox_set(&o, "http://a:80", 3, 0);
+    alert_outbox_save(&o, db);
+    alert_outbox_commit(&o, 0);
+    alert_outbox_set(&o, "http://a:80", 8, 0);   /* not saved yet */
+    alert_outbox_set(&o, "http://b:80", 8, 0);   /* the switch */
+    alert_outbox_set(&o, "http://b:80", 9, 0);
+    exec(db, "BEGIN");
+    alert_outbox_save(&o, db);
+    exec(db, "ROLLBACK");
+    alert_outbox_rollback(&o);
+    assert_int_equal(one_int(db, "SELECT alert_id FROM alert_delivery WHERE target = 'http://a:80'"), 3);
+    assert_int_equal(one_int(db, "SELECT count(*) FROM alert_delivery WHERE target = 'http://b:80'"), 0);
+    alert_outbox_save(&o, db);
+    alert_outbox_commit(&o, 0);
+    assert_int_equal(one_int(db, "SELECT alert_id FROM alert_delivery WHERE target = 'http://a:80'"), 8);
+    assert_int_equal(one_int(db, "SELECT alert_id FROM alert_delivery WHERE target = 'http://b:80'"), 9);
+    /* b was written after a: the target delivered to last. */
+    assert_int_equal(one_int(db, "SELECT target = 'http://b:80' FROM alert_delivery ORDER BY updated_ns DESC, rowid DESC"
+                                 " LIMIT 1"), 1);
+    sqlite3_close(db);
+    alert_outbox_destroy(&o);
+}
+
+/* Rows of an earlier build held the whole URL, a token in its path or
+ * query: the next start keeps only each origin, the row updated last of
+ * those that share one. */
+static void test_stored_urls_become_origins(void **state)
+{
+    struct scratch *s = *state;
+    sqlite3 *db = open_rw(s->db);
+    exec(db, "INSERT INTO alert_delivery VALUES('https://hooks.slack.com/services/T0/B0/s3cret', 7, 20),"
+             " ('http://127.0.0.1:2801/', 5, 10), ('HTTP://h/?token=s3cret', 9, 30), ('http://h:80', 3, 5),"
+             " ('http://[::1]:81#s3cret', 2, 1), ('http://[::1]/', 4, 1)");
+    sqlite3_close(db);
+    struct sink_sqlite_options o = {.path = s->db, .busy_timeout_ms = 1000};
+    char err[512];
+    struct sink *sink = sink_sqlite_open(&o, err, sizeof(err));
+    if (!sink)
+        fail_msg("%s", err);
+    sink_close(sink);
+    db = open_rw(s->db);
+    assert_int_equal(one_int(db, "SELECT count(*) FROM alert_delivery"), 5);
+    assert_int_equal(one_int(db, "SELECT count(*) FROM alert_delivery WHERE target LIKE '%s3cret%'"), 0);
+    assert_int_equal(one_int(db, "SELECT alert_id FROM alert_delivery WHERE target = 'https://hooks.slack.com:443'"), 7);
+    assert_int_equal(one_int(db, "SELECT alert_id FROM alert_delivery WHERE target = 'http://127.0.0.1:2801'"), 5);
+    assert_int_equal(one_int(db, "SELECT alert_id FROM alert_delivery WHERE target = 'http://h:80'"), 9);
+    assert_int_equal(one_int(db, "SELECT alert_id FROM alert_delivery WHERE target = 'http://[::1]:81'"), 2);
+    assert_int_equal(one_int(db, "SELECT alert_id FROM alert_delivery WHERE target = 'http://[::1]:80'"), 4);
     sqlite3_close(db);
 }
 
@@ -282,6 +372,9 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_position_follows_commits, setup, teardown),
         cmocka_unit_test(test_new_alerts_wake_once),
         cmocka_unit_test_setup_teardown(test_reader, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_new_url_takes_over, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_left_target_is_written, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_stored_urls_become_origins, setup, teardown),
         cmocka_unit_test(test_line_from_row_is_the_rules_line),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

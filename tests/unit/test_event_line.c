@@ -6,10 +6,13 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 
+#include "arena.h"
 #include "decode.h"
 #include "event_line.h"
+#include "gvisor/common.pb-c.h"
 #include "gvisor/sentry.pb-c.h"
 #include "gvisor/syscall.pb-c.h"
+#include "term_color.h"
 #include "wire.h"
 
 static const char *shown(const char *s, size_t len)
@@ -59,6 +62,65 @@ static void test_json_for_a_terminal(void **state)
     event_line_json(&sb, json, sizeof(json) - 1);
     assert_string_equal(sb.data, "{\"p\":\"\\u202eexe\\u007f\\u009b\",\"n\":1,\"u\":\"\xc3\xa9\"}");
     strbuf_free(&sb);
+}
+
+/* The line of an openat exit by a process named name, coloured or not. */
+static void open_line(struct strbuf *out, const char *name, bool color)
+{
+    Gvisor__Common__ContextData ctx = GVISOR__COMMON__CONTEXT_DATA__INIT;
+    ctx.container_id = "c1";
+    ctx.process_name = (char *)name;
+    ctx.thread_group_id = 7;
+    ctx.time_ns = 1;
+    Gvisor__Syscall__Exit x = GVISOR__SYSCALL__EXIT__INIT;
+    x.result = 3;
+    Gvisor__Syscall__Open open = GVISOR__SYSCALL__OPEN__INIT;
+    open.context_data = &ctx;
+    open.exit = &x;
+    open.sysno = 257;
+    open.fd = -100;
+    open.pathname = "/etc/passwd";
+    static uint8_t pkt[512];
+    size_t n = protobuf_c_message_get_packed_size(&open.base);
+    assert_true(WIRE_HEADER_MIN + n <= sizeof(pkt));
+    wire_header_write(pkt, 7, 0);
+    protobuf_c_message_pack(&open.base, pkt + WIRE_HEADER_MIN);
+    struct wire_header h;
+    assert_int_equal(wire_header_parse(pkt, WIRE_HEADER_MIN + n, &h), WIRE_OK);
+    struct decoder d;
+    decoder_init(&d);
+    struct arena arena;
+    arena_init(&arena, 64 * 1024, 1 << 20);
+    struct event ev = {.recv_ns = 1};
+    decode_event(&d, &arena, &h, pkt, WIRE_HEADER_MIN + n, &ev);
+    assert_int_equal(ev.status, DECODE_OK);
+    event_line_render_color(out, &ev, color);
+    arena_free(&arena);
+}
+
+/* Colour wraps the call's name only, in seccheckd's own sequence; a
+ * process name's escape sequence stays escaped. */
+static void test_color_marks_the_call(void **state)
+{
+    (void)state;
+    struct strbuf plain = {0}, colored = {0};
+    open_line(&plain, "\x1b[2Jcat", false);
+    open_line(&colored, "\x1b[2Jcat", true);
+    assert_string_equal(plain.data, "1970-01-01T00:00:00.000Z c1 \\x1b[2Jcat[7] openat /etc/passwd O_RDONLY = 3\n");
+    assert_string_equal(colored.data, "1970-01-01T00:00:00.000Z c1 \\x1b[2Jcat[7] " TERM_COLOR_OPEN "openat"
+                                      TERM_COLOR_RESET " /etc/passwd O_RDONLY = 3\n");
+    strbuf_free(&plain);
+    strbuf_free(&colored);
+    assert_string_equal(term_color_priority("Critical"), "\x1b[1;31m");
+    assert_string_equal(term_color_priority("Warning"), "\x1b[33m");
+    assert_string_equal(term_color_priority("\x1b]0;x"), "");
+    enum term_color_mode m;
+    assert_int_equal(term_color_parse("always", &m), 0);
+    assert_int_equal(m, TERM_COLOR_ALWAYS);
+    assert_int_equal(term_color_parse("yes", &m), -1);
+    assert_true(term_color_wanted(TERM_COLOR_ALWAYS, -1));
+    assert_false(term_color_wanted(TERM_COLOR_NEVER, 1));
+    assert_false(term_color_wanted(TERM_COLOR_AUTO, -1));   /* not a terminal */
 }
 
 /* m packed, framed and decoded as the daemon receives it; its line
@@ -255,6 +317,7 @@ int main(void)
         cmocka_unit_test(test_cut_on_a_character),
         cmocka_unit_test(test_json_for_a_terminal),
         cmocka_unit_test(test_fd_without_gvisors_error_string),
+        cmocka_unit_test(test_color_marks_the_call),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
