@@ -536,11 +536,20 @@ static void socket_name(struct evctx *x, const ProtobufCBinaryData *addr, struct
     name_from_buffer(b, fi);
 }
 
+/* The syscall's raw return: -errno, or its result. A sandbox's errno of
+ * INT64_MIN has no negation in int64_t: it saturates. */
+static int64_t raw_result(const struct event *ev)
+{
+    if (!ev->errorno)
+        return ev->result;
+    return ev->errorno == INT64_MIN ? INT64_MAX : -ev->errorno;
+}
+
 /* fd.num: the fd the event creates (its result) or works on. */
 static void fd_number(struct evctx *x, const ProtobufCMessage *m, const struct msg_layout *l, struct fdinfo *fi)
 {
     const struct event *ev = x->ev;
-    int64_t rawres = ev->errorno ? -ev->errorno : ev->result;
+    int64_t rawres = raw_result(ev);
     int64_t v;
     switch (ev->header.message_type) {
     case 7:   /* open: the new fd */
@@ -943,8 +952,12 @@ static void proc_field(struct evctx *x, const struct fieldref *f, struct fval *v
         set_buf(v, buf);
         return;
     case F_PROC_DURATION:
-        if (p->start_ns)
-            set_int(v, x->time_ns - p->start_ns);
+        if (p->start_ns) {   /* both times are the sandbox's: saturate, never overflow */
+            int64_t d;
+            set_int(v, !__builtin_sub_overflow(x->time_ns, p->start_ns, &d) ? d
+                       : p->start_ns < 0                                  ? INT64_MAX
+                                                                          : INT64_MIN);
+        }
         return;
     case F_PROC_PPID:
         if ((parent = proctab_parent(x->pt, p)))
@@ -999,7 +1012,7 @@ static void extract(struct evctx *x, const struct fieldref *f, struct fval *v, s
         return;
     case F_EVT_RAWRES:
         if (x->cls.has_result)
-            set_int(v, ev->errorno ? -ev->errorno : ev->result);
+            set_int(v, raw_result(ev));
         return;
     case F_EVT_FAILED:
         if (x->cls.has_result)

@@ -220,6 +220,40 @@ static void test_hostile_strings_and_caps(void **state)
     rules_engine_free(e);
 }
 
+/* A close of fd 4 that failed with errorno, at time_ns, by a process
+ * started at start_ns. */
+static const struct event *close_failed(int64_t time_ns, int64_t start_ns, int64_t errorno)
+{
+    static Gvisor__Syscall__Close m;
+    static Gvisor__Syscall__Exit x;
+    gvisor__syscall__close__init(&m);
+    gvisor__syscall__exit__init(&x);
+    m.context_data = mk_ctx(&CP, 9, "sh", time_ns);
+    CP.ctx.thread_group_start_time_ns = start_ns;
+    x.errorno = errorno;
+    m.exit = &x;
+    m.sysno = 3;
+    m.fd = 4;
+    return evb_build(&B, 1, 8, 0, &m.base);
+}
+
+/* Issue 24 item 2: integers a sandbox picks. An errno of INT64_MIN has no
+ * negation (evt.rawres, fd.num), and a context time against the process's
+ * start time overflowed proc.duration; UBSan aborted on both ("negation of
+ * -9223372036854775808 cannot be represented", "signed integer overflow").
+ * They saturate. */
+static void test_hostile_integers_in_fields(void **state)
+{
+    (void)state;
+    struct rules_engine *e = engine_with("- rule: c\n  desc: d\n  condition: evt.type = close and evt.rawres != 0\n"
+                                         "  output: '%evt.rawres %fd.num %proc.duration'\n  priority: Notice\n");
+    assert_int_equal(eval_count(e, close_failed(INT64_MIN, 1, INT64_MIN), &L), 1);
+    assert_non_null(strstr(L.items[0].output, "Notice 9223372036854775807 4 -9223372036854775808"));
+    assert_int_equal(eval_count(e, close_failed(INT64_MAX, -1, 5), &L), 1);
+    assert_non_null(strstr(L.items[0].output, "Notice -5 4 9223372036854775807"));
+    rules_engine_free(e);
+}
+
 static void test_throttling(void **state)
 {
     (void)state;
@@ -334,6 +368,7 @@ int main(void)
         cmocka_unit_test(test_eviction_bound),
         cmocka_unit_test(test_falco_json_exactly),
         cmocka_unit_test(test_hostile_strings_and_caps),
+        cmocka_unit_test(test_hostile_integers_in_fields),
         cmocka_unit_test(test_throttling),
         cmocka_unit_test(test_reload_keeps_state),
         cmocka_unit_test(test_dropped_growth),
