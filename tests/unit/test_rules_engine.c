@@ -4,6 +4,9 @@
  * caps), throttling. */
 #include "rules_util.h"
 
+#include "proctab.h"
+#include "siphash.h"
+
 static struct ctx_parts CP;
 
 static const struct event *clone_ev(uint64_t conn, int32_t parent, int32_t child, int64_t child_start)
@@ -144,6 +147,65 @@ static void test_eviction_bound(void **state)
     /* the flood's newest children still know their parent */
     assert_string_equal(lineage(e, 8, 100001, 100001), "<NA>|<NA>|<NA>|1");
     rules_engine_free(e);
+}
+
+/* ---- hash flooding (issue 24 item 4) ---- */
+
+/* The table's hash before: linear over XOR in the thread-group id. */
+static uint32_t unkeyed_bucket(uint64_t conn_id, int32_t tgid, uint32_t nbuckets)
+{
+    uint64_t h = conn_id * 0x9e3779b97f4a7c15ull ^ (uint64_t)(uint32_t)tgid * 0xc2b2ae3d27d4eb4full;
+    h ^= h >> 29;
+    return (uint32_t)(h & (nbuckets - 1));
+}
+
+/* SipHash-2-4 as its reference implementation gives it: key and message
+ * the bytes 00..0f (the reference's test vector for a 16-byte message). */
+static void test_siphash_reference_vector(void **state)
+{
+    (void)state;
+    const struct siphash_key k = {0x0706050403020100ull, 0x0f0e0d0c0b0a0908ull};
+    assert_int_equal(siphash_2u64(&k, 0x0706050403020100ull, 0x0f0e0d0c0b0a0908ull), 0x3f2acc7f57c29bdbull);
+    struct siphash_key r1, r2;
+    siphash_key_random(&r1);
+    siphash_key_random(&r2);
+    assert_false(r1.k0 == r2.k0 && r1.k1 == r2.k1);
+}
+
+/* 2,000 thread-group ids that share one bucket of the unkeyed hash at every
+ * table size up to 2,048 buckets (the auditor computed 16,381 for every
+ * size the default bound reaches: bench/proctab_flood.c): the keyed table
+ * spreads them like any others, and still finds each one. Fails with the
+ * unkeyed hash: its longest chain is 2,001. */
+static void test_process_table_resists_hash_flooding(void **state)
+{
+    (void)state;
+    struct proctab *pt = proctab_new(65536);
+    assert_non_null(pt);
+    struct proc_effect fx;
+    proctab_finish(pt, proctab_apply(pt, exec_ev(1, 1, 1001, "/bin/sh"), &fx), &fx);
+    uint32_t target = unkeyed_bucket(1, 1, 2048);
+    int32_t tgids[2000];
+    int n = 0;
+    for (int32_t t = 2; n < 2000; t++)
+        if (unkeyed_bucket(1, t, 2048) == target)
+            tgids[n++] = t;
+    for (int i = 0; i < n; i++)
+        proctab_finish(pt, proctab_apply(pt, clone_ev(1, 1, tgids[i], 5000 + i), &fx), &fx);
+    struct proctab_stats st;
+    proctab_get_stats(pt, &st);
+    assert_int_equal(st.processes, 2001);
+    size_t longest = proctab_longest_chain(pt);
+    if (longest > 16)
+        fail_msg("longest bucket chain %zu of 2001 entries", longest);
+    for (int i = 0; i < n; i += 97) {
+        struct proc *p = proctab_apply(pt, touch_ev(1, tgids[i], 5000 + i), &fx);
+        assert_non_null(p);
+        assert_int_equal(p->tgid, tgids[i]);
+        assert_non_null(proctab_parent(pt, p));
+        proctab_finish(pt, p, &fx);
+    }
+    proctab_free(pt);
 }
 
 /* ---- rendering ---- */
@@ -366,6 +428,8 @@ int main(void)
         cmocka_unit_test(test_parents_across_clone_exec_exit),
         cmocka_unit_test(test_observe_rebuilds_without_alerts),
         cmocka_unit_test(test_eviction_bound),
+        cmocka_unit_test(test_siphash_reference_vector),
+        cmocka_unit_test(test_process_table_resists_hash_flooding),
         cmocka_unit_test(test_falco_json_exactly),
         cmocka_unit_test(test_hostile_strings_and_caps),
         cmocka_unit_test(test_hostile_integers_in_fields),
