@@ -6,7 +6,6 @@
 #include <sqlite3.h>
 
 #include "arena.h"
-#include "clock.h"
 #include "decode.h"
 #include "strbuf.h"
 #include "wire.h"
@@ -18,16 +17,16 @@ static const char open_conns_sql[] =
     "SELECT id FROM connections WHERE close_ns IS NULL OR close_reason = 'shutdown' ORDER BY id DESC LIMIT ?1";
 
 /* The process events (container start, sentry clone, exec, exit) of those
- * connections, newest first through events_by_type(msg_type, time_ns), then
- * replayed oldest first. The window ends at the newest such event in the
- * sandboxes' own clock (time_ns), which need not be the daemon's; a row
- * without a sandbox time is found by its receive time. */
+ * connections, newest first through events_by_type's msg_type, then
+ * replayed oldest first. The window is the daemon's own: it ends at the
+ * receive time of the newest event stored (the last image's clock), never
+ * at a time an event carries, which its sandbox chose (one clone dated 2116
+ * would otherwise put every other sandbox's history outside it). */
 static const char history_sql[] =
     "SELECT id, conn_id, recv_ns, raw, container_id FROM ("
     "  SELECT id, conn_id, recv_ns, raw, container_id FROM events"
     "  WHERE msg_type IN (1, 2, 3, 5)"
-    "    AND (time_ns >= (SELECT max(time_ns) FROM events WHERE msg_type IN (1, 2, 3, 5)) - ?1"
-    "         OR (time_ns IS NULL AND recv_ns >= ?4 - ?1))"
+    "    AND recv_ns >= (SELECT recv_ns FROM events ORDER BY id DESC LIMIT 1) - ?1"
     "    AND conn_id IN (SELECT value FROM json_each(?2))"
     "  ORDER BY id DESC LIMIT ?3)"
     " ORDER BY id";
@@ -92,7 +91,6 @@ static int replay(struct process_history *h, sqlite3 *db, const char *ids, struc
     sqlite3_bind_int64(st, 1, (int64_t)PROCESS_HISTORY_WINDOW_S * 1000000000);
     sqlite3_bind_text(st, 2, ids, -1, SQLITE_STATIC);
     sqlite3_bind_int(st, 3, PROCESS_HISTORY_MAX_EVENTS);
-    sqlite3_bind_int64(st, 4, realtime_ns());
     struct decoder d;
     decoder_init(&d);
     struct arena arena;

@@ -12,9 +12,11 @@
  * connection whose first event names a container one of those connections
  * served takes over that connection's table.
  *
- * Bounded: at most PROCESS_HISTORY_MAX_EVENTS events from the
- * PROCESS_HISTORY_WINDOW_S seconds before the newest of them, read through
- * the events_by_type index; the engine's own process limit applies as always.
+ * Bounded: at most PROCESS_HISTORY_MAX_EVENTS events received in the
+ * PROCESS_HISTORY_WINDOW_S seconds before the newest event stored (the
+ * daemon's receive times: a sandbox's own clock moves no window), read
+ * through the events_by_type index; the engine's own process limit applies
+ * as always.
  */
 #ifndef SECCHECKD_PROCESS_HISTORY_H
 #define SECCHECKD_PROCESS_HISTORY_H

@@ -511,6 +511,57 @@ static void test_sigusr2_keeps_process_parents(void **state)
     expect_every_true_named(d);
 }
 
+/* A sentry/clone of pid 1 creating child, at time_ns, on fd. */
+static void send_clone(int fd, const char *container, int64_t time_ns, int32_t child)
+{
+    Gvisor__Common__ContextData ctx = GVISOR__COMMON__CONTEXT_DATA__INIT;
+    ctx.container_id = (char *)container;
+    ctx.process_name = (char *)"sh";
+    ctx.thread_id = ctx.thread_group_id = 1;
+    ctx.thread_group_start_time_ns = time_ns;
+    ctx.time_ns = time_ns;
+    Gvisor__Sentry__CloneInfo clone = GVISOR__SENTRY__CLONE_INFO__INIT;
+    clone.context_data = &ctx;
+    clone.created_thread_id = clone.created_thread_group_id = child;
+    clone.created_thread_start_time_ns = time_ns;
+    uint8_t pkt[512];
+    size_t n = protobuf_c_message_get_packed_size(&clone.base);
+    assert_true(n + WIRE_HEADER_MIN <= sizeof(pkt));
+    wire_header_write(pkt, 2, 0);
+    protobuf_c_message_pack(&clone.base, pkt + WIRE_HEADER_MIN);
+    send_bytes(fd, pkt, WIRE_HEADER_MIN + n);
+}
+
+/* Issue 24 item 5: one clone dated 2116 from another sandbox, then
+ * SIGUSR2: the victim's processes are rebuilt all the same (the window is
+ * the daemon's receive times). Fails before, the window anchored on the
+ * newest event's own time: 199 != 200 (the first exec after the restart
+ * did not name sh). */
+static void test_future_dated_event_keeps_others_history(void **state)
+{
+    struct daemon *d = *state;
+    struct replay_trace t;
+    assert_int_equal(trace_load_named(&t, "exec_loop"), 0);
+    const char *args[] = {"--rules", write_rules(d, "r.yaml", parent_rule), "--alerts-rate", "0", NULL};
+    assert_true(daemon_start(d, SECCHECKD_BIN, args));
+    int fd = replay_open(d->socket, 1);
+    int attacker = replay_open(d->socket, 1);
+    assert_true(fd >= 0 && attacker >= 0);
+    size_t cut = cut_after_clone(&t) + 1;
+    send_range(fd, &t, 0, cut);
+    send_clone(attacker, "elsewhere", (int64_t)4607712000 * 1000000000, 2);   /* 2116-01-01 */
+    sleep_ms(300);   /* committed: the new image rebuilds from the database */
+    kill(d->pid, SIGUSR2);
+    assert_true(daemon_wait_log(d, "restart: adopted", 1, 10000));
+    send_range(fd, &t, cut, t.count);
+    close(fd);
+    close(attacker);
+    replay_trace_free(&t);
+    wait_closed(d, 2);
+    assert_int_equal(daemon_stop(d), 0);
+    expect_every_true_named(d);
+}
+
 /* A plain restart: the sandbox connects again (runsc trace create --force),
  * a new connection of the same container takes the old one's table. */
 static void test_plain_restart_keeps_process_parents(void **state)
@@ -555,6 +606,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_sigusr2_keeps_process_parents, daemon_setup, daemon_teardown),
         cmocka_unit_test_setup_teardown(test_restart_refused_on_broken_rules, daemon_setup, daemon_teardown),
         cmocka_unit_test_setup_teardown(test_plain_restart_keeps_process_parents, daemon_setup, daemon_teardown),
+        cmocka_unit_test_setup_teardown(test_future_dated_event_keeps_others_history, daemon_setup,
+                                        daemon_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
