@@ -15,6 +15,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include <cmocka.h>
+#include <sqlite3.h>
 
 #include "daemon.h"
 #include "gvisor/sentry.pb-c.h"
@@ -563,7 +564,8 @@ static void test_future_dated_event_keeps_others_history(void **state)
 }
 
 /* A plain restart: the sandbox connects again (runsc trace create --force),
- * a new connection of the same container takes the old one's table. */
+ * a new connection of the same container from the same peer process takes
+ * the old one's table. */
 static void test_plain_restart_keeps_process_parents(void **state)
 {
     struct daemon *d = *state;
@@ -590,6 +592,61 @@ static void test_plain_restart_keeps_process_parents(void **state)
     expect_every_true_named(d);
 }
 
+/* Issue 24 item 6, the auditor's experiment: after a plain restart another
+ * sandbox (another process) connects first, naming the victim's container
+ * in its first event; the victim connects again, from the process that
+ * made its earlier connection, and gets its table back: every exec after
+ * the restart still names sh. Fails before (the first connection naming
+ * the container took the table, and its close ended it): 199 != 200. */
+static void test_plain_restart_table_not_taken_by_a_claim(void **state)
+{
+    struct daemon *d = *state;
+    struct replay_trace t;
+    assert_int_equal(trace_load_named(&t, "exec_loop"), 0);
+    const char *args[] = {"--rules", write_rules(d, "r.yaml", parent_rule), "--alerts-rate", "0", NULL};
+    assert_true(daemon_start(d, SECCHECKD_BIN, args));
+    int fd = replay_open(d->socket, 1);
+    assert_true(fd >= 0);
+    size_t cut = cut_after_clone(&t) + 1;
+    send_range(fd, &t, 0, cut);
+    sleep_ms(300);
+    assert_int_equal(daemon_stop(d), 0);
+    close(fd);
+    sqlite3 *db;
+    assert_int_equal(sqlite3_open_v2(d->db, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+    sqlite3_stmt *st;
+    assert_int_equal(sqlite3_prepare_v2(db, "SELECT container_id FROM events WHERE container_id <> '' LIMIT 1", -1,
+                                        &st, NULL), SQLITE_OK);
+    assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+    char container[128];
+    snprintf(container, sizeof(container), "%s", (const char *)sqlite3_column_text(st, 0));
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+    assert_true(daemon_start(d, SECCHECKD_BIN, args));
+    pid_t other = reaper_fork();   /* another process: another peer */
+    assert_true(other >= 0);
+    if (other == 0) {
+        int afd = replay_open(d->socket, 1);
+        if (afd < 0)
+            _exit(1);
+        send_clone(afd, container, 1700000000000000000, 77);
+        sleep_ms(200);
+        _exit(0);
+    }
+    assert_int_equal(reaper_wait(other), 0);
+    wait_count(d, "SELECT count(*) FROM events WHERE conn_id = (SELECT max(id) FROM connections)", 1);
+    fd = replay_open(d->socket, 1);
+    assert_true(fd >= 0);
+    send_range(fd, &t, cut, t.count);
+    close(fd);
+    replay_trace_free(&t);
+    wait_closed(d, 2);
+    assert_int_equal(daemon_stop(d), 0);
+    expect_every_true_named(d);
+    assert_int_equal(daemon_log_count(d, "its process table starts empty (1 so far)"), 1);
+    assert_int_equal(daemon_log_count(d, "takes over the process table of connection 1 (the same peer"), 1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -607,6 +664,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_restart_refused_on_broken_rules, daemon_setup, daemon_teardown),
         cmocka_unit_test_setup_teardown(test_plain_restart_keeps_process_parents, daemon_setup, daemon_teardown),
         cmocka_unit_test_setup_teardown(test_future_dated_event_keeps_others_history, daemon_setup,
+                                        daemon_teardown),
+        cmocka_unit_test_setup_teardown(test_plain_restart_table_not_taken_by_a_claim, daemon_setup,
                                         daemon_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
