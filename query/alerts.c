@@ -63,6 +63,7 @@ struct alert_row {
     int64_t id, time_ns;
     const char *rule, *priority, *container, *output, *output_fields, *tags;
     size_t output_len;
+    uint64_t suppressed;            /* held back before it */
 };
 
 struct printer {
@@ -244,6 +245,8 @@ static void table_row(struct printer *p, const struct alert_row *a)
     size_t len;
     output_text(a, &text, &len);
     event_line_plain(&p->line, text, len, OUTPUT_MAX);
+    if (a->suppressed)
+        strbuf_printf(&p->line, " (and %" PRIu64 " held back before it)", a->suppressed);
     strbuf_putc(&p->line, '\n');
 }
 
@@ -253,7 +256,7 @@ static void json_row(struct printer *p, const struct alert_row *a)
 {
     strbuf_reset(&p->scratch);
     rules_alert_json(&p->scratch, a->host ? a->host : p->hostname, a->rule, a->priority, a->time_ns, a->output,
-                     a->output_len, a->output_fields, a->tags);
+                     a->output_len, a->output_fields, a->tags, a->suppressed);
     event_line_json(&p->line, p->scratch.data ? p->scratch.data : "{}", p->scratch.len);
     strbuf_putc(&p->line, '\n');
 }
@@ -300,7 +303,8 @@ static int local_prepare(struct local_reader *r)
 {
     const struct alerts_options *o = r->o;
     struct strbuf sql = {0};
-    strbuf_puts(&sql, "SELECT id, time_ns, rule, priority, container_id, output, output_fields, tags FROM alerts"
+    strbuf_puts(&sql, "SELECT id, time_ns, rule, priority, container_id, output, output_fields, tags, suppressed"
+                      " FROM alerts"
                       " WHERE id > ?1");
     if (o->has_since)
         strbuf_puts(&sql, " AND time_ns >= ?2");
@@ -342,7 +346,7 @@ static int local_print_next(struct local_reader *r, struct printer *p, int *n)
             .rule = column_text(r->rows, 2), .priority = column_text(r->rows, 3),
             .container = column_text(r->rows, 4), .output = column_text(r->rows, 5),
             .output_len = (size_t)sqlite3_column_bytes(r->rows, 5), .output_fields = column_text(r->rows, 6),
-            .tags = column_text(r->rows, 7)};
+            .tags = column_text(r->rows, 7), .suppressed = (uint64_t)sqlite3_column_int64(r->rows, 8)};
         r->after = a.id;
         if (!a.rule || !a.priority || !a.output || !a.output_fields || !a.tags) {
             fprintf(stderr, PROG ": alert %" PRId64 " has an empty column: not a row the daemon wrote\n", a.id);
@@ -461,7 +465,7 @@ static void central_sql(struct central_reader *r)
     const struct alerts_options *o = r->o;
     struct strbuf *sql = &r->sql;
     strbuf_puts(sql, "SELECT a.host_id, a.id, a.time_ns, a.rule, a.priority, a.container_id, a.output,"
-                     " a.output_fields::text, a.tags::text FROM alerts a"
+                     " a.output_fields::text, a.tags::text, a.suppressed FROM alerts a"
                      " LEFT JOIN jsonb_each_text($1::jsonb) c ON c.key = a.host_id"
                      " WHERE a.id > coalesce(c.value::bigint, 0) AND ($2 = '' OR a.host_id = $2)"
                      " AND ($3::bigint IS NULL OR a.time_ns >= $3::bigint)"
@@ -512,7 +516,8 @@ static int central_print_next(struct central_reader *r, struct printer *p, int *
             .time_ns = strtoll(PQgetvalue(res, i, 2), NULL, 10), .rule = PQgetvalue(res, i, 3),
             .priority = PQgetvalue(res, i, 4), .container = PQgetisnull(res, i, 5) ? NULL : PQgetvalue(res, i, 5),
             .output = PQgetvalue(res, i, 6), .output_len = (size_t)PQgetlength(res, i, 6),
-            .output_fields = PQgetvalue(res, i, 7), .tags = PQgetvalue(res, i, 8)};
+            .output_fields = PQgetvalue(res, i, 7), .tags = PQgetvalue(res, i, 8),
+            .suppressed = strtoull(PQgetvalue(res, i, 9), NULL, 10)};
         rc = cursor_set(&r->cursors, a.host, a.id) != 0 ? ALERTS_FAILED : print_row(p, &a);
         (*n)++;
     }

@@ -256,6 +256,8 @@ static struct sink *add_rules(const struct options *o, struct sink *sink, struct
     ro.engine.max_processes = (size_t)o->max_processes;
     ro.engine.rate = o->alerts_rate;
     ro.engine.burst = (double)o->alerts_burst;
+    ro.engine.ceiling = o->alerts_ceiling;
+    ro.engine.ceiling_burst = (double)o->alerts_ceiling_burst;
     char err[512];
     struct sink *s = sink_rules_open(sink, rs, &ro, err, sizeof(err));
     if (!s)

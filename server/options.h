@@ -45,8 +45,10 @@ struct options {
     char *alerts_out;           /* Falco JSON lines ("-": stdout); NULL: none */
     uint64_t alerts_max_bytes;  /* rotate past this size; 0: never */
     uint64_t alerts_keep;       /* rotated files kept */
-    double alerts_rate;         /* alerts per second per rule and container; 0: no throttling */
+    double alerts_rate;         /* alerts per second per rule and connection; 0: no per-rule limit */
     uint64_t alerts_burst;
+    double alerts_ceiling;      /* alerts per second per connection, every rule; 0: no ceiling */
+    uint64_t alerts_ceiling_burst;
     uint64_t max_processes;     /* process table entries, all connections */
     char *alerts_url;           /* reloadable: where alerts are POSTed (deliver.h); NULL: nowhere */
     char *alerts_ca;            /* reloadable: PEM CAs for an https receiver; NULL: the system's */

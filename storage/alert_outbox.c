@@ -134,7 +134,7 @@ int alert_outbox_reader_open(struct alert_outbox_reader *r, const char *path, ch
     if (sqlite3_open_v2(path, &r->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK ||
         sqlite3_busy_timeout(r->db, 1000) != SQLITE_OK ||
         sqlite3_prepare_v3(r->db,
-                           "SELECT id, rule, priority, time_ns, output, output_fields, tags FROM alerts"
+                           "SELECT id, rule, priority, time_ns, output, output_fields, tags, suppressed FROM alerts"
                            " WHERE id > ?1 ORDER BY id LIMIT ?2",
                            -1, SQLITE_PREPARE_PERSISTENT, &r->after, NULL) != SQLITE_OK) {
         snprintf(err, errlen, "cannot read the alerts of %s: %s", path, r->db ? sqlite3_errmsg(r->db) : "out of memory");
@@ -203,6 +203,7 @@ int alert_outbox_read(struct alert_outbox_reader *r, int64_t after, int max_rows
             .output_len = (size_t)sqlite3_column_bytes(st, 4),
             .output_fields = text_or_empty(st, 5),
             .tags = text_or_empty(st, 6),
+            .suppressed = (uint64_t)sqlite3_column_int64(st, 7),
         };
         if (!each(&row, data))
             break;

@@ -129,6 +129,7 @@ struct alert_outbox_row {
     const char *rule, *priority, *output, *output_fields, *tags;
     size_t output_len;
     int64_t time_ns;
+    uint64_t suppressed;        /* held back before it (rules.h struct alert) */
 };
 
 /* Calls each for the alerts with id > after in id order, at most max_rows,

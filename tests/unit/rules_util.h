@@ -140,7 +140,10 @@ static inline struct rules_engine *engine_with(const char *rules_text)
     struct rules_engine_config cfg;
     rules_engine_config_defaults(&cfg);
     cfg.hostname = "h1";
+    /* The field tests count what each rule matches: none is held back by a
+     * limit. */
     cfg.rate = 0;
+    cfg.ceiling = 0;
     struct rules_engine *e = rules_engine_new(&cfg);
     assert_non_null(e);
     if (rules_text)

@@ -316,49 +316,191 @@ static void test_hostile_integers_in_fields(void **state)
     rules_engine_free(e);
 }
 
-static void test_throttling(void **state)
+/* ---- the alert limits, in the daemon's time ---- */
+
+/* The engine's clock in these tests: moved by hand. */
+static int64_t fake_now;
+static int64_t fake_clock(void *data)
+{
+    (void)data;
+    return fake_now;
+}
+
+static struct rules_engine *engine_limited(double rate, double burst, double ceiling, double ceiling_burst,
+                                           const char *rules_text)
+{
+    struct rules_engine_config cfg;
+    rules_engine_config_defaults(&cfg);
+    cfg.rate = rate;
+    cfg.burst = burst;
+    cfg.ceiling = ceiling;
+    cfg.ceiling_burst = ceiling_burst;
+    cfg.clock_ns = fake_clock;
+    fake_now = 1000000000;
+    struct rules_engine *e = rules_engine_new(&cfg);
+    assert_non_null(e);
+    rules_engine_set_rules(e, rules_ok(rules_text));
+    return e;
+}
+
+static const char *S_RULE = "- rule: s\n  desc: d\n  condition: evt.type = execve\n  output: o\n  priority: Notice\n";
+
+/* shell_ev on another connection */
+static const struct event *shell_on(uint64_t conn, int64_t time_ns, const char *container)
+{
+    const struct event *ev = shell_ev("sh", time_ns, container);
+    B.ev.conn_id = conn;
+    return ev;
+}
+
+static void test_defaults_are_falcos(void **state)
 {
     (void)state;
     struct rules_engine_config cfg;
     rules_engine_config_defaults(&cfg);
-    cfg.rate = 2;
-    cfg.burst = 3;
-    struct rules_engine *e = rules_engine_new(&cfg);
-    rules_engine_set_rules(e, rules_ok("- rule: s\n  desc: d\n  condition: evt.type = execve\n  output: o\n"
-                                       "  priority: Notice\n"));
+    assert_true(cfg.rate == 0);        /* no per-rule throttling: every match is an alert */
+    assert_true(cfg.ceiling > 0);      /* the per-connection ceiling is on */
+}
+
+static void test_throttling(void **state)
+{
+    (void)state;
+    struct rules_engine *e = engine_limited(2, 3, 0, 1, S_RULE);
     const int64_t t0 = 1700000000000000000;
     alert_list_reset(&L);
     /* 10 alerts at one instant: the burst passes, 7 are counted */
     for (int i = 0; i < 10; i++)
-        rules_engine_eval(e, shell_ev("sh", t0, "c1"), (size_t)i, &L);
+        rules_engine_eval(e, shell_on(1, t0, "c1"), (size_t)i, &L);
     assert_int_equal(L.count, 3);
     assert_int_equal(L.nsuppressed, 1);
     assert_string_equal(L.suppressed[0].rule, "s");
     assert_int_equal(L.suppressed[0].count, 7);
-    /* another container has its own bucket */
-    assert_int_equal(eval_count(e, shell_ev("sh", t0, "c2"), &L), 1);
+    assert_int_equal(L.suppressed[0].over_ceiling, 0);
+    /* another connection has its own bucket */
+    assert_int_equal(eval_count(e, shell_on(2, t0, "c1"), &L), 1);
     assert_int_equal(L.items[0].suppressed, 0);
-    /* half a second of event time later: one token back, carrying the 7 */
-    assert_int_equal(eval_count(e, shell_ev("sh", t0 + 500000000, "c1"), &L), 1);
-    assert_int_equal(L.items[0].suppressed, 7);
-    /* Falco's keys only; the count rides in output_fields, in sorted place. */
-    assert_null(strstr(L.items[0].json, ",\"suppressed\":"));
-    assert_non_null(strstr(L.items[0].output_fields, "\"seccheckd.suppressed\":7"));
-    assert_non_null(strstr(L.items[0].json, "\"seccheckd.suppressed\":7"));
-    assert_int_equal(eval_count(e, shell_ev("sh", t0 + 500000000, "c1"), &L), 0);
+    /* event time does not refill: a second later in the sandbox's clock, nothing */
+    assert_int_equal(eval_count(e, shell_on(1, t0 + 1000000000, "c1"), &L), 0);
+    /* half a second of the daemon's clock: one token back, carrying the 8 */
+    fake_now += 500000000;
+    assert_int_equal(eval_count(e, shell_on(1, t0, "c1"), &L), 1);
+    assert_int_equal(L.items[0].suppressed, 8);
+    /* the count has its own key, outside output_fields (Falco's keys only) */
+    assert_string_equal(L.items[0].output_fields, "{\"evt.time\":1700000000000000000}");
+    assert_non_null(strstr(L.items[0].json, ",\"rule\":\"s\",\"" RULES_SUPPRESSED_KEY "\":8,\"source\":"));
+    assert_int_equal(eval_count(e, shell_on(1, t0, "c1"), &L), 0);
     assert_int_equal(L.nsuppressed, 1);
     struct rules_engine_stats st;
     rules_engine_get_stats(e, &st);
     assert_int_equal(st.alerts, 5);
-    assert_int_equal(st.suppressed, 8);
-    /* bounded: a million containers keep the table at its size */
-    for (int i = 0; i < 100000; i++) {
-        char id[32];
-        snprintf(id, sizeof(id), "x%d", i);
+    assert_int_equal(st.suppressed, 9);
+    assert_int_equal(st.over_ceiling, 0);
+    /* bounded: ten thousand connections (more than the table's 4,096
+     * buckets) each get a full bucket of their own */
+    fake_now += 2000000000;
+    for (int i = 0; i < 10000; i++) {
         alert_list_reset(&L);
-        rules_engine_eval(e, shell_ev("sh", t0 + 2000000000LL + i, id), 0, &L);
+        rules_engine_eval(e, shell_on(100 + (uint64_t)i, t0, "c1"), 0, &L);
         assert_int_equal(L.count, 1);
+        rules_engine_conn_closed(e, 100 + (uint64_t)i);
     }
+    rules_engine_free(e);
+}
+
+/* Issue 24 item 1, the auditor's experiment: 150 matches naming the
+ * victim's container with a context time of 2^62, on another connection;
+ * the victim's two reads still alert. Before: the bucket was keyed on the
+ * container and refilled by event time, and the victim got 0 alerts. */
+static void test_one_connection_cannot_empty_anothers_bucket(void **state)
+{
+    (void)state;
+    struct rules_engine *e = engine_limited(10, 100, 0, 1, S_RULE);
+    alert_list_reset(&L);
+    for (int i = 0; i < 150; i++)
+        rules_engine_eval(e, shell_on(66, (int64_t)1 << 62, "victim"), 0, &L);
+    assert_int_equal(L.count, 100);
+    fake_now += 1000000;
+    assert_int_equal(eval_count(e, shell_on(7, 1700000000000000000, "victim"), &L), 1);
+    assert_int_equal(eval_count(e, shell_on(7, 1700000000100000000, "victim"), &L), 1);
+    assert_int_equal(L.items[0].suppressed, 0);
+    rules_engine_free(e);
+}
+
+/* Issue 24 item 2: a context time of INT64_MIN and then a later one made
+ * the refill by event time overflow (UBSan aborted; in Release the bucket
+ * went to -9e10 tokens and the rule never alerted again). The daemon's
+ * clock refills; the events' times are only rendered. */
+static void test_hostile_times_leave_the_limits_alone(void **state)
+{
+    (void)state;
+    struct rules_engine *e = engine_limited(1, 1, 0, 1,
+                                            "- rule: c\n  desc: d\n  condition: evt.type = close\n"
+                                            "  output: '%evt.time'\n  priority: Notice\n");
+    assert_int_equal(eval_count(e, close_failed(INT64_MIN, 1, 0), &L), 1);
+    assert_int_equal(eval_count(e, close_failed(INT64_MAX, 1, 0), &L), 0);
+    assert_int_equal(eval_count(e, close_failed(INT64_MAX, 1, 0), &L), 0);
+    fake_now += 1000000000;
+    assert_int_equal(eval_count(e, close_failed(INT64_MAX, 1, 0), &L), 1);
+    assert_int_equal(L.items[0].suppressed, 2);
+    assert_non_null(strstr(L.items[0].output, "23:47:16.854775807: Notice 23:47:16.854775807"));
+    rules_engine_free(e);
+}
+
+/* Issue 24 item 3: whatever a connection varies (a new container id, a
+ * later time on every event), its alerts stay under the ceiling; the rest
+ * are counted, per rule, and said in its next alert. Another connection
+ * is not held back. Before: 3,000 matches raised 3,000 alerts. */
+static void test_ceiling_per_connection(void **state)
+{
+    (void)state;
+    struct rules_engine *e = engine_limited(0, 1, 100, 50,
+                                            "- rule: s\n  desc: d\n  condition: evt.type = execve\n  output: o\n"
+                                            "  priority: Notice\n"
+                                            "- rule: t\n  desc: d\n  condition: proc.name = sh\n  output: o\n"
+                                            "  priority: Notice\n");
+    alert_list_reset(&L);
+    for (int i = 0; i < 3000; i++) {
+        char id[32];
+        snprintf(id, sizeof(id), "c%d", i);
+        rules_engine_eval(e, shell_on(5, 1700000000000000000 + (int64_t)i * 1000000000, id), 0, &L);
+    }
+    assert_int_equal(L.count, 50);   /* 2 rules x 3,000 matches: the burst */
+    assert_int_equal(L.nsuppressed, 2);
+    assert_int_equal(L.suppressed[0].over_ceiling + L.suppressed[1].over_ceiling, 6000 - 50);
+    assert_int_equal(L.suppressed[0].count + L.suppressed[1].count, 0);
+    /* another connection has its own ceiling */
+    assert_int_equal(eval_count(e, shell_on(6, 1, "c0"), &L), 2);
+    /* 10 ms of the daemon's clock: one more, standing for all held back */
+    fake_now += 10000000;
+    assert_int_equal(eval_count(e, shell_on(5, 1, "c0"), &L), 1);
+    assert_int_equal(L.items[0].suppressed, 6000 - 50);
+    assert_int_equal(L.nsuppressed, 1);
+    assert_int_equal(L.suppressed[0].over_ceiling, 1);   /* rule t, right after it */
+    struct rules_engine_stats st;
+    rules_engine_get_stats(e, &st);
+    assert_int_equal(st.over_ceiling, 6000 - 50 + 1);
+    assert_int_equal(st.alerts, 50 + 2 + 1);
+    /* a closed connection's ceiling goes with it: its id would start full */
+    rules_engine_conn_closed(e, 5);
+    assert_int_equal(eval_count(e, shell_on(5, 1, "c0"), &L), 2);
+    rules_engine_free(e);
+}
+
+/* Both limits: a rule over its own limit does not spend the connection's
+ * ceiling. */
+static void test_rule_limit_before_ceiling(void **state)
+{
+    (void)state;
+    struct rules_engine *e = engine_limited(1, 2, 1, 3, S_RULE);
+    alert_list_reset(&L);
+    for (int i = 0; i < 5; i++)
+        rules_engine_eval(e, shell_on(1, 1, "c"), 0, &L);
+    assert_int_equal(L.count, 2);
+    assert_int_equal(L.suppressed[0].count, 3);
+    assert_int_equal(L.suppressed[0].over_ceiling, 0);
+    fake_now += 1000000000;
+    assert_int_equal(eval_count(e, shell_on(1, 1, "c"), &L), 1);   /* the ceiling had one left */
+    assert_int_equal(L.items[0].suppressed, 3);
     rules_engine_free(e);
 }
 
@@ -433,7 +575,12 @@ int main(void)
         cmocka_unit_test(test_falco_json_exactly),
         cmocka_unit_test(test_hostile_strings_and_caps),
         cmocka_unit_test(test_hostile_integers_in_fields),
+        cmocka_unit_test(test_defaults_are_falcos),
         cmocka_unit_test(test_throttling),
+        cmocka_unit_test(test_one_connection_cannot_empty_anothers_bucket),
+        cmocka_unit_test(test_hostile_times_leave_the_limits_alone),
+        cmocka_unit_test(test_ceiling_per_connection),
+        cmocka_unit_test(test_rule_limit_before_ceiling),
         cmocka_unit_test(test_reload_keeps_state),
         cmocka_unit_test(test_dropped_growth),
     };
