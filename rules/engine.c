@@ -2,6 +2,7 @@
  * event type, the alert limits and alert lists (rules.h). */
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "clock.h"
 #include "fields.h"
@@ -36,11 +37,24 @@ struct alert_store {
 void rules_engine_config_defaults(struct rules_engine_config *cfg)
 {
     *cfg = (struct rules_engine_config){.hostname = "localhost", .max_processes = RULES_DEFAULT_MAX_PROCESSES,
-                                        .rate = RULES_DEFAULT_RATE,
+                                        .matching = RULES_DEFAULT_MATCHING, .rate = RULES_DEFAULT_RATE,
                                         .burst = RULES_DEFAULT_BURST, .ceiling = RULES_DEFAULT_CEILING,
                                         .ceiling_burst = RULES_DEFAULT_CEILING_BURST,
                                         .output_field_max = RULES_DEFAULT_OUTPUT_FIELD_MAX};
 }
+
+int rules_matching_parse(const char *s, enum rules_matching *out)
+{
+    if (strcasecmp(s, "first") == 0)
+        *out = RULES_MATCH_FIRST;
+    else if (strcasecmp(s, "all") == 0)
+        *out = RULES_MATCH_ALL;
+    else
+        return -1;
+    return 0;
+}
+
+const char *rules_matching_name(enum rules_matching m) { return m == RULES_MATCH_ALL ? "all" : "first"; }
 
 static int64_t monotonic_clock(void *data)
 {
@@ -253,8 +267,11 @@ static void evaluate(struct rules_engine *e, const struct event *ev, const struc
         /* one exec reaches the rules once: as sentry/execve */
         if (fx->exec_repeat && !r->names_point)
             continue;
-        if (filter_eval(&x, r->cond))
+        if (filter_eval(&x, r->cond)) {
             raise_alert(e, &x, r, index, out);
+            if (e->cfg.matching == RULES_MATCH_FIRST)
+                return;   /* Falco's default: the first rule in load order that matches */
+        }
     }
 }
 

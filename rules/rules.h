@@ -201,12 +201,22 @@ int rule_set_rule_needs(const struct rule_set *rs, size_t i, struct rules_needs 
 
 /* ---- evaluation ---- */
 
+/* Which rules alert for one event (Falco's rule_matching). */
+enum rules_matching {
+    RULES_MATCH_FIRST,   /* the first enabled rule in load order whose condition holds: Falco's default */
+    RULES_MATCH_ALL,     /* every rule whose condition holds */
+};
+/* "first" or "all" (any case); 0, or -1 for another word. */
+int rules_matching_parse(const char *s, enum rules_matching *out);
+const char *rules_matching_name(enum rules_matching m);
+
 struct rules_engine_config {
     const char *hostname;       /* the alert JSON's "hostname" (copied) */
     /* Process table, over every connection: past it the connection holding
      * the most entries loses its least recently used one (counted), so one
      * sandbox cannot push another's processes out. */
     size_t max_processes;
+    enum rules_matching matching;
     /* Per-rule throttling, per (rule, connection): a token bucket of
      * `burst` alerts refilled at `rate` per second of the daemon's clock.
      * rate 0 (the default, as Falco has none): every match is an alert. */
@@ -229,6 +239,7 @@ struct rules_engine_config {
 };
 
 #define RULES_DEFAULT_MAX_PROCESSES 65536
+#define RULES_DEFAULT_MATCHING RULES_MATCH_FIRST
 #define RULES_DEFAULT_RATE 0.0
 #define RULES_DEFAULT_BURST 100.0
 #define RULES_DEFAULT_CEILING 1000.0
@@ -289,10 +300,11 @@ struct alert_list {
 void alert_list_reset(struct alert_list *l);
 void alert_list_free(struct alert_list *l);
 
-/* Updates the process table of ev->conn_id from ev, then evaluates every
- * rule that can match ev's event type, appending an alert to out for each
- * match (or counting it as held back by a limit). index is stored in the
- * alert. Never fails: an event that cannot be classified matches nothing. */
+/* Updates the process table of ev->conn_id from ev, then evaluates the
+ * rules that can match ev's event type in load order, appending an alert to
+ * out for the first that matches (RULES_MATCH_FIRST) or each (ALL), or
+ * counting it as held back by a limit. index is stored in the alert. Never
+ * fails: an event that cannot be classified matches nothing. */
 void rules_engine_eval(struct rules_engine *e, const struct event *ev, size_t index, struct alert_list *out);
 
 /* Updates the process table only (rebuilding it after a restart). */

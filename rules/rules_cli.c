@@ -43,6 +43,8 @@ static void usage(FILE *out)
             "       per rule on standard error.\n"
             "  --trace FILE...    gVisor tracereplay files, each one sandbox connection\n"
             "  --db DB            a seccheckd database: every stored event, in id order\n"
+            "  --rule-matching first|all  the first rule in load order that matches alerts,\n"
+            "                     as Falco, or every one [%s]\n"
             "  --alerts-rate N    alerts per second per rule and connection (this run's own\n"
             "                     clock, never the events' times) [%g]; 0: no per-rule limit\n"
             "  --alerts-burst N   per-rule burst [%g]\n"
@@ -54,7 +56,7 @@ static void usage(FILE *out)
             "\n"
             "Exit status: 0 done, 1 a trace or database could not be read, 2 usage error or\n"
             "rules with errors.\n",
-            RULES_DEFAULT_RATE, RULES_DEFAULT_BURST, RULES_DEFAULT_CEILING,
+            rules_matching_name(RULES_DEFAULT_MATCHING), RULES_DEFAULT_RATE, RULES_DEFAULT_BURST, RULES_DEFAULT_CEILING,
             RULES_DEFAULT_CEILING_BURST, RULES_DEFAULT_MAX_PROCESSES);
 }
 
@@ -496,6 +498,9 @@ static int parse_test(int argc, char **argv, struct test_options *o)
         } else if ((v = value_of(argc, argv, &i, "--alerts-ceiling"))) {
             if (cli_parse_double(PROG, "alerts-ceiling", v, 0, 1e9, &o->cfg.ceiling) != 0)
                 return RC_USAGE;
+        } else if ((v = value_of(argc, argv, &i, "--rule-matching"))) {
+            if (rules_matching_parse(v, &o->cfg.matching) != 0)
+                return usage_error("--rule-matching: expected first or all, got", v);
         } else if ((v = value_of(argc, argv, &i, "--max-processes"))) {
             if (cli_parse_uint(PROG, "max-processes", v, 1, 1u << 30, &u) != 0)
                 return RC_USAGE;

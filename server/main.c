@@ -254,6 +254,7 @@ static struct sink *add_rules(const struct options *o, struct sink *sink, struct
     rules_engine_config_defaults(&ro.engine);
     ro.engine.hostname = hostname;
     ro.engine.max_processes = (size_t)o->max_processes;
+    ro.engine.matching = (enum rules_matching)o->rule_matching;
     ro.engine.rate = o->alerts_rate;
     ro.engine.burst = (double)o->alerts_burst;
     ro.engine.ceiling = o->alerts_ceiling;

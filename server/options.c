@@ -270,7 +270,17 @@ static int parse_alerts_ceiling(struct options *o, const char *v, char *err, siz
     return parse_rate("alerts-ceiling", v, &o->alerts_ceiling, err, errlen);
 }
 
-
+static int parse_rule_matching(struct options *o, const char *v, char *err, size_t errlen)
+{
+    enum rules_matching m;
+    if (rules_matching_parse(v, &m) != 0) {
+        snprintf(err, errlen, "--rule-matching: expected first (only the first rule in load order that matches "
+                 "alerts, as Falco) or all, got '%s'", v);
+        return -1;
+    }
+    o->rule_matching = (int)m;
+    return 0;
+}
 
 /* ---- the table: one row per setting ---- */
 
@@ -363,6 +373,9 @@ static const struct option_def defs[] = {
     {"alerts-max-size", "BYTES", KIND_CUSTOM, CUSTOM(alerts_max_bytes, parse_alerts_max), RESTART,
      "rotate the --alerts-out file past this size (PATH.1, PATH.2...)", "100M"},
     {"alerts-keep", "N", KIND_U64, NUM(alerts_keep, 1, 1000), RESTART, "rotated --alerts-out files kept", "5"},
+    {"rule-matching", "first|all", KIND_CUSTOM, CUSTOM(rule_matching, parse_rule_matching), RESTART,
+     "which rules alert for one event: the first in load order whose\ncondition holds (Falco's rule_matching "
+     "default), or all", "first"},
     {"alerts-rate", "N", KIND_CUSTOM, CUSTOM(alerts_rate, parse_alerts_rate), RESTART,
      "alerts per second one rule may raise for one connection, after\nthe burst; the rest are counted and said "
      "in its next alert\n(0: no limit, as Falco: every match is an alert)", "0"},
@@ -532,6 +545,7 @@ void options_init(struct options *o)
     o->indexes = EVENT_INDEXES_DEFAULT;
     o->alerts_max_bytes = 100u << 20;
     o->alerts_keep = 5;
+    o->rule_matching = RULES_DEFAULT_MATCHING;
     o->alerts_rate = RULES_DEFAULT_RATE;
     o->alerts_burst = (uint64_t)RULES_DEFAULT_BURST;
     o->alerts_ceiling = RULES_DEFAULT_CEILING;

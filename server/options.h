@@ -45,6 +45,7 @@ struct options {
     char *alerts_out;           /* Falco JSON lines ("-": stdout); NULL: none */
     uint64_t alerts_max_bytes;  /* rotate past this size; 0: never */
     uint64_t alerts_keep;       /* rotated files kept */
+    int rule_matching;          /* enum rules_matching: first or all */
     double alerts_rate;         /* alerts per second per rule and connection; 0: no per-rule limit */
     uint64_t alerts_burst;
     double alerts_ceiling;      /* alerts per second per connection, every rule; 0: no ceiling */

@@ -128,8 +128,15 @@ static void test_test_over_trace(void **state)
     (void)state;
     static char out[1 << 20], err[65536];
     write_file_in("good.yaml", GOOD);
+    /* Falco's rule_matching first by default: "openat" comes first and
+     * matches every openat exit, so "python openat" never alerts */
+    const char *first[] = {"test", in_dir("good.yaml"), "--trace", TRACES_DIR "/mixed_syscalls.trace", NULL};
+    assert_int_equal(rules(first, out, sizeof(out), err, sizeof(err)), 0);
+    assert_int_equal(count_lines(out, "\"rule\":\"openat\""), 175);
+    assert_int_equal(count_lines(out, NULL), 175);
+    assert_non_null(strstr(err, "python openat: 0 alerts\n"));
     const char *args[] = {"test", in_dir("good.yaml"), "--trace", TRACES_DIR "/mixed_syscalls.trace",
-                          TRACES_DIR "/exec_loop.trace", "--hostname", "h1", NULL};
+                          TRACES_DIR "/exec_loop.trace", "--rule-matching", "all", "--hostname", "h1", NULL};
     assert_int_equal(rules(args, out, sizeof(out), err, sizeof(err)), 0);
     size_t lines = count_lines(out, NULL);
     assert_int_equal(count_lines(out, "\"rule\":\"openat\""), 175);   /* the openat exits the trace holds */
@@ -196,6 +203,9 @@ static void test_usage_errors(void **state)
     const char *no_input[] = {"test", in_dir("good.yaml"), NULL};
     assert_int_equal(rules(no_input, out, sizeof(out), err, sizeof(err)), 2);
     assert_non_null(strstr(err, "seccheckd rules: test needs either --trace FILE... or --db DB"));
+    const char *matching[] = {"test", in_dir("good.yaml"), "--trace", "x", "--rule-matching", "some", NULL};
+    assert_int_equal(rules(matching, out, sizeof(out), err, sizeof(err)), 2);
+    assert_non_null(strstr(err, "--rule-matching: expected first or all, got 'some'"));
     const char *both[] = {"test", in_dir("good.yaml"), "--trace", "x", "--db", "y", NULL};
     assert_int_equal(rules(both, out, sizeof(out), err, sizeof(err)), 2);
     const char *no_rules[] = {"test", "--trace", "x", NULL};

@@ -106,7 +106,7 @@ static void test_value_errors_name_the_line(void **state)
     options_free(&o);
 }
 
-/* The alerts' settings: the
+/* The alerts' settings: rule_matching as Falco spells its values, the
  * ceiling on by default and per-rule throttling off (issue 25 item 5). */
 static void test_alert_settings(void **state)
 {
@@ -114,15 +114,19 @@ static void test_alert_settings(void **state)
     struct options o;
     char err[512];
     options_init(&o);
+    assert_int_equal(o.rule_matching, RULES_MATCH_FIRST);
     assert_true(o.alerts_rate == 0);
     assert_true(o.alerts_ceiling == RULES_DEFAULT_CEILING && o.alerts_ceiling > 0);
     assert_int_equal(o.alerts_ceiling_burst, (uint64_t)RULES_DEFAULT_CEILING_BURST);
     options_free(&o);
-    assert_int_equal(load_text(&o, "alerts-ceiling = 2.5\nalerts-ceiling-burst = 40\n", err,
+    assert_int_equal(load_text(&o, "rule-matching = all\nalerts-ceiling = 2.5\nalerts-ceiling-burst = 40\n", err,
                                sizeof(err)), 0);
+    assert_int_equal(o.rule_matching, RULES_MATCH_ALL);
     assert_true(o.alerts_ceiling == 2.5);
     assert_int_equal(o.alerts_ceiling_burst, 40);
     options_free(&o);
+    assert_error("rule-matching = most\n", "FILE:1: --rule-matching: expected first (only the first rule in load "
+                 "order that matches alerts, as Falco) or all, got 'most'");
     assert_error("alerts-ceiling = -1\n", "FILE:1: --alerts-ceiling: expected alerts per second like 10 or 0.5");
     assert_error("alerts-ceiling-burst = 0\n", "FILE:1: --alerts-ceiling-burst: expected a whole number from 1");
 }

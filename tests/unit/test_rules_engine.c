@@ -335,6 +335,7 @@ static struct rules_engine *engine_limited(double rate, double burst, double cei
     cfg.burst = burst;
     cfg.ceiling = ceiling;
     cfg.ceiling_burst = ceiling_burst;
+    cfg.matching = RULES_MATCH_ALL;
     cfg.clock_ns = fake_clock;
     fake_now = 1000000000;
     struct rules_engine *e = rules_engine_new(&cfg);
@@ -358,8 +359,16 @@ static void test_defaults_are_falcos(void **state)
     (void)state;
     struct rules_engine_config cfg;
     rules_engine_config_defaults(&cfg);
+    assert_int_equal(cfg.matching, RULES_MATCH_FIRST);
     assert_true(cfg.rate == 0);        /* no per-rule throttling: every match is an alert */
     assert_true(cfg.ceiling > 0);      /* the per-connection ceiling is on */
+    enum rules_matching m;
+    assert_int_equal(rules_matching_parse("ALL", &m), 0);
+    assert_int_equal(m, RULES_MATCH_ALL);
+    assert_int_equal(rules_matching_parse("first", &m), 0);
+    assert_int_equal(m, RULES_MATCH_FIRST);
+    assert_int_equal(rules_matching_parse("some", &m), -1);
+    assert_string_equal(rules_matching_name(RULES_MATCH_ALL), "all");
 }
 
 static void test_throttling(void **state)
@@ -504,6 +513,71 @@ static void test_rule_limit_before_ceiling(void **state)
     rules_engine_free(e);
 }
 
+/* ---- rule_matching ---- */
+
+/* Falco's rule_matching (falco.yaml:705-726; userspace/engine/
+ * indexable_ruleset.h ruleset_filters::run, falco_engine.cpp:382-396):
+ * `first` stops at the first rule, in the order the rules files define
+ * them, whose condition holds; a disabled rule is not in the ruleset at
+ * all; a rule that only matches other event types is not tried. `all`
+ * raises every match, in that order. An override keeps its rule's place. */
+static const char *MATCHING_RULES =
+    "- rule: off\n  desc: d\n  condition: evt.type = execve\n  output: o\n  priority: Emergency\n  enabled: false\n"
+    "- rule: opens\n  desc: d\n  condition: evt.type = openat\n  output: o\n  priority: Emergency\n"
+    "- rule: by container\n  desc: d\n  condition: container.id = c\n  output: o\n  priority: Debug\n"
+    "- rule: execs\n  desc: d\n  condition: evt.type = execve\n  output: o\n  priority: Critical\n"
+    "- rule: by container\n  condition: and evt.dir = <\n  override: {condition: append}\n";
+
+static struct rules_engine *engine_matching(enum rules_matching m)
+{
+    struct rules_engine_config cfg;
+    rules_engine_config_defaults(&cfg);
+    cfg.matching = m;
+    struct rules_engine *e = rules_engine_new(&cfg);
+    assert_non_null(e);
+    rules_engine_set_rules(e, rules_ok(MATCHING_RULES));
+    return e;
+}
+
+static void test_rule_matching_first(void **state)
+{
+    (void)state;
+    struct rules_engine *e = engine_matching(RULES_MATCH_FIRST);
+    /* an execve in container c: "by container" comes before "execs" (its
+     * override did not move it) */
+    assert_int_equal(eval_count(e, shell_ev("sh", 1, "c"), &L), 1);
+    assert_string_equal(L.items[0].rule, "by container");
+    /* in another container: only "execs" holds */
+    assert_int_equal(eval_count(e, shell_ev("sh", 1, "d"), &L), 1);
+    assert_string_equal(L.items[0].rule, "execs");
+    rules_engine_free(e);
+    e = engine_matching(RULES_MATCH_ALL);
+    assert_int_equal(eval_count(e, shell_ev("sh", 1, "c"), &L), 2);
+    assert_string_equal(L.items[0].rule, "by container");
+    assert_string_equal(L.items[1].rule, "execs");
+    rules_engine_free(e);
+}
+
+/* The first match held back by a limit is still the match: the event does
+ * not fall through to the next rule. */
+static void test_rule_matching_first_held_back(void **state)
+{
+    (void)state;
+    struct rules_engine_config cfg;
+    rules_engine_config_defaults(&cfg);
+    cfg.rate = 1;
+    cfg.burst = 1;
+    cfg.clock_ns = fake_clock;
+    struct rules_engine *e = rules_engine_new(&cfg);
+    assert_non_null(e);
+    rules_engine_set_rules(e, rules_ok(MATCHING_RULES));
+    assert_int_equal(eval_count(e, shell_ev("sh", 1, "c"), &L), 1);
+    assert_int_equal(eval_count(e, shell_ev("sh", 1, "c"), &L), 0);
+    assert_int_equal(L.nsuppressed, 1);
+    assert_string_equal(L.suppressed[0].rule, "by container");
+    rules_engine_free(e);
+}
+
 static void test_reload_keeps_state(void **state)
 {
     (void)state;
@@ -581,6 +655,8 @@ int main(void)
         cmocka_unit_test(test_hostile_times_leave_the_limits_alone),
         cmocka_unit_test(test_ceiling_per_connection),
         cmocka_unit_test(test_rule_limit_before_ceiling),
+        cmocka_unit_test(test_rule_matching_first),
+        cmocka_unit_test(test_rule_matching_first_held_back),
         cmocka_unit_test(test_reload_keeps_state),
         cmocka_unit_test(test_dropped_growth),
     };
