@@ -168,10 +168,12 @@ static void test_test_over_database(void **state)
     assert_int_equal(replay_trace_load(&t, TRACES_DIR "/mixed_syscalls.trace", terr, sizeof(terr)), 0);
     sqlite3_stmt *st;
     sqlite3_exec(db, "BEGIN", NULL, NULL, NULL);
-    assert_int_equal(sqlite3_prepare_v2(db, "INSERT INTO events(conn_id, recv_ns, raw) VALUES (7, 1, ?1)", -1, &st,
+    /* received a second apart, as the daemon's clock stored it */
+    assert_int_equal(sqlite3_prepare_v2(db, "INSERT INTO events(conn_id, recv_ns, raw) VALUES (7, ?2, ?1)", -1, &st,
                                         NULL), SQLITE_OK);
     for (size_t i = 0; i < t.count; i++) {
         sqlite3_bind_blob(st, 1, t.packets[i], (int)t.lengths[i], SQLITE_STATIC);
+        sqlite3_bind_int64(st, 2, (int64_t)(i + 1) * 1000000000);
         assert_int_equal(sqlite3_step(st), SQLITE_DONE);
         sqlite3_reset(st);
     }
@@ -183,6 +185,14 @@ static void test_test_over_database(void **state)
     assert_int_equal(rules(args, out, sizeof(out), err, sizeof(err)), 0);
     assert_int_equal(count_lines(out, "\"rule\":\"openat\""), 175);
     assert_non_null(strstr(err, "seccheckd rules: 1235 events"));
+    /* The limits run on the stored receive times: one alert a second lets
+     * every openat through, as the daemon did (this run's own clock, a few
+     * milliseconds for the whole database, would let one through). */
+    const char *limited[] = {"test", in_dir("good.yaml"), "--db", in_dir("events.db"), "--alerts-ceiling", "1",
+                             "--alerts-ceiling-burst", "1", NULL};
+    assert_int_equal(rules(limited, out, sizeof(out), err, sizeof(err)), 0);
+    assert_int_equal(count_lines(out, "\"rule\":\"openat\""), 175);
+    assert_null(strstr(err, "over the ceiling"));
     const char *notdb[] = {"test", in_dir("good.yaml"), "--db", in_dir("good.yaml"), NULL};
     assert_int_equal(rules(notdb, out, sizeof(out), err, sizeof(err)), 1);
 }
