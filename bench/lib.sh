@@ -92,10 +92,10 @@ recv_bins() {
     case ${1%@*} in
         ref) echo ref-recvmmsg ;;
         dummy) echo seccheck-dummy ;;
-        discard | sqlite | sqlite-all | sqlite+forward | sqlite+rules20 | sqlite+rules500) echo seccheckd ;;
+        discard | sqlite | sqlite-all | sqlite+forward | sqlite+rules20 | sqlite+rules20regex | sqlite+rules500) echo seccheckd ;;
         sqlite+rules20+deliver) echo seccheckd bench-http-sink ;;
         python) ;;
-        *) die "unknown receiver '$1' (ref, dummy, discard, sqlite, sqlite-all, sqlite+forward, sqlite+rules20, sqlite+rules500, sqlite+rules20+deliver, python)" ;;
+        *) die "unknown receiver '$1' (ref, dummy, discard, sqlite, sqlite-all, sqlite+forward, sqlite+rules20, sqlite+rules20regex, sqlite+rules500, sqlite+rules20+deliver, python)" ;;
     esac
 }
 
@@ -135,7 +135,7 @@ recv_start() {
         ref) "$bin/ref-recvmmsg" "$sock" </dev/null >"$log" 2>&1 & ;;
         dummy) "$bin/seccheck-dummy" "$sock" </dev/null >"$log" 2>&1 & ;;
         discard) "$bin/seccheckd" --socket "$sock" --sink discard </dev/null >"$log" 2>&1 & ;;
-        sqlite | sqlite-all | sqlite+forward | sqlite+rules20 | sqlite+rules500 | sqlite+rules20+deliver)
+        sqlite | sqlite-all | sqlite+forward | sqlite+rules20 | sqlite+rules20regex | sqlite+rules500 | sqlite+rules20+deliver)
             RECV_DB=$BENCH_TMP/events.db
             rm -f "$RECV_DB" "$RECV_DB-wal" "$RECV_DB-shm"
             local indexes=type
@@ -143,6 +143,7 @@ recv_start() {
             local -a rules=()
             case ${kind%@*} in
                 sqlite+rules20) rules=(--rules "$BENCH_DIR/rules/usual-20.yaml") ;;
+                sqlite+rules20regex) rules=(--rules "$BENCH_DIR/rules/usual-20-regex.yaml") ;;
                 sqlite+rules20+deliver)
                     deliver_sink_start "$bin" "$log.http"
                     rules=(--rules "$BENCH_DIR/rules/usual-20.yaml" --alerts-url "$DELIVER_URL")

@@ -2,8 +2,10 @@
  * mixed_syscalls.trace and redis_rw.trace once, then times
  * rules_engine_eval over them with 0, 20 and 500 rules of the usual kind
  * (file opens, spawned processes, network, privilege changes; the 500 are
- * generated variants). Prints ns per event for each set.
- * Usage: bench-rules-eval TRACES_DIR [ROUNDS]   (default 20 rounds) */
+ * generated variants), and the rules files given after ROUNDS (the same
+ * best-of-ROUNDS figure for bench/rules/usual-20.yaml against
+ * usual-20-regex.yaml, say). Prints ns per event for each set.
+ * Usage: bench-rules-eval TRACES_DIR [ROUNDS [RULES.yaml...]]   (default 20 rounds) */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -98,10 +100,69 @@ static double now_ns(void)
     return ts.tv_sec * 1e9 + ts.tv_nsec;
 }
 
+static char *read_file(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    struct strbuf sb = {0};
+    char buf[65536];
+    size_t n;
+    while ((n = fread(buf, 1, sizeof(buf), f)) > 0)
+        strbuf_append(&sb, buf, n);
+    fclose(f);
+    strbuf_putc(&sb, '\0');
+    return sb.failed ? NULL : sb.data;
+}
+
+/* Best-of-rounds ns per event of one rule set (NULL: none) over both traces. */
+static int measure(const char *label, const char *text, struct decoded *traces, int rounds)
+{
+    for (int t = 0; t < 2; t++) {
+        struct rules_engine_config cfg;
+        rules_engine_config_defaults(&cfg);
+        struct rules_engine *e = rules_engine_new(&cfg);
+        if (text) {
+            /* a fresh copy per engine: the engine owns its set */
+            struct rules_diag d = {0};
+            struct rule_set *rs = rule_set_load_buffer("bench.yaml", text, strlen(text), &d);
+            if (!rs) {
+                rules_diag_print(&d, stderr);
+                return 1;
+            }
+            rules_diag_free(&d);
+            rules_engine_set_rules(e, rs);
+        }
+        struct alert_list l = {0};
+        uint64_t alerts = 0;
+        double best = 1e30;
+        for (int r = 0; r < rounds; r++) {
+            double t0 = now_ns();
+            for (size_t i = 0; i < traces[t].n; i++) {
+                rules_engine_eval(e, &traces[t].ev[i], i, &l);
+                if (l.count + l.nsuppressed > 512) {
+                    alerts += l.count;
+                    alert_list_reset(&l);
+                }
+            }
+            double dt = now_ns() - t0;
+            alerts += l.count;
+            alert_list_reset(&l);
+            if (dt < best)
+                best = dt;
+        }
+        printf("%-24s %-22s %12zu %12.1f %10" PRIu64 "\n", label, t ? "redis_rw.trace" : "mixed_syscalls.trace",
+               traces[t].n, best / (double)traces[t].n, alerts / (uint64_t)rounds);
+        alert_list_free(&l);
+        rules_engine_free(e);
+    }
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {
-        fprintf(stderr, "usage: bench-rules-eval TRACES_DIR [ROUNDS]\n");
+        fprintf(stderr, "usage: bench-rules-eval TRACES_DIR [ROUNDS [RULES.yaml...]]\n");
         return 2;
     }
     int rounds = argc > 2 ? atoi(argv[2]) : 20;
@@ -114,54 +175,28 @@ int main(int argc, char **argv)
     snprintf(path, sizeof(path), "%s/redis_rw.trace", argv[1]);
     decode_all(path, &a, &traces[1], 2);
     static const int sets[] = {0, 20, 500};
-    printf("%-6s %-22s %12s %12s %10s\n", "rules", "trace", "events", "ns/event", "alerts");
-    for (size_t s = 0; s < sizeof(sets) / sizeof(sets[0]); s++) {
+    printf("%-24s %-22s %12s %12s %10s\n", "rules", "trace", "events", "ns/event", "alerts");
+    int rc = 0;
+    for (size_t s = 0; s < sizeof(sets) / sizeof(sets[0]) && !rc; s++) {
         char *text = make_rules(sets[s]);
-        struct rules_diag diag = {0};
-        struct rule_set *rs = sets[s] ? rule_set_load_buffer("bench.yaml", text, strlen(text), &diag) : NULL;
-        if (sets[s] && !rs) {
-            rules_diag_print(&diag, stderr);
-            return 1;
+        char label[32];
+        snprintf(label, sizeof(label), "%d", sets[s]);
+        rc = measure(label, sets[s] ? text : NULL, traces, rounds);
+        free(text);
+    }
+    for (int i = 3; i < argc && !rc; i++) {
+        char *text = read_file(argv[i]);
+        if (!text) {
+            fprintf(stderr, "bench-rules-eval: cannot read %s\n", argv[i]);
+            rc = 1;
+            break;
         }
-        rules_diag_free(&diag);
-        for (int t = 0; t < 2; t++) {
-            struct rules_engine_config cfg;
-            rules_engine_config_defaults(&cfg);
-            struct rules_engine *e = rules_engine_new(&cfg);
-            if (rs) {
-                /* a fresh copy per engine: the engine owns its set */
-                struct rules_diag d2 = {0};
-                rules_engine_set_rules(e, rule_set_load_buffer("bench.yaml", text, strlen(text), &d2));
-                rules_diag_free(&d2);
-            }
-            struct alert_list l = {0};
-            uint64_t alerts = 0;
-            double best = 1e30;
-            for (int r = 0; r < rounds; r++) {
-                double t0 = now_ns();
-                for (size_t i = 0; i < traces[t].n; i++) {
-                    rules_engine_eval(e, &traces[t].ev[i], i, &l);
-                    if (l.count + l.nsuppressed > 512) {
-                        alerts += l.count;
-                        alert_list_reset(&l);
-                    }
-                }
-                double dt = now_ns() - t0;
-                alerts += l.count;
-                alert_list_reset(&l);
-                if (dt < best)
-                    best = dt;
-            }
-            printf("%-6d %-22s %12zu %12.1f %10" PRIu64 "\n", sets[s], t ? "redis_rw.trace" : "mixed_syscalls.trace",
-                   traces[t].n, best / (double)traces[t].n, alerts / (uint64_t)rounds);
-            alert_list_free(&l);
-            rules_engine_free(e);
-        }
-        rule_set_free(rs);
+        const char *base = strrchr(argv[i], '/');
+        rc = measure(base ? base + 1 : argv[i], text, traces, rounds);
         free(text);
     }
     for (int t = 0; t < 2; t++)
         free(traces[t].ev);
     arena_free(&a);
-    return 0;
+    return rc;
 }

@@ -35,4 +35,32 @@ void linux_open_flags(struct strbuf *out, uint32_t flags);
  *     (exactly linux_open_flags). */
 void linux_names_sql(struct strbuf *sql);
 
+/* ---- as Falco writes them ----
+ *
+ * The text libsinsp gives an event argument (evt.arg.flags, evt.args), from
+ * the kernel's value: libs' name tables (falcosecurity/libs
+ * driver/flags_table.c) in their order, joined by '|', with its rules for
+ * which names show; the number as libs prints it when no name does. Each
+ * appends to out. */
+
+/* open(2) flags: "O_TRUNC|O_CREAT|O_WRONLY" (libs' table order, so not the
+ * kernel's bit order), "O_RDONLY|O_CLOEXEC". Falco's driver names O_TMPFILE
+ * for any O_DIRECTORY open and O_SYNC for any O_DSYNC one (it tests one bit
+ * of those two-bit values); here a name shows only when its whole value is
+ * set. */
+void falco_open_flags(struct strbuf *out, uint32_t flags);
+/* A file mode's permission and set-id bits (chmod, fchmod, fchmodat):
+ * "S_IXOTH|S_IROTH|...|S_IRUSR"; "0" for none. */
+void falco_mode(struct strbuf *out, uint32_t mode);
+/* A socket domain: every name of its value ("AF_LOCAL|AF_UNIX", "AF_INET",
+ * "AF_PACKET"), or the number when libs names none. */
+void falco_socket_family(struct strbuf *out, int64_t family);
+/* clone, unshare, setns flags: "CLONE_NEWNS|CLONE_NEWUSER"; the number when
+ * none is named. */
+void falco_clone_flags(struct strbuf *out, uint64_t flags);
+/* bpf(2)'s command: "BPF_PROG_LOAD", or the number. */
+void falco_bpf_command(struct strbuf *out, int64_t cmd);
+/* "SIGKILL" for 9; NULL for numbers libs does not name. */
+const char *falco_signal_name(int64_t sig);
+
 #endif

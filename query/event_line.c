@@ -6,10 +6,14 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 
 #include "decode.h"
+#include "gvisor/sentry.pb-c.h"
+#include "gvisor/syscall.pb-c.h"
 #include "linux_names.h"
+#include "trace_names.h"
 
 /* ---- text from a sandbox ---- */
 
@@ -374,6 +378,131 @@ static void render_read_write(struct strbuf *out, const ProtobufCMessage *m)
         strbuf_printf(out, " @%" PRId64, int_field(m, "offset"));
 }
 
+/* ---- gVisor's 2026 messages ---- */
+
+static void ip_port(struct strbuf *out, const Gvisor__Common__SocketIp *ip)
+{
+    char text[INET6_ADDRSTRLEN];
+    /* gVisor sends the port as its network-order bytes read little-endian */
+    unsigned port = (unsigned)((ip->port & 0xff) << 8 | (ip->port >> 8 & 0xff));
+    if ((ip->ip.len == 4 && inet_ntop(AF_INET, ip->ip.data, text, sizeof(text))) ||
+        (ip->ip.len == 16 && inet_ntop(AF_INET6, ip->ip.data, text, sizeof(text))))
+        strbuf_printf(out, ip->ip.len == 16 ? "[%s]:%u" : "%s:%u", text, ip->port <= 0xffff ? port : 0);
+    else
+        strbuf_puts(out, "?");
+}
+
+/* A pipe's other end: name[pid] as its context gave them. */
+static void peer(struct strbuf *out, const Gvisor__Sentry__PipeProcInfo *p)
+{
+    const Gvisor__Common__ContextData *c = p->context_data;
+    if (c && c->process_name && c->process_name[0])
+        text(out, c->process_name);
+    strbuf_printf(out, "[%d]", c ? c->thread_group_id : 0);
+}
+
+/* " stdin=tcp:10.0.0.2:40000->192.0.2.9:4444", " stdout=pipe->sh[3]": a
+ * standard stream that is a socket with an address, or a pipe to a peer. */
+static void stream(struct strbuf *out, const char *name, const Gvisor__Common__FdInfo *fd,
+                   const Gvisor__Sentry__PipeProcInfo *pipe_peer, bool input)
+{
+    if (pipe_peer) {
+        strbuf_printf(out, " %s=pipe%s", name, input ? "<-" : "->");
+        peer(out, pipe_peer);
+        return;
+    }
+    const Gvisor__Common__SocketInfo *s = fd ? fd->socket : NULL;
+    if (!s)
+        return;
+    bool inet = s->family == AF_INET || s->family == AF_INET6;
+    const char *family = linux_family_name(s->family);
+    strbuf_printf(out, " %s=", name);
+    if (!inet)
+        strbuf_printf(out, "%s:", family ? family : "socket");
+    else
+        strbuf_puts(out, "socket:");
+    if (inet && (s->local || s->remote)) {
+        if (s->local)
+            ip_port(out, s->local);
+        strbuf_puts(out, "->");
+        if (s->remote)
+            ip_port(out, s->remote);
+    } else {
+        text(out, fd->path);
+    }
+}
+
+/* exec PATH ARGV [upper] [lower] [memfd] stdin=... stdout=...: the image's
+ * layer and the standard streams, where runsc sends them. */
+static void render_sentry_exec(struct strbuf *out, size_t line_start, const ProtobufCMessage *m)
+{
+    const Gvisor__Sentry__ExecveInfo *e = (const Gvisor__Sentry__ExecveInfo *)m;
+    strbuf_puts(out, "exec");
+    path_and_argv(out, line_start, m, "binary_path");
+    if (e->binary_overlayfs_upper)
+        strbuf_puts(out, " [upper]");
+    if (e->binary_overlayfs_lower)
+        strbuf_puts(out, " [lower]");
+    if (e->binary_in_memfd)
+        strbuf_puts(out, " [memfd]");
+    stream(out, "stdin", e->stdin, e->pipe_input_proc, true);
+    stream(out, "stdout", e->stdout, e->pipe_output_proc, false);
+    stream(out, "stderr", e->stderr, NULL, false);
+}
+
+/* sentry/mmap: an executable mapping of a file. */
+static void render_sentry_mmap(struct strbuf *out, const ProtobufCMessage *m)
+{
+    const Gvisor__Sentry__MmapInfo *mm = (const Gvisor__Sentry__MmapInfo *)m;
+    strbuf_puts(out, "mmap exec ");
+    if (mm->mapped_path && mm->mapped_path[0])
+        text(out, mm->mapped_path);
+    else
+        strbuf_puts(out, "(anonymous)");
+    if (mm->overlayfs_upper)
+        strbuf_puts(out, " [upper]");
+    if (mm->overlayfs_lower)
+        strbuf_puts(out, " [lower]");
+    if (mm->is_initial_mmap)
+        strbuf_puts(out, " [initial]");
+}
+
+/* mmap 3</lib.so> 8192 PROT_READ|PROT_EXEC MAP_PRIVATE @4096 */
+static void render_mmap(struct strbuf *out, const ProtobufCMessage *m)
+{
+    const Gvisor__Syscall__Mmap *mm = (const Gvisor__Syscall__Mmap *)m;
+    strbuf_putc(out, ' ');
+    if (mm->flags & MAP_ANONYMOUS)
+        strbuf_puts(out, "anonymous");
+    else
+        fd_with_path(out, mm->fd, mm->fd_path ? mm->fd_path : "");
+    strbuf_printf(out, " %" PRIu64 " ", mm->length);
+    trace_mmap_prot(out, mm->prot);
+    strbuf_putc(out, ' ');
+    trace_mmap_flags(out, mm->flags);
+    if (mm->offset)
+        strbuf_printf(out, " @%" PRId64, mm->offset);
+}
+
+/* ptrace PTRACE_ATTACH pid=42 */
+static void render_ptrace(struct strbuf *out, const ProtobufCMessage *m)
+{
+    const Gvisor__Syscall__Ptrace *p = (const Gvisor__Syscall__Ptrace *)m;
+    const char *name = trace_ptrace_request_name(p->request);
+    if (name)
+        strbuf_printf(out, " %s", name);
+    else
+        strbuf_printf(out, " request=%" PRId64, p->request);
+    strbuf_printf(out, " pid=%" PRId32, p->pid);
+}
+
+/* listen 0.0.0.0:4444 backlog=128 */
+static void render_listen(struct strbuf *out, const ProtobufCMessage *m)
+{
+    render_sockaddr_call(out, m);
+    strbuf_printf(out, " backlog=%" PRId32, ((const Gvisor__Syscall__Listen *)m)->backlog);
+}
+
 /* The message's part of the line, after the call's name. */
 static void render_what(struct strbuf *out, size_t line_start, const struct event *ev)
 {
@@ -392,8 +521,10 @@ static void render_what(struct strbuf *out, size_t line_start, const struct even
         return;
     }
     case 3:   /* SENTRY_EXEC */
-        strbuf_puts(out, "exec");
-        path_and_argv(out, line_start, m, "binary_path");
+        render_sentry_exec(out, line_start, m);
+        return;
+    case 35:   /* SENTRY_MMAP */
+        render_sentry_mmap(out, m);
         return;
     case 4: case 5:   /* SENTRY_EXIT_NOTIFY_PARENT, SENTRY_TASK_EXIT */
         strbuf_printf(out, "%s %" PRId64, ev->header.message_type == 4 ? "exit" : "task exit",
@@ -431,6 +562,15 @@ static void render_what(struct strbuf *out, size_t line_start, const struct even
     case 10: case 24: case 25:   /* CONNECT, BIND, ACCEPT */
         render_sockaddr_call(out, m);
         return;
+    case 36:
+        render_mmap(out, m);
+        return;
+    case 37:
+        render_listen(out, m);
+        return;
+    case 38:
+        render_ptrace(out, m);
+        return;
     case 11:   /* EXECVE */
         path_and_argv(out, line_start, m, "pathname");
         return;
@@ -458,6 +598,8 @@ static void exit_suffix(struct strbuf *out, const struct event *ev)
         strbuf_printf(out, " = %s", name);
     else if (ev->errorno)
         strbuf_printf(out, " = errno %" PRId64, ev->errorno);
+    else if (ev->header.message_type == 36)   /* mmap: an address */
+        strbuf_printf(out, " = 0x%" PRIx64, (uint64_t)ev->result);
     else
         strbuf_printf(out, " = %" PRId64, ev->result);
 }

@@ -117,6 +117,7 @@ void rules_engine_set_rules(struct rules_engine *e, struct rule_set *rs)
     }
     rule_set_free(e->rs);
     e->rs = rs;
+    proctab_keep(e->pt, rule_set_process_keep(rs));
 }
 
 const struct rule_set *rules_engine_rules(const struct rules_engine *e) { return e->rs; }

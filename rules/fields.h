@@ -24,16 +24,21 @@
 #include "proctab.h"
 #include "strbuf.h"
 
+/* The event's own fields (fields_evt.c); the compiler, the renderer and
+ * rules_needs test these ids. Other classes number theirs from their own
+ * base (fields_class.h), so an id names one field over every class. */
 enum field_id {
     F_EVT_TYPE, F_EVT_DIR, F_EVT_TIME, F_EVT_NUM, F_EVT_RES, F_EVT_RAWRES, F_EVT_FAILED,
     F_EVT_IS_OPEN_READ, F_EVT_IS_OPEN_WRITE, F_EVT_IS_OPEN_EXEC, F_EVT_ARG, F_EVT_DROPPED, F_EVT_DROPPED_NEW,
-    F_PROC_NAME, F_PROC_EXEPATH, F_PROC_CMDLINE, F_PROC_ARGS, F_PROC_PID, F_PROC_TID, F_PROC_CWD,
-    F_PROC_DURATION, F_PROC_PPID, F_PROC_PNAME, F_PROC_PCMDLINE, F_PROC_ANAME, F_PROC_APID,
-    F_USER_UID, F_GROUP_GID, F_CONTAINER_ID,
-    F_FD_NAME, F_FD_NUM, F_FD_DIRECTORY, F_FD_FILENAME, F_FD_TYPECHAR,
-    F_FD_SIP, F_FD_SPORT, F_FD_CIP, F_FD_CPORT, F_FD_RIP, F_FD_RPORT, F_FD_LIP, F_FD_LPORT,
-    F_GVISOR_POINT,
-    F_COUNT
+    F_GVISOR_POINT, F_EVT_ARGS, F_EVT_BUFFER,
+    F_EVT_COUNT
+};
+
+/* Whether gVisor can give a field a value. */
+enum field_avail {
+    FIELD_REPORTED = 0,           /* runsc sends what it needs (2022-12 on) */
+    FIELD_NEWER_RUNSC,            /* only runsc releases after 2022-12 send it: absent with older ones */
+    FIELD_NEVER,                  /* gVisor never reports it: known to the loader, always absent */
 };
 
 enum ftype { FT_STR, FT_INT, FT_UINT, FT_BOOL, FT_IP, FT_DYN /* evt.arg: the message field's own type */ };
@@ -52,18 +57,31 @@ struct fval {
     };
 };
 
+struct field_def;
+
 /* A field as a condition or an output names it. */
 struct fieldref {
-    uint16_t id;
+    uint16_t id;                  /* unique over every class (F_EVT_* for the event's own) */
+    const struct field_def *def;  /* its definition: name, type, class, what runsc must send */
     int32_t index;                /* proc.aname[N], proc.apid[N], evt.arg[N]; -1: none */
+    const char *argname;          /* proc.env[NAME], evt.arg.NAME: NAME (in the rule set's arena); NULL: none */
+    uint32_t argname_len;
     bool any_ancestor;            /* proc.aname / proc.apid without an index (conditions only) */
     /* evt.arg: the message field per message type, resolved once at load
      * (DECODE_TYPE_MAX + 1 entries, NULL where the type has none). */
     const ProtobufCFieldDescriptor *const *arg;
+    /* evt.arg.NAME under Falco's name: per parameter list (fields_args.c),
+     * the parameter's index + 1, 0 where the list has no such name; NULL
+     * for evt.arg[N] */
+    const uint8_t *falco;
     uint32_t slot;                /* value cache slot, per rule set */
 };
 
 enum ftype fields_type(const struct fieldref *f);
+/* Whether a and b read the same value (they may share a cache slot). */
+bool fields_same(const struct fieldref *a, const struct fieldref *b);
+enum field_avail fields_avail(const struct fieldref *f);
+const char *fields_name(const struct fieldref *f);
 
 /* The shared decoder's message layouts (descriptors per message type). */
 const struct decoder *fields_decoder(void);
@@ -118,6 +136,7 @@ struct field_info {
     const char *name;
     enum ftype type;
     const char *arg;              /* "[N]", ".NAME or [N]", or NULL */
+    enum field_avail avail;
 };
 size_t fields_count(void);
 const struct field_info *fields_info(size_t i);
@@ -130,10 +149,17 @@ struct fdinfo {
     int64_t num;
     const char *name;
     uint32_t name_len;
-    uint8_t role;                 /* which side of a socket the address is (fields.c) */
+    uint8_t role;                 /* which side of a socket the address is (fields_fd.c) */
     uint8_t family;               /* 4, 6 or 0 */
     uint16_t port;
     uint8_t ip[16];
+    /* the socket as the process table knows it, and as the event itself
+     * says: domain, type, protocol (domain 0: not known) */
+    const struct psock *sock;
+    uint8_t domain, type;
+    uint16_t protocol;
+    int8_t connected;             /* -1: not known */
+    bool name_changed;
 };
 
 #endif

@@ -1,3 +1,11 @@
+/* filter.c - compiling a condition's tree (filter_parse.c) into the nodes
+ * filter_eval.c evaluates: macros, lists and fields resolved, every
+ * constant compiled once, transformers typed, and refused where libsinsp's
+ * compiler refuses them (sinsp_filter_compiler, flt_is_comparable,
+ * add_transformer, add_filter_value, the event-code search of
+ * filter/ppm_codes.cpp). Also what a condition can match (filter_reach,
+ * filter_may_match) and reads (filter_fields).
+ */
 #include "filter.h"
 
 #include <arpa/inet.h>
@@ -6,6 +14,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "filter_ast.h"
+#include "filter_int.h"
+#include "regex_re2.h"
 #include "rules.h"
 
 static const char *const op_names[OP_COUNT] = {
@@ -13,10 +24,16 @@ static const char *const op_names[OP_COUNT] = {
     [OP_CONTAINS] = "contains", [OP_ICONTAINS] = "icontains", [OP_BCONTAINS] = "bcontains",
     [OP_STARTSWITH] = "startswith", [OP_BSTARTSWITH] = "bstartswith", [OP_ENDSWITH] = "endswith",
     [OP_GLOB] = "glob", [OP_IGLOB] = "iglob", [OP_IN] = "in", [OP_INTERSECTS] = "intersects",
-    [OP_PMATCH] = "pmatch", [OP_EXISTS] = "exists",
+    [OP_PMATCH] = "pmatch", [OP_EXISTS] = "exists", [OP_REGEX] = "regex",
 };
 
 const char *filter_op_name(enum filter_op op) { return op < OP_COUNT ? op_names[op] : "?"; }
+
+const char *filter_mod_name(enum filter_mod mod)
+{
+    static const char *const names[] = {"", "oneof", "anyof", "allof"};
+    return (unsigned)mod < 4 ? names[mod] : "?";
+}
 
 int filter_op_parse(const char *s)
 {
@@ -28,117 +45,42 @@ int filter_op_parse(const char *s)
     return -1;
 }
 
-/* ---- glob: fnmatch(3) without flags (or with FNM_CASEFOLD), on counted
- * strings, without backtracking blow-up (one star remembered) ---- */
-
-static unsigned char fold(unsigned char c, bool icase) { return icase && c >= 'A' && c <= 'Z' ? c + 32 : c; }
-
-static bool class_match(const char *name, size_t n, unsigned char c)
+/* Falco's cmpop_supports_modifier: the string operators. */
+static bool takes_modifier(enum filter_op op)
 {
-#define CLASS(str, expr) if (n == sizeof(str) - 1 && memcmp(name, str, n) == 0) return (expr)
-    CLASS("alpha", (c | 32) >= 'a' && (c | 32) <= 'z');
-    CLASS("digit", c >= '0' && c <= '9');
-    CLASS("alnum", ((c | 32) >= 'a' && (c | 32) <= 'z') || (c >= '0' && c <= '9'));
-    CLASS("upper", c >= 'A' && c <= 'Z');
-    CLASS("lower", c >= 'a' && c <= 'z');
-    CLASS("space", c == ' ' || (c >= '\t' && c <= '\r'));
-    CLASS("xdigit", (c >= '0' && c <= '9') || ((c | 32) >= 'a' && (c | 32) <= 'f'));
-    CLASS("punct", c > 32 && c < 127 && !(((c | 32) >= 'a' && (c | 32) <= 'z') || (c >= '0' && c <= '9')));
-#undef CLASS
-    return false;
+    switch (op) {
+    case OP_EQ: case OP_NE: case OP_CONTAINS: case OP_ICONTAINS: case OP_BCONTAINS: case OP_STARTSWITH:
+    case OP_BSTARTSWITH: case OP_ENDSWITH: case OP_GLOB: case OP_IGLOB: case OP_REGEX: return true;
+    default: return false;
+    }
 }
 
-/* Matches the bracket expression at p[*i] (just past '[') against c; sets
- * *i past its ']'. Returns -1 when the bracket is not closed (then '[' is
- * an ordinary character, as fnmatch treats it). */
-static int bracket(const char *p, size_t plen, size_t *i, unsigned char c, bool icase)
+int filter_cmp_parse(const char *s, enum filter_op *op, enum filter_mod *mod)
 {
-    size_t k = *i;
-    bool negate = false, matched = false;
-    if (k < plen && (p[k] == '!' || p[k] == '^')) {
-        negate = true;
-        k++;
-    }
-    bool first = true;
-    while (k < plen && (first || p[k] != ']')) {
-        first = false;
-        if (p[k] == '[' && k + 1 < plen && p[k + 1] == ':') {
-            const char *end = memmem(p + k + 2, plen - k - 2, ":]", 2);
-            if (end) {
-                matched |= class_match(p + k + 2, (size_t)(end - (p + k + 2)), c);
-                k = (size_t)(end - p) + 2;
-                continue;
-            }
-        }
-        unsigned char lo = (unsigned char)p[k];
-        if (lo == '\\' && k + 1 < plen)
-            lo = (unsigned char)p[++k];
-        k++;
-        unsigned char hi = lo;
-        if (k + 1 < plen && p[k] == '-' && p[k + 1] != ']') {
-            hi = (unsigned char)p[k + 1];
-            if (hi == '\\' && k + 2 < plen)
-                hi = (unsigned char)p[++k + 1];
-            k += 2;
-        }
-        unsigned char fc = fold(c, icase);
-        if ((c >= lo && c <= hi) || (fc >= fold(lo, icase) && fc <= fold(hi, icase)))
-            matched = true;
-    }
-    if (k >= plen)
+    const char *sp = strchr(s, ' ');
+    char base[16];
+    size_t n = sp ? (size_t)(sp - s) : strlen(s);
+    if (n >= sizeof(base))
         return -1;
-    *i = k + 1;
-    return matched != negate;
-}
-
-static bool glob_match(const char *p, size_t plen, const char *s, size_t slen, bool icase)
-{
-    size_t pi = 0, si = 0, star_p = (size_t)-1, star_s = 0;
-    while (si < slen) {
-        if (pi < plen) {
-            char pc = p[pi];
-            if (pc == '*') {
-                star_p = ++pi;
-                star_s = si;
-                continue;
-            }
-            if (pc == '?') {
-                pi++;
-                si++;
-                continue;
-            }
-            if (pc == '[') {
-                size_t k = pi + 1;
-                int r = bracket(p, plen, &k, (unsigned char)s[si], icase);
-                if (r == 1) {
-                    pi = k;
-                    si++;
-                    continue;
-                }
-                if (r == 0)
-                    goto backtrack;
-                /* unclosed: a literal '[' */
-            }
-            if (pc == '\\' && pi + 1 < plen)
-                pc = p[++pi];
-            if (fold((unsigned char)pc, icase) == fold((unsigned char)s[si], icase)) {
-                pi++;
-                si++;
-                continue;
-            }
+    memcpy(base, s, n);
+    base[n] = '\0';
+    int o = filter_op_parse(base);
+    if (o < 0)
+        return -1;
+    *op = (enum filter_op)o;
+    *mod = MOD_NONE;
+    if (!sp)
+        return 0;
+    static const char *const names[] = {"oneof", "anyof", "allof"};
+    for (int m = 0; m < 3; m++)
+        if (strcmp(sp + 1, names[m]) == 0 && takes_modifier(*op)) {
+            *mod = (enum filter_mod)(m + 1);
+            return 0;
         }
-    backtrack:
-        if (star_p == (size_t)-1)
-            return false;
-        pi = star_p;
-        si = ++star_s;
-    }
-    while (pi < plen && p[pi] == '*')
-        pi++;
-    return pi == plen;
+    return -1;
 }
 
-/* ---- values ---- */
+/* ---- constants ---- */
 
 static bool parse_fnum(const char *s, size_t len, struct fnum *out)
 {
@@ -152,7 +94,8 @@ static bool parse_fnum(const char *s, size_t len, struct fnum *out)
     if (len - i > 2 && s[i] == '0' && (s[i + 1] == 'x' || s[i + 1] == 'X')) {
         i += 2;
         for (; i < len; i++) {
-            int d = s[i] >= '0' && s[i] <= '9' ? s[i] - '0' : (s[i] | 32) >= 'a' && (s[i] | 32) <= 'f' ? (s[i] | 32) - 'a' + 10 : -1;
+            char c = s[i];
+            int d = c >= '0' && c <= '9' ? c - '0' : (c | 32) >= 'a' && (c | 32) <= 'f' ? (c | 32) - 'a' + 10 : -1;
             if (d < 0 || v >> 60)
                 return false;
             v = v << 4 | (uint64_t)d;
@@ -172,12 +115,30 @@ static bool parse_fnum(const char *s, size_t len, struct fnum *out)
     return true;
 }
 
-static int fnum_cmp(struct fnum a, struct fnum b)
+bool filter_tryparse_u64(const char *s, size_t len, uint64_t *out)
 {
-    if (a.neg != b.neg)
-        return a.neg ? -1 : 1;
-    int r = a.mag < b.mag ? -1 : a.mag > b.mag;
-    return a.neg ? -r : r;
+    size_t i = 0;
+    while (i < len && (s[i] == ' ' || (s[i] >= '\t' && s[i] <= '\r')))
+        i++;
+    bool neg = false;
+    if (i < len && (s[i] == '+' || s[i] == '-'))
+        neg = s[i++] == '-';
+    size_t digits = i;
+    uint64_t v = 0;
+    bool over = false;
+    for (; i < len && s[i] >= '0' && s[i] <= '9'; i++) {
+        uint64_t d = (uint64_t)(s[i] - '0');
+        if (v > (UINT64_MAX - d) / 10)
+            over = true;
+        else
+            v = v * 10 + d;
+    }
+    if (i == digits || i != len)
+        return false;
+    if (over)
+        v = UINT64_MAX;   /* strtoull's ERANGE: sscanf still converts */
+    *out = neg ? 0 - v : v;
+    return true;
 }
 
 static bool parse_ip(const char *s, size_t len, struct operand *o)
@@ -211,34 +172,37 @@ static bool parse_ip(const char *s, size_t len, struct operand *o)
     return true;
 }
 
-static bool ip_in(const struct operand *o, const struct fval *v)
-{
-    if (!o->has_ip || (o->ipfam == 4) != (v->len == 4))
-        return false;
-    unsigned bits = o->prefix;
-    size_t full = bits / 8;
-    if (memcmp(o->ip, v->ip, full) != 0)
-        return false;
-    if (bits % 8) {
-        uint8_t mask = (uint8_t)(0xff << (8 - bits % 8));
-        if ((o->ip[full] & mask) != (v->ip[full] & mask))
-            return false;
-    }
-    return true;
-}
-
 static int hexval(char c)
 {
     if (c >= '0' && c <= '9')
         return c - '0';
-    c |= 32;
+    c = (char)(c | 32);
     return c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
 }
 
-/* Precompiles what the operator will need of one value. */
-static int compile_operand(struct arena *a, enum filter_op op, struct operand *o, const char *s, size_t len,
-                           char *err, size_t errlen)
+struct filter_owned {
+    struct regex *re;
+    struct filter_owned *next;
+};
+
+void filter_owned_free(struct filter_owned *list)
 {
+    while (list) {
+        struct filter_owned *next = list->next;
+        regex_free(list->re);
+        free(list);
+        list = next;
+    }
+}
+
+static const char *clip(size_t len) { return len > 48 ? "..." : ""; }
+#define CLIPPED(s, len) (int)((len) > 48 ? 48 : (len)), (s), clip(len)
+
+/* Precompiles what the operator needs of one value. */
+static int compile_operand(const struct filter_env *env, enum filter_op op, struct operand *o, const char *s,
+                           size_t len, char *err, size_t errlen)
+{
+    struct arena *a = env->arena;
     memset(o, 0, sizeof(*o));
     o->s = arena_strndup(a, s, len);
     if (!o->s)
@@ -255,28 +219,52 @@ static int compile_operand(struct arena *a, enum filter_op op, struct operand *o
         if (!l)
             goto oom;
         for (size_t i = 0; i < len; i++)
-            l[i] = (char)fold((unsigned char)l[i], true);
+            l[i] = (char)filter_fold((unsigned char)l[i], true);
         o->lower = l;
     }
     if (op == OP_BCONTAINS || op == OP_BSTARTSWITH) {
-        if (len % 2) {
-            snprintf(err, errlen, "'%s' needs hex bytes (an even number of hex digits), got '%.*s'", op_names[op],
-                     (int)(len > 40 ? 40 : len), s);
+        bool hex = len % 2 == 0;
+        for (size_t i = 0; hex && i < len; i++)
+            hex = hexval(s[i]) >= 0;
+        if (!hex) {
+            snprintf(err, errlen, "'%s' takes hex bytes (an even number of hex digits: 2f746d70), not '%.*s%s'",
+                     op_names[op], CLIPPED(s, len));
             return -1;
         }
         uint8_t *b = arena_alloc(a, len / 2 + 1);
         if (!b)
             goto oom;
-        for (size_t i = 0; i < len; i += 2) {
-            int hi = hexval(s[i]), lo = hexval(s[i + 1]);
-            if (hi < 0 || lo < 0) {
-                snprintf(err, errlen, "'%s' needs hex bytes, got '%.*s'", op_names[op], (int)(len > 40 ? 40 : len), s);
-                return -1;
-            }
-            b[i / 2] = (uint8_t)(hi << 4 | lo);
-        }
+        for (size_t i = 0; i < len; i += 2)
+            b[i / 2] = (uint8_t)(hexval(s[i]) << 4 | hexval(s[i + 1]));
         o->bytes = b;
         o->nbytes = (uint32_t)(len / 2);
+    }
+    if (op == OP_REGEX) {
+        if (!env->owned) {
+            snprintf(err, errlen, "regex is not available here");
+            return -1;
+        }
+        size_t have = 0;
+        for (const struct filter_owned *w = *env->owned; w; w = w->next)
+            have++;
+        if (have >= REGEX_MAX_PATTERNS) {
+            snprintf(err, errlen, "more than %d regular expressions in the rules: refused (each holds up to %d KiB)",
+                     REGEX_MAX_PATTERNS, REGEX_MAX_MEM >> 10);
+            return -1;
+        }
+        struct filter_owned *own = malloc(sizeof(*own));
+        if (!own)
+            goto oom;
+        char why[200];
+        own->re = regex_compile(s, len, why, sizeof(why));
+        if (!own->re) {
+            free(own);
+            snprintf(err, errlen, "invalid regular expression '%.*s%s': %s", CLIPPED(s, len), why);
+            return -1;
+        }
+        own->next = *env->owned;
+        *env->owned = own;
+        o->re = own->re;
     }
     if (op == OP_PMATCH) {
         size_t n = 0;
@@ -319,12 +307,6 @@ oom:
     return -1;
 }
 
-static int cmp_bytes(const char *a, size_t alen, const char *b, size_t blen)
-{
-    int r = memcmp(a, b, alen < blen ? alen : blen);
-    return r ? r : (alen < blen ? -1 : alen > blen);
-}
-
 /* in-set order: length first, then bytes (any total order serves). */
 static int set_str_cmp(const void *x, const void *y)
 {
@@ -337,207 +319,7 @@ static int set_str_cmp(const void *x, const void *y)
 static int set_num_cmp(const void *x, const void *y)
 {
     const struct operand *a = *(const struct operand *const *)x, *b = *(const struct operand *const *)y;
-    return fnum_cmp(a->num, b->num);
-}
-
-/* ---- evaluation ---- */
-
-static bool icontains(const char *h, size_t hlen, const char *lower, size_t nlen)
-{
-    if (nlen == 0)
-        return true;
-    for (size_t i = 0; i + nlen <= hlen; i++) {
-        size_t k = 0;
-        while (k < nlen && fold((unsigned char)h[i + k], true) == (unsigned char)lower[k])
-            k++;
-        if (k == nlen)
-            return true;
-    }
-    return false;
-}
-
-static bool pmatch_one(const struct operand *o, const char *s, size_t len)
-{
-    size_t i = 0;
-    for (uint32_t k = 0; k < o->nparts; k++) {
-        while (i < len && s[i] == '/')
-            i++;
-        if (i >= len)
-            return false;
-        size_t st = i;
-        while (i < len && s[i] != '/')
-            i++;
-        bool eq = o->part_glob[k] ? glob_match(o->parts[k], o->part_lens[k], s + st, i - st, false)
-                                  : o->part_lens[k] == i - st && memcmp(o->parts[k], s + st, i - st) == 0;
-        if (!eq)
-            return false;
-    }
-    return o->nparts > 0;
-}
-
-static bool in_str(const struct check *c, const char *s, size_t len)
-{
-    size_t lo = 0, hi = c->nvals;
-    while (lo < hi) {
-        size_t mid = (lo + hi) / 2;
-        const struct operand *o = c->by_str[mid];
-        int r = o->len != len ? (o->len < len ? -1 : 1) : memcmp(o->s, s, len);
-        if (r == 0)
-            return true;
-        if (r < 0)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return false;
-}
-
-static bool cmp_str(const struct check *c, const char *s, size_t len)
-{
-    const struct operand *o = c->vals;
-    switch (c->op) {
-    case OP_EQ: return o->len == len && memcmp(o->s, s, len) == 0;
-    case OP_NE: return !(o->len == len && memcmp(o->s, s, len) == 0);
-    case OP_LT: return cmp_bytes(s, len, o->s, o->len) < 0;
-    case OP_LE: return cmp_bytes(s, len, o->s, o->len) <= 0;
-    case OP_GT: return cmp_bytes(s, len, o->s, o->len) > 0;
-    case OP_GE: return cmp_bytes(s, len, o->s, o->len) >= 0;
-    case OP_CONTAINS: return memmem(s, len, o->s, o->len) != NULL;
-    case OP_ICONTAINS: return icontains(s, len, o->lower, o->len);
-    case OP_BCONTAINS: return memmem(s, len, o->bytes, o->nbytes) != NULL;
-    case OP_STARTSWITH: return len >= o->len && memcmp(s, o->s, o->len) == 0;
-    case OP_BSTARTSWITH: return len >= o->nbytes && memcmp(s, o->bytes, o->nbytes) == 0;
-    case OP_ENDSWITH: return len >= o->len && memcmp(s + len - o->len, o->s, o->len) == 0;
-    case OP_GLOB: return glob_match(o->s, o->len, s, len, false);
-    case OP_IGLOB: return glob_match(o->lower, o->len, s, len, true);
-    case OP_IN:
-    case OP_INTERSECTS: return in_str(c, s, len);
-    case OP_PMATCH:
-        for (uint32_t i = 0; i < c->nvals; i++)
-            if (pmatch_one(&c->vals[i], s, len))
-                return true;
-        return false;
-    default: return false;
-    }
-}
-
-static bool cmp_num(const struct check *c, struct fnum v, bool is_bool)
-{
-    const struct operand *o = c->vals;
-    switch (c->op) {
-    case OP_EQ:
-    case OP_NE: {
-        bool eq = is_bool && o->has_bool ? (v.mag != 0) == o->b : o->has_num && fnum_cmp(v, o->num) == 0;
-        return c->op == OP_EQ ? eq : !eq;
-    }
-    case OP_LT: return o->has_num && fnum_cmp(v, o->num) < 0;
-    case OP_LE: return o->has_num && fnum_cmp(v, o->num) <= 0;
-    case OP_GT: return o->has_num && fnum_cmp(v, o->num) > 0;
-    case OP_GE: return o->has_num && fnum_cmp(v, o->num) >= 0;
-    case OP_IN:
-    case OP_INTERSECTS: {
-        if (is_bool)
-            for (uint32_t i = 0; i < c->nvals; i++)
-                if (c->vals[i].has_bool && c->vals[i].b == (v.mag != 0))
-                    return true;
-        size_t lo = 0, hi = c->nby_num;
-        while (lo < hi) {
-            size_t mid = (lo + hi) / 2;
-            int r = fnum_cmp(c->by_num[mid]->num, v);
-            if (r == 0)
-                return true;
-            if (r < 0)
-                lo = mid + 1;
-            else
-                hi = mid;
-        }
-        return false;
-    }
-    default: {
-        /* a string operator on a number (evt.arg of an integer field) */
-        char buf[24];
-        int n = snprintf(buf, sizeof(buf), "%s%llu", v.neg ? "-" : "", (unsigned long long)v.mag);
-        return cmp_str(c, buf, (size_t)n);
-    }
-    }
-}
-
-static bool cmp_ip(const struct check *c, const struct fval *v)
-{
-    switch (c->op) {
-    case OP_EQ: return ip_in(c->vals, v);
-    case OP_NE: return !ip_in(c->vals, v);
-    case OP_IN:
-    case OP_INTERSECTS:
-        for (uint32_t i = 0; i < c->nvals; i++)
-            if (ip_in(&c->vals[i], v))
-                return true;
-        return false;
-    default: {
-        char buf[INET6_ADDRSTRLEN];
-        if (!inet_ntop(v->len == 4 ? AF_INET : AF_INET6, v->ip, buf, sizeof(buf)))
-            return false;
-        return cmp_str(c, buf, strlen(buf));
-    }
-    }
-}
-
-static bool compare(const struct check *c, const struct fval *v)
-{
-    switch (v->kind) {
-    case FV_STR: return cmp_str(c, v->s, v->len);
-    case FV_INT: return cmp_num(c, (struct fnum){v->i < 0, v->i < 0 ? 0 - (uint64_t)v->i : (uint64_t)v->i}, false);
-    case FV_UINT: return cmp_num(c, (struct fnum){false, v->u}, false);
-    case FV_BOOL: return cmp_num(c, (struct fnum){false, v->b}, true);
-    case FV_IP: return cmp_ip(c, v);
-    default: return false;
-    }
-}
-
-static unsigned dir_check(const struct check *c);
-
-static bool eval_check(struct evctx *x, const struct check *c)
-{
-    if (c->field.id == F_EVT_DIR)   /* nearly every rule has one: a bit test */
-        return c->dirs & (x->cls.dir == '>' ? FILTER_DIR_ENTER : FILTER_DIR_EXIT);
-    if (c->field.any_ancestor) {
-        /* proc.aname / proc.apid: some ancestor, parent upward, matches */
-        for (unsigned level = 1; level <= PROC_ANCESTORS_MAX; level++) {
-            struct fval v;
-            fields_ancestor(x, &c->field, level, &v);
-            if (v.kind == FV_ABSENT)
-                return false;
-            if (c->op == OP_EXISTS || compare(c, &v))
-                return true;
-        }
-        return false;
-    }
-    const struct fval *v = fields_get(x, &c->field);
-    if (c->op == OP_EXISTS)
-        return v->kind != FV_ABSENT;
-    return v->kind != FV_ABSENT && compare(c, v);
-}
-
-bool filter_eval(struct evctx *x, const struct cnode *n)
-{
-    switch (n->kind) {
-    case CN_AND:
-        for (uint32_t i = 0; i < n->n; i++)
-            if (!filter_eval(x, n->kids[i]))
-                return false;
-        return true;
-    case CN_OR:
-        for (uint32_t i = 0; i < n->n; i++)
-            if (filter_eval(x, n->kids[i]))
-                return true;
-        return false;
-    case CN_NOT: return !filter_eval(x, n->kids[0]);
-    case CN_CHECK: return eval_check(x, n->chk);
-    case CN_TYPES: return evtype_set_has(n->types, x->cls.type);
-    case CN_MACRO: return filter_eval(x, n->body);
-    case CN_CONST: return n->const_val;
-    }
-    return false;
+    return filter_fnum_cmp(a->num, b->num);
 }
 
 /* ---- what a condition can match, what it reads ---- */
@@ -547,6 +329,8 @@ struct probe {
     char dir;
     const char *point;
 };
+
+static bool plain(const struct check *c) { return !c->lhs && !c->rhs; }
 
 /* Three-valued: *t when n may be true, *f when it may be false. */
 static void may(const struct cnode *n, const struct probe *p, bool *t, bool *f)
@@ -563,6 +347,15 @@ static void may(const struct cnode *n, const struct probe *p, bool *t, bool *f)
         return;
     case CN_CHECK: {
         const struct check *c = n->chk;
+        if (c->known) {
+            *t = c->known > 0;
+            *f = !*t;
+            return;
+        }
+        if (!plain(c)) {
+            *t = *f = true;
+            return;
+        }
         if (c->field.id == F_EVT_DIR) {   /* as the evaluator tests it */
             *t = c->dirs & (p->dir == '>' ? FILTER_DIR_ENTER : FILTER_DIR_EXIT);
             *f = !*t;
@@ -575,7 +368,7 @@ static void may(const struct cnode *n, const struct probe *p, bool *t, bool *f)
             *t = *f = true;
             return;
         }
-        *t = c->op == OP_EXISTS || cmp_str(c, known, strlen(known));
+        *t = filter_compare_str(c, known, strlen(known));
         *f = !*t;
         return;
     }
@@ -612,10 +405,26 @@ bool filter_may_match(const struct cnode *n, unsigned t, char dir, const char *p
     return yes;
 }
 
+static void expr_fields(const struct fexpr *e, void (*fn)(void *ctx, const struct fieldref *f), void *ctx)
+{
+    if (!e)
+        return;
+    if (e->kind == FX_FIELD)
+        fn(ctx, &e->field);
+    for (uint32_t i = 0; i < e->nargs; i++)
+        expr_fields(e->args[i], fn, ctx);
+}
+
 void filter_fields(const struct cnode *n, void (*fn)(void *ctx, const struct fieldref *f), void *ctx)
 {
     switch (n->kind) {
-    case CN_CHECK: fn(ctx, &n->chk->field); return;
+    case CN_CHECK:
+        if (n->chk->lhs)
+            expr_fields(n->chk->lhs, fn, ctx);
+        else
+            fn(ctx, &n->chk->field);
+        expr_fields(n->chk->rhs, fn, ctx);
+        return;
     case CN_MACRO: filter_fields(n->body, fn, ctx); return;
     case CN_AND:
     case CN_OR:
@@ -628,16 +437,13 @@ void filter_fields(const struct cnode *n, void (*fn)(void *ctx, const struct fie
     }
 }
 
-/* ---- where a condition may be true ---- */
-
-/* Where an evt.dir check is true, asked of the very compare() the events
+/* Where an evt.dir check is true, asked of the very comparison the events
  * will meet (evt.dir is never absent). */
 static unsigned dir_check(const struct check *c)
 {
     if (c->op == OP_EXISTS)
         return FILTER_DIR_ALL;
-    struct fval enter = {.kind = FV_STR, .len = 1, .s = ">"}, exit = {.kind = FV_STR, .len = 1, .s = "<"};
-    return (compare(c, &enter) ? FILTER_DIR_ENTER : 0) | (compare(c, &exit) ? FILTER_DIR_EXIT : 0);
+    return (filter_compare_str(c, ">", 1) ? FILTER_DIR_ENTER : 0) | (filter_compare_str(c, "<", 1) ? FILTER_DIR_EXIT : 0);
 }
 
 static void reach_all(struct filter_reach *r)
@@ -652,8 +458,10 @@ static void reach_none(struct filter_reach *r)
     r->dirs = 0;
 }
 
-/* An evt.type test holds for its types, an evt.dir test for its directions;
- * anything else may be true or false for every one. */
+/* An evt.type test holds for its types, an evt.dir test for its
+ * directions, an evt.num test that its invariant decides always or never;
+ * anything else may be true or false for every one (libsinsp's "neutral"
+ * checks). */
 static void reach_leaf(const struct cnode *n, struct filter_reach *t, struct filter_reach *f)
 {
     reach_all(t);
@@ -662,7 +470,9 @@ static void reach_leaf(const struct cnode *n, struct filter_reach *t, struct fil
         t->types = *n->types;
         f->types = *n->types;
         evtype_set_invert(&f->types);
-    } else if (n->kind == CN_CHECK && n->chk->field.id == F_EVT_DIR && !n->chk->field.any_ancestor) {
+    } else if (n->kind == CN_CHECK && n->chk->known) {
+        reach_none(n->chk->known > 0 ? f : t);
+    } else if (n->kind == CN_CHECK && plain(n->chk) && n->chk->field.id == F_EVT_DIR && !n->chk->field.any_ancestor) {
         t->dirs = dir_check(n->chk);
         f->dirs = FILTER_DIR_ALL & ~t->dirs;
     }   /* CN_CONST, `x in ()`: no restriction, as in Falco */
@@ -739,577 +549,54 @@ static struct cnode *leaf(struct arena *a, enum cnode_kind kind)
     return n;
 }
 
-/* ---- the parser ---- */
+/* ---- the compiler ---- */
 
-struct parser {
+struct compiler {
     const struct filter_env *env;
-    const char *s;
-    size_t len, pos;
-    int depth;
-    bool syntax_error;      /* stop: the rest cannot be read */
-    bool failed;            /* some error was reported */
+    bool failed;
 };
 
-static void perr(struct parser *p, size_t pos, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void perr(struct parser *p, size_t pos, const char *fmt, ...)
+static void cerr(struct compiler *C, size_t pos, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void cerr(struct compiler *C, size_t pos, const char *fmt, ...)
 {
     char msg[400];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(msg, sizeof(msg), fmt, ap);
     va_end(ap);
-    p->env->error(p->env->ctx, pos, msg);
-    p->failed = true;
+    C->env->error(C->env->ctx, pos, msg);
+    C->failed = true;
 }
 
-static void syntax(struct parser *p, const char *what)
+static void cwarn(struct compiler *C, size_t pos, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void cwarn(struct compiler *C, size_t pos, const char *fmt, ...)
 {
-    if (p->syntax_error)
+    if (!C->env->warn)
         return;
-    perr(p, p->pos, "syntax error: %s", what);
-    p->syntax_error = true;
+    char msg[400];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    C->env->warn(C->env->ctx, pos, msg);
 }
 
-static char cur(const struct parser *p) { return p->pos < p->len ? p->s[p->pos] : '\0'; }
-static char at(const struct parser *p, size_t k) { return p->pos + k < p->len ? p->s[p->pos + k] : '\0'; }
-static bool is_blank(char c) { return c == ' ' || c == '\t' || c == '\b' || c == '\r' || c == '\n'; }
-static bool is_space(char c) { return c == ' ' || (c >= '\t' && c <= '\r'); }
-static bool is_alpha(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
-static bool is_word(char c) { return is_alpha(c) || (c >= '0' && c <= '9') || c == '_'; }
+/* libsinsp's byte buffers (PT_BYTEBUF: evt.buffer alone), by name, whatever
+ * type the field table gives them: they take bcontains and bstartswith, a
+ * NUL byte, and no string operator that reads text. */
+#define FT_BYTES_ ((enum ftype)0x7f)
 
-static bool blank(struct parser *p)
+static enum ftype field_type(const struct fieldref *f, const char *name, size_t len)
 {
-    size_t start = p->pos;
-    while (is_blank(cur(p)))
-        p->pos++;
-    return p->pos > start;
-}
-
-static bool match(struct parser *p, const char *word)
-{
-    size_t n = strlen(word);
-    if (p->len - p->pos < n || memcmp(p->s + p->pos, word, n) != 0)
-        return false;
-    p->pos += n;
-    return true;
-}
-
-/* [a-zA-Z]+[a-zA-Z0-9_]* */
-static size_t ident_len(const struct parser *p, size_t from)
-{
-    size_t i = from;
-    if (i >= p->len || !is_alpha(p->s[i]))
-        return 0;
-    while (i < p->len && is_word(p->s[i]))
-        i++;
-    return i - from;
-}
-
-/* identifier ('.' identifier)+ */
-static size_t field_name_len(const struct parser *p)
-{
-    size_t n = ident_len(p, p->pos);
-    if (!n)
-        return 0;
-    size_t total = n, parts = 1;
-    while (p->pos + total < p->len && p->s[p->pos + total] == '.') {
-        size_t k = ident_len(p, p->pos + total + 1);
-        if (!k)
-            break;
-        total += 1 + k;
-        parts++;
-    }
-    return parts > 1 ? total : 0;
-}
-
-/* Falco's unescaping of a quoted token (quotes included). */
-static int unescape(struct parser *p, size_t at_pos, const char *tok, size_t n, char *out, size_t *outlen)
-{
-    char quote = tok[0];
-    size_t k = 0;
-    bool esc = false;
-    for (size_t i = 1; i + 1 < n; i++) {
-        char c = tok[i];
-        if (!esc) {
-            if (c == '\\')
-                esc = true;
-            else
-                out[k++] = c;
-            continue;
-        }
-        esc = false;
-        switch (c) {
-        case 'b': out[k++] = '\b'; break;
-        case 'f': out[k++] = '\f'; break;
-        case 'n': out[k++] = '\n'; break;
-        case 'r': out[k++] = '\r'; break;
-        case 't': out[k++] = '\t'; break;
-        case ' ':   /* legacy, as libsinsp: gives a backslash */
-        case '\\': out[k++] = '\\'; break;
-        case '/': out[k++] = '/'; break;
-        case '"':
-        case '\'':
-            if (c != quote) {
-                perr(p, at_pos + i - 1, "invalid \\%c escape in a %c-quoted string", c, quote);
-                return -1;
-            }
-            out[k++] = c;
-            break;
-        default:
-            perr(p, at_pos + i - 1, "unsupported escape sequence \\%c (use \\n \\t \\r \\b \\f \\\\ \\/ or the quote)",
-                 c);
-            return -1;
-        }
-    }
-    *outlen = k;
-    return 0;
-}
-
-/* A quoted string or a bare one; text into *out (arena). */
-struct token {
-    const char *text;
-    size_t len;
-    size_t pos;
-    bool quoted;
-};
-
-static bool lex_quoted(struct parser *p, struct token *t)
-{
-    char q = cur(p);
-    if (q != '"' && q != '\'')
-        return false;
-    size_t start = p->pos;
-    char prev = '\\';
-    for (size_t i = start; i < p->len; i++) {
-        if (p->s[i] == q && prev != '\\' && i > start) {
-            size_t n = i + 1 - start;
-            char *buf = arena_alloc(p->env->arena, n + 1);
-            if (!buf) {
-                perr(p, start, "out of memory");
-                return false;
-            }
-            size_t outlen;
-            if (unescape(p, start, p->s + start, n, buf, &outlen) != 0) {
-                p->pos = i + 1;
-                t->text = "";
-                t->len = 0;
-                t->pos = start;
-                t->quoted = true;
-                return true;
-            }
-            buf[outlen] = '\0';
-            t->text = buf;
-            t->len = outlen;
-            t->pos = start;
-            t->quoted = true;
-            p->pos = i + 1;
-            return true;
-        }
-        prev = p->s[i];
-    }
-    return false;
-}
-
-/* [^()"'[:space:]=,]+ */
-static bool lex_bare(struct parser *p, struct token *t)
-{
-    size_t i = p->pos;
-    while (i < p->len) {
-        char c = p->s[i];
-        if (c == '(' || c == ')' || c == '"' || c == '\'' || is_space(c) || c == '=' || c == ',')
-            break;
-        i++;
-    }
-    if (i == p->pos)
-        return false;
-    t->text = p->s + p->pos;
-    t->len = i - p->pos;
-    t->pos = p->pos;
-    t->quoted = false;
-    p->pos = i;
-    return true;
-}
-
-/* 0[xX][0-9a-fA-F]+ or [+-]?[0-9]+[.]?[0-9]*([eE][+-][0-9]+)? */
-static bool lex_number(struct parser *p, struct token *t)
-{
-    size_t i = p->pos;
-    if (at(p, 0) == '0' && (at(p, 1) == 'x' || at(p, 1) == 'X') && hexval(at(p, 2)) >= 0) {
-        i += 2;
-        while (i < p->len && hexval(p->s[i]) >= 0)
-            i++;
-    } else {
-        if (i < p->len && (p->s[i] == '+' || p->s[i] == '-'))
-            i++;
-        size_t digits = i;
-        while (i < p->len && p->s[i] >= '0' && p->s[i] <= '9')
-            i++;
-        if (i == digits)
-            return false;
-        if (i < p->len && p->s[i] == '.') {
-            i++;
-            while (i < p->len && p->s[i] >= '0' && p->s[i] <= '9')
-                i++;
-        }
-        if (i + 2 < p->len && (p->s[i] == 'e' || p->s[i] == 'E') && (p->s[i + 1] == '+' || p->s[i + 1] == '-') &&
-            p->s[i + 2] >= '0' && p->s[i + 2] <= '9') {
-            i += 2;
-            while (i < p->len && p->s[i] >= '0' && p->s[i] <= '9')
-                i++;
-        }
-    }
-    t->text = p->s + p->pos;
-    t->len = i - p->pos;
-    t->pos = p->pos;
-    t->quoted = false;
-    p->pos = i;
-    return true;
-}
-
-/* The values of a check, growing in the arena. */
-struct values {
-    const char **text;
-    uint32_t *lens;
-    size_t n, cap;
-};
-
-static int add_value(struct arena *a, struct values *v, const char *text, size_t len)
-{
-    if (v->n == v->cap) {
-        size_t cap = v->cap ? v->cap * 2 : 8;
-        const char **t = arena_alloc(a, cap * sizeof(*t));
-        uint32_t *l = arena_alloc(a, cap * sizeof(*l));
-        if (!t || !l)
-            return -1;
-        if (v->n) {
-            memcpy(t, v->text, v->n * sizeof(*t));
-            memcpy(l, v->lens, v->n * sizeof(*l));
-        }
-        v->text = t;
-        v->lens = l;
-        v->cap = cap;
-    }
-    v->text[v->n] = text;
-    v->lens[v->n++] = (uint32_t)len;
-    return 0;
-}
-
-/* A list value's item: a bare name of a list expands to its items. */
-static int add_list_item(struct parser *p, struct values *v, const struct token *t)
-{
-    const struct filter_list *l = t->quoted ? NULL : p->env->list(p->env->ctx, t->text, t->len);
-    if (!l)
-        return add_value(p->env->arena, v, t->text, t->len);
-    for (size_t i = 0; i < l->n; i++)
-        if (add_value(p->env->arena, v, l->items[i], l->lens[i]) != 0)
-            return -1;
-    return 0;
-}
-
-static struct cnode *compile_check(const struct filter_env *env, struct parser *p, const char *field, size_t flen,
-                                   const char *arg, size_t arglen, bool has_arg, enum filter_op op,
-                                   const struct values *vals, size_t field_pos, size_t op_pos, size_t val_pos);
-
-static struct cnode *parse_or(struct parser *p);
-
-static struct cnode *parse_embedded(struct parser *p)
-{
-    if (++p->depth > RULES_MAX_NESTING) {
-        perr(p, p->pos, "parentheses nested deeper than %d", RULES_MAX_NESTING);
-        p->syntax_error = true;
-        return NULL;
-    }
-    blank(p);
-    struct cnode *n = parse_or(p);
-    blank(p);
-    if (!p->syntax_error && !match(p, ")"))
-        syntax(p, "expected ')'");
-    p->depth--;
-    return n;
-}
-
-static struct cnode *parse_condition(struct parser *p, const char *field, size_t flen, const char *arg, size_t arglen,
-                                     bool has_arg, size_t field_pos)
-{
-    static const char *const num_ops[] = {"<=", "<", ">=", ">"};
-    static const enum filter_op num_codes[] = {OP_LE, OP_LT, OP_GE, OP_GT};
-    static const char *const str_ops[] = {"==", "=", "!=", "glob", "iglob", "contains", "icontains", "bcontains",
-                                          "startswith", "bstartswith", "endswith", "regex"};
-    static const int str_codes[] = {OP_EQ, OP_EQ, OP_NE, OP_GLOB, OP_IGLOB, OP_CONTAINS, OP_ICONTAINS,
-                                    OP_BCONTAINS, OP_STARTSWITH, OP_BSTARTSWITH, OP_ENDSWITH, -1};
-    static const char *const list_ops[] = {"intersects", "in", "pmatch"};
-    static const enum filter_op list_codes[] = {OP_INTERSECTS, OP_IN, OP_PMATCH};
-    struct values vals = {0};
-    blank(p);
-    size_t op_pos = p->pos;
-    if (match(p, "exists"))
-        return compile_check(p->env, p, field, flen, arg, arglen, has_arg, OP_EXISTS, &vals, field_pos, op_pos, op_pos);
-    for (int i = 0; i < 4; i++) {
-        if (!match(p, num_ops[i]))
-            continue;
-        blank(p);
-        struct token t;
-        size_t val_pos = p->pos;
-        if (!lex_number(p, &t)) {
-            syntax(p, "expected a number after a numeric operator");
-            return NULL;
-        }
-        if (add_value(p->env->arena, &vals, t.text, t.len) != 0)
-            return NULL;
-        return compile_check(p->env, p, field, flen, arg, arglen, has_arg, num_codes[i], &vals, field_pos, op_pos,
-                             val_pos);
-    }
-    for (int i = 0; i < 12; i++) {
-        bool word = is_alpha(str_ops[i][0]);
-        size_t save = p->pos;
-        if (!match(p, str_ops[i]))
-            continue;
-        if (word && !blank(p)) {   /* "contains" needs a blank after it */
-            p->pos = save;
-            continue;
-        }
-        if (str_codes[i] < 0) {
-            perr(p, op_pos, "the regex operator is not supported (use glob, pmatch or contains)");
-            p->syntax_error = true;
-            return NULL;
-        }
-        blank(p);
-        struct token t;
-        size_t val_pos = p->pos;
-        if (!lex_quoted(p, &t) && !lex_bare(p, &t)) {
-            syntax(p, "expected a value");
-            return NULL;
-        }
-        if (add_value(p->env->arena, &vals, t.text, t.len) != 0)
-            return NULL;
-        return compile_check(p->env, p, field, flen, arg, arglen, has_arg, (enum filter_op)str_codes[i], &vals,
-                             field_pos, op_pos, val_pos);
-    }
-    for (int i = 0; i < 3; i++) {
-        if (!match(p, list_ops[i]))
-            continue;
-        blank(p);
-        size_t val_pos = p->pos;
-        if (match(p, "(")) {
-            blank(p);
-            struct token t;
-            if (lex_quoted(p, &t) || lex_bare(p, &t)) {
-                if (add_list_item(p, &vals, &t) != 0)
-                    return NULL;
-                blank(p);
-                while (match(p, ",")) {
-                    blank(p);
-                    if (!lex_quoted(p, &t) && !lex_bare(p, &t)) {
-                        syntax(p, "expected a value after ','");
-                        return NULL;
-                    }
-                    if (add_list_item(p, &vals, &t) != 0)
-                        return NULL;
-                    blank(p);
-                }
-            }
-            if (!match(p, ")")) {
-                syntax(p, "expected ')' closing the list");
-                return NULL;
-            }
-        } else {
-            size_t n = ident_len(p, p->pos);
-            if (!n) {
-                syntax(p, "expected a list: '(' or a list name");
-                return NULL;
-            }
-            const struct filter_list *l = p->env->list(p->env->ctx, p->s + p->pos, n);
-            if (!l) {
-                perr(p, p->pos, "undefined list '%.*s'", (int)n, p->s + p->pos);
-                p->pos += n;
-                return NULL;
-            }
-            p->pos += n;
-            for (size_t k = 0; k < l->n; k++)
-                if (add_value(p->env->arena, &vals, l->items[k], l->lens[k]) != 0)
-                    return NULL;
-        }
-        return compile_check(p->env, p, field, flen, arg, arglen, has_arg, list_codes[i], &vals, field_pos, op_pos,
-                             val_pos);
-    }
-    syntax(p, "expected an operator: =, ==, !=, <, <=, >, >=, contains, icontains, bcontains, startswith, "
-              "bstartswith, endswith, glob, iglob, in, intersects, pmatch or exists");
-    return NULL;
-}
-
-static struct cnode *parse_check(struct parser *p)
-{
-    blank(p);
-    if (match(p, "("))
-        return parse_embedded(p);
-    size_t start = p->pos;
-    size_t flen = field_name_len(p);
-    if (flen) {
-        const char *field = p->s + p->pos;
-        p->pos += flen;
-        const char *arg = NULL;
-        size_t arglen = 0;
-        bool has_arg = false;
-        if (match(p, "[")) {
-            struct token t;
-            if (lex_quoted(p, &t)) {
-                arg = t.text;
-                arglen = t.len;
-            } else {
-                size_t i = p->pos;
-                while (i < p->len && p->s[i] != ']' && p->s[i] != '[' && p->s[i] != '"' && p->s[i] != '\'' &&
-                       !is_space(p->s[i]))
-                    i++;
-                if (i == p->pos) {
-                    syntax(p, "expected a field argument: a quoted string or a bare string");
-                    return NULL;
-                }
-                arg = p->s + p->pos;
-                arglen = i - p->pos;
-                p->pos = i;
-            }
-            if (!match(p, "]")) {
-                syntax(p, "expected ']'");
-                return NULL;
-            }
-            has_arg = true;
-        }
-        return parse_condition(p, field, flen, arg, arglen, has_arg, start);
-    }
-    size_t n = ident_len(p, p->pos);
-    if (n) {
-        bool failed = false;
-        const struct cnode *body = p->env->macro(p->env->ctx, p->s + p->pos, n, p->pos, &failed);
-        p->pos += n;
-        if (!body) {
-            p->failed = true;
-            return NULL;
-        }
-        if (body->macro_depth + 1 > RULES_MAX_NESTING) {
-            perr(p, start, "macros nested deeper than %d", RULES_MAX_NESTING);
-            return NULL;
-        }
-        struct cnode *m = leaf(p->env->arena, CN_MACRO);
-        if (!m)
-            return NULL;
-        m->body = body;
-        m->size = sat_add(body->size, 1);
-        m->macro_depth = body->macro_depth + 1;
-        m->uses_dir = body->uses_dir;
-        m->uses_point = body->uses_point;
-        return m;
-    }
-    syntax(p, "expected '(', a field check or a macro name");
-    return NULL;
-}
-
-static struct cnode *parse_not(struct parser *p)
-{
-    blank(p);
-    bool neg = false;
-    for (;;) {
-        if (at(p, 0) == 'n' && at(p, 1) == 'o' && at(p, 2) == 't' && is_space(at(p, 3))) {
-            p->pos += 3;
-            blank(p);
-            neg = !neg;
-            continue;
-        }
-        break;
-    }
-    struct cnode *child;
-    if (match(p, "not(")) {
-        neg = !neg;
-        child = parse_embedded(p);
-    } else {
-        child = parse_check(p);
-    }
-    if (!neg || !child)
-        return child;
-    return filter_make_node(p->env->arena, CN_NOT, &child, 1);
-}
-
-/* One level of and/or: first ('word' (blank next | '(' embedded))* */
-static struct cnode *parse_level(struct parser *p, const char *word, enum cnode_kind kind,
-                                 struct cnode *(*next)(struct parser *))
-{
-    struct cnode *stack_kids[16];
-    struct cnode **kids = stack_kids;
-    size_t n = 0, cap = 16;
-    bool lost = false;
-    blank(p);
-    struct cnode *first = next(p);
-    lost |= !first;
-    kids[n++] = first;
-    blank(p);
-    while (!p->syntax_error && match(p, word)) {
-        struct cnode *child;
-        if (!blank(p)) {
-            if (match(p, "(")) {
-                child = parse_embedded(p);
-            } else {
-                char what[48];
-                snprintf(what, sizeof(what), "expected a blank or '(' after '%s'", word);
-                syntax(p, what);
-                return NULL;
-            }
-        } else {
-            child = next(p);
-        }
-        lost |= !child;
-        if (n == cap) {
-            struct cnode **grown = arena_alloc(p->env->arena, cap * 2 * sizeof(*grown));
-            if (!grown)
-                return NULL;
-            memcpy(grown, kids, n * sizeof(*grown));
-            kids = grown;
-            cap *= 2;
-        }
-        kids[n++] = child;
-        blank(p);
-    }
-    if (lost || p->syntax_error)
-        return NULL;
-    if (n == 1)
-        return kids[0];
-    return filter_make_node(p->env->arena, kind, kids, (uint32_t)n);
-}
-
-static struct cnode *parse_and(struct parser *p) { return parse_level(p, "and", CN_AND, parse_not); }
-static struct cnode *parse_or(struct parser *p) { return parse_level(p, "or", CN_OR, parse_and); }
-
-struct cnode *filter_parse(const struct filter_env *env, const char *text, size_t len)
-{
-    struct parser p = {.env = env, .s = text, .len = len};
-    blank(&p);
-    if (p.pos == len) {
-        perr(&p, 0, "the condition is empty");
-        return NULL;
-    }
-    struct cnode *n = parse_or(&p);
-    if (!p.syntax_error && p.pos != len)
-        syntax(&p, "unexpected text: expected 'and', 'or' or the end of the condition");
-    return p.failed ? NULL : n;
-}
-
-/* ---- compiling one check ---- */
-
-static bool op_allowed(enum ftype t, enum filter_op op)
-{
-    switch (t) {
-    case FT_STR:
-    case FT_DYN: return true;
-    case FT_INT:
-    case FT_UINT:
-        return op == OP_EQ || op == OP_NE || op == OP_LT || op == OP_LE || op == OP_GT || op == OP_GE || op == OP_IN ||
-               op == OP_INTERSECTS || op == OP_EXISTS;
-    case FT_BOOL:
-    case FT_IP: return op == OP_EQ || op == OP_NE || op == OP_IN || op == OP_INTERSECTS || op == OP_EXISTS;
-    }
-    return false;
+    if (len == 10 && memcmp(name, "evt.buffer", 10) == 0)
+        return FT_BYTES_;
+    return fields_type(f);
 }
 
 static const char *type_word(enum ftype t)
 {
+    if (t == FT_BYTES_)
+        return "byte";
     switch (t) {
     case FT_INT:
     case FT_UINT: return "numeric";
@@ -1319,31 +606,394 @@ static const char *type_word(enum ftype t)
     }
 }
 
-/* evt.type with any operator: the set of type names it accepts. */
-static struct cnode *compile_types(const struct filter_env *env, struct parser *p, struct check *c, size_t val_pos)
+/* Text-like types: strings, and evt.arg (a string in libsinsp: its
+ * numbers are compared as text by string operators). */
+static bool stringy(enum ftype t) { return t == FT_STR || t == FT_DYN; }
+
+/* libsinsp's flt_is_comparable: which operators a field's type takes. */
+static bool op_allowed(enum ftype t, bool is_list, enum filter_op op, enum filter_mod mod)
 {
-    struct evtype_set *set = arena_alloc(env->arena, sizeof(*set));
-    struct cnode *n = leaf(env->arena, CN_TYPES);
+    if (op == OP_EXISTS)
+        return true;
+    if (is_list)
+        return op == OP_IN || op == OP_INTERSECTS;
+    if (t == FT_BYTES_)
+        return op == OP_EQ || op == OP_NE || op == OP_CONTAINS || op == OP_IN || op == OP_STARTSWITH ||
+               op == OP_ENDSWITH || op == OP_INTERSECTS || op == OP_BCONTAINS || op == OP_BSTARTSWITH;
+    switch (t) {
+    case FT_INT:
+    case FT_UINT:
+        return op == OP_EQ || op == OP_NE || op == OP_LT || op == OP_LE || op == OP_GT || op == OP_GE || op == OP_IN ||
+               op == OP_INTERSECTS;
+    case FT_BOOL: return op == OP_EQ || op == OP_NE || op == OP_IN || op == OP_INTERSECTS;
+    case FT_IP:
+        if (mod != MOD_NONE)
+            return op == OP_EQ || op == OP_NE;
+        return op == OP_EQ || op == OP_NE || op == OP_IN || op == OP_INTERSECTS;
+    default:   /* strings, evt.arg, and a type this table does not know yet */
+        return op != OP_BCONTAINS && op != OP_BSTARTSWITH;
+    }
+}
+
+/* Fields libsinsp marks EPF_NO_TRANSFORMER and EPF_NO_RHS (by name, so the
+ * rule holds for every field the table has or will have). */
+static bool field_is_fixed(const char *name, size_t len)
+{
+    static const char *const fixed[] = {
+        "proc.aname", "proc.apid", "proc.aexe", "proc.aexepath", "proc.acmdline", "proc.aenv", "fd.ip", "fd.port",
+        "fd.net", "fd.proto", "fd.name_changed", "fd.cip.name", "fd.sip.name", "fd.lip.name", "fd.rip.name",
+        "evt.rawarg", "evt.around",
+    };
+    for (size_t i = 0; i < sizeof(fixed) / sizeof(fixed[0]); i++)
+        if (strlen(fixed[i]) == len && memcmp(fixed[i], name, len) == 0)
+            return true;
+    return len > 11 && memcmp(name, "evt.rawarg.", 11) == 0;
+}
+
+static uint32_t scratch_slot(const struct filter_env *env, int32_t index)
+{
+    struct fieldref f;
+    memset(&f, 0, sizeof(f));
+    f.id = FILTER_SCRATCH_ID;
+    f.index = index;
+    return env->slot(env->ctx, &f);
+}
+
+/* The text of a tree node for messages: a field's name, "tolower(...)". */
+static void node_name(const struct ast *a, char *out, size_t cap)
+{
+    if (a->kind == AST_FIELD)
+        snprintf(out, cap, "%.*s%s%.*s%s", (int)(a->len > 64 ? 64 : a->len), a->text, a->has_arg ? "[" : "",
+                 a->has_arg ? (int)(a->arg_len > 32 ? 32 : a->arg_len) : 0, a->has_arg ? a->arg : "",
+                 a->has_arg ? "]" : "");
+    else if (a->kind == AST_TRANSFORM)
+        snprintf(out, cap, "%.*s(...)", (int)a->len, a->text);
+    else
+        snprintf(out, cap, "%s", a->kind == AST_TLIST ? "(...)" : "a value");
+}
+
+static bool name_is(const struct ast *a, const char *name) { return strlen(name) == a->len && memcmp(a->text, name, a->len) == 0; }
+
+static int resolve_field(struct compiler *C, const struct ast *a, struct fieldref *out)
+{
+    char err[300];
+    if (fields_resolve(a->text, a->len, a->arg, a->arg_len, a->has_arg, C->env->arena, out, err, sizeof(err)) != 0) {
+        cerr(C, a->pos, "%s", err);
+        return -1;
+    }
+    return 0;
+}
+
+static struct fexpr *new_expr(struct compiler *C, enum fexpr_kind kind)
+{
+    struct fexpr *e = arena_alloc(C->env->arena, sizeof(*e));
+    if (!e) {
+        cerr(C, 0, "out of memory");
+        return NULL;
+    }
+    memset(e, 0, sizeof(*e));
+    e->kind = (uint8_t)kind;
+    e->type = FT_STR;
+    return e;
+}
+
+static bool has_evt_type(const struct fexpr *e)
+{
+    if (e->kind == FX_FIELD && e->field.id == F_EVT_TYPE)
+        return true;
+    for (uint32_t i = 0; i < e->nargs; i++)
+        if (has_evt_type(e->args[i]))
+            return true;
+    return false;
+}
+
+static struct fexpr *compile_expr(struct compiler *C, const struct ast *a, unsigned side, unsigned depth);
+
+static struct fexpr *expr_field(struct compiler *C, const struct ast *a)
+{
+    struct fexpr *e = new_expr(C, FX_FIELD);
+    if (!e || resolve_field(C, a, &e->field) != 0)
+        return NULL;
+    if (e->field.any_ancestor) {
+        cerr(C, a->pos, "'%.*s' without an index tests every ancestor: it cannot be transformed, listed or compared "
+             "with a field (use %.*s[N])", (int)a->len, a->text, (int)a->len, a->text);
+        return NULL;
+    }
+    e->type = (uint8_t)field_type(&e->field, a->text, a->len);
+    e->field.slot = C->env->slot(C->env->ctx, &e->field);
+    return e;
+}
+
+static bool scratch_for(struct compiler *C, struct fexpr *e, unsigned side, unsigned depth)
+{
+    e->vals_slot = scratch_slot(C->env, filter_scratch_index(side, depth, 0));
+    e->bytes_slot = scratch_slot(C->env, filter_scratch_index(side, depth, 1));
+    return true;
+}
+
+/* The argument a one-argument transformer applies to: libsinsp's
+ * add_transformer refuses fields that take none. */
+static bool transformable(struct compiler *C, const struct ast *arg)
+{
+    if (arg->kind == AST_FIELD && field_is_fixed(arg->text, arg->len)) {
+        cerr(C, arg->pos, "field '%.*s' does not support transformers", (int)arg->len, arg->text);
+        return false;
+    }
+    return true;
+}
+
+static struct fexpr *expr_transform(struct compiler *C, const struct ast *a, unsigned side, unsigned depth)
+{
+    static const struct {
+        const char *name;
+        enum fexpr_kind kind;
+    } names[] = {{"tolower", FX_TOLOWER}, {"toupper", FX_TOUPPER}, {"b64", FX_B64}, {"basename", FX_BASENAME},
+                 {"len", FX_LEN},         {"join", FX_JOIN},       {"concat", FX_CONCAT}, {"getopt", FX_GETOPT}};
+    if (name_is(a, "val")) {   /* the identity: the field itself, on a right-hand side */
+        if (a->has_arg) {
+            cerr(C, a->pos, "transformer 'val' does not support field arguments");
+            return NULL;
+        }
+        return expr_field(C, a->kids[0]);
+    }
+    enum fexpr_kind kind = FX_FIELD;
+    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+        if (name_is(a, names[i].name))
+            kind = names[i].kind;
+    if (kind == FX_FIELD) {
+        cerr(C, a->pos, "unknown transformer '%.*s'", (int)a->len, a->text);
+        return NULL;
+    }
+    bool multi = kind == FX_JOIN || kind == FX_CONCAT || kind == FX_GETOPT;
+    if (!multi && a->n != 1) {
+        cerr(C, a->pos, "%.*s() takes one argument", (int)a->len, a->text);
+        return NULL;
+    }
+    if (kind == FX_JOIN && a->n != 2) {
+        cerr(C, a->pos, "join() takes 2 arguments: a separator and a list");
+        return NULL;
+    }
+    if (kind == FX_GETOPT && a->n != 2) {
+        cerr(C, a->pos, "getopt() takes 2 arguments: a list of arguments and an optstring");
+        return NULL;
+    }
+    if (kind == FX_CONCAT && a->n < 2) {
+        cerr(C, a->pos, "concat() takes at least 2 arguments");
+        return NULL;
+    }
+    if (a->has_arg && kind != FX_GETOPT) {
+        cerr(C, a->pos, "transformer '%.*s' does not support field arguments", (int)a->len, a->text);
+        return NULL;
+    }
+    if (!multi && !transformable(C, a->kids[0]))
+        return NULL;
+    struct fexpr *e = new_expr(C, kind);
+    struct fexpr **args = arena_alloc(C->env->arena, a->n * sizeof(*args));
+    if (!e || !args)
+        return NULL;
+    bool ok = true;
+    for (uint32_t i = 0; i < a->n; i++)
+        ok &= (args[i] = compile_expr(C, a->kids[i], side, depth + 1)) != NULL;
+    if (!ok)
+        return NULL;
+    e->args = args;
+    e->nargs = a->n;
+    scratch_for(C, e, side, depth);
+    char name[100];
+    node_name(a->kids[0], name, sizeof(name));
+    const struct fexpr *x = args[0];
+    switch (kind) {
+    case FX_TOLOWER:
+    case FX_TOUPPER:
+    case FX_BASENAME:
+    case FX_B64:
+        if (!stringy(x->type) && !(kind == FX_B64 && x->type == FT_BYTES_)) {
+            cerr(C, a->pos, "transformer '%.*s' does not apply to %s%s '%s' (it takes strings)", (int)a->len, a->text,
+                 type_word(x->type), x->is_list ? " list" : " field", name);
+            return NULL;
+        }
+        e->type = x->type == FT_DYN ? FT_STR : x->type;
+        e->is_list = x->is_list;
+        return e;
+    case FX_LEN:
+        if (!x->is_list && !stringy(x->type) && x->type != FT_BYTES_) {
+            cerr(C, a->pos, "transformer 'len' does not apply to %s field '%s' (it takes strings and lists)",
+                 type_word(x->type), name);
+            return NULL;
+        }
+        e->type = FT_UINT;
+        return e;
+    case FX_JOIN:
+        if (x->is_list || !args[1]->is_list) {
+            cerr(C, a->pos, x->is_list ? "join() first argument (the separator) must be a single value, not a list"
+                                       : "join() second argument must be a list");
+            return NULL;
+        }
+        return e;
+    case FX_CONCAT:
+        for (uint32_t i = 0; i < e->nargs; i++)
+            if (!stringy(args[i]->type) || args[i]->is_list) {
+                cerr(C, a->kids[i]->pos, "concat() arguments must be strings");
+                return NULL;
+            }
+        return e;
+    case FX_GETOPT:
+        if (!x->is_list || args[1]->is_list || !stringy(x->type) || !stringy(args[1]->type)) {
+            cerr(C, a->pos, !x->is_list      ? "getopt() first argument must be a list"
+                            : args[1]->is_list ? "getopt() second argument (the optstring) must be a single value"
+                                               : "getopt() arguments must be strings");
+            return NULL;
+        }
+        if (a->has_arg) {
+            if (a->arg_len != 1) {
+                cerr(C, a->pos, "getopt() field argument must be a single option character");
+                return NULL;
+            }
+            e->selector = a->arg[0];
+        }
+        e->is_list = !e->selector;
+        if (args[1]->kind == FX_CONST) {   /* decoded once, not per event */
+            struct getopt_spec *spec = arena_alloc(C->env->arena, sizeof(*spec));
+            if (!spec)
+                return NULL;
+            filter_getopt_spec(args[1]->value.s, args[1]->value.len, spec);
+            e->opts = spec;
+        }
+        return e;
+    default: return NULL;
+    }
+}
+
+static struct fexpr *compile_expr(struct compiler *C, const struct ast *a, unsigned side, unsigned depth)
+{
+    switch (a->kind) {
+    case AST_FIELD: return expr_field(C, a);
+    case AST_VALUE: {
+        struct fexpr *e = new_expr(C, FX_CONST);
+        char *s = e ? arena_strndup(C->env->arena, a->text, a->len) : NULL;
+        if (!s)
+            return NULL;
+        e->value = (struct fval){.kind = FV_STR, .len = a->len, .s = s};
+        return e;
+    }
+    case AST_TLIST: {
+        struct fexpr *e = new_expr(C, FX_LIST);
+        struct fexpr **args = arena_alloc(C->env->arena, (a->n ? a->n : 1) * sizeof(*args));
+        if (!e || !args)
+            return NULL;
+        bool ok = true;
+        for (uint32_t i = 0; i < a->n; i++)
+            ok &= (args[i] = compile_expr(C, a->kids[i], side, depth + 1)) != NULL;
+        if (!ok)
+            return NULL;
+        e->args = args;
+        e->nargs = a->n;
+        e->is_list = true;
+        scratch_for(C, e, side, depth);
+        return e;
+    }
+    case AST_TRANSFORM: return expr_transform(C, a, side, depth);
+    default:
+        cerr(C, a->pos, "expected a field, a transformer or a value");
+        return NULL;
+    }
+}
+
+/* The constants of a check, growing in the arena. */
+struct values {
+    const char **text;
+    uint32_t *lens, *pos;
+    size_t n, cap;
+};
+
+static int add_value(struct arena *a, struct values *v, const char *text, size_t len, size_t pos)
+{
+    if (v->n == v->cap) {
+        size_t cap = v->cap ? v->cap * 2 : 8;
+        const char **t = arena_alloc(a, cap * sizeof(*t));
+        uint32_t *l = arena_alloc(a, cap * sizeof(*l)), *p = arena_alloc(a, cap * sizeof(*p));
+        if (!t || !l || !p)
+            return -1;
+        if (v->n) {
+            memcpy(t, v->text, v->n * sizeof(*t));
+            memcpy(l, v->lens, v->n * sizeof(*l));
+            memcpy(p, v->pos, v->n * sizeof(*p));
+        }
+        v->text = t;
+        v->lens = l;
+        v->pos = p;
+        v->cap = cap;
+    }
+    v->text[v->n] = text;
+    v->pos[v->n] = (uint32_t)pos;
+    v->lens[v->n++] = (uint32_t)len;
+    return 0;
+}
+
+/* A list item: a bare name of a list expands to its items. */
+static int add_list_item(struct compiler *C, struct values *v, const struct ast *item)
+{
+    const struct filter_list *l = item->quoted ? NULL : C->env->list(C->env->ctx, item->text, item->len);
+    if (!l)
+        return add_value(C->env->arena, v, item->text, item->len, item->pos);
+    for (size_t i = 0; i < l->n; i++)
+        if (add_value(C->env->arena, v, l->items[i], l->lens[i], item->pos) != 0)
+            return -1;
+    return 0;
+}
+
+/* The right-hand constants: one value, a (list), or a list's name. */
+static int collect_values(struct compiler *C, const struct ast *right, bool listy, struct values *vals)
+{
+    if (!right)
+        return 0;
+    if (right->kind == AST_LIST) {
+        for (uint32_t i = 0; i < right->n; i++)
+            if (add_list_item(C, vals, right->kids[i]) != 0)
+                return -1;
+        return 0;
+    }
+    if (!listy)
+        return add_value(C->env->arena, vals, right->text, right->len, right->pos);
+    const struct filter_list *l = C->env->list(C->env->ctx, right->text, right->len);
+    if (!l) {
+        cerr(C, right->pos, "undefined list '%.*s'", (int)right->len, right->text);
+        return -1;
+    }
+    for (size_t k = 0; k < l->n; k++)
+        if (add_value(C->env->arena, vals, l->items[k], l->lens[k], right->pos) != 0)
+            return -1;
+    return 0;
+}
+
+/* evt.type with any operator: the set of type names it accepts. */
+static struct cnode *compile_types(struct compiler *C, struct check *c, const struct values *vals)
+{
+    struct evtype_set *set = arena_alloc(C->env->arena, sizeof(*set));
+    struct cnode *n = leaf(C->env->arena, CN_TYPES);
     if (!set || !n)
         return NULL;
     memset(set, 0, sizeof(*set));
-    if (c->op == OP_EQ || c->op == OP_NE || c->op == OP_IN || c->op == OP_INTERSECTS) {
+    bool by_name = c->op == OP_EQ || c->op == OP_NE || c->op == OP_IN || c->op == OP_INTERSECTS;
+    if (by_name) {
         for (uint32_t i = 0; i < c->nvals; i++) {
             int t = evtype_lookup(c->vals[i].s, c->vals[i].len);
             if (t < 0) {
-                perr(p, val_pos, "unknown event type '%.*s' (a syscall name, or procexit, container, "
-                     "exit_notify_parent, sentry_mmap)", (int)(c->vals[i].len > 48 ? 48 : c->vals[i].len),
-                     c->vals[i].s);
+                cerr(C, vals->pos[i], "unknown event type '%.*s%s' (a syscall name, or procexit, container, "
+                     "exit_notify_parent, sentry_mmap)", CLIPPED(c->vals[i].s, c->vals[i].len));
                 return NULL;
             }
             evtype_set_add(set, (unsigned)t);
         }
+    }
+    if (by_name && c->mod == MOD_NONE) {
         if (c->op == OP_NE)
             evtype_set_invert(set);
     } else {
+        memset(set, 0, sizeof(*set));
         for (unsigned t = 0; t < EVTYPE_COUNT; t++) {
             const char *name = evtype_name(t);
-            if (name && (c->op == OP_EXISTS || cmp_str(c, name, strlen(name))))
+            if (name && (c->op == OP_EXISTS || filter_compare_str(c, name, strlen(name))))
                 evtype_set_add(set, t);
         }
     }
@@ -1351,55 +1001,120 @@ static struct cnode *compile_types(const struct filter_env *env, struct parser *
     return n;
 }
 
-static struct cnode *compile_check(const struct filter_env *env, struct parser *p, const char *field, size_t flen,
-                                   const char *arg, size_t arglen, bool has_arg, enum filter_op op,
-                                   const struct values *vals, size_t field_pos, size_t op_pos, size_t val_pos)
+/* libsinsp's event-code invariant for evt.num (filter/ppm_codes.cpp): it
+ * starts at 1, so some tests decide themselves. */
+static int8_t evt_num_known(const struct check *c)
 {
-    char err[300];
-    struct check *c = arena_alloc(env->arena, sizeof(*c));
-    if (!c)
-        return NULL;
-    memset(c, 0, sizeof(*c));
-    if (fields_resolve(field, flen, arg, arglen, has_arg, env->arena, &c->field, err, sizeof(err)) != 0) {
-        perr(p, field_pos, "%s", err);
-        return NULL;
+    uint64_t n;
+    if (c->op == OP_IN) {
+        for (uint32_t i = 0; i < c->nvals; i++)
+            if (!filter_tryparse_u64(c->vals[i].s, c->vals[i].len, &n) || n != 0)
+                return 0;
+        return -1;
     }
-    enum ftype t = fields_type(&c->field);
-    if (!op_allowed(t, op)) {
-        perr(p, op_pos, "operator '%s' does not apply to %s field '%.*s'", op_names[op], type_word(t), (int)flen, field);
-        return NULL;
+    if (c->mod != MOD_NONE || c->nvals != 1 || !filter_tryparse_u64(c->vals[0].s, c->vals[0].len, &n))
+        return 0;
+    switch (c->op) {
+    case OP_EQ: return n == 0 ? -1 : 0;
+    case OP_NE: return n == 0 ? 1 : 0;
+    case OP_LT: return n <= 1 ? -1 : 0;
+    case OP_LE: return n == 0 ? -1 : 0;
+    case OP_GT: return n == 0 ? 1 : 0;
+    case OP_GE: return n <= 1 ? 1 : 0;
+    default: return 0;
     }
-    c->op = op;
+}
+
+/* libsinsp's compiler warnings on constant values (sinsp_filter_compiler::
+ * check_value_and_add_warnings). */
+static void value_warnings(struct compiler *C, enum filter_op op, const char *v, size_t len, size_t pos)
+{
+    if (!C->env->warn)
+        return;
+    if (op == OP_REGEX) {
+        static const char special[] = ".+*?^$()[]{}|\\";
+        bool needs_regex = false;
+        for (size_t i = 0; i < len && !needs_regex; i++) {
+            if ((i == 0 && v[i] == '^') || (i == len - 1 && v[i] == '$'))
+                continue;
+            if (((i == 0 && len > 1) || i + 2 == len) && v[i] == '.' && i + 1 < len && strchr("+*?", v[i + 1])) {
+                i++;
+                continue;
+            }
+            needs_regex = memchr(special, v[i], sizeof(special) - 1) != NULL;
+        }
+        if (!needs_regex)
+            cwarn(C, pos, "regex check with '%.*s%s' may be optimized with simpler operators such as '=', 'contains', "
+                  "'startswith', 'endswith'", CLIPPED(v, len));
+    }
+    char nospace[128];
+    size_t k = 0;
+    for (size_t i = 0; i < len && k + 1 < sizeof(nospace); i++)
+        if (!(v[i] == ' ' || (v[i] >= '\t' && v[i] <= '\r')))
+            nospace[k++] = v[i];
+    nospace[k] = '\0';
+    struct fieldref f;
+    char err[8];
+    struct arena scratch;
+    arena_init(&scratch, 1024, 1 << 16);
+    const char *br = memchr(nospace, '[', k);
+    size_t base = br && nospace[k - 1] == ']' ? (size_t)(br - nospace) : k;
+    if (k && k < sizeof(nospace) - 1 &&
+        fields_resolve(nospace, base, base < k ? nospace + base + 1 : NULL, base < k ? k - base - 2 : 0, base < k,
+                       &scratch, &f, err, sizeof(err)) == 0)
+        cwarn(C, pos, "'%.*s%s' may be a valid field misused as a const string value", CLIPPED(v, len));
+    arena_free(&scratch);
+    static const char *const tr[] = {"val", "tolower", "toupper", "b64", "basename", "len", "join", "concat", "getopt"};
+    for (size_t i = 0; i < sizeof(tr) / sizeof(tr[0]); i++) {
+        size_t n = strlen(tr[i]);
+        if (k >= n + 2 && memcmp(nospace, tr[i], n) == 0 && nospace[n] == '(' && nospace[k - 1] == ')')
+            cwarn(C, pos, "'%.*s%s' may be a valid field transformer misused as a const string value", CLIPPED(v, len));
+    }
+}
+
+/* Each constant compiled for the left side's type. */
+static int compile_values(struct compiler *C, struct check *c, const struct values *vals, const char *lname)
+{
+    enum ftype t = (enum ftype)c->type;
     c->nvals = (uint32_t)vals->n;
-    c->vals = arena_alloc(env->arena, (vals->n ? vals->n : 1) * sizeof(*c->vals));
+    c->vals = arena_alloc(C->env->arena, (vals->n ? vals->n : 1) * sizeof(*c->vals));
     if (!c->vals)
-        return NULL;
+        return -1;
     memset(c->vals, 0, sizeof(*c->vals));
+    char err[300];
     for (size_t i = 0; i < vals->n; i++) {
         struct operand *o = &c->vals[i];
-        if (compile_operand(env->arena, op, o, vals->text[i], vals->lens[i], err, sizeof(err)) != 0) {
-            perr(p, val_pos, "%s", err);
-            return NULL;
+        const char *s = vals->text[i];
+        size_t len = vals->lens[i];
+        if (t != FT_BYTES_ && memchr(s, '\0', len)) {
+            cerr(C, vals->pos[i], "a value cannot contain a NUL byte (\\x00) for '%s'", lname);
+            return -1;
         }
-        bool ok = t == FT_STR || t == FT_DYN || ((t == FT_INT || t == FT_UINT) && o->has_num) ||
+        value_warnings(C, c->op, s, len, vals->pos[i]);
+        if (compile_operand(C->env, c->op, o, s, len, err, sizeof(err)) != 0) {
+            cerr(C, vals->pos[i], "%s", err);
+            return -1;
+        }
+        bool ok = stringy(t) || t == FT_BYTES_ || ((t == FT_INT || t == FT_UINT) && o->has_num) ||
                   (t == FT_BOOL && (o->has_bool || (o->has_num && !o->num.neg && o->num.mag <= 1))) ||
                   (t == FT_IP && o->has_ip);
         if (!ok) {
-            perr(p, val_pos, "'%.*s' is not %s for '%.*s'", (int)(o->len > 48 ? 48 : o->len), o->s,
-                 t == FT_IP ? "an IP address or network" : t == FT_BOOL ? "true or false" : "a number", (int)flen,
-                 field);
-            return NULL;
+            cerr(C, vals->pos[i], "'%.*s%s' is not %s for '%s'", CLIPPED(o->s, o->len),
+                 t == FT_IP ? "an IP address or network" : t == FT_BOOL ? "true or false" : "a number", lname);
+            return -1;
         }
         if (t == FT_BOOL && !o->has_bool) {
             o->has_bool = true;
             o->b = o->num.mag == 1;
         }
     }
-    if (op == OP_IN || op == OP_INTERSECTS) {
-        c->by_str = arena_alloc(env->arena, (vals->n ? vals->n : 1) * sizeof(*c->by_str));
-        c->by_num = arena_alloc(env->arena, (vals->n ? vals->n : 1) * sizeof(*c->by_num));
+    bool sets = c->op == OP_IN || c->op == OP_INTERSECTS || (c->op == OP_EQ && c->mod == MOD_ANYOF) ||
+                (c->op == OP_NE && c->mod == MOD_ALLOF);
+    if (sets) {
+        c->by_str = arena_alloc(C->env->arena, (vals->n ? vals->n : 1) * sizeof(*c->by_str));
+        c->by_num = arena_alloc(C->env->arena, (vals->n ? vals->n : 1) * sizeof(*c->by_num));
         if (!c->by_str || !c->by_num)
-            return NULL;
+            return -1;
         for (uint32_t i = 0; i < c->nvals; i++) {
             c->by_str[i] = &c->vals[i];
             if (c->vals[i].has_num)
@@ -1408,44 +1123,325 @@ static struct cnode *compile_check(const struct filter_env *env, struct parser *
         qsort(c->by_str, c->nvals, sizeof(*c->by_str), set_str_cmp);
         qsort(c->by_num, c->nby_num, sizeof(*c->by_num), set_num_cmp);
     }
-    if ((op == OP_IN || op == OP_INTERSECTS || op == OP_PMATCH) && c->nvals == 0) {
-        struct cnode *never = leaf(env->arena, CN_CONST);   /* an empty list matches nothing */
-        return never;
+    return 0;
+}
+
+/* The right side is a field or a transformer (libsinsp's add_filter_value
+ * of a filter check). */
+static bool rhs_allowed(struct compiler *C, const struct check *c, const struct ast *left, const struct ast *right,
+                        const char *lname)
+{
+    if (c->op == OP_PMATCH || c->op == OP_REGEX) {
+        cerr(C, right->pos, "operator '%s' does not take a field on its right side", op_names[c->op]);
+        return false;
     }
-    if (c->field.id == F_EVT_TYPE)
-        return compile_types(env, p, c, val_pos);
-    struct cnode *n = leaf(env->arena, CN_CHECK);
+    if (left->kind == AST_FIELD && field_is_fixed(left->text, left->len)) {
+        cerr(C, right->pos, "field '%s' does not support right-hand side fields", lname);
+        return false;
+    }
+    const struct ast *r = right;
+    while (r->kind == AST_TRANSFORM && r->n == 1)
+        r = r->kids[0];
+    if (r->kind == AST_FIELD && field_is_fixed(r->text, r->len)) {
+        cerr(C, r->pos, "field '%.*s' cannot be used as a right-hand side field", (int)r->len, r->text);
+        return false;
+    }
+    enum ftype lt = stringy((enum ftype)c->type) ? FT_STR : (enum ftype)c->type;
+    enum ftype rt = stringy((enum ftype)c->rhs->type) ? FT_STR : (enum ftype)c->rhs->type;
+    if (lt != rt || c->lhs_list != c->rhs->is_list) {
+        char rname[100];
+        node_name(right->kind == AST_TRANSFORM && name_is(right, "val") ? right->kids[0] : right, rname, sizeof(rname));
+        cerr(C, right->pos, "'%s' is a %s%s while the right-hand side '%s' is a %s%s: they cannot be compared", lname,
+             type_word(lt), c->lhs_list ? " list" : "", rname, type_word(rt), c->rhs->is_list ? " list" : "");
+        return false;
+    }
+    return true;
+}
+
+static bool expr_reads(const struct fexpr *e, uint16_t id)
+{
+    if (!e)
+        return false;
+    if (e->kind == FX_FIELD && e->field.id == id)
+        return true;
+    for (uint32_t i = 0; i < e->nargs; i++)
+        if (expr_reads(e->args[i], id))
+            return true;
+    return false;
+}
+
+static uint64_t expr_nodes(const struct fexpr *e)
+{
+    uint64_t n = e ? 1 : 0;
+    for (uint32_t i = 0; e && i < e->nargs; i++)
+        n = sat_add(n, expr_nodes(e->args[i]));
+    return n;
+}
+
+static bool check_reads(const struct check *c, uint16_t id)
+{
+    return (!c->lhs && c->field.id == id) || expr_reads(c->lhs, id) || expr_reads(c->rhs, id);
+}
+
+static struct cnode *check_node(struct compiler *C, struct check *c)
+{
+    struct cnode *n = leaf(C->env->arena, CN_CHECK);
     if (!n)
         return NULL;
     n->chk = c;
-    n->uses_dir = c->field.id == F_EVT_DIR;
-    if (n->uses_dir)
-        c->dirs = (uint8_t)dir_check(c);
-    n->uses_point = c->field.id == F_GVISOR_POINT;
-    c->field.slot = env->slot(env->ctx, &c->field);
+    /* What one evaluation costs, for FILTER_MAX_EXPANDED: the expressions'
+     * nodes, and each constant an operator walks one by one. */
+    bool walks = c->op == OP_PMATCH || (c->mod != MOD_NONE && !c->by_str);
+    n->size = sat_add(1, sat_add(expr_nodes(c->lhs), sat_add(expr_nodes(c->rhs), walks ? c->nvals : 0)));
+    /* Reading evt.dir brings syscall enter points; gvisor.point, an exec's
+     * syscall exit after its sentry/execve (rules/README.md). */
+    n->uses_dir = check_reads(c, F_EVT_DIR);
+    n->uses_point = check_reads(c, F_GVISOR_POINT);
+    if (plain(c)) {
+        if (c->field.id == F_EVT_DIR)
+            c->dirs = (uint8_t)dir_check(c);
+        if (c->field.id == F_EVT_NUM)
+            c->known = evt_num_known(c);
+    }
+    if (c->op == OP_REGEX)
+        c->utf8_slot = scratch_slot(C->env, FILTER_SCRATCH_UTF8);
+    return n;
+}
+
+/* left op right (right NULL for exists): a check node. */
+static struct cnode *compile_check(struct compiler *C, const struct ast *left, enum filter_op op, enum filter_mod mod,
+                                   const struct ast *right, size_t op_pos)
+{
+    struct check *c = arena_alloc(C->env->arena, sizeof(*c));
+    if (!c)
+        return NULL;
+    memset(c, 0, sizeof(*c));
+    c->op = op;
+    c->mod = mod;
+    char lname[100];
+    node_name(left, lname, sizeof(lname));
+    bool evt_type = false;
+    if (left->kind == AST_FIELD) {
+        if (resolve_field(C, left, &c->field) != 0)
+            return NULL;
+        c->type = (uint8_t)field_type(&c->field, left->text, left->len);
+        evt_type = c->field.id == F_EVT_TYPE;
+    } else {
+        c->lhs = compile_expr(C, left, 0, 0);
+        if (!c->lhs)
+            return NULL;
+        c->type = c->lhs->type;
+        c->lhs_list = c->lhs->is_list;
+        bool types_op = op == OP_EQ || op == OP_NE || op == OP_IN || op == OP_EXISTS;
+        if (types_op && mod == MOD_NONE && has_evt_type(c->lhs)) {
+            cerr(C, left->pos, "evt.type cannot be transformed in a %s check: its values are event types, known at load",
+                 op_names[op]);
+            return NULL;
+        }
+    }
+    if (!op_allowed((enum ftype)c->type, c->lhs_list, op, mod)) {
+        if (mod != MOD_NONE)
+            cerr(C, op_pos, "operator '%s %s' does not apply to %s field '%s'", op_names[op], filter_mod_name(mod),
+                 type_word((enum ftype)c->type), lname);
+        else
+            cerr(C, op_pos, "operator '%s' does not apply to %s%s '%s'", op_names[op],
+                 type_word((enum ftype)c->type), c->lhs_list ? " list" : left->kind == AST_FIELD ? " field" : " value",
+                 lname);
+        return NULL;
+    }
+    bool dyn_right = right && right->kind == AST_TRANSFORM;
+    if (dyn_right) {
+        if (evt_type && (op == OP_EQ || op == OP_NE || op == OP_IN)) {
+            cerr(C, right->pos, "evt.type cannot be compared with a field or a transformer: its values are event "
+                 "types, known at load");
+            return NULL;
+        }
+        c->rhs = compile_expr(C, right, 1, 0);
+        if (!c->rhs || !rhs_allowed(C, c, left, right, lname))
+            return NULL;
+        if (c->field.any_ancestor) {
+            cerr(C, right->pos, "field '%s' does not support right-hand side fields", lname);
+            return NULL;
+        }
+        if (!c->lhs)
+            c->field.slot = C->env->slot(C->env->ctx, &c->field);
+        return check_node(C, c);
+    }
+    struct values vals = {0};
+    bool listy = op == OP_IN || op == OP_INTERSECTS || op == OP_PMATCH || mod != MOD_NONE;
+    if (collect_values(C, right, listy, &vals) != 0 || compile_values(C, c, &vals, lname) != 0)
+        return NULL;
+    if (evt_type && !c->lhs)
+        return compile_types(C, c, &vals);
+    /* An empty list matches nothing: a constant, except for evt.num, whose
+     * test says so to the event-type search (libsinsp's invariant). */
+    if ((op == OP_IN || op == OP_INTERSECTS || op == OP_PMATCH) && c->nvals == 0 &&
+        !(c->field.id == F_EVT_NUM && !c->lhs))
+        return leaf(C->env->arena, CN_CONST);
+    c->field.slot = c->lhs ? 0 : C->env->slot(C->env->ctx, &c->field);
+    return check_node(C, c);
+}
+
+static struct cnode *compile_node(struct compiler *C, const struct ast *a);
+
+static struct cnode *compile_macro(struct compiler *C, const struct ast *a)
+{
+    bool failed = false;
+    const struct cnode *body = C->env->macro(C->env->ctx, a->text, a->len, a->pos, &failed);
+    if (!body) {
+        C->failed = true;
+        return NULL;
+    }
+    if (body->macro_depth + 1 > RULES_MAX_NESTING) {
+        cerr(C, a->pos, "macros nested deeper than %d", RULES_MAX_NESTING);
+        return NULL;
+    }
+    struct cnode *m = leaf(C->env->arena, CN_MACRO);
+    if (!m)
+        return NULL;
+    m->body = body;
+    m->size = sat_add(body->size, 1);
+    m->macro_depth = body->macro_depth + 1;
+    m->uses_dir = body->uses_dir;
+    m->uses_point = body->uses_point;
+    return m;
+}
+
+static struct cnode *compile_node(struct compiler *C, const struct ast *a)
+{
+    switch (a->kind) {
+    case AST_AND:
+    case AST_OR:
+    case AST_NOT: {
+        struct cnode *stack[16];
+        struct cnode **kids = a->n <= 16 ? stack : arena_alloc(C->env->arena, a->n * sizeof(*kids));
+        if (!kids)
+            return NULL;
+        bool ok = true;   /* every child compiled, so every error is reported */
+        for (uint32_t i = 0; i < a->n; i++)
+            ok &= (kids[i] = compile_node(C, a->kids[i])) != NULL;
+        if (!ok)
+            return NULL;
+        enum cnode_kind k = a->kind == AST_AND ? CN_AND : a->kind == AST_OR ? CN_OR : CN_NOT;
+        return filter_make_node(C->env->arena, k, kids, a->n);
+    }
+    case AST_IDENT: return compile_macro(C, a);
+    case AST_UNARY: return compile_check(C, a->kids[0], OP_EXISTS, MOD_NONE, NULL, a->op_pos);
+    case AST_BINARY:
+        return compile_check(C, a->kids[0], (enum filter_op)a->op, (enum filter_mod)a->mod, a->kids[1], a->op_pos);
+    default:
+        cerr(C, a->pos, "expected a check");
+        return NULL;
+    }
+}
+
+/* The tree's own arena: a condition of len bytes makes at most a few
+ * nodes per byte. */
+static void tree_arena(struct arena *t, size_t len)
+{
+    size_t limit = len < ((size_t)64 << 20) / 96 ? len * 96 + 65536 : (size_t)64 << 20;
+    arena_init(t, 16384, limit);
+}
+
+struct cnode *filter_parse(const struct filter_env *env, const char *text, size_t len)
+{
+    struct arena tree;
+    tree_arena(&tree, len);
+    struct ast_error err;
+    struct ast *root = ast_parse(&tree, text, len, &err);
+    struct cnode *n = NULL;
+    if (!root) {
+        env->error(env->ctx, err.pos, err.msg);
+    } else {
+        struct compiler C = {.env = env};
+        n = compile_node(&C, root);
+        if (C.failed)
+            n = NULL;
+    }
+    arena_free(&tree);
+    return n;
+}
+
+int filter_syntax_check(const char *text, size_t len, char *err, size_t errlen, size_t *err_pos)
+{
+    struct arena tree;
+    tree_arena(&tree, len);
+    struct ast_error e;
+    struct ast *root = ast_parse(&tree, text, len, &e);
+    arena_free(&tree);
+    if (root)
+        return 0;
+    snprintf(err, errlen, "%s", e.msg);
+    *err_pos = e.pos;
+    return -1;
+}
+
+struct cnode *filter_make_check_mod(const struct filter_env *env, const char *field, size_t flen, enum filter_op op,
+                                    enum filter_mod mod, const char *const *values, const uint32_t *lens,
+                                    size_t nvalues, size_t pos)
+{
+    struct arena tree;
+    size_t room = flen + 64;
+    for (size_t i = 0; i < nvalues; i++)
+        room += 2 + lens[i] / 64;   /* a node per value, whatever its length */
+    tree_arena(&tree, room);
+    struct ast_error err;
+    struct ast *left = ast_parse_operand(&tree, field, flen, &err);
+    struct cnode *n = NULL;
+    struct compiler C = {.env = env};
+    if (!left) {
+        char msg[sizeof(err.msg) + 80];
+        snprintf(msg, sizeof(msg), "'%.*s%s' is not a field: %s", CLIPPED(field, flen), err.msg);
+        env->error(env->ctx, pos, msg);
+        goto out;
+    }
+    /* Positions are the caller's: every node is at pos. */
+    left->pos = (uint32_t)pos;
+    struct ast *right = NULL;
+    bool listy = op == OP_IN || op == OP_INTERSECTS || op == OP_PMATCH || mod != MOD_NONE;
+    if (op != OP_EXISTS) {
+        right = arena_alloc(&tree, sizeof(*right));
+        struct ast **items = arena_alloc(&tree, (nvalues ? nvalues : 1) * sizeof(*items));
+        if (!right || !items) {
+            cerr(&C, pos, "out of memory");
+            goto out;
+        }
+        memset(right, 0, sizeof(*right));
+        right->kind = listy ? AST_LIST : AST_VALUE;
+        right->pos = (uint32_t)pos;
+        for (size_t i = 0; i < nvalues; i++) {
+            struct ast *v = arena_alloc(&tree, sizeof(*v));
+            if (!v) {
+                cerr(&C, pos, "out of memory");
+                goto out;
+            }
+            memset(v, 0, sizeof(*v));
+            v->kind = AST_VALUE;
+            v->pos = (uint32_t)pos;
+            v->text = values[i];
+            v->len = lens[i];
+            items[i] = v;
+        }
+        if (listy) {
+            right->kids = items;
+            right->n = (uint32_t)nvalues;
+        } else if (nvalues == 1) {
+            *right = *items[0];
+        } else {
+            cerr(&C, pos, "operator '%s' takes one value, not %zu", op_names[op], nvalues);
+            goto out;
+        }
+    }
+    n = compile_check(&C, left, op, mod, right, pos);
+    if (C.failed)
+        n = NULL;
+out:
+    arena_free(&tree);
     return n;
 }
 
 struct cnode *filter_make_check(const struct filter_env *env, const char *field, size_t flen, enum filter_op op,
                                 const char *const *values, const uint32_t *lens, size_t nvalues, size_t pos)
 {
-    /* A parser over nothing, so errors carry pos. */
-    struct parser p = {.env = env, .s = "", .len = 0, .pos = pos};
-    struct values vals = {0};
-    for (size_t i = 0; i < nvalues; i++) {
-        struct token t = {.text = values[i], .len = lens[i]};
-        if (op == OP_IN || op == OP_INTERSECTS || op == OP_PMATCH ? add_list_item(&p, &vals, &t) != 0
-                                                                  : add_value(env->arena, &vals, t.text, t.len) != 0)
-            return NULL;
-    }
-    const char *arg = NULL;
-    size_t arglen = 0, base = flen;
-    const char *br = memchr(field, '[', flen);
-    if (br && field[flen - 1] == ']') {
-        base = (size_t)(br - field);
-        arg = br + 1;
-        arglen = flen - base - 2;
-    }
-    struct cnode *n = compile_check(env, &p, field, base, arg, arglen, br != NULL, op, &vals, pos, pos, pos);
-    return p.failed ? NULL : n;
+    return filter_make_check_mod(env, field, flen, op, MOD_NONE, values, lens, nvalues, pos);
 }

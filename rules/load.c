@@ -18,6 +18,7 @@
 #include <strings.h>
 #include <sys/stat.h>
 
+#include "availability.h"
 #include "diag.h"
 #include "filter.h"
 #include "json.h"
@@ -989,9 +990,7 @@ static uint32_t slot_for(void *ctx, const struct fieldref *f)
     struct loader *L = ctx;
     for (size_t i = 0; i < L->nslots; i++) {
         const struct fieldref *s = &L->slots[i];
-        if (s->id == f->id && s->index == f->index && s->any_ancestor == f->any_ancestor &&
-            (s->arg == f->arg || (s->arg && f->arg &&
-                                  memcmp(s->arg, f->arg, (DECODE_TYPE_MAX + 1) * sizeof(*f->arg)) == 0)))
+        if (fields_same(s, f))
             return (uint32_t)i;
     }
     if (grow(&L->slots, &L->capslots, L->nslots, sizeof(*L->slots)) != 0) {
@@ -1118,7 +1117,7 @@ static const struct cnode *find_macro(void *ctx, const char *name, size_t len, s
 static struct filter_env env_of(struct loader *L)
 {
     return (struct filter_env){.ctx = L, .arena = &L->rs->arena, .macro = find_macro, .list = find_list,
-                               .slot = slot_for, .error = on_error};
+                               .slot = slot_for, .error = on_error, .owned = &L->rs->owned};
 }
 
 static void compile_lists(struct loader *L)
@@ -1204,7 +1203,7 @@ static int cmp_str(const void *a, const void *b) { return strcmp(*(const char *c
 /* The values of one exception field: a list (sequence or list name) for
  * in/pmatch/intersects, else one scalar. */
 static struct cnode *exception_check(struct loader *L, const struct lfile *f, const struct ynode *field,
-                                     enum filter_op op, const struct ynode *value)
+                                     enum filter_op op, enum filter_mod mod, const struct ynode *value)
 {
     struct filter_env env = env_of(L);
     L->cur_node = at_node(f, value);
@@ -1236,33 +1235,35 @@ static struct cnode *exception_check(struct loader *L, const struct lfile *f, co
         error_at_node(L, at_node(f, value), "an exception value must be a string or a list");
         return NULL;
     }
-    bool list_op = op == OP_IN || op == OP_PMATCH || op == OP_INTERSECTS;
+    bool list_op = op == OP_IN || op == OP_PMATCH || op == OP_INTERSECTS || mod != MOD_NONE;
     if (!list_op && n != 1) {
         error_at_node(L, at_node(f, value), "operator '%s' takes one value, not a list", filter_op_name(op));
         return NULL;
     }
-    return filter_make_check(&env, field->value, field->len, op, vals, lens, n, 0);
+    return filter_make_check_mod(&env, field->value, field->len, op, mod, vals, lens, n, 0);
 }
 
 static int comp_of(struct loader *L, const struct lfile *f, const struct ynode *comps, size_t i, bool single,
-                   enum filter_op *op)
+                   enum filter_op *op, enum filter_mod *mod)
 {
     const struct ynode *c = NULL;
     if (comps && comps->kind == YN_SEQ && i < comps->count)
         c = comps->items[i];
     else if (comps && comps->kind == YN_SCALAR)
         c = comps;
+    *mod = MOD_NONE;
     if (!c) {
         *op = single ? OP_IN : OP_EQ;
         return 0;
     }
-    int o = c->kind == YN_SCALAR ? filter_op_parse(c->value) : -1;
-    if (o < 0 || o == OP_EXISTS || (single && o != OP_IN && o != OP_PMATCH && o != OP_INTERSECTS)) {
+    /* an operator, or a string operator and a modifier: "startswith oneof" */
+    int bad = c->kind != YN_SCALAR || filter_cmp_parse(c->value, op, mod) != 0;
+    if (bad || *op == OP_EXISTS ||
+        (single && ((*op != OP_IN && *op != OP_PMATCH && *op != OP_INTERSECTS) || *mod != MOD_NONE))) {
         error_at_node(L, at_node(f, c), single ? "an exception on one field compares with in, pmatch or intersects"
                                                : "unknown comparison operator in 'comps'");
         return -1;
     }
-    *op = (enum filter_op)o;
     return 0;
 }
 
@@ -1283,7 +1284,8 @@ static struct cnode *compile_exception(struct loader *L, const struct lexc *x, b
     }
     if (single) {
         enum filter_op op;
-        if (comp_of(L, f, x->comps, 0, true, &op) != 0) {
+        enum filter_mod mod;
+        if (comp_of(L, f, x->comps, 0, true, &op, &mod) != 0) {
             *err = true;
             return NULL;
         }
@@ -1291,7 +1293,7 @@ static struct cnode *compile_exception(struct loader *L, const struct lexc *x, b
         struct ynode seq = {.kind = YN_SEQ, .line = x->values[0]->line, .column = x->values[0]->column,
                             .start = x->values[0]->start, .end = x->values[0]->end,
                             .items = (struct ynode **)x->values, .count = x->nvalues};
-        struct cnode *c = exception_check(L, x->value_files[0], fields, op, &seq);
+        struct cnode *c = exception_check(L, x->value_files[0], fields, op, mod, &seq);
         if (!c)
             *err = true;
         return c;
@@ -1313,11 +1315,12 @@ static struct cnode *compile_exception(struct loader *L, const struct lexc *x, b
         }
         for (size_t i = 0; i < fields->count; i++) {
             enum filter_op op;
-            if (fields->items[i]->kind != YN_SCALAR || comp_of(L, f, x->comps, i, false, &op) != 0) {
+            enum filter_mod mod;
+            if (fields->items[i]->kind != YN_SCALAR || comp_of(L, f, x->comps, i, false, &op, &mod) != 0) {
                 *err = true;
                 return NULL;
             }
-            conj[i] = exception_check(L, vf, fields->items[i], op, tuple->items[i]);
+            conj[i] = exception_check(L, vf, fields->items[i], op, mod, tuple->items[i]);
             if (!conj[i]) {
                 *err = true;
                 return NULL;
@@ -1425,6 +1428,9 @@ static void compile_rule(struct loader *L, struct lrule *lr, struct rule *r)
     r->sees_enter = cond->uses_dir && (may_true.dirs & FILTER_DIR_ENTER);
     r->names_point = cond->uses_point;
     r->cond = cond;
+    char absent[1400];   /* fields gVisor never reports: disabled, said once */
+    if (availability_apply(L->rs, r, absent, sizeof(absent)))
+        warn_at_node(L, lr->pos, "%s", absent);
 }
 
 /* Rule ids per event type, for enabled rules. */
@@ -1635,6 +1641,7 @@ void rule_set_free(struct rule_set *rs)
 {
     if (!rs)
         return;
+    filter_owned_free(rs->owned);
     arena_free(&rs->arena);
     free(rs);
 }

@@ -5,15 +5,19 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fields.h"
+#include "availability.h"
+#include "fields_class.h"
 #include "filter.h"
+#include "proctab.h"
 #include "ruleset.h"
 #include "rules.h"
+#include "runsc_target.h"
 
-static const char *const optional_names[RULES_OPT_COUNT] = {"fd_path", "envv", "env", "binary_info"};
+static const char *const optional_names[RULES_OPT_COUNT] = {
+    "fd_path", "envv", "env", "binary_info", "binary_sha256", "binary_sha1", "fd_info", "pipe_proc_info"};
 static const char *const context_names[RULES_CTX_COUNT] = {
     "time", "thread_id", "task_start_time", "group_id", "thread_group_start_time", "container_id", "credentials",
-    "cwd", "process_name"};
+    "cwd", "process_name", "parent_thread_group_id", "is_exec_session"};
 
 const char *rules_optional_name(unsigned i) { return i < RULES_OPT_COUNT ? optional_names[i] : NULL; }
 const char *rules_context_name(unsigned i) { return i < RULES_CTX_COUNT ? context_names[i] : NULL; }
@@ -29,9 +33,11 @@ static unsigned bit_of(const char *const *names, unsigned n, const char *name)
 unsigned rules_optional_parse(const char *name) { return bit_of(optional_names, RULES_OPT_COUNT, name); }
 unsigned rules_context_parse(const char *name) { return bit_of(context_names, RULES_CTX_COUNT, name); }
 
-/* The syscalls runsc 2022-12 has schematized points for (`runsc trace
- * metadata`), with their message type and optional fields. Every other
- * syscall has only its raw point, syscall/sysno/N. */
+/* The syscalls runsc has schematized points for (`runsc trace metadata`),
+ * with their message type and optional fields: runsc 2022-12's, then the
+ * three of 2026 (their release says since when). Every other syscall has
+ * only its raw point, syscall/sysno/N, and so have these three on a runsc
+ * without their point. */
 static const struct {
     const char *name;
     uint16_t msg;
@@ -53,7 +59,20 @@ static const struct {
     {"socket", 12, 0}, {"socketpair", 33, 0}, {"timerfd_create", 26, 0}, {"timerfd_gettime", 28, RULES_OPT_FD_PATH},
     {"timerfd_settime", 27, RULES_OPT_FD_PATH}, {"vfork", 29, 0}, {"write", 34, RULES_OPT_FD_PATH},
     {"writev", 34, RULES_OPT_FD_PATH},
+    /* 2026 (typed_release) */
+    {"mmap", 36, RULES_OPT_FD_PATH}, {"listen", 37, RULES_OPT_FD_PATH}, {"ptrace", 38, 0},
 };
+
+/* The release that brought typed[k]'s point. */
+static unsigned typed_release(size_t k)
+{
+    switch (typed[k].msg) {
+    case 36: return RULES_RUNSC_20260721;
+    case 37:
+    case 38: return RULES_RUNSC_20260727;
+    default: return RULES_RUNSC_2022_12;
+    }
+}
 
 /* The points that are not syscalls, with the type and direction they give. */
 static const struct {
@@ -65,7 +84,8 @@ static const struct {
 } sentry_points[] = {
     {"container/start", 1, EVTYPE_CONTAINER, '>', RULES_OPT_ENV},
     {"sentry/clone", 2, SYS_CLONE, '<', 0},
-    {"sentry/execve", 3, SYS_EXECVE, '<', RULES_OPT_BINARY_INFO},
+    {"sentry/execve", 3, SYS_EXECVE, '<', RULES_OPT_BINARY_INFO | RULES_OPT_BINARY_SHA256 | RULES_OPT_BINARY_SHA1 |
+                                               RULES_OPT_FD_INFO | RULES_OPT_PIPE_PROC_INFO},
     {"sentry/exit_notify_parent", 4, EVTYPE_EXIT_NOTIFY_PARENT, '>', 0},
     {"sentry/task_exit", 5, EVTYPE_PROCEXIT, '>', 0},
     {"sentry/mmap", 35, EVTYPE_SENTRY_MMAP, '<', 0},
@@ -73,6 +93,16 @@ static const struct {
 
 #define NTYPED (sizeof(typed) / sizeof(typed[0]))
 #define NSENTRY (sizeof(sentry_points) / sizeof(sentry_points[0]))
+
+bool rules_typed_syscall(size_t i, const char **name, unsigned *optional, unsigned *release)
+{
+    if (i >= NTYPED)
+        return false;
+    *name = typed[i].name;
+    *optional = typed[i].optional;
+    *release = typed_release(i);
+    return true;
+}
 
 static int typed_index(const char *syscall, size_t len)
 {
@@ -96,9 +126,36 @@ unsigned rules_point_optional(const char *point)
     return k < 0 ? 0 : typed[k].optional;
 }
 
+unsigned runsc_release_of_point(const char *point)
+{
+    if (strcmp(point, "sentry/mmap") == 0)
+        return RULES_RUNSC_20260714;
+    for (size_t i = 0; i < NSENTRY; i++)
+        if (strcmp(sentry_points[i].name, point) == 0)
+            return RULES_RUNSC_2022_12;
+    unsigned n;
+    char way[8];
+    if (sscanf(point, "syscall/sysno/%u/%7s", &n, way) == 2)
+        return n <= 441 ? RULES_RUNSC_2022_12 : RULES_RUNSC_RELEASE_COUNT;
+    static const char prefix[] = "syscall/";
+    const char *slash = strrchr(point, '/');
+    if (strncmp(point, prefix, sizeof(prefix) - 1) == 0 && slash && slash > point + sizeof(prefix) - 1) {
+        int k = typed_index(point + sizeof(prefix) - 1, (size_t)(slash - point) - (sizeof(prefix) - 1));
+        if (k >= 0)
+            return typed_release((size_t)k);
+    }
+    return RULES_RUNSC_RELEASE_COUNT;
+}
+
 /* ---- the list of points ---- */
 
 int rules_needs_add(struct rules_needs *n, const char *point, unsigned optional, unsigned context, unsigned why)
+{
+    return rules_needs_add_since(n, point, optional, context, why, 0, NULL);
+}
+
+int rules_needs_add_since(struct rules_needs *n, const char *point, unsigned optional, unsigned context, unsigned why,
+                          unsigned release, const char *field)
 {
     if (strlen(point) >= RULES_POINT_MAX)
         return -1;
@@ -110,6 +167,10 @@ int rules_needs_add(struct rules_needs *n, const char *point, unsigned optional,
             n->items[mid].optional |= optional;
             n->items[mid].context |= context;
             n->items[mid].why |= why;
+            if (release > n->items[mid].release) {
+                n->items[mid].release = release;
+                n->items[mid].release_field = field;
+            }
             return 0;
         }
         if (c < 0)
@@ -132,6 +193,8 @@ int rules_needs_add(struct rules_needs *n, const char *point, unsigned optional,
     it->optional = optional;
     it->context = context;
     it->why = why;
+    it->release = release;
+    it->release_field = release ? field : NULL;
     n->count++;
     return 0;
 }
@@ -154,10 +217,11 @@ void rules_needs_free(struct rules_needs *n)
 
 #define MAX_ARGS 32   /* evt.arg fields told apart per rule; more only repeat what these need */
 
-_Static_assert(F_COUNT <= 64, "struct reads keeps one bit per field");
-
+/* What the fields a rule reads need (their definitions say: fields_class.h). */
 struct reads {
-    uint64_t fields;                        /* bit per field_id */
+    unsigned context, optional, process;
+    unsigned release;                       /* the newest runsc release a field needs */
+    const char *release_field;
     const struct fieldref *args[MAX_ARGS];  /* evt.arg.NAME, evt.arg[N] */
     size_t nargs;
 };
@@ -165,61 +229,77 @@ struct reads {
 static void note_field(void *ctx, const struct fieldref *f)
 {
     struct reads *r = ctx;
-    r->fields |= 1ull << f->id;
+    r->context |= f->def->context;
+    r->optional |= f->def->optional;
+    r->process |= f->def->process;
+    unsigned release = f->def->avail == FIELD_NEWER_RUNSC ? fields_exec_release(f->def) : 0;
+    if (release > r->release) {
+        r->release = release;
+        r->release_field = f->def->name;
+    }
     if (f->id == F_EVT_ARG && r->nargs < MAX_ARGS)
         r->args[r->nargs++] = f;
 }
 
-static bool reads_any(const struct reads *r, const uint16_t *ids, size_t n)
-{
-    for (size_t i = 0; i < n; i++)
-        if (r->fields >> ids[i] & 1)
-            return true;
-    return false;
-}
-
-#define READS(r, ...) \
-    reads_any(r, (const uint16_t[]){__VA_ARGS__}, sizeof((uint16_t[]){__VA_ARGS__}) / sizeof(uint16_t))
-
-/* The process an event belongs to: its entry's key. */
-#define CTX_PROCESS (RULES_CTX_GROUP_ID | RULES_CTX_THREAD_GROUP_START_TIME)
-
 /* Context fields a rule reads at the points it matches: the alert's time
- * and container always. */
+ * and container always; the parent's id where runsc sends it, for the
+ * parent fields (best effort: the process table has it too). */
 static unsigned context_read(const struct reads *r)
 {
-    unsigned c = RULES_CTX_TIME | RULES_CTX_CONTAINER_ID;
-    if (READS(r, F_PROC_PID))
-        c |= RULES_CTX_GROUP_ID;
-    if (READS(r, F_PROC_TID))
-        c |= RULES_CTX_THREAD_ID;
-    if (READS(r, F_PROC_NAME, F_PROC_EXEPATH, F_PROC_CMDLINE, F_PROC_ARGS, F_PROC_CWD, F_PROC_DURATION, F_PROC_PPID,
-              F_PROC_PNAME, F_PROC_PCMDLINE, F_PROC_ANAME, F_PROC_APID, F_USER_UID, F_GROUP_GID))
-        c |= CTX_PROCESS;
-    if (READS(r, F_PROC_NAME, F_PROC_CMDLINE))
-        c |= RULES_CTX_PROCESS_NAME;
-    /* a relative path is joined to the cwd */
-    if (READS(r, F_PROC_CWD, F_PROC_EXEPATH, F_FD_NAME, F_FD_DIRECTORY, F_FD_FILENAME))
-        c |= RULES_CTX_CWD;
-    if (READS(r, F_USER_UID, F_GROUP_GID))
-        c |= RULES_CTX_CREDENTIALS;
-    return c;
+    unsigned ctx = RULES_CTX_TIME | RULES_CTX_CONTAINER_ID | r->context;
+    if (r->process & FIELD_PROC_PARENTS)
+        ctx |= RULES_CTX_PARENT_THREAD_GROUP_ID;
+    return ctx;
 }
 
-/* Optional fields a rule reads at a point sending message type msg. */
-static unsigned optional_read(const struct reads *r, uint16_t msg, unsigned offered)
+/* The optional fields evt.arg.NAME of a message field needs. */
+static unsigned optional_of_arg(const char *name)
 {
-    unsigned o = 0;
-    if (READS(r, F_FD_NAME, F_FD_DIRECTORY, F_FD_FILENAME, F_FD_TYPECHAR))
-        o |= RULES_OPT_FD_PATH;
+    static const struct {
+        const char *name;
+        unsigned bits;
+    } args[] = {
+        /* runsc 2022-12 sends the hash with binary_info, later ones alone */
+        {"binary_sha256", RULES_OPT_BINARY_INFO | RULES_OPT_BINARY_SHA256}, {"binary_sha1", RULES_OPT_BINARY_SHA1},
+        {"stdin", RULES_OPT_FD_INFO}, {"stdout", RULES_OPT_FD_INFO}, {"stderr", RULES_OPT_FD_INFO},
+        {"pipe_input_proc", RULES_OPT_PIPE_PROC_INFO}, {"pipe_output_proc", RULES_OPT_PIPE_PROC_INFO},
+    };
+    for (size_t i = 0; i < sizeof(args) / sizeof(args[0]); i++)
+        if (strcmp(args[i].name, name) == 0)
+            return args[i].bits;
+    if (strncmp(name, "binary_", 7) == 0)
+        return RULES_OPT_BINARY_INFO;
+    return rules_optional_parse(name);
+}
+
+/* Falco's arguments at a point: the process they name, relative paths. */
+static unsigned falco_args_context(const struct reads *r, uint16_t msg, unsigned t)
+{
     for (size_t i = 0; i < r->nargs; i++) {
-        const ProtobufCFieldDescriptor *d = msg <= DECODE_TYPE_MAX ? r->args[i]->arg[msg] : NULL;
+        const struct fieldref *f = r->args[i];
+        int list = f->falco ? fields_args_list(msg, t) : -1;
+        if (list >= 0 && f->falco[list])
+            return FIELD_CTX_PROCESS | RULES_CTX_CWD;
+    }
+    return 0;
+}
+
+/* Optional fields a rule reads at a point sending message type msg for
+ * events of type t. */
+static unsigned optional_read(const struct reads *r, uint16_t msg, unsigned t, unsigned offered)
+{
+    unsigned o = r->optional;
+    for (size_t i = 0; i < r->nargs; i++) {
+        const struct fieldref *f = r->args[i];
+        int list = f->falco ? fields_args_list(msg, t) : -1;
+        if (list >= 0 && f->falco[list]) {
+            o |= fields_args_optional(list, f->falco[list] - 1);
+            continue;
+        }
+        const ProtobufCFieldDescriptor *d = msg <= DECODE_TYPE_MAX ? f->arg[msg] : NULL;
         if (!d)
             continue;
-        if (strncmp(d->name, "binary_", 7) == 0)
-            o |= RULES_OPT_BINARY_INFO;
-        else
-            o |= rules_optional_parse(d->name);
+        o |= optional_of_arg(d->name);
     }
     return o & offered;
 }
@@ -229,6 +309,7 @@ static unsigned optional_read(const struct reads *r, uint16_t msg, unsigned offe
 struct adder {
     const struct rule *rule;
     const struct reads *reads;
+    const struct runsc_target *target;   /* NULL: runsc 2022-12 */
     struct rules_needs *out;
     bool execs;           /* the rule matches execs: proc.name there needs the path given to execve */
     int err;
@@ -241,8 +322,9 @@ static void consider(struct adder *a, const char *point, unsigned type, char dir
         return;
     if (type == SYS_EXECVE || type == SYS_EXECVEAT)
         a->execs = true;
-    unsigned ctx = context_read(a->reads);
-    int rc = rules_needs_add(a->out, point, optional_read(a->reads, msg, offered), ctx, RULES_WHY_MATCHES);
+    unsigned ctx = context_read(a->reads) | falco_args_context(a->reads, msg, type);
+    int rc = rules_needs_add_since(a->out, point, optional_read(a->reads, msg, type, offered), ctx, RULES_WHY_MATCHES,
+                                   a->reads->release, a->reads->release_field);
     if (msg == 6 && dir == '<') {
         /* runsc 2022-12 gives a raw exit the context fields of its enter
          * point, none when that is not enabled */
@@ -254,11 +336,24 @@ static void consider(struct adder *a, const char *point, unsigned type, char dir
         a->err = -1;
 }
 
+/* Whether the target has the schematized point of typed[k] (runsc
+ * 2022-12: those of its release). */
+static bool has_typed(const struct adder *a, int k)
+{
+    if (!a->target)
+        return typed_release((size_t)k) == RULES_RUNSC_2022_12;
+    char point[RULES_POINT_MAX];
+    snprintf(point, sizeof(point), "syscall/%s/exit", typed[k].name);
+    return runsc_target_point(a->target, point) != NULL;
+}
+
 static void consider_syscall(struct adder *a, unsigned t)
 {
     const char *name = evtype_name(t);
     char point[RULES_POINT_MAX];
     int k = name ? typed_index(name, strlen(name)) : -1;
+    if (k >= 0 && !has_typed(a, k))
+        k = -1;   /* its raw point, as on runsc 2022-12 */
     for (int enter = 0; enter < 2; enter++) {
         if (enter && !a->rule->sees_enter)
             break;
@@ -275,44 +370,87 @@ static void consider_syscall(struct adder *a, unsigned t)
     }
 }
 
+/* The optional fields of sentry/execve the process table keeps for what
+ * the rule reads of a process's image (fields_class.h FIELD_PROC_*). */
+static unsigned exec_optional(unsigned process)
+{
+    return (process & FIELD_PROC_BINARY ? RULES_OPT_BINARY_INFO : 0) |
+           (process & FIELD_PROC_STDIO ? RULES_OPT_FD_INFO : 0) |
+           (process & FIELD_PROC_PIPES ? RULES_OPT_PIPE_PROC_INFO : 0);
+}
+
 /* The points that keep the process table for what the rule reads of it. */
 static int add_process_points(const struct adder *a)
 {
     const struct reads *r = a->reads;
-    unsigned ctx = CTX_PROCESS | RULES_CTX_THREAD_ID | RULES_CTX_PROCESS_NAME;
-    if (READS(r, F_PROC_EXEPATH))
+    unsigned ctx = FIELD_CTX_PROCESS | RULES_CTX_THREAD_ID | RULES_CTX_PROCESS_NAME;
+    if (r->process & FIELD_PROC_CWD)
         ctx |= RULES_CTX_CWD;
-    bool image = READS(r, F_PROC_EXEPATH, F_PROC_ARGS, F_PROC_CMDLINE);
-    bool parents = READS(r, F_PROC_PPID, F_PROC_PNAME, F_PROC_PCMDLINE, F_PROC_ANAME, F_PROC_APID);
+    bool image = r->process & FIELD_PROC_IMAGE;
+    bool parents = r->process & FIELD_PROC_PARENTS;
+    bool track_all = image || parents || (r->process & (FIELD_PROC_SESSION | FIELD_PROC_ENV | FIELD_PROC_SOCKETS));
+    unsigned exec_opt = exec_optional(r->process);
+    if (parents)
+        ctx |= RULES_CTX_PARENT_THREAD_GROUP_ID;
     int rc = 0;
-    if (image || parents) {
+    if (track_all || exec_opt) {
         /* the first process; each child, in its parent's context; each
-         * exec; each exit (a reused id is a new process) */
+         * exec; each exit (a reused id is a new process). Facts of an
+         * exec pass to the children (fork copies them). The environment
+         * comes with sentry/execve always, with container/start when asked. */
         static const char *const track[] = {"container/start", "sentry/clone", "sentry/execve", "sentry/task_exit"};
-        for (size_t i = 0; i < sizeof(track) / sizeof(track[0]); i++)
-            rc |= rules_needs_add(a->out, track[i], 0, ctx, RULES_WHY_PROCESS);
+        for (size_t i = 0; i < sizeof(track) / sizeof(track[0]); i++) {
+            bool exec = strcmp(track[i], "sentry/execve") == 0;
+            bool start = i == 0;
+            /* is_exe_writable compares the binary's owner with the exec's credentials */
+            unsigned c = ctx | (exec && (r->process & FIELD_PROC_BINARY) ? RULES_CTX_CREDENTIALS : 0);
+            unsigned opt = exec ? exec_opt : start && (r->process & FIELD_PROC_ENV) ? RULES_OPT_ENV : 0;
+            rc |= rules_needs_add_since(a->out, track[i], opt, c, RULES_WHY_PROCESS, exec ? r->release : 0,
+                                        exec ? r->release_field : NULL);
+        }
+    }
+    if (r->process & FIELD_PROC_SESSION) {
+        /* setsid is schematized; setpgid is a raw point, whose context
+         * comes only with its enter point (runsc 2022-12) */
+        rc |= rules_needs_add(a->out, "syscall/setsid/exit", 0, FIELD_CTX_PROCESS, RULES_WHY_PROCESS);
+        rc |= rules_needs_add(a->out, "syscall/sysno/109/exit", 0, FIELD_CTX_PROCESS, RULES_WHY_PROCESS);
+        rc |= rules_needs_add(a->out, "syscall/sysno/109/enter", 0, FIELD_CTX_PROCESS, RULES_WHY_RAW_CONTEXT);
+    }
+    if (r->process & FIELD_PROC_SOCKETS) {
+        static const char *const sockets[] = {"syscall/socket/exit", "syscall/socketpair/exit",
+                                              "syscall/accept/exit", "syscall/accept4/exit", "syscall/connect/exit",
+                                              "syscall/bind/exit", "syscall/dup/exit", "syscall/dup2/exit",
+                                              "syscall/dup3/exit", "syscall/close/exit"};
+        for (size_t i = 0; i < sizeof(sockets) / sizeof(sockets[0]); i++)
+            rc |= rules_needs_add(a->out, sockets[i], 0, FIELD_CTX_PROCESS, RULES_WHY_PROCESS);
     }
     /* comm after an exec is the basename of the path given to execve
      * (python3, not python3.11): runsc 2022-12 sends it only at the
      * syscall's enter point */
-    if (a->execs && READS(r, F_PROC_NAME, F_PROC_CMDLINE)) {
-        rc |= rules_needs_add(a->out, "syscall/execve/enter", 0, CTX_PROCESS, RULES_WHY_PROCESS);
-        rc |= rules_needs_add(a->out, "syscall/execveat/enter", 0, CTX_PROCESS, RULES_WHY_PROCESS);
+    if (a->execs && (r->process & FIELD_PROC_COMM)) {
+        rc |= rules_needs_add(a->out, "syscall/execve/enter", 0, FIELD_CTX_PROCESS, RULES_WHY_PROCESS);
+        rc |= rules_needs_add(a->out, "syscall/execveat/enter", 0, FIELD_CTX_PROCESS, RULES_WHY_PROCESS);
     }
     return rc ? -1 : 0;
 }
 
 int rule_set_rule_needs(const struct rule_set *rs, size_t i, struct rules_needs *out)
 {
+    return rule_set_rule_needs_on(rs, i, NULL, RULES_NEED_ALL, out);
+}
+
+int rule_set_rule_needs_on(const struct rule_set *rs, size_t i, const struct runsc_target *target, unsigned parts,
+                           struct rules_needs *out)
+{
     const struct rule *r = &rs->rules[i];
     if (!r->enabled || r->all_types)
         return 0;
     struct reads reads = {0};
     filter_fields(r->cond, note_field, &reads);
-    for (size_t k = 0; k < r->output.nparts; k++)
+    for (size_t k = 0; k < r->output.nparts && (parts & RULES_NEED_OUTPUT); k++)
         if (r->output.parts[k].has_field)
             note_field(&reads, &r->output.parts[k].field);
-    struct adder a = {.rule = r, .reads = &reads, .out = out};
+    struct adder a = {.rule = r, .reads = &reads, .target = target, .out = out};
     for (unsigned t = 0; t < EVTYPE_SYSCALL_LIMIT; t++)
         if (evtype_set_has(&r->types, t))
             consider_syscall(&a, t);
@@ -322,5 +460,52 @@ int rule_set_rule_needs(const struct rule_set *rs, size_t i, struct rules_needs 
                      sentry_points[k].optional);
     if (a.err || add_process_points(&a) != 0)
         return -1;
+    if (!target)   /* runsc 2022-12: the fields it has (it refuses others) */
+        for (size_t k = 0; k < out->count; k++) {
+            out->items[k].optional &= RULES_OPT_2022;
+            out->items[k].context &= RULES_CTX_2022;
+        }
     return 0;
+}
+
+/* ---- for availability.c and the engine ---- */
+
+size_t needs_type_messages(unsigned type, uint16_t *out, size_t max)
+{
+    size_t n = 0;
+#define PUT(m)                  \
+    do {                        \
+        if (n < max)            \
+            out[n++] = (m);     \
+    } while (0)
+    for (size_t k = 0; k < NSENTRY; k++)
+        if (sentry_points[k].type == type)
+            PUT(sentry_points[k].msg);
+    const char *name = type < EVTYPE_SYSCALL_LIMIT ? evtype_name(type) : NULL;
+    int t = name ? typed_index(name, strlen(name)) : -1;
+    if (t >= 0)
+        PUT(typed[t].msg);
+    /* a syscall without a point of its own, or one whose point came after
+     * runsc 2022-12 (which sends it as the raw point) */
+    if ((t < 0 || typed_release((size_t)t) != RULES_RUNSC_2022_12) && type <= EVTYPE_UNKNOWN)
+        PUT(6);
+#undef PUT
+    return n;
+}
+
+unsigned rule_set_process_keep(const struct rule_set *rs)
+{
+    unsigned process = 0;
+    for (size_t i = 0; rs && i < rs->nrules; i++) {
+        const struct rule *r = &rs->rules[i];
+        if (!r->enabled || !r->cond)
+            continue;
+        struct reads reads = {0};
+        filter_fields(r->cond, note_field, &reads);
+        for (size_t k = 0; k < r->output.nparts; k++)
+            if (r->output.parts[k].has_field)
+                note_field(&reads, &r->output.parts[k].field);
+        process |= reads.process;
+    }
+    return (process & FIELD_PROC_ENV ? PROC_KEEP_ENV : 0) | (process & FIELD_PROC_SOCKETS ? PROC_KEEP_SOCKETS : 0);
 }

@@ -92,6 +92,7 @@ struct rule_set_stats {
     size_t files, lists, macros;
     size_t rules;            /* defined */
     size_t rules_enabled;
+    size_t rules_absent;     /* disabled: their condition needs fields gVisor never reports */
 };
 void rule_set_get_stats(const struct rule_set *rs, struct rule_set_stats *out);
 
@@ -109,6 +110,25 @@ struct rule_info {
     unsigned line;
 };
 void rule_set_rule_info(const struct rule_set *rs, size_t i, struct rule_info *out);
+
+/* ---- rules that need what gVisor never reports ----
+ *
+ * Some Falco fields have no gVisor source (evt.buffer: runsc sends no
+ * data; thread.cap_*: no capabilities; an evt.arg that is a pointer of a
+ * raw syscall): they are known, and always absent. A rule whose condition
+ * needs one is loaded disabled, with one warning naming the rule and the
+ * fields; in "run" mode it runs anyway (its comparisons on them false). A
+ * field only in an output renders <NA>. The mode is process-wide and
+ * applies to the loads that follow (--rules-absent-fields). */
+enum rules_absent_mode { RULES_ABSENT_DISABLE, RULES_ABSENT_RUN };
+void rules_set_absent_mode(enum rules_absent_mode m);
+enum rules_absent_mode rules_get_absent_mode(void);
+/* "disable" or "run": 0, or -1 for another word. */
+int rules_absent_mode_parse(const char *s, enum rules_absent_mode *out);
+/* Rule i's fields that gVisor never reports, as its condition names them
+ * ("evt.buffer, thread.cap_effective"), or NULL; *disabled (may be NULL):
+ * whether the loader disabled the rule for them. */
+const char *rule_set_rule_absent(const struct rule_set *rs, size_t i, bool *disabled);
 
 /* The event types rule i can match, comma separated ("open,openat"), or
  * "all" when its condition does not restrict evt.type. Written into buf
@@ -133,16 +153,24 @@ void rule_set_rule_types(const struct rule_set *rs, size_t i, char *buf, size_t 
  * exit point's context fields only when its enter point is enabled too (it
  * takes the enter's list): a raw exit that needs context brings its enter. */
 
-/* runsc's optional fields, as bits. */
+/* runsc's optional fields, as bits. The last four came with gVisor's 2026
+ * releases (sentry/execve; binary_info itself sends more there since
+ * release-20260714.0). */
 enum {
     RULES_OPT_FD_PATH = 1u << 0,
     RULES_OPT_ENVV = 1u << 1,
     RULES_OPT_ENV = 1u << 2,
     RULES_OPT_BINARY_INFO = 1u << 3,
+    RULES_OPT_BINARY_SHA256 = 1u << 4,   /* part of binary_info before release-20260727.0 */
+    RULES_OPT_BINARY_SHA1 = 1u << 5,
+    RULES_OPT_FD_INFO = 1u << 6,         /* the standard streams */
+    RULES_OPT_PIPE_PROC_INFO = 1u << 7,  /* the processes at the other end of stdin and stdout pipes */
 };
-#define RULES_OPT_COUNT 4
+#define RULES_OPT_COUNT 8
+#define RULES_OPT_2022 (RULES_OPT_FD_PATH | RULES_OPT_ENVV | RULES_OPT_ENV | RULES_OPT_BINARY_INFO)
 
-/* runsc's context fields, as bits, in `runsc trace metadata` order. */
+/* runsc's context fields, as bits, in `runsc trace metadata` order (the
+ * last two since release-20260525.0 and release-20260721.0). */
 enum {
     RULES_CTX_TIME = 1u << 0,
     RULES_CTX_THREAD_ID = 1u << 1,
@@ -153,9 +181,31 @@ enum {
     RULES_CTX_CREDENTIALS = 1u << 6,
     RULES_CTX_CWD = 1u << 7,
     RULES_CTX_PROCESS_NAME = 1u << 8,
+    RULES_CTX_PARENT_THREAD_GROUP_ID = 1u << 9,
+    RULES_CTX_IS_EXEC_SESSION = 1u << 10,
 };
-#define RULES_CTX_COUNT 9
+#define RULES_CTX_COUNT 11
 #define RULES_CTX_ALL ((1u << RULES_CTX_COUNT) - 1)
+/* What runsc 2022-12 has: every context field but the 2026 ones. */
+#define RULES_CTX_2022 ((1u << 9) - 1)
+/* Asked for where a runsc has it, never missed where it has not: the
+ * process table knows the parent without it. */
+#define RULES_CTX_BEST_EFFORT RULES_CTX_PARENT_THREAD_GROUP_ID
+
+/* gVisor releases that added what rules read, oldest first: a rule needs
+ * the newest of those its fields come from (rules/README.md lists which
+ * field came with which). */
+enum rules_runsc_release {
+    RULES_RUNSC_2022_12 = 0,     /* 0.0~20221219 (Debian 12): the baseline */
+    RULES_RUNSC_20260525,        /* context parent_thread_group_id */
+    RULES_RUNSC_20260714,        /* sentry/mmap; exec: binary on the upper layer, its inode */
+    RULES_RUNSC_20260721,        /* context is_exec_session; syscall/mmap; exec: fd_info, ctime, lower layer */
+    RULES_RUNSC_20260727,        /* syscall/listen, syscall/ptrace; exec: memfd, size, execfn, hashes; mmap layers */
+    RULES_RUNSC_20260817,        /* exec: pipe_proc_info */
+    RULES_RUNSC_RELEASE_COUNT
+};
+/* "release-20260714.0", "0.0~20221219" for the baseline. */
+const char *rules_runsc_release_name(unsigned release);
 
 /* runsc's name of bit number i ("fd_path", "thread_group_start_time"), or
  * NULL past the last. */
@@ -164,8 +214,9 @@ const char *rules_context_name(unsigned i);
 /* The bit a name means, or 0 for a name runsc does not have. */
 unsigned rules_optional_parse(const char *name);
 unsigned rules_context_parse(const char *name);
-/* The optional fields runsc 2022-12 offers at point (bits; 0 at a point
- * with none, or one it does not have). */
+/* The optional fields runsc offers at point (bits; 0 at a point with none,
+ * or one it does not have): runsc 2022-12's, and the 2026 releases' at
+ * their points (a runsc_target says what one runsc has). */
 unsigned rules_point_optional(const char *point);
 
 #define RULES_POINT_MAX 48   /* "syscall/inotify_add_watch/enter", "syscall/sysno/470/enter" */
@@ -181,6 +232,11 @@ struct rules_need {
     char point[RULES_POINT_MAX];
     unsigned optional, context;     /* RULES_OPT_*, RULES_CTX_* bits */
     unsigned why;                   /* RULES_WHY_* */
+    /* The oldest release whose events here carry what the rule reads
+     * (RULES_RUNSC_*; beyond the fields runsc lists, binary_info sends more
+     * in newer releases), and the field that needs it (static; NULL at 0). */
+    unsigned release;
+    const char *release_field;
 };
 
 /* Points, one entry each, sorted by name. */
@@ -192,12 +248,29 @@ struct rules_needs {
 /* Adds (or merges into the entry of) point; 0, or -1 out of memory or a
  * name longer than RULES_POINT_MAX - 1. */
 int rules_needs_add(struct rules_needs *n, const char *point, unsigned optional, unsigned context, unsigned why);
+/* The same, raising the entry's release to release (for field). */
+int rules_needs_add_since(struct rules_needs *n, const char *point, unsigned optional, unsigned context, unsigned why,
+                          unsigned release, const char *field);
 const struct rules_need *rules_needs_find(const struct rules_needs *n, const char *point);
 void rules_needs_free(struct rules_needs *n);
 
-/* Adds what rule i needs to out (nothing when it is disabled). 0, or -1 out
- * of memory. */
+/* Adds what rule i needs to out (nothing when it is disabled), on runsc
+ * 2022-12. 0, or -1 out of memory. */
 int rule_set_rule_needs(const struct rule_set *rs, size_t i, struct rules_needs *out);
+
+/* The same for a given runsc (runsc_target.h): an event type maps to the
+ * schematized point target has (syscall/ptrace/exit), else to the raw one
+ * (syscall/sysno/101/exit, as on runsc 2022-12); NULL: runsc 2022-12 (its
+ * fields only). What target lacks stays in out (runsc_target_warn says it,
+ * runsc_target_keep leaves it out). */
+struct runsc_target;
+enum {
+    RULES_NEED_CONDITION = 0,        /* what the condition reads: the rule raises nothing without it */
+    RULES_NEED_OUTPUT = 1u << 0,     /* and the output's fields (<NA> without them) */
+    RULES_NEED_ALL = RULES_NEED_OUTPUT,
+};
+int rule_set_rule_needs_on(const struct rule_set *rs, size_t i, const struct runsc_target *target, unsigned parts,
+                           struct rules_needs *out);
 
 /* ---- evaluation ---- */
 

@@ -17,6 +17,7 @@
 #include "clock.h"
 #include "decode.h"
 #include "rules.h"
+#include "runsc_target.h"
 #include "tracefile.h"
 #include "wire.h"
 #include "yaml_tree.h"
@@ -28,7 +29,8 @@ enum { RC_OK = 0, RC_FAILED = 1, RC_USAGE = 2 };
 static void usage(FILE *out)
 {
     fprintf(out,
-            "Usage: seccheckd rules check [--pod-init FILE] PATH...\n"
+            "Usage: seccheckd rules check [--pod-init FILE] [--runsc PATH | --runsc-metadata FILE]\n"
+            "                             [--rules-absent-fields disable|run] PATH...\n"
             "       seccheckd rules test PATH... (--trace FILE... | --db DB) [options]\n"
             "Checks Falco-format rules files, or evaluates them offline.\n"
             "\n"
@@ -39,6 +41,17 @@ static void usage(FILE *out)
             "  --pod-init FILE    a runsc pod-init config (seccheckd gvisor-config): warns, as\n"
             "                     FILE:LINE: warning: ..., for each point, optional or context field\n"
             "                     a rule needs that FILE does not enable (exit 0 all the same)\n"
+            "  --runsc PATH       the runsc the rules run with: warns for each rule that reads what it\n"
+            "                     does not send (a newer release does); 2022-12: runsc 0.0~20221219,\n"
+            "                     built in [runsc in PATH, else 2022-12; asked only when a rule needs\n"
+            "                     more than runsc 2022-12 sends]\n"
+            "  --runsc-metadata FILE\n"
+            "                     what `runsc trace metadata` printed, saved, as the target\n"
+            "  --rules-absent-fields disable|run\n"
+            "                     rules whose condition needs a field gVisor never reports\n"
+            "                     (evt.buffer, thread.cap_*...) are loaded disabled, each listed\n"
+            "                     with those fields [disable]; run: load them enabled anyway\n"
+            "                     (check and test)\n"
             "test:  prints each alert as one Falco JSON line on standard output, and the alerts\n"
             "       per rule on standard error.\n"
             "  --trace FILE...    gVisor tracereplay files, each one sandbox connection\n"
@@ -54,6 +67,7 @@ static void usage(FILE *out)
             "                     times, over traces this run's; never the events' own times)\n"
             "  --max-processes N  process table bound [%d]\n"
             "  --hostname NAME    the alerts' hostname [this host's]\n"
+            "  --rules-absent-fields disable|run   as for check\n"
             "  --help, -h         this text\n"
             "\n"
             "Exit status: 0 done, 1 a trace or database could not be read, 2 usage error or\n"
@@ -200,16 +214,31 @@ static const char *why_text(unsigned why)
     return "runsc 2022-12 sends the context fields of a raw exit point only with its enter point enabled";
 }
 
-/* Warns for what each enabled rule needs that config does not enable. The
- * number of warnings, or -1 out of memory. */
-static long check_pod_init(const struct rule_set *rs, const char *config, const struct rules_needs *have)
+/* What rule i needs on target (NULL: runsc 2022-12), without what target
+ * lacks (said by check_runsc). 0, or -1 out of memory. */
+static int needs_on(const struct rule_set *rs, size_t i, const struct runsc_target *target, struct rules_needs *out)
+{
+    struct rules_needs all = {0};
+    int rc = rule_set_rule_needs_on(rs, i, target, RULES_NEED_ALL, &all);
+    if (rc == 0 && target)
+        rc = runsc_target_keep(target, &all, out);
+    else if (rc == 0)
+        *out = all, all = (struct rules_needs){0};
+    rules_needs_free(&all);
+    return rc;
+}
+
+/* Warns for what each enabled rule needs that config does not enable (of
+ * what target has). The number of warnings, or -1 out of memory. */
+static long check_pod_init(const struct rule_set *rs, const char *config, const struct rules_needs *have,
+                           const struct runsc_target *target)
 {
     long warnings = 0;
     for (size_t i = 0; i < rule_set_rule_count(rs); i++) {
         struct rule_info info;
         rule_set_rule_info(rs, i, &info);
         struct rules_needs need = {0};
-        if (rule_set_rule_needs(rs, i, &need) != 0) {
+        if (needs_on(rs, i, target, &need) != 0) {
             rules_needs_free(&need);
             return -1;
         }
@@ -224,7 +253,8 @@ static long check_pod_init(const struct rule_set *rs, const char *config, const 
             }
             warnings += (long)warn_fields(&info, config, n->point, n->optional & ~h->optional, "optional",
                                           rules_optional_name);
-            warnings += (long)warn_fields(&info, config, n->point, n->context & ~h->context, "context",
+            warnings += (long)warn_fields(&info, config, n->point,
+                                          n->context & ~h->context & ~(unsigned)RULES_CTX_BEST_EFFORT, "context",
                                           rules_context_name);
         }
         rules_needs_free(&need);
@@ -236,32 +266,100 @@ static void print_summary(const struct rule_set *rs)
 {
     struct rule_set_stats st;
     rule_set_get_stats(rs, &st);
-    printf("%zu list%s, %zu macro%s, %zu rule%s (%zu enabled) in %zu file%s\n", st.lists, cli_plural(st.lists),
-           st.macros, cli_plural(st.macros), st.rules, cli_plural(st.rules), st.rules_enabled, st.files,
-           cli_plural(st.files));
+    printf("%zu list%s, %zu macro%s, %zu rule%s (%zu enabled", st.lists, cli_plural(st.lists), st.macros,
+           cli_plural(st.macros), st.rules, cli_plural(st.rules), st.rules_enabled);
+    if (st.rules_absent)
+        printf(", %zu disabled: fields gVisor never reports", st.rules_absent);
+    printf(") in %zu file%s\n", st.files, cli_plural(st.files));
     char types[4096];
     for (size_t i = 0; i < rule_set_rule_count(rs); i++) {
         struct rule_info info;
         rule_set_rule_info(rs, i, &info);
         rule_set_rule_types(rs, i, types, sizeof(types));
+        bool absent_off;
+        const char *absent = rule_set_rule_absent(rs, i, &absent_off);
         printf("  %s [%s%s]: %s\n", info.name, rules_priority_name(info.priority), info.enabled ? "" : ", disabled",
                types);
+        if (absent)
+            printf("    %s fields gVisor never reports: %s\n", absent_off ? "disabled, needs" : "needs", absent);
     }
 }
 
-/* check's own option, first: "--pod-init FILE" or "--pod-init=FILE". The
- * index of the first PATH, or -1 after a usage error. */
-static int parse_check(int argc, char **argv, const char **pod_init)
+/* --rules-absent-fields MODE: 0, or RC_USAGE said. */
+static int set_absent_mode(const char *v)
 {
-    int first = 1;
-    if (argc > 1 && strncmp(argv[1], "--pod-init", 10) == 0 && (argv[1][10] == '=' || argv[1][10] == '\0')) {
-        bool joined = argv[1][10] == '=';
-        *pod_init = joined ? argv[1] + 11 : argc > 2 ? argv[2] : "";
-        first = joined ? 2 : 3;
-        if (!**pod_init) {
-            usage_error("--pod-init needs a FILE", NULL);
+    enum rules_absent_mode m;
+    if (rules_absent_mode_parse(v, &m) != 0)
+        return usage_error("--rules-absent-fields: expected disable or run, got", v);
+    rules_set_absent_mode(m);
+    return RC_OK;
+}
+
+/* Rules whose condition reads what target does not send (they raise
+ * nothing for it; an output field would only be <NA>): a warning for each
+ * part; the number of such rules, or -1 out of memory. */
+static long check_runsc(const struct rule_set *rs, const struct runsc_target *target, FILE *out)
+{
+    long rules = 0;
+    for (size_t i = 0; i < rule_set_rule_count(rs); i++) {
+        struct rule_info info;
+        rule_set_rule_info(rs, i, &info);
+        struct rules_needs need = {0};
+        if (rule_set_rule_needs_on(rs, i, target, RULES_NEED_CONDITION, &need) != 0) {
+            rules_needs_free(&need);
             return -1;
         }
+        rules += runsc_target_warn(target, info.file, info.line, info.name, &need, out) > 0;
+        rules_needs_free(&need);
+    }
+    return rules;
+}
+
+struct check_options {
+    const char *pod_init, *runsc, *metadata, *absent;
+};
+
+/* A check option at argv[*i] ("--NAME V" or "--NAME=V"): 1 taken, 0 not
+ * this one, -1 without a value. */
+static int check_option(int argc, char **argv, int *i, const char *name, const char **value)
+{
+    size_t n = strlen(name);
+    if (strncmp(argv[*i], name, n) != 0 || (argv[*i][n] != '=' && argv[*i][n] != '\0'))
+        return 0;
+    *value = argv[*i][n] == '=' ? argv[*i] + n + 1 : *i + 1 < argc ? argv[++*i] : "";
+    return **value ? 1 : -1;
+}
+
+/* check's own options, first. The index of the first PATH, or -1 after a
+ * usage error. */
+static int parse_check(int argc, char **argv, struct check_options *o)
+{
+    int first = 1;
+    for (; first < argc; first++) {
+        int rc = check_option(argc, argv, &first, "--pod-init", &o->pod_init);
+        if (rc == 0)
+            rc = check_option(argc, argv, &first, "--runsc", &o->runsc);
+        if (rc == 0)
+            rc = check_option(argc, argv, &first, "--runsc-metadata", &o->metadata);
+        if (rc == 0)
+            rc = check_option(argc, argv, &first, "--rules-absent-fields", &o->absent);
+        if (rc < 0) {
+            usage_error(strncmp(argv[first], "--pod-init", 10) == 0 ? "--pod-init needs a FILE"
+                        : strncmp(argv[first], "--runsc-metadata", 16) == 0 ? "--runsc-metadata needs a FILE"
+                        : strncmp(argv[first], "--rules-absent-fields", 21) == 0
+                            ? "--rules-absent-fields needs disable or run"
+                            : "--runsc needs a PATH",
+                        NULL);
+            return -1;
+        }
+        if (rc == 0)
+            break;
+    }
+    if (o->absent && set_absent_mode(o->absent) != RC_OK)
+        return -1;
+    if (o->runsc && o->metadata) {
+        usage_error("--runsc and --runsc-metadata both name the target: give one", NULL);
+        return -1;
     }
     const char *bad = NULL;
     for (int i = first; i < argc && !bad; i++)
@@ -274,12 +372,39 @@ static int parse_check(int argc, char **argv, const char **pod_init)
     return first;
 }
 
+/* The runsc the rules are checked for: the one named, else (only when a
+ * rule needs more than runsc 2022-12 sends) runsc in PATH. *have false:
+ * none needed. 0, or RC_USAGE / RC_FAILED said. */
+static int check_target(const struct rule_set *rs, const struct check_options *o, struct runsc_target *t, bool *have)
+{
+    *have = false;
+    if (!o->runsc && !o->metadata) {
+        struct runsc_target base;
+        if (runsc_target_2022(&base) != 0) {
+            fprintf(stderr, PROG ": out of memory\n");
+            return RC_FAILED;
+        }
+        long more = check_runsc(rs, &base, NULL);
+        runsc_target_free(&base);
+        if (more <= 0)
+            return more < 0 ? (fprintf(stderr, PROG ": out of memory\n"), RC_FAILED) : RC_OK;
+    }
+    char err[512];
+    if (runsc_target_resolve(t, o->runsc, o->metadata, err, sizeof(err)) != 0) {
+        fprintf(stderr, PROG ": %s (--runsc 2022-12 checks against runsc 0.0~20221219)\n", err);
+        return o->runsc || o->metadata ? RC_USAGE : RC_FAILED;
+    }
+    *have = true;
+    return RC_OK;
+}
+
 static int check_main(int argc, char **argv)
 {
-    const char *pod_init = NULL;
-    int first = parse_check(argc, argv, &pod_init);
+    struct check_options o = {0};
+    int first = parse_check(argc, argv, &o);
     if (first < 0)
         return RC_USAGE;
+    const char *pod_init = o.pod_init;
     struct rules_needs have = {0};
     struct rule_set *rs = NULL;
     if (!pod_init || read_pod_init(pod_init, &have) == 0)
@@ -287,17 +412,29 @@ static int check_main(int argc, char **argv)
     int rc = rs ? RC_OK : RC_USAGE;
     if (rs)
         print_summary(rs);
-    long w = rs && pod_init ? check_pod_init(rs, pod_init, &have) : 0;
+    struct runsc_target target = {0};
+    bool have_target = false;
+    if (rs)
+        rc = check_target(rs, &o, &target, &have_target);
+    long newer = rc == RC_OK && have_target ? check_runsc(rs, &target, stderr) : 0;
+    if (newer > 0)
+        printf("%ld rule%s need%s more than %s sends: %s, and raise%s no alert for what is not sent\n", newer,
+               cli_plural((uint64_t)newer), newer == 1 ? "s" : "", target.label, newer == 1 ? "it loads" : "they load",
+               newer == 1 ? "s" : "");
+    long w = rc == RC_OK && pod_init ? check_pod_init(rs, pod_init, &have, have_target ? &target : NULL) : 0;
+    if (newer < 0)
+        w = -1;
     if (w < 0) {
         fprintf(stderr, PROG ": out of memory\n");
         rc = RC_FAILED;
     } else if (w > 0) {
         printf("%s: %ld warning%s: some rules would miss events (seccheckd gvisor-config --rules writes a config "
                "with everything they need)\n", pod_init, w, cli_plural((uint64_t)w));
-    } else if (rs && pod_init) {
+    } else if (rs && rc == RC_OK && pod_init) {
         printf("%s: enables everything the enabled rules need\n", pod_init);
     }
     rules_needs_free(&have);
+    runsc_target_free(&target);
     rule_set_free(rs);
     return rc;
 }
@@ -509,6 +646,9 @@ static int parse_test(int argc, char **argv, struct test_options *o)
             o->cfg.max_processes = (size_t)u;
         } else if ((v = value_of(argc, argv, &i, "--hostname"))) {
             snprintf(o->hostname, sizeof(o->hostname), "%s", v);
+        } else if ((v = value_of(argc, argv, &i, "--rules-absent-fields"))) {
+            if (set_absent_mode(v) != RC_OK)
+                return RC_USAGE;
         } else {
             return usage_error("test: unknown option", a);
         }

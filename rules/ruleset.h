@@ -31,6 +31,8 @@ struct rule {
     bool all_types;               /* no evt.type restriction */
     bool sees_enter;              /* tests evt.dir: syscall enter points reach it */
     bool names_point;             /* tests gvisor.point: sees an exec's syscall exit too */
+    const char *absent_fields;    /* what its condition needs that gVisor never reports (availability.h) */
+    bool absent_disabled;         /* disabled for them */
 };
 
 /* Rule indices per event type: ids[off[t] .. off[t + 1]). */
@@ -47,6 +49,11 @@ struct rule_set {
     uint32_t nslots;              /* distinct fields read: the engine's value cache */
     struct rule_index exits;      /* exit points and every non-syscall point */
     struct rule_index enters;     /* syscall enter points */
+    struct filter_owned *owned;   /* what conditions hold outside the arena (compiled regexes) */
 };
+
+/* What the process table must keep for the enabled rules (PROC_KEEP_*,
+ * proctab.h): rules/needs.c. */
+unsigned rule_set_process_keep(const struct rule_set *rs);
 
 #endif

@@ -12,12 +12,14 @@ packages=(
     libssl-dev                             # hashing (tamper-evidence chain)
     libpq-dev                              # seccheckd forward: the central PostgreSQL client
     libyaml-dev                            # rules files (Falco's YAML format)
+    libre2-dev                             # the rules' regex operator (RE2, as libsinsp)
     libcurl4-openssl-dev                   # alerts to falcosidekick / webhooks (--alerts-url)
     postgresql                             # a real server (15) for the forward tests and bench
     libcmocka-dev                          # unit tests
     runsc                                  # real gVisor for the end-to-end test
     netcat-openbsd redis-server            # what the default rules' e2e runs in sandboxes (nc; ordinary work)
     python3                                # baseline listener in bench/
+    python3-protobuf protobuf-compiler     # the tests' own gVisor packets (tests/support/gvisor_packets.py)
     systemd                                # systemd-analyze, to verify the unit files
     clang libclang-rt-14-dev               # libFuzzer for scripts/fuzz.sh
 )

@@ -9,18 +9,20 @@
 #include "cli.h"
 #include "json.h"
 #include "rules.h"
+#include "runsc_target.h"
 #include "strbuf.h"
 
 /* The points of the exec group with the optional fields worth collecting
  * there. Names as in `runsc trace metadata` (runsc 2022-12 and current
- * gVisor). */
+ * gVisor; a target without some keeps the rest). The binary's hashes are
+ * left out: runsc reads the whole file for them. */
 static const struct {
     const char *name;
     unsigned optional;
 } exec_points[] = {
     {"container/start", RULES_OPT_ENV},
     {"sentry/clone", 0},
-    {"sentry/execve", RULES_OPT_BINARY_INFO},
+    {"sentry/execve", RULES_OPT_BINARY_INFO | RULES_OPT_FD_INFO | RULES_OPT_PIPE_PROC_INFO},
     {"sentry/exit_notify_parent", 0},
     {"sentry/task_exit", 0},
     {"syscall/execve/enter", RULES_OPT_ENVV},
@@ -54,7 +56,8 @@ static int add_syscalls(struct rules_needs *out, const char *const *names, size_
     return 0;
 }
 
-/* 0, or 1 out of memory (said). */
+/* The groups' points, every context field (the target's). 0, or 1 out of
+ * memory (said). */
 static int add_groups(struct rules_needs *out, bool exec, bool files, bool net)
 {
     int rc = 0;
@@ -67,9 +70,11 @@ static int add_groups(struct rules_needs *out, bool exec, bool files, bool net)
     return rc ? out_of_memory() : 0;
 }
 
-/* What every enabled rule of the files needs. 0, 2 when they do not load
- * (errors printed), 1 out of memory (said). */
-static int add_rules(struct rules_needs *out, const char *const *paths, size_t n)
+/* What every enabled rule of the files needs, on target; a warning for
+ * each part of what a condition reads that target lacks (the rule loads
+ * all the same, and misses what it is not sent). 0, 2 when they do not load (errors printed), 1 out of
+ * memory (said). */
+static int add_rules(struct rules_needs *out, const char *const *paths, size_t n, const struct runsc_target *target)
 {
     struct rules_diag diag = {0};
     struct rule_set *rs = rule_set_load(paths, n, &diag);
@@ -80,8 +85,27 @@ static int add_rules(struct rules_needs *out, const char *const *paths, size_t n
         return 2;
     }
     int rc = 0;
-    for (size_t i = 0; i < rule_set_rule_count(rs) && rc == 0; i++)
-        rc = rule_set_rule_needs(rs, i, out);
+    size_t short_rules = 0;
+    for (size_t i = 0; i < rule_set_rule_count(rs) && rc == 0; i++) {
+        struct rules_needs need = {0}, cond = {0};
+        rc = rule_set_rule_needs_on(rs, i, target, RULES_NEED_ALL, &need);
+        if (rc == 0)
+            rc = rule_set_rule_needs_on(rs, i, target, RULES_NEED_CONDITION, &cond);
+        if (rc == 0) {
+            struct rule_info info;
+            rule_set_rule_info(rs, i, &info);
+            short_rules += runsc_target_warn(target, info.file, info.line, info.name, &cond, stderr) > 0;
+            for (size_t k = 0; k < need.count && rc == 0; k++)
+                rc = rules_needs_add(out, need.items[k].point, need.items[k].optional, need.items[k].context,
+                                     need.items[k].why);
+        }
+        rules_needs_free(&need);
+        rules_needs_free(&cond);
+    }
+    if (rc == 0 && short_rules)
+        fprintf(stderr, "seccheckd gvisor-config: %zu rule%s need%s more than %s sends: the config enables what it "
+                "has (a newer runsc: --runsc PATH)\n", short_rules, cli_plural(short_rules),
+                short_rules == 1 ? "s" : "", target->label);
     rule_set_free(rs);
     return rc ? out_of_memory() : 0;
 }
@@ -126,14 +150,22 @@ static void print_config(const struct rules_needs *points, const char *socket, l
 static void usage(FILE *out)
 {
     fprintf(out, "Usage: seccheckd gvisor-config [--points exec|files|net|all[,...]] [--rules PATH...]\n"
+                 "                                [--runsc PATH | --runsc-metadata FILE]\n"
                  "                                [--socket PATH] [--retries N]\n"
                  "Prints a runsc pod-init config (runsc --pod-init-config=FILE) that traces the chosen\n"
-                 "points to seccheckd's socket.\n"
+                 "points to seccheckd's socket, with only the points and fields the target runsc has\n"
+                 "(runsc refuses one it does not know, and the sandbox does not start).\n"
                  "  --points GROUPS  exec: container start, clone, exec, exit; files: open, close, chdir,\n"
                  "                   dup, fcntl...; net: socket, connect, bind, accept; all\n"
                  "                   [exec, unless --rules is given]\n"
                  "  --rules PATH...  exactly the points, optional and context fields the enabled rules of\n"
-                 "                   these rules files (or directories) read (with --points: both)\n"
+                 "                   these rules files (or directories) read (with --points: both); a\n"
+                 "                   warning names each rule that needs more than the target sends\n"
+                 "  --runsc PATH     the runsc the config is for: asks it (`runsc trace metadata`);\n"
+                 "                   2022-12: runsc 0.0~20221219 (Debian 12), built in\n"
+                 "                   [runsc in PATH, else 2022-12]\n"
+                 "  --runsc-metadata FILE\n"
+                 "                   what `runsc trace metadata` printed, saved (a runsc elsewhere)\n"
                  "  --socket PATH    seccheckd's socket [/tmp/seccheck.sock]\n"
                  "  --retries N      times the sandbox retries a full socket before dropping [0]\n");
 }
@@ -163,11 +195,13 @@ int gvisor_config_main(int argc, char **argv)
 {
     static const struct option opts[] = {{"points", required_argument, NULL, 'p'},
                                          {"rules", required_argument, NULL, 'R'},
+                                         {"runsc", required_argument, NULL, 'n'},
+                                         {"runsc-metadata", required_argument, NULL, 'm'},
                                          {"socket", required_argument, NULL, 's'},
                                          {"retries", required_argument, NULL, 'r'},
                                          {"help", no_argument, NULL, 'h'},
                                          {NULL, 0, NULL, 0}};
-    const char *points = NULL, *socket = "/tmp/seccheck.sock";
+    const char *points = NULL, *socket = "/tmp/seccheck.sock", *runsc = NULL, *metadata = NULL;
     const char **rules = calloc((size_t)argc + 1, sizeof(*rules));
     size_t nrules = 0;
     long retries = 0;
@@ -181,6 +215,8 @@ int gvisor_config_main(int argc, char **argv)
         switch (ch) {
         case 'p': points = optarg; break;
         case 'R': rules[nrules++] = optarg; break;
+        case 'n': runsc = optarg; break;
+        case 'm': metadata = optarg; break;
         case 's': socket = optarg; break;
         case 'r':
             retries = strtol(optarg, &end, 10);
@@ -203,14 +239,29 @@ int gvisor_config_main(int argc, char **argv)
                         "got '%s'\n", optind < argc ? argv[optind] : groups);
         rc = 2;
     }
-    struct rules_needs needs = {0};
+    if (rc == 0 && runsc && metadata) {
+        fprintf(stderr, "seccheckd gvisor-config: --runsc and --runsc-metadata both name the target: give one\n");
+        rc = 2;
+    }
+    struct runsc_target target = {0};
+    char err[512];
+    if (rc == 0 && runsc_target_resolve(&target, runsc, metadata, err, sizeof(err)) != 0) {
+        fprintf(stderr, "seccheckd gvisor-config: %s (--runsc 2022-12 writes a config for runsc 0.0~20221219)\n",
+                err);
+        rc = 1;
+    }
+    struct rules_needs needs = {0}, kept = {0};
     if (rc == 0)
         rc = add_groups(&needs, exec, files, net);
     if (rc == 0 && nrules)
-        rc = add_rules(&needs, rules, nrules);
+        rc = add_rules(&needs, rules, nrules, &target);
+    if (rc == 0 && runsc_target_keep(&target, &needs, &kept) != 0)
+        rc = out_of_memory();
     if (rc == 0)
-        print_config(&needs, socket, retries);
+        print_config(&kept, socket, retries);
     rules_needs_free(&needs);
+    rules_needs_free(&kept);
+    runsc_target_free(&target);
     free(rules);
     return rc == HELP_SHOWN ? 0 : rc;
 }

@@ -202,6 +202,7 @@ static struct rule_set *load_rules(const struct options *o)
     const char *paths[OPTIONS_RULES_MAX];
     size_t n = options_rules_paths(o, &copy, paths, OPTIONS_RULES_MAX);
     struct rules_diag diag = {0};
+    rules_set_absent_mode(o->rules_absent_run ? RULES_ABSENT_RUN : RULES_ABSENT_DISABLE);
     struct rule_set *rs = rule_set_load(paths, n, &diag);
     log_rules_diag(&diag);
     if (rs) {

@@ -59,6 +59,17 @@ static int parse_on_full(struct options *o, const char *v, char *err, size_t err
     return 0;
 }
 
+static int parse_rules_absent(struct options *o, const char *v, char *err, size_t errlen)
+{
+    enum rules_absent_mode m;
+    if (rules_absent_mode_parse(v, &m) != 0) {
+        snprintf(err, errlen, "--rules-absent-fields: expected disable or run, got '%s'", v);
+        return -1;
+    }
+    o->rules_absent_run = m == RULES_ABSENT_RUN;
+    return 0;
+}
+
 /* One sink or several ("sqlite,ndjson"): every event goes to each. */
 static int parse_sink(struct options *o, const char *v, char *err, size_t errlen)
 {
@@ -368,6 +379,9 @@ static const struct option_def defs[] = {
     {"rules", "PATH", KIND_CUSTOM, CUSTOM(rules, parse_rules), LIVE,
      "Falco rules file, or directory of *.yaml files, evaluated on every\nevent (repeat for more; SIGHUP reloads "
      "them)", "none"},
+    {"rules-absent-fields", "disable|run", KIND_CUSTOM, CUSTOM(rules_absent_run, parse_rules_absent), LIVE,
+     "a rule whose condition needs a field gVisor never reports\n(evt.buffer, thread.cap_*...) is loaded disabled, "
+     "with a warning\nnaming it; run: load it enabled anyway (those fields are\nalways absent)", "disable"},
     {"alerts-out", "PATH", KIND_STRING, STR(alerts_out), RESTART,
      "write each alert as a line of Falco's JSON here (- : stdout)", "none"},
     {"alerts-max-size", "BYTES", KIND_CUSTOM, CUSTOM(alerts_max_bytes, parse_alerts_max), RESTART,

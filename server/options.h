@@ -42,6 +42,7 @@ struct options {
     char *keep_containers, *drop_containers;    /* reloadable */
     int log_level;                              /* reloadable */
     char *rules;                /* reloadable: rules files and directories, one per line; NULL: no rules */
+    bool rules_absent_run;      /* reloadable: run rules needing fields gVisor never reports (rules.h) */
     char *alerts_out;           /* Falco JSON lines ("-": stdout); NULL: none */
     uint64_t alerts_max_bytes;  /* rotate past this size; 0: never */
     uint64_t alerts_keep;       /* rotated files kept */

@@ -52,14 +52,34 @@ static const char views_sql[] =
      * latest if a pid was reused; not a thread the group made itself. parent_thread_group_id, where the sandbox sends it, is
      * the parent now (after a reparenting): the clone's name is given
      * only when that is the same process. NULL when unknown: no clone
-     * point, or not collected (group_id, process_name, time). */
+     * point, or not collected (group_id, process_name, time).
+     * What gVisor's 2026 releases add, NULL where runsc did not send it:
+     * layer (upper, lower, upper+lower; none: a binary in neither, shown
+     * by the ctime release-20260721.0 sends with the lower flag), in_memfd
+     * (1/0 where binary_size or nlink show release-20260727.0),
+     * exec_session (the context's is_exec_session), and the processes at
+     * the other ends of stdin and stdout pipes as their contexts name them. */
     "CREATE VIEW execs AS\n"
     "SELECT e.id, e.conn_id, e.time_ns, datetime(e.time_ns / 1000000000, 'unixepoch') AS time, e.container_id,\n"
     "       e.thread_group_id, coalesce(nullif(e.parent_thread_group_id, 0), p.thread_group_id) AS parent_thread_group_id,\n"
     "       CASE WHEN coalesce(e.parent_thread_group_id, 0) = 0 OR e.parent_thread_group_id = p.thread_group_id\n"
     "            THEN p.process_name END AS parent_name,\n"
     "       json_extract(e.detail, '$.binary_path') AS binary_path, json_extract(e.detail, '$.argv') AS argv, e.cwd,\n"
-    "       e.real_uid\n"
+    "       e.real_uid,\n"
+    "       CASE WHEN json_type(e.detail, '$.binary_overlayfs_upper') = 'true'\n"
+    "            THEN CASE WHEN json_type(e.detail, '$.binary_overlayfs_lower') = 'true' THEN 'upper+lower' ELSE 'upper' END\n"
+    "            WHEN json_type(e.detail, '$.binary_overlayfs_lower') = 'true' THEN 'lower'\n"
+    "            WHEN json_type(e.detail, '$.binary_ctime') = 'object' THEN 'none' END AS layer,\n"
+    "       CASE WHEN (json_type(e.detail, '$.binary_size') IN ('integer', 'real') AND json_extract(e.detail, '$.binary_size') > 0)\n"
+    "              OR (json_type(e.detail, '$.binary_nlink') IN ('integer', 'real') AND json_extract(e.detail, '$.binary_nlink') > 0)\n"
+    "            THEN CASE WHEN json_type(e.detail, '$.binary_in_memfd') = 'true' THEN 1 ELSE 0 END END AS in_memfd,\n"
+    "       e.is_exec_session AS exec_session,\n"
+    "       CASE WHEN json_type(e.detail, '$.pipe_input_proc.context_data.thread_group_id') = 'integer'\n"
+    "            THEN json_extract(e.detail, '$.pipe_input_proc.context_data.thread_group_id') END AS pipe_input_pid,\n"
+    "       json_extract(e.detail, '$.pipe_input_proc.context_data.process_name') AS pipe_input_name,\n"
+    "       CASE WHEN json_type(e.detail, '$.pipe_output_proc.context_data.thread_group_id') = 'integer'\n"
+    "            THEN json_extract(e.detail, '$.pipe_output_proc.context_data.thread_group_id') END AS pipe_output_pid,\n"
+    "       json_extract(e.detail, '$.pipe_output_proc.context_data.process_name') AS pipe_output_name\n"
     "FROM events e LEFT JOIN events p ON p.id = (\n"
     "  SELECT c.id FROM events c\n"
     "  WHERE c.msg_type = 2 AND c.time_ns BETWEEN coalesce(e.thread_group_start_time_ns,\n"

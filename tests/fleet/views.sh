@@ -61,6 +61,14 @@ for t in "$traces"/*.trace; do
     check "$name: 3000 messages stored" fill "$name" "$t" 3000
     hosts+=("$name")
 done
+# What gVisor's 2026 releases send (the execs view's layer, memfd, exec session and pipe peers),
+# in packets from tests/support/gvisor_packets.py, several stories in one trace.
+stories="fields curl_pipe_sh drop_exec_benign exec_session"
+/usr/bin/python3 "$here/../support/gvisor_packets.py" trace-one "$dir/gvisor2026.trace" $stories
+n=$(/usr/bin/python3 -c "import sys; sys.path.insert(0, '$here/../support'); import gvisor_packets as g
+print(sum(len(g.story_packets(s)) for s in '$stories'.split()))")
+check "gvisor2026: its $n messages stored" fill gvisor2026 "$dir/gvisor2026.trace" "$n"
+hosts+=(gvisor2026)
 # Version 1 rows (detail whole) and, after the daemon's upgrade, version 2
 # rows of the same trace in one database.
 cp "$fixture_v1" "$dir/v1.db"
@@ -159,11 +167,15 @@ views=(
  decode_error text, message jsonb
 |id, conn_id, recv_ns, msg_type, type_name, dropped_count, decode_error, message"
 "execs|id, conn_id, time_ns, time, container_id, thread_group_id, parent_thread_group_id, parent_name, binary_path,
- argv, cwd, real_uid
+ argv, cwd, real_uid, layer, in_memfd, exec_session, pipe_input_pid, pipe_input_name, pipe_output_pid,
+ pipe_output_name
 |id bigint, conn_id bigint, time_ns bigint, time text, container_id text, thread_group_id bigint,
- parent_thread_group_id bigint, parent_name text, binary_path text, argv jsonb, cwd text, real_uid bigint
+ parent_thread_group_id bigint, parent_name text, binary_path text, argv jsonb, cwd text, real_uid bigint,
+ layer text, in_memfd bigint, exec_session bigint, pipe_input_pid bigint, pipe_input_name text,
+ pipe_output_pid bigint, pipe_output_name text
 |id, conn_id, time_ns, to_char(time $utc, container_id, thread_group_id, parent_thread_group_id, parent_name,
- binary_path, argv, cwd, real_uid"
+ binary_path, argv, cwd, real_uid, layer, in_memfd, exec_session, pipe_input_pid, pipe_input_name,
+ pipe_output_pid, pipe_output_name"
 "processes_per_container|container_id, binary_path, execs, first, last
 |container_id text, binary_path text, execs bigint, first text, last text
 |container_id, binary_path, execs, to_char(first $utc, to_char(last $utc"

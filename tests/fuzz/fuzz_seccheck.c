@@ -101,20 +101,39 @@ static const char fuzz_rules_yaml[] =
     "    %evt.dropped %gvisor.point %proc.name %proc.exepath %proc.cmdline %proc.args %proc.pid\n"
     "    %proc.tid %proc.cwd %proc.duration %proc.ppid %proc.pname %proc.pcmdline %proc.aname[2]\n"
     "    %proc.apid[3] %user.uid %group.gid %container.id %fd.num %fd.name %fd.directory\n"
-    "    %fd.filename %fd.typechar %fd.sip %fd.sport %fd.cip %fd.cport %fd.rip %fd.rport %fd.lip %fd.lport\"\n"
+    "    %fd.filename %fd.typechar %fd.sip %fd.sport %fd.cip %fd.cport %fd.rip %fd.rport %fd.lip %fd.lport\n"
+    "    %proc.is_exe_upper_layer %proc.is_exe_lower_layer %proc.is_exe_from_memfd %proc.exe_ino\n"
+    "    %proc.exe_ino.ctime %proc.exe_ino.ctime_duration_proc_start %proc.is_exe_writable %proc.tty\n"
+    "    %proc.stdin.type %proc.stdin.name %proc.stdout.type %proc.stdout.name %proc.stderr.type\n"
+    "    %proc.stderr.name %gvisor.stdin.lip %gvisor.stdin.lport %gvisor.stdin.rip %gvisor.stdin.rport\n"
+    "    %gvisor.stdout.rip %gvisor.stderr.lport %gvisor.pipe_input.name %gvisor.pipe_input.exepath\n"
+    "    %gvisor.pipe_input.pid %gvisor.pipe_output.name %gvisor.pipe_output.exepath %gvisor.pipe_output.pid\n"
+    "    %gvisor.exec_session %fd.is_upper_layer %fd.is_lower_layer %fd.ino %evt.arg.request\"\n"
     "  priority: DEBUG\n"
     "- rule: Operators\n"
     "  desc: each kind of comparison\n"
     "  condition: evt.dir in (<, >) and (fd.name glob '/etc/*' or proc.aname in (shells) or\n"
     "    proc.cmdline icontains XY or fd.sip = 10.0.0.0/8 or fd.name pmatch (/tmp, /v*r) or\n"
     "    evt.arg.pathname endswith .so or proc.pname intersects (shells) or fd.num >= 3 or\n"
-    "    evt.arg.argv contains '-c' or not proc.name exists or evt.arg.address bstartswith 0200)\n"
+    "    evt.arg.argv contains '-c' or not proc.name exists or evt.arg.address startswith '0200' or evt.buffer bstartswith 0200)\n"
     "  output: \"%proc.aname[1] %fd.name\"\n"
-    "  priority: info\n";
+    "  priority: info\n"
+    "- rule: Falco fields\n"
+    "  desc: the fields of Falco's own rules files (process, sockets, evt.arg by Falco's names)\n"
+    "  condition: anything and (proc.aexe endswith sh or proc.env contains PATH or fd.net = 10.0.0.0/8 or\n"
+    "    fd.l4proto = tcp or evt.arg.flags contains O_CREAT or evt.arg.mode contains S_ISUID or\n"
+    "    proc.is_vpgid_leader = true or fd.nameraw glob '*../*')\n"
+    "  output: \"%proc.exe %proc.pexe %proc.aexe[2] %proc.aexepath[1] %proc.vpid %proc.sid %proc.sname\n"
+    "    %proc.vpgid.name %proc.is_vpgid_leader %proc.env %proc.env[PATH] %thread.cap_effective %fd.type\n"
+    "    %fd.l4proto %fd.sockfamily %fd.ip %fd.port %fd.connected %fd.name_changed %fd.nameraw %evt.args\n"
+    "    %evt.arg.flags %evt.arg.fd %evt.arg.mode %evt.arg.name %evt.arg.tuple %evt.arg.exe %evt.arg.env\n"
+    "    %evt.arg.sig %evt.arg.pid %evt.buffer\"\n"
+    "  priority: DEBUG\n";
 
 static void rules_init(void)
 {
     struct rules_diag diag = {0};
+    rules_set_absent_mode(RULES_ABSENT_RUN);   /* rules reading evt.buffer, thread.cap_* still evaluate */
     struct rule_set *rs = rule_set_load_buffer("fuzz.yaml", fuzz_rules_yaml, sizeof(fuzz_rules_yaml) - 1, &diag);
     if (!rs)
         rules_diag_print(&diag, stderr);

@@ -122,7 +122,8 @@ static void test_traces(void **state)
 static void test_shipped_config_is_generated(void **state)
 {
     (void)state;
-    assert_int_equal(seccheckd("gvisor-config", "--rules", RULES, NULL), 0);
+    /* for runsc 2022-12 (Debian 12's), whatever runsc this host has */
+    assert_int_equal(seccheckd("gvisor-config", "--runsc", "2022-12", "--rules", RULES, NULL), 0);
     FILE *fp = fopen(POD_INIT, "r");
     assert_non_null(fp);
     static char shipped[sizeof(out)];
@@ -130,8 +131,19 @@ static void test_shipped_config_is_generated(void **state)
     shipped[n] = '\0';
     fclose(fp);
     if (strcmp(out, shipped) != 0)
-        fail_msg("%s is out of date: regenerate it with\n  seccheckd gvisor-config --rules "
+        fail_msg("%s is out of date: regenerate it with\n  seccheckd gvisor-config --runsc 2022-12 --rules "
                  "configs/rules/gvisor_rules.yaml > configs/pod-init-default-rules.json", POD_INIT);
+    /* runsc 2022-12 has none of the 2026 points and fields; the rules that
+     * need them are named, the config has what runsc 2022-12 accepts */
+    assert_null(strstr(out, "sentry/mmap"));
+    assert_null(strstr(out, "fd_info"));
+    assert_null(strstr(out, "is_exec_session"));
+    assert_null(strstr(out, "parent_thread_group_id"));
+    assert_non_null(strstr(err, "warning: rule 'Executable mapped from the writable layer or a memfd' needs a newer "
+                                "runsc than runsc 2022-12 (0.0~20221219, built in): the point sentry/mmap (runsc "
+                                "release-20260714.0 on)\n"));
+    assert_non_null(strstr(err, "seccheckd gvisor-config: 6 rules need more than runsc 2022-12 (0.0~20221219, built "
+                                "in) sends: the config enables what it has (a newer runsc: --runsc PATH)\n"));
     /* what the rules read, not more: no read or write points */
     assert_null(strstr(out, "syscall/read/"));
     assert_null(strstr(out, "syscall/write/"));
@@ -141,13 +153,14 @@ static void test_shipped_config_is_generated(void **state)
     /* the disabled outbound rule adds connect; rules A B as well as --rules A --rules B */
     const char *on = in_dir("on.yaml", OUTBOUND_ON);
     assert_null(strstr(out, "syscall/connect/exit"));
-    assert_int_equal(seccheckd("gvisor-config", "--rules", RULES, on, "--socket", "/run/s.sock", NULL), 0);
+    assert_int_equal(seccheckd("gvisor-config", "--runsc", "2022-12", "--rules", RULES, on, "--socket", "/run/s.sock",
+                               NULL), 0);
     assert_non_null(strstr(out, "{\"name\": \"syscall/connect/exit\", \"optional_fields\": [\"fd_path\"]"));
     assert_non_null(strstr(out, "\"endpoint\": \"/run/s.sock\""));
     /* with --points: both */
     const char *setuid = in_dir("setuid.yaml", "- rule: r\n  desc: d\n  condition: evt.type = setuid and evt.dir = >\n"
                                                "  output: x\n  priority: Notice\n");
-    assert_int_equal(seccheckd("gvisor-config", "--points", "net", "--rules", setuid, NULL), 0);
+    assert_int_equal(seccheckd("gvisor-config", "--runsc", "2022-12", "--points", "net", "--rules", setuid, NULL), 0);
     assert_non_null(strstr(out, "{\"name\": \"syscall/socketpair/enter\", \"context_fields\": [\"time\", \"thread_id\", "
                                 "\"task_start_time\", \"group_id\", \"thread_group_start_time\", \"container_id\", "
                                 "\"credentials\", \"cwd\", \"process_name\"]}"));
@@ -158,9 +171,20 @@ static void test_shipped_config_is_generated(void **state)
 static void test_check_pod_init(void **state)
 {
     (void)state;
-    assert_int_equal(seccheckd("rules", "check", "--pod-init", POD_INIT, RULES, NULL), 0);
+    assert_int_equal(seccheckd("rules", "check", "--runsc", "2022-12", "--pod-init", POD_INIT, RULES, NULL), 0);
     assert_non_null(strstr(out, "configs/pod-init-default-rules.json: enables everything the enabled rules need"));
-    assert_null(strstr(err, "warning"));
+    /* only that the 2026 rules need a newer runsc than 2022-12 */
+    assert_non_null(strstr(out, "6 rules need more than runsc 2022-12 (0.0~20221219, built in) sends: they load, "
+                                "and raise no alert for what is not sent\n"));
+    int lines = 0;
+    for (const char *l = err; *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : l + strlen(l), lines++) {
+        const char *end = strchr(l, '\n');
+        size_t n = end ? (size_t)(end - l) : strlen(l);
+        static const char newer[] = "needs a newer runsc than runsc 2022-12 (0.0~20221219, built in): ";
+        if (!memmem(l, n, newer, sizeof(newer) - 1))
+            fail_msg("not a newer-runsc warning: %.*s", (int)n, l);
+    }
+    assert_int_equal(lines, 7);   /* 6 rules, the mmap rule twice: its point and its layer field */
 
     /* a config made by hand: dup2 without fd_path, openat without the
      * credentials, unshare's exit without its enter, no sentry/clone */
@@ -198,8 +222,8 @@ static void test_check_pod_init(void **state)
     assert_non_null(strstr(out, "cfg.json: 7 warnings: some rules would miss events"));
 
     /* the config every earlier release shipped, against the default rules */
-    assert_int_equal(seccheckd("rules", "check", "--pod-init=" SOURCE_DIR "/configs/pod-init-exec-files.json", RULES,
-                               NULL), 0);
+    assert_int_equal(seccheckd("rules", "check", "--runsc=2022-12", "--pod-init=" SOURCE_DIR
+                               "/configs/pod-init-exec-files.json", RULES, NULL), 0);
     assert_non_null(strstr(err, "warning: rule 'Namespace changed' needs the point syscall/sysno/272/exit"));
     assert_non_null(strstr(err, "warning: rule 'Sensitive file read' reads the context field thread_group_start_time "
                                 "at syscall/openat/exit"));

@@ -812,6 +812,41 @@ static void test_plain_restart_table_not_taken_by_a_claim(void **state)
     assert_int_equal(daemon_log_count(d, "takes over the process table of connection 1 (the same peer"), 1);
 }
 
+/* A rule needing a field gVisor never reports (issue 25 item 4): with
+ * rules-absent-fields = run in the config file it runs (an always-absent
+ * field: `not ... contains` is true); the file changed to disable and
+ * SIGHUP: the reloaded set has it disabled, one warning, no alert. */
+static void test_rules_absent_fields(void **state)
+{
+    struct daemon *d = *state;
+    const char *rules = write_rules(d, "r.yaml", "- rule: caps\n  desc: d\n  condition: evt.type = openat and "
+                                                  "evt.dir = < and not thread.cap_effective contains CAP_SYS_ADMIN\n"
+                                                  "  output: '%fd.name %thread.cap_effective'\n  priority: Notice\n");
+    char cfg_text[1024];
+    snprintf(cfg_text, sizeof(cfg_text), "rules = %s\nrules-absent-fields = run\nalerts-rate = 0\n", rules);
+    const char *cfg = write_rules(d, "seccheckd.conf", cfg_text);
+    const char *args[] = {"--config", cfg, NULL};
+    assert_true(daemon_start(d, SECCHECKD_BIN, args));
+    replay(d->socket, TRACES_DIR "/mixed_syscalls.trace");
+    wait_closed(d, 1);
+    wait_count(d, "SELECT count(*) FROM alerts", MIXED_OPENAT_EXITS);
+    snprintf(cfg_text, sizeof(cfg_text), "rules = %s\nrules-absent-fields = disable\nalerts-rate = 0\n", rules);
+    write_rules(d, "seccheckd.conf", cfg_text);
+    kill(d->pid, SIGHUP);
+    assert_true(daemon_wait_log(d, "rules: 0 rules enabled of 1", 1, 5000));
+    replay(d->socket, TRACES_DIR "/mixed_syscalls.trace");
+    wait_closed(d, 2);
+    assert_int_equal(daemon_stop(d), 0);
+    assert_int_equal(daemon_log_count(d, "rule 'caps' needs fields gVisor never reports: thread.cap_effective; it "
+                                         "runs"), 1);
+    assert_int_equal(daemon_log_count(d, "rule 'caps' is disabled: its condition needs fields gVisor never "
+                                         "reports: thread.cap_effective"), 1);
+    assert_int_equal(dbq(d, "SELECT count(*) FROM alerts a JOIN events e ON e.id = a.event_id WHERE e.conn_id = 1 "
+                            "AND json_extract(a.output_fields, '$.\"thread.cap_effective\"') IS NULL"),
+                     MIXED_OPENAT_EXITS);
+    assert_int_equal(dbq(d, "SELECT count(*) FROM alerts a JOIN events e ON e.id = a.event_id WHERE e.conn_id = 2"), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -836,6 +871,7 @@ int main(void)
                                         daemon_teardown),
         cmocka_unit_test_setup_teardown(test_plain_restart_table_not_taken_by_a_claim, daemon_setup,
                                         daemon_teardown),
+        cmocka_unit_test_setup_teardown(test_rules_absent_fields, daemon_setup, daemon_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

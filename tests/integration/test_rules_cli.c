@@ -197,6 +197,56 @@ static void test_test_over_database(void **state)
     assert_int_equal(rules(notdb, out, sizeof(out), err, sizeof(err)), 1);
 }
 
+/* Rules that need fields gVisor never reports (issue 25 item 4): loaded
+ * disabled, listed per rule and counted; --rules-absent-fields run runs
+ * them. */
+static void test_absent_fields(void **state)
+{
+    (void)state;
+    static char out[1 << 20], err[65536];
+    write_file_in("absent.yaml",
+                  "- rule: caps\n  desc: d\n  condition: evt.type = openat and not thread.cap_effective contains "
+                  "CAP_SYS_ADMIN\n  output: '%fd.name'\n  priority: Notice\n"
+                  "- rule: buffer\n  desc: d\n  condition: evt.type = read and evt.buffer contains x\n  output: o\n"
+                  "  priority: Notice\n"
+                  "- rule: openat\n  desc: d\n  condition: evt.type = openat and evt.dir = <\n"
+                  "  output: '%fd.name %thread.cap_permitted'\n  priority: Notice\n");
+    const char *check[] = {"check", in_dir("absent.yaml"), NULL};
+    assert_int_equal(rules(check, out, sizeof(out), err, sizeof(err)), 0);
+    assert_non_null(strstr(out, "0 lists, 0 macros, 3 rules (1 enabled, 2 disabled: fields gVisor never reports) in "
+                                "1 file\n"));
+    assert_non_null(strstr(out, "  caps [Notice, disabled]: openat\n    disabled, needs fields gVisor never reports: "
+                                "thread.cap_effective\n"));
+    assert_non_null(strstr(out, "  buffer [Notice, disabled]: read\n    disabled, needs fields gVisor never "
+                                "reports: evt.buffer\n"));
+    assert_non_null(strstr(out, "  openat [Notice]: openat\n"));
+    assert_int_equal(count_lines(err, "warning: rule 'caps' is disabled"), 1);
+    assert_int_equal(count_lines(err, "warning: rule 'buffer' is disabled"), 1);
+    assert_int_equal(count_lines(err, "openat"), 0);   /* an output-only field: no warning */
+    const char *run[] = {"check", "--rules-absent-fields", "run", in_dir("absent.yaml"), NULL};
+    assert_int_equal(rules(run, out, sizeof(out), err, sizeof(err)), 0);
+    assert_non_null(strstr(out, "3 rules (3 enabled) in 1 file\n"));
+    assert_non_null(strstr(out, "  caps [Notice]: openat\n    needs fields gVisor never reports: "
+                                "thread.cap_effective\n"));
+    assert_int_equal(count_lines(err, "rule 'caps' needs fields gVisor never reports"), 1);
+    /* test: disabled rules raise nothing; run: caps alerts on every openat exit, the absent field renders <NA> */
+    char trace[512];
+    snprintf(trace, sizeof(trace), "%s/mixed_syscalls.trace", TRACES_DIR);
+    const char *t[] = {"test", in_dir("absent.yaml"), "--trace", trace, "--alerts-rate", "0", NULL};
+    assert_int_equal(rules(t, out, sizeof(out), err, sizeof(err)), 0);
+    assert_int_equal(count_lines(out, "\"rule\":\"caps\""), 0);
+    assert_int_equal(count_lines(out, "\"rule\":\"openat\""), 175);
+    assert_int_equal(count_lines(out, "\"thread.cap_permitted\":null"), 175);
+    const char *trun[] = {"test", in_dir("absent.yaml"), "--trace", trace, "--alerts-rate", "0",
+                          "--rules-absent-fields=run", NULL};
+    assert_int_equal(rules(trun, out, sizeof(out), err, sizeof(err)), 0);
+    assert_true(count_lines(out, "\"rule\":\"caps\"") > 0);
+    assert_int_equal(count_lines(out, "\"rule\":\"buffer\""), 0);   /* contains on nothing: never true */
+    const char *bad[] = {"check", "--rules-absent-fields", "maybe", in_dir("absent.yaml"), NULL};
+    assert_int_equal(rules(bad, out, sizeof(out), err, sizeof(err)), 2);
+    assert_non_null(strstr(err, "--rules-absent-fields: expected disable or run, got 'maybe'"));
+}
+
 static void test_usage_errors(void **state)
 {
     (void)state;
@@ -204,7 +254,8 @@ static void test_usage_errors(void **state)
     write_file_in("good.yaml", GOOD);
     const char *help[] = {"--help", NULL};
     assert_int_equal(rules(help, out, sizeof(out), err, sizeof(err)), 0);
-    assert_non_null(strstr(out, "Usage: seccheckd rules check [--pod-init FILE] PATH...\n"));
+    assert_non_null(strstr(out, "Usage: seccheckd rules check [--pod-init FILE] [--runsc PATH | --runsc-metadata FILE]\n"
+                                "                             [--rules-absent-fields disable|run] PATH...\n"));
     const char *none[] = {NULL};
     assert_int_equal(rules(none, out, sizeof(out), err, sizeof(err)), 2);
     assert_non_null(strstr(err, "seccheckd rules: expected a command: check or test (try --help)"));
@@ -236,6 +287,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_test_over_trace, setup, teardown),
         cmocka_unit_test_setup_teardown(test_test_over_database, setup, teardown),
         cmocka_unit_test_setup_teardown(test_usage_errors, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_absent_fields, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

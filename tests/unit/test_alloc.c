@@ -176,7 +176,23 @@ static const char *const alloc_rules =
     "- rule: net\n  desc: d\n  condition: evt.type in (connect, bind, accept4) and fd.typechar in (4, 6, u)\n"
     "  output: '%fd.name %fd.sip %fd.sport %fd.cip'\n  priority: Notice\n"
     "- rule: exits\n  desc: d\n  condition: evt.type = procexit and proc.aname = sh\n  output: '%proc.name %proc.duration'\n"
-    "  priority: Info\n";
+    "  priority: Info\n"
+    /* Falco's fields (issue 25): the process's argv[0], environment,
+     * session; the sockets it holds; evt.arg by Falco's names */
+    "- rule: falco\n  desc: d\n  condition: evt.type in (execve, openat, connect, dup2, close, socket) and "
+    "(proc.env contains PATH or proc.aexe endswith sh or fd.l4proto = tcp or evt.arg.flags contains O_CREAT)\n"
+    "  output: '%proc.exe %proc.pexe %proc.aexe[2] %proc.env[PATH] %proc.sname %proc.vpgid %fd.type %fd.ip "
+    "%fd.connected %fd.nameraw %evt.arg.fd %evt.args'\n  priority: Notice\n"
+    /* libs' newer language: regex (RE2's DFA warm), transformers building
+     * values in scratch slots, modifiers, a field on the right */
+    "- rule: regex\n  desc: d\n  condition: evt.type in (open, openat, read) and (fd.name regex '/(etc|usr|proc)/[a-z_./-]+' "
+    "or proc.name regex 'redis.*' or fd.name regex oneof ('.*[.]rdb', '/dev/.*'))\n  output: '%fd.name'\n  priority: Debug\n"
+    "- rule: transformers\n  desc: d\n  condition: evt.type in (open, openat, read, write, execve) and "
+    "(tolower(basename(fd.name)) startswith anyof (redis, dump, null) or len(fd.name) > 3000 or "
+    "concat(proc.name, \"-\", fd.filename) = x or fd.directory = val(proc.cwd) or "
+    "join(\",\", (proc.name, toupper(fd.filename), evt.num)) contains REDIS or "
+    "getopt((proc.name, \"-x\", fd.name), \"x:\") intersects (\"/dev/null\"))\n"
+    "  output: '%fd.name %proc.name'\n  priority: Debug\n";
 
 static void replay_rules(struct rules_engine *e, struct replay_trace *traces, struct arena *a, struct decoder *d,
                          struct alert_list *l, uint64_t *alerts)
@@ -213,6 +229,8 @@ static void test_rules_engine_no_allocation(void **state)
     }
     struct rules_diag diag = {0};
     struct rule_set *rs = rule_set_load_buffer("alloc.yaml", alloc_rules, strlen(alloc_rules), &diag);
+    if (!rs)
+        rules_diag_print(&diag, stderr);
     assert_non_null(rs);
     rules_diag_free(&diag);
     struct rules_engine_config cfg;

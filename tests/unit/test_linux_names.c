@@ -73,6 +73,64 @@ static void test_open_flags(void **state)
     assert_string_equal(flags_text(020000000), "O_RDONLY|0x400000");  /* O_TMPFILE's without O_DIRECTORY */
 }
 
+static char *falco_text(void (*fn)(struct strbuf *, uint32_t), uint32_t v)
+{
+    static struct strbuf sb;
+    strbuf_reset(&sb);
+    fn(&sb, v);
+    assert_false(sb.failed);
+    return sb.len ? sb.data : "";
+}
+
+static void clone_fn(struct strbuf *b, uint32_t v) { falco_clone_flags(b, v); }
+static void family_fn(struct strbuf *b, uint32_t v) { falco_socket_family(b, (int32_t)v); }
+static void bpf_fn(struct strbuf *b, uint32_t v) { falco_bpf_command(b, v); }
+
+/* As libsinsp writes them (falcosecurity/libs driver/flags_table.c order,
+ * userspace/libsinsp/event.cpp rules). */
+static void test_falco_names(void **state)
+{
+    (void)state;
+    /* libs userspace/libsinsp/test/events_param.ut.cpp:491 bitmaskparams */
+    assert_string_equal(falco_text(falco_open_flags, O_RDONLY | O_CLOEXEC), "O_RDONLY|O_CLOEXEC");
+    /* libs test/filter_op_contains.ut.cpp:24: PPM_O_RDWR | PPM_O_CREAT */
+    assert_string_equal(falco_text(falco_open_flags, O_RDWR | O_CREAT), "O_CREAT|O_RDWR");
+    assert_string_equal(falco_text(falco_open_flags, O_WRONLY | O_CREAT | O_TRUNC), "O_TRUNC|O_CREAT|O_WRONLY");
+    assert_string_equal(falco_text(falco_open_flags, O_ACCMODE), "O_RDONLY");   /* libs maps 3 to read */
+    assert_string_equal(falco_text(falco_open_flags, O_DIRECTORY | O_NONBLOCK), "O_DIRECTORY|O_NONBLOCK|O_RDONLY");
+    assert_string_equal(falco_text(falco_open_flags, O_TMPFILE | O_RDWR), "O_DIRECTORY|O_RDWR|O_TMPFILE");
+    assert_string_equal(falco_text(falco_open_flags, O_SYNC | O_WRONLY), "O_SYNC|O_DSYNC|O_WRONLY");
+    assert_string_equal(falco_text(falco_open_flags, O_DSYNC), "O_DSYNC|O_RDONLY");
+    assert_string_equal(falco_text(falco_open_flags, 0100000 | O_APPEND | O_EXCL | O_DIRECT | O_WRONLY),
+                        "O_LARGEFILE|O_DIRECT|O_EXCL|O_APPEND|O_WRONLY");
+    assert_string_equal(falco_text(falco_open_flags, 0x80000000u), "O_RDONLY");   /* no name: not shown */
+    /* modes: PT_MODE */
+    assert_string_equal(falco_text(falco_mode, 04755),
+                        "S_IXOTH|S_IROTH|S_IXGRP|S_IRGRP|S_IXUSR|S_IWUSR|S_IRUSR|S_ISUID");
+    assert_string_equal(falco_text(falco_mode, 02000), "S_ISGID");
+    assert_string_equal(falco_text(falco_mode, 0), "0");
+    assert_string_equal(falco_text(falco_mode, 0100644), "S_IROTH|S_IRGRP|S_IWUSR|S_IRUSR");
+    /* enums: every name of the value */
+    assert_string_equal(falco_text(family_fn, 1), "AF_LOCAL|AF_UNIX");
+    assert_string_equal(falco_text(family_fn, 16), "AF_ROUTE|AF_NETLINK");
+    assert_string_equal(falco_text(family_fn, 17), "AF_PACKET");
+    assert_string_equal(falco_text(family_fn, 0), "AF_UNSPEC");
+    assert_string_equal(falco_text(family_fn, 40), "40");   /* AF_VSOCK: not in libs' table */
+    assert_string_equal(falco_text(bpf_fn, 5), "BPF_PROG_LOAD");
+    assert_string_equal(falco_text(bpf_fn, 10), "BPF_PROG_TEST_RUN|BPF_PROG_RUN");
+    assert_string_equal(falco_text(bpf_fn, 99), "99");
+    assert_string_equal(falco_text(clone_fn, 0x20000 | 0x10000000), "CLONE_NEWNS|CLONE_NEWUSER");
+    assert_string_equal(falco_text(clone_fn, 0x100 | 0x400 | 0x800 | 0x10000),
+                        "CLONE_FILES|CLONE_SIGHAND|CLONE_THREAD|CLONE_VM");
+    assert_string_equal(falco_text(clone_fn, 0x02000000), "CLONE_NEWCGROUP");
+    assert_string_equal(falco_text(clone_fn, 0), "0");
+    assert_string_equal(falco_signal_name(9), "SIGKILL");
+    assert_string_equal(falco_signal_name(31), "SIGSYS");
+    assert_null(falco_signal_name(0));
+    assert_null(falco_signal_name(34));
+    assert_null(falco_signal_name(-9));
+}
+
 /* The names of any flags give the flags back: every bit shows once. */
 static void test_open_flags_cover_every_bit(void **state)
 {
@@ -122,6 +180,7 @@ int main(void)
         cmocka_unit_test(test_family_names),
         cmocka_unit_test(test_open_flags),
         cmocka_unit_test(test_open_flags_cover_every_bit),
+        cmocka_unit_test(test_falco_names),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

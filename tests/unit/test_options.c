@@ -131,6 +131,25 @@ static void test_alert_settings(void **state)
     assert_error("alerts-ceiling-burst = 0\n", "FILE:1: --alerts-ceiling-burst: expected a whole number from 1");
 }
 
+/* rules-absent-fields: in the config file as on the command line */
+static void test_rules_absent_fields(void **state)
+{
+    (void)state;
+    struct options o;
+    char err[512];
+    assert_int_equal(load_text(&o, "db = /x/y.db\n", err, sizeof(err)), 0);
+    assert_false(o.rules_absent_run);   /* the default: disable */
+    options_free(&o);
+    assert_int_equal(load_text(&o, "rules-absent-fields = run\n", err, sizeof(err)), 0);
+    assert_true(o.rules_absent_run);
+    options_free(&o);
+    assert_int_equal(load_text(&o, "rules-absent-fields = run\nrules-absent-fields = disable\n", err, sizeof(err)),
+                     0);
+    assert_false(o.rules_absent_run);
+    options_free(&o);
+    assert_error("rules-absent-fields = yes\n", "FILE:1: --rules-absent-fields: expected disable or run, got 'yes'");
+}
+
 static int load_argv(struct options *o, const char *const *args)
 {
     char *argv[8] = {"seccheckd"};
@@ -198,6 +217,7 @@ int main(void)
         cmocka_unit_test(test_quoted_values),
         cmocka_unit_test(test_value_errors_name_the_line),
         cmocka_unit_test(test_alert_settings),
+        cmocka_unit_test(test_rules_absent_fields),
         cmocka_unit_test(test_config_if_exists),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -135,13 +135,20 @@ static void test_names_and_offers(void **state)
     assert_null(rules_context_name(RULES_CTX_COUNT));
     assert_int_equal(rules_optional_parse("fd_pathx"), 0);
     assert_int_equal(rules_context_parse("pid"), 0);
-    assert_int_equal(RULES_CTX_ALL, 0x1ff);
-    /* as `runsc trace metadata` (2022-12) lists them */
+    assert_int_equal(RULES_CTX_ALL, 0x7ff);
+    assert_int_equal(RULES_CTX_2022, 0x1ff);   /* what runsc 2022-12 lists */
+    /* as `runsc trace metadata` lists them: runsc 2022-12's */
     assert_int_equal(rules_point_optional("syscall/openat/exit"), RULES_OPT_FD_PATH);
     assert_int_equal(rules_point_optional("syscall/open/enter"), 0);
     assert_int_equal(rules_point_optional("syscall/creat/exit"), RULES_OPT_FD_PATH);
     assert_int_equal(rules_point_optional("syscall/execveat/enter"), RULES_OPT_FD_PATH | RULES_OPT_ENVV);
-    assert_int_equal(rules_point_optional("sentry/execve"), RULES_OPT_BINARY_INFO);
+    /* and the 2026 releases' (pkg/sentry/seccheck/metadata.go:262, metadata_amd64.go:42,104 at 3c5eee17d) */
+    assert_int_equal(rules_point_optional("sentry/execve"), RULES_OPT_BINARY_INFO | RULES_OPT_BINARY_SHA256 |
+                                                                RULES_OPT_BINARY_SHA1 | RULES_OPT_FD_INFO |
+                                                                RULES_OPT_PIPE_PROC_INFO);
+    assert_int_equal(rules_point_optional("syscall/mmap/exit"), RULES_OPT_FD_PATH);
+    assert_int_equal(rules_point_optional("syscall/listen/enter"), RULES_OPT_FD_PATH);
+    assert_int_equal(rules_point_optional("syscall/ptrace/exit"), 0);
     assert_int_equal(rules_point_optional("container/start"), RULES_OPT_ENV);
     assert_int_equal(rules_point_optional("syscall/sysno/0/exit"), 0);
     assert_int_equal(rules_point_optional("syscall/openat/middle"), 0);
@@ -178,6 +185,46 @@ static void test_needs_list(void **state)
     assert_int_equal(n.count, 0);
 }
 
+/* The fields Falco's rules use (issue 25): what each needs kept. */
+static void test_falco_fields_needs(void **state)
+{
+    (void)state;
+    /* proc.env: the environment comes with sentry/execve always, with container/start when asked */
+    expect_needs("evt.type = openat and proc.env contains X", "x",
+                 "container/start[env,][thread_id,group_id,thread_group_start_time,process_name,]P; "
+                 "sentry/clone[][thread_id,group_id,thread_group_start_time,process_name,]P; "
+                 "sentry/execve[][thread_id,group_id,thread_group_start_time,process_name,]P; "
+                 "sentry/task_exit[][thread_id,group_id,thread_group_start_time,process_name,]P; "
+                 "syscall/openat/exit[][time,group_id,thread_group_start_time,container_id,]M");
+    /* session and process group: setsid, and setpgid's raw points */
+    expect_needs("evt.type = openat and proc.is_vpgid_leader = true", "x",
+                 "container/start[][thread_id,group_id,thread_group_start_time,process_name,]P; "
+                 "sentry/clone[][thread_id,group_id,thread_group_start_time,process_name,]P; "
+                 "sentry/execve[][thread_id,group_id,thread_group_start_time,process_name,]P; "
+                 "sentry/task_exit[][thread_id,group_id,thread_group_start_time,process_name,]P; "
+                 "syscall/openat/exit[][time,group_id,thread_group_start_time,container_id,]M; "
+                 "syscall/setsid/exit[][group_id,thread_group_start_time,]P; "
+                 "syscall/sysno/109/enter[][group_id,thread_group_start_time,]R; "
+                 "syscall/sysno/109/exit[][group_id,thread_group_start_time,]P");
+    /* fd.type on dup: the sockets the process holds */
+    const char *got = needs_of("- rule: r\n  desc: d\n  condition: evt.type = dup2 and fd.type = ipv4\n  output: x\n"
+                               "  priority: Notice\n");
+    static const char *const socket_points[] = {"syscall/socket/exit[]", "syscall/accept4/exit[]",
+                                                "syscall/connect/exit[]", "syscall/close/exit[]",
+                                                "syscall/dup2/exit[fd_path,][time,group_id"};
+    for (size_t i = 0; i < sizeof(socket_points) / sizeof(socket_points[0]); i++)
+        if (!strstr(got, socket_points[i]))
+            fail_msg("%s not in %s", socket_points[i], got);
+    /* evt.arg under Falco's name: the process and cwd, fd_path for an fd */
+    expect_needs("evt.type = close and evt.arg.fd startswith '<f>/etc'", "x",
+                 "syscall/close/exit[fd_path,][time,group_id,thread_group_start_time,container_id,cwd,]M");
+    /* a protobuf name alone: as before */
+    expect_needs("evt.type = close and evt.arg.fd_path startswith /etc", "x",
+                 "syscall/close/exit[fd_path,][time,container_id,]M");
+    /* fields gVisor never reports: the rule is off, it needs nothing */
+    expect_needs("evt.type = read and evt.buffer contains x", "x", "");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -186,6 +233,7 @@ int main(void)
         cmocka_unit_test(test_merged_over_rules),
         cmocka_unit_test(test_names_and_offers),
         cmocka_unit_test(test_needs_list),
+        cmocka_unit_test(test_falco_fields_needs),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
