@@ -10,7 +10,7 @@
 #  3. --zero-drop: bench/zero_drop.sh's highest zero-drop rate of a daemon
 #     with the 20 usual rules, without and with delivery to a local
 #     receiver (sqlite+rules20, sqlite+rules20+deliver), every alert raised
-#     (--alerts-rate 0), over --zero-drop-trace; --zero-drop-searches
+#     (--alerts-ceiling 0), over --zero-drop-trace; --zero-drop-searches
 #     searches, the ratio of each and their median.
 # See bench/README.md.
 set -euo pipefail
@@ -105,7 +105,7 @@ start_daemon() {   # start_daemon DB LOG RULES ARGS...: sets DPID, DSOCK, MSOCK
     shift 3
     DSOCK=$BENCH_TMP/d.sock MSOCK=$BENCH_TMP/m.sock
     rm -f "$DSOCK" "$MSOCK"
-    "$BIN_DIR/seccheckd" --socket "$DSOCK" --db "$db" --rules "$rules_file" --alerts-rate 0 --alerts-out none \
+    "$BIN_DIR/seccheckd" --socket "$DSOCK" --db "$db" --rules "$rules_file" --alerts-ceiling 0 --alerts-out none \
         --metrics-listen "unix:$MSOCK" "$@" </dev/null >"$log" 2>&1 &
     DPID=$!
     BENCH_PIDS+=("$DPID")
@@ -222,8 +222,8 @@ PY
 # ---- part 3: the zero-drop rate with and without delivery ----
 if [ -n "$zero_drop" ]; then
     for i in $(seq "$zd_searches"); do
-        say "part 3: search $i of $zd_searches, zero-drop rate of sqlite+rules20 without and with delivery ($zd_trace, --alerts-rate 0)"
-        RULES_ARGS="--alerts-rate 0" "$BENCH_DIR/zero_drop.sh" --out "$out/zero-drop-$i" --bin "$BIN_DIR" --traces "$TRACES_DIR" \
+        say "part 3: search $i of $zd_searches, zero-drop rate of sqlite+rules20 without and with delivery ($zd_trace, --alerts-ceiling 0)"
+        RULES_ARGS="--alerts-ceiling 0" "$BENCH_DIR/zero_drop.sh" --out "$out/zero-drop-$i" --bin "$BIN_DIR" --traces "$TRACES_DIR" \
             --receivers sqlite+rules20,sqlite+rules20+deliver --trace "$zd_trace" >/dev/null
     done
     python3 - "$out" "$zd_searches" <<'PY' | tee -a "$summary"

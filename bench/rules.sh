@@ -102,7 +102,7 @@ sock=$BENCH_TMP/lat.sock
 db=$BENCH_TMP/lat.db
 log=$out/latency-daemon.log
 rm -f "$db" "$sock"
-"$BIN_DIR/seccheckd" --socket "$sock" --db "$db" --rules "$rules" --alerts-rate 0 \
+"$BIN_DIR/seccheckd" --socket "$sock" --db "$db" --rules "$rules" --alerts-ceiling 0 \
     --alerts-out "$BENCH_TMP/alerts.json" </dev/null >"$log" 2>&1 &
 pid=$!
 BENCH_PIDS+=("$pid")

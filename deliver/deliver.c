@@ -99,7 +99,7 @@ static bool take_row(const struct alert_outbox_row *row, void *data)
     it->id = row->id;
     it->line_off = d->lines.len;
     rules_alert_json(&d->lines, d->hostname, row->rule, row->priority, row->time_ns, row->output, row->output_len,
-                     row->output_fields, row->tags);
+                     row->output_fields, row->tags, row->suppressed);
     it->line_len = d->lines.len - it->line_off;
     strbuf_putc(&d->lines, '\0');
     it->rule_off = d->lines.len;

@@ -81,6 +81,7 @@ struct alert_row {
     bool replaced;                  /* output_fields or tags were not JSON: {} or [] instead */
     const char *rule, *priority, *container, *output, *output_fields, *tags;
     size_t output_len;
+    uint64_t suppressed;            /* held back before it */
 };
 
 struct printer {
@@ -320,6 +321,8 @@ static void table_row(struct printer *p, const struct alert_row *a)
     size_t len;
     output_text(a, &text, &len);
     event_line_plain(&p->line, text, len, p->o->wide ? SIZE_MAX : OUTPUT_MAX);
+    if (a->suppressed)
+        strbuf_printf(&p->line, " (and %" PRIu64 " held back before it)", a->suppressed);
     strbuf_putc(&p->line, '\n');
 }
 
@@ -336,7 +339,7 @@ static void json_row(struct printer *p, const struct alert_row *a)
      * --alerts-out wrote), else its id; here, this machine's. */
     const char *hostname = a->host_name ? a->host_name : a->host ? a->host : p->hostname;
     rules_alert_json(&p->scratch, hostname, a->rule, a->priority, a->time_ns, a->output,
-                     a->output_len, a->output_fields, a->tags);
+                     a->output_len, a->output_fields, a->tags, a->suppressed);
     event_line_json(&p->line, p->scratch.data ? p->scratch.data : "{}", p->scratch.len);
     strbuf_putc(&p->line, '\n');
 }
@@ -535,7 +538,7 @@ static int local_prepare(struct local_reader *r)
     snprintf(tail, sizeof(tail), " ORDER BY a.id LIMIT %d", ROWS_PER_READ);
     return local_statement(r, "SELECT a.id, a.time_ns, a.rule, a.priority, a.container_id, a.output, "
                               ALERT_OUTBOX_OBJECT_SQL("a.output_fields") ", " ALERT_OUTBOX_ARRAY_SQL("a.tags")
-                              ", e.recv_ns"
+                              ", e.recv_ns, a.suppressed"
                               " FROM alerts a LEFT JOIN events e ON e.id = a.event_id WHERE a.id > ?1",
                            tail, &r->rows);
 }
@@ -573,7 +576,8 @@ static int local_print_next(struct local_reader *r, struct printer *p, int *n)
             .rule = column_text(r->rows, 2), .priority = column_text(r->rows, 3),
             .container = column_text(r->rows, 4), .output = column_text(r->rows, 5),
             .output_len = (size_t)sqlite3_column_bytes(r->rows, 5), .recv_ns = sqlite3_column_int64(r->rows, 8),
-            .has_recv = sqlite3_column_type(r->rows, 8) == SQLITE_INTEGER};
+            .has_recv = sqlite3_column_type(r->rows, 8) == SQLITE_INTEGER,
+            .suppressed = (uint64_t)sqlite3_column_int64(r->rows, 9)};
         a.output_fields = alert_outbox_json_column(column_text(r->rows, 6), (size_t)sqlite3_column_bytes(r->rows, 6),
                                                    "{}", &a.replaced);
         a.tags = alert_outbox_json_column(column_text(r->rows, 7), (size_t)sqlite3_column_bytes(r->rows, 7), "[]",
@@ -799,7 +803,8 @@ static void central_sql(struct central_reader *r)
                      " CASE WHEN jsonb_typeof(a.output_fields) = 'object' THEN a.output_fields::text END,"
                      " CASE WHEN jsonb_typeof(a.tags) = 'array' THEN a.tags::text END, e.recv_ns,"
                      /* to_jsonb: a hosts table of a forwarder before hostname has none */
-                     " (SELECT to_jsonb(h) ->> 'hostname' FROM hosts h WHERE h.host_id = a.host_id)");
+                     " (SELECT to_jsonb(h) ->> 'hostname' FROM hosts h WHERE h.host_id = a.host_id),"
+                     " a.suppressed");
     central_filters(sql, r->o);
     strbuf_printf(sql, " ORDER BY a.host_id, a.id LIMIT %d", ROWS_PER_READ);
 }
@@ -893,7 +898,8 @@ static int central_print_next(struct central_reader *r, struct printer *p, int *
             .priority = PQgetvalue(res, i, 4), .container = PQgetisnull(res, i, 5) ? NULL : PQgetvalue(res, i, 5),
             .output = PQgetvalue(res, i, 6), .output_len = (size_t)PQgetlength(res, i, 6),
             .has_recv = !PQgetisnull(res, i, 9), .recv_ns = strtoll(PQgetvalue(res, i, 9), NULL, 10),
-            .host_name = PQgetisnull(res, i, 10) ? NULL : PQgetvalue(res, i, 10)};
+            .host_name = PQgetisnull(res, i, 10) ? NULL : PQgetvalue(res, i, 10),
+            .suppressed = strtoull(PQgetvalue(res, i, 11), NULL, 10)};
         a.output_fields = alert_outbox_json_column(PQgetisnull(res, i, 7) ? NULL : PQgetvalue(res, i, 7),
                                                    (size_t)PQgetlength(res, i, 7), "{}", &a.replaced);
         a.tags = alert_outbox_json_column(PQgetisnull(res, i, 8) ? NULL : PQgetvalue(res, i, 8),

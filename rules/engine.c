@@ -1,8 +1,10 @@
 /* engine.c - the rules engine: the process table, the rules indexed by
- * event type, throttling and alert lists (rules.h). */
+ * event type, the alert limits and alert lists (rules.h). */
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
+#include "clock.h"
 #include "fields.h"
 #include "filter.h"
 #include "gvisor/container.pb-c.h"
@@ -35,8 +37,29 @@ struct alert_store {
 void rules_engine_config_defaults(struct rules_engine_config *cfg)
 {
     *cfg = (struct rules_engine_config){.hostname = "localhost", .max_processes = RULES_DEFAULT_MAX_PROCESSES,
-                                        .rate = RULES_DEFAULT_RATE, .burst = RULES_DEFAULT_BURST,
+                                        .matching = RULES_DEFAULT_MATCHING, .rate = RULES_DEFAULT_RATE,
+                                        .burst = RULES_DEFAULT_BURST, .ceiling = RULES_DEFAULT_CEILING,
+                                        .ceiling_burst = RULES_DEFAULT_CEILING_BURST,
                                         .output_field_max = RULES_DEFAULT_OUTPUT_FIELD_MAX};
+}
+
+int rules_matching_parse(const char *s, enum rules_matching *out)
+{
+    if (strcasecmp(s, "first") == 0)
+        *out = RULES_MATCH_FIRST;
+    else if (strcasecmp(s, "all") == 0)
+        *out = RULES_MATCH_ALL;
+    else
+        return -1;
+    return 0;
+}
+
+const char *rules_matching_name(enum rules_matching m) { return m == RULES_MATCH_ALL ? "all" : "first"; }
+
+static int64_t monotonic_clock(void *data)
+{
+    (void)data;
+    return monotonic_ns();
 }
 
 struct rules_engine *rules_engine_new(const struct rules_engine_config *cfg)
@@ -47,11 +70,14 @@ struct rules_engine *rules_engine_new(const struct rules_engine_config *cfg)
     e->cfg = *cfg;
     e->hostname = strdup(cfg->hostname ? cfg->hostname : "");
     e->pt = proctab_new(cfg->max_processes);
-    if (!e->hostname || !e->pt || throttle_init(&e->throttle, cfg->rate, cfg->burst) != 0) {
+    if (!e->hostname || !e->pt ||
+        throttle_init(&e->throttle, cfg->rate, cfg->burst, cfg->ceiling, cfg->ceiling_burst) != 0) {
         rules_engine_free(e);
         return NULL;
     }
     e->cfg.hostname = e->hostname;
+    if (!e->cfg.clock_ns)
+        e->cfg.clock_ns = monotonic_clock;
     if (!e->cfg.output_field_max)
         e->cfg.output_field_max = RULES_DEFAULT_OUTPUT_FIELD_MAX;
     return e;
@@ -130,26 +156,32 @@ static struct arena *store_of(struct alert_list *l)
     return &((struct alert_store *)l->storage)->arena;
 }
 
-static void count_suppressed(struct alert_list *l, const char *rule)
+static void count_held_back(struct alert_list *l, const char *rule, enum throttle_verdict why)
 {
-    for (size_t i = 0; i < l->nsuppressed; i++)
-        if (strcmp(l->suppressed[i].rule, rule) == 0) {
-            l->suppressed[i].count++;
+    struct alert_suppressed *s = NULL;
+    for (size_t i = 0; i < l->nsuppressed && !s; i++)
+        if (strcmp(l->suppressed[i].rule, rule) == 0)
+            s = &l->suppressed[i];
+    if (!s) {
+        struct arena *a = store_of(l);
+        const char *name = a ? arena_strndup(a, rule, strlen(rule)) : NULL;
+        if (!name)
             return;
+        if (l->nsuppressed == l->suppressed_cap) {
+            size_t cap = l->suppressed_cap ? l->suppressed_cap * 2 : 8;
+            struct alert_suppressed *n = realloc(l->suppressed, cap * sizeof(*n));
+            if (!n)
+                return;
+            l->suppressed = n;
+            l->suppressed_cap = cap;
         }
-    struct arena *a = store_of(l);
-    const char *name = a ? arena_strndup(a, rule, strlen(rule)) : NULL;
-    if (!name)
-        return;
-    if (l->nsuppressed == l->suppressed_cap) {
-        size_t cap = l->suppressed_cap ? l->suppressed_cap * 2 : 8;
-        struct alert_suppressed *n = realloc(l->suppressed, cap * sizeof(*n));
-        if (!n)
-            return;
-        l->suppressed = n;
-        l->suppressed_cap = cap;
+        s = &l->suppressed[l->nsuppressed++];
+        *s = (struct alert_suppressed){.rule = name};
     }
-    l->suppressed[l->nsuppressed++] = (struct alert_suppressed){.rule = name, .count = 1};
+    if (why == THROTTLE_CEILING)
+        s->over_ceiling++;
+    else
+        s->count++;
 }
 
 /* ---- evaluation ---- */
@@ -170,9 +202,14 @@ static void raise_alert(struct rules_engine *e, struct evctx *x, const struct ru
 {
     const char *container = container_of(x->ev);
     uint64_t suppressed;
-    if (!throttle_take(&e->throttle, r->name, container, x->time_ns, &suppressed)) {
-        e->stats.suppressed++;
-        count_suppressed(out, r->name);
+    enum throttle_verdict v =
+        throttle_take(&e->throttle, r->name, x->ev->conn_id, e->cfg.clock_ns(e->cfg.clock_data), &suppressed);
+    if (v != THROTTLE_RAISE) {
+        if (v == THROTTLE_CEILING)
+            e->stats.over_ceiling++;
+        else
+            e->stats.suppressed++;
+        count_held_back(out, r->name, v);
         return;
     }
     struct render_rule rr = {.name = r->name, .priority = r->priority, .output = &r->output, .tags_json = r->tags_json};
@@ -232,8 +269,11 @@ static void evaluate(struct rules_engine *e, const struct event *ev, const struc
         /* one exec reaches the rules once: as sentry/execve */
         if (fx->exec_repeat && !r->names_point)
             continue;
-        if (filter_eval(&x, r->cond))
+        if (filter_eval(&x, r->cond)) {
             raise_alert(e, &x, r, index, out);
+            if (e->cfg.matching == RULES_MATCH_FIRST)
+                return;   /* Falco's default: the first rule in load order that matches */
+        }
     }
 }
 
@@ -263,7 +303,11 @@ void rules_engine_observe(struct rules_engine *e, const struct event *ev)
     proctab_finish(e->pt, p, &fx);
 }
 
-void rules_engine_conn_closed(struct rules_engine *e, uint64_t conn_id) { proctab_conn_closed(e->pt, conn_id); }
+void rules_engine_conn_closed(struct rules_engine *e, uint64_t conn_id)
+{
+    proctab_conn_closed(e->pt, conn_id);
+    throttle_conn_closed(&e->throttle, conn_id);
+}
 
 void rules_engine_get_stats(const struct rules_engine *e, struct rules_engine_stats *out)
 {

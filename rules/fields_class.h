@@ -169,10 +169,13 @@ unsigned fields_args_optional(int list, int param);                    /* RULES_
 void fields_args_value(struct evctx *x, int list, int param, struct fval *v, struct strbuf *buf);
 void fields_args_all(struct evctx *x, struct fval *v, struct strbuf *buf);
 
-/* The syscall's return value as Falco has it: -errno when it failed. */
+/* The syscall's return value as Falco has it: -errno when it failed. A
+ * sandbox's errno of INT64_MIN has no negation in int64_t: it saturates. */
 static inline int64_t fields_rawres(const struct event *ev)
 {
-    return ev->errorno ? -ev->errorno : ev->result;
+    if (!ev->errorno)
+        return ev->result;
+    return ev->errorno == INT64_MIN ? INT64_MAX : -ev->errorno;
 }
 
 #endif

@@ -191,8 +191,12 @@ static void proc_extract(struct evctx *x, const struct fieldref *f, struct fval 
         fv_buf(v, buf);
         return;
     case F_PROC_DURATION:
-        if (p->start_ns)
-            fv_int(v, x->time_ns - p->start_ns);
+        if (p->start_ns) {   /* both times are the sandbox's: saturate, never overflow */
+            int64_t d;
+            fv_int(v, !__builtin_sub_overflow(x->time_ns, p->start_ns, &d) ? d
+                      : p->start_ns < 0                                  ? INT64_MAX
+                                                                         : INT64_MIN);
+        }
         return;
     case F_PROC_PPID:
     case F_PROC_PVPID:

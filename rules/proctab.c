@@ -7,6 +7,7 @@
 #include "gvisor/container.pb-c.h"
 #include "gvisor/sentry.pb-c.h"
 #include "gvisor/syscall.pb-c.h"
+#include "siphash.h"
 
 #define SYS_SETPGID_NR 109
 #define SYS_SETSID_NR 112
@@ -31,6 +32,7 @@ struct proctab {
     uint32_t free_head;
     uint32_t *buckets;
     uint32_t nbuckets;             /* a power of two */
+    struct siphash_key key;        /* the buckets' hash key: secret, so no sandbox can aim its pids at one */
     uint32_t live;
     struct pconn *conns;
     size_t nconns;
@@ -48,11 +50,13 @@ static struct proc *at(const struct proctab *pt, uint32_t i)
     return &pt->slabs[(i - 1) >> SLAB_BITS][(i - 1) & (SLAB_SIZE - 1)];
 }
 
+/* A keyed hash: the pids are the sandbox's choice, and with an unkeyed one
+ * (linear over XOR, as this was) it could compute 16,381 thread-group ids
+ * sharing one bucket at every table size, each lookup then walking them
+ * all (bench/proctab_flood.c). */
 static uint32_t bucket_of(const struct proctab *pt, uint64_t conn_id, int32_t tgid)
 {
-    uint64_t h = conn_id * 0x9e3779b97f4a7c15ull ^ (uint64_t)(uint32_t)tgid * 0xc2b2ae3d27d4eb4full;
-    h ^= h >> 29;
-    return (uint32_t)(h & (pt->nbuckets - 1));
+    return (uint32_t)(siphash_2u64(&pt->key, conn_id, (uint32_t)tgid) & (pt->nbuckets - 1));
 }
 
 struct proctab *proctab_new(size_t max_processes)
@@ -64,6 +68,7 @@ struct proctab *proctab_new(size_t max_processes)
     if (pt->max > UINT32_MAX - SLAB_SIZE)
         pt->max = UINT32_MAX - SLAB_SIZE;
     pt->nbuckets = 256;
+    siphash_key_random(&pt->key);
     pt->buckets = calloc(pt->nbuckets, sizeof(*pt->buckets));
     if (!pt->buckets) {
         free(pt);
@@ -1137,6 +1142,19 @@ void proctab_conn_closed(struct proctab *pt, uint64_t conn_id)
         release(pt, p);
     }
     c->used = false;
+}
+
+size_t proctab_longest_chain(const struct proctab *pt)
+{
+    size_t longest = 0;
+    for (uint32_t b = 0; b < pt->nbuckets; b++) {
+        size_t n = 0;
+        for (uint32_t i = pt->buckets[b]; i; i = at(pt, i)->hnext)
+            n++;
+        if (n > longest)
+            longest = n;
+    }
+    return longest;
 }
 
 void proctab_get_stats(const struct proctab *pt, struct proctab_stats *out)

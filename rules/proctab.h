@@ -12,6 +12,9 @@
  * connection holding the most entries loses its least recently used one
  * (counted in evictions), so one sandbox's flood of forks cannot push
  * another's processes out. Each string is capped (PROC_*_MAX bytes, cut).
+ * Lookups are a hash table's whatever pids a sandbox picks: the hash is
+ * keyed with a secret drawn at creation (siphash.h), so no one can compute
+ * ids that share a bucket.
  * Entries and their buffers are recycled, so a steady workload allocates
  * nothing.
  */
@@ -184,6 +187,10 @@ uint64_t proctab_dropped_growth(struct proctab *pt, uint64_t conn_id, uint32_t d
 
 void proctab_conn_closed(struct proctab *pt, uint64_t conn_id);
 void proctab_get_stats(const struct proctab *pt, struct proctab_stats *out);
+
+/* The most entries one bucket holds (a walk of the whole table: for tests
+ * and benchmarks, not for every event). */
+size_t proctab_longest_chain(const struct proctab *pt);
 
 /* Cuts s to the kernel's comm length without splitting a UTF-8 sequence. */
 size_t proc_comm_len(const char *s, size_t len);

@@ -221,25 +221,6 @@ void render_tags_json(struct strbuf *out, const char *const *tags, size_t n)
     strbuf_putc(out, ']');
 }
 
-/* Alerts this one stands for, throttled before it: an output field of our
- * own, so the line keeps Falco's keys and falcosidekick passes it on. */
-#define SUPPRESSED_KEY "seccheckd.suppressed"
-
-static int key_cmp_name(const struct tmpl_key *k, const char *name)
-{
-    size_t n = strlen(name), m = k->len < n ? k->len : n;
-    int r = memcmp(k->key, name, m);
-    return r ? r : (k->len < n ? -1 : k->len > n);
-}
-
-static void put_suppressed(struct strbuf *fields, uint64_t suppressed)
-{
-    if (fields->len > 1)
-        strbuf_putc(fields, ',');
-    strbuf_puts(fields, "\"" SUPPRESSED_KEY "\":");
-    strbuf_put_u64(fields, suppressed);
-}
-
 void render_alert(struct evctx *x, const struct render_rule *r, const char *hostname, size_t field_max,
                   uint64_t suppressed, struct render_out *out)
 {
@@ -260,13 +241,8 @@ void render_alert(struct evctx *x, const struct render_rule *r, const char *host
     }
     /* json doubles as scratch for cut values until it is written below */
     strbuf_putc(fields, '{');
-    bool pending = suppressed > 0;   /* the throttle's count, in its place among the sorted keys */
     for (size_t i = 0; i < t->nkeys; i++) {
         const struct tmpl_key *k = &t->keys[i];
-        if (pending && key_cmp_name(k, SUPPRESSED_KEY) > 0) {
-            put_suppressed(fields, suppressed);
-            pending = false;
-        }
         if (fields->len > 1)
             strbuf_putc(fields, ',');
         json_render_string(fields, k->key, k->len);
@@ -276,17 +252,15 @@ void render_alert(struct evctx *x, const struct render_rule *r, const char *host
         else
             json_value(fields, fields_get(x, &k->field), field_max, json);
     }
-    if (pending)
-        put_suppressed(fields, suppressed);
     strbuf_putc(fields, '}');
     strbuf_reset(json);
     rules_alert_json(json, hostname, r->name, rules_priority_name(r->priority), x->time_ns, text->data ? text->data : "",
-                     text->len, fields->data ? fields->data : "{}", r->tags_json);
+                     text->len, fields->data ? fields->data : "{}", r->tags_json, suppressed);
 }
 
 void rules_alert_json(struct strbuf *json, const char *hostname, const char *rule, const char *priority,
                       int64_t time_ns, const char *output, size_t output_len, const char *output_fields,
-                      const char *tags)
+                      const char *tags, uint64_t suppressed)
 {
     strbuf_puts(json, "{\"hostname\":");
     json_render_string(json, hostname, strlen(hostname));
@@ -298,6 +272,10 @@ void rules_alert_json(struct strbuf *json, const char *hostname, const char *rul
     json_render_string(json, priority, strlen(priority));
     strbuf_puts(json, ",\"rule\":");
     json_render_string(json, rule, strlen(rule));
+    if (suppressed) {   /* in its sorted place: after rule, before source */
+        strbuf_puts(json, ",\"" RULES_SUPPRESSED_KEY "\":");
+        strbuf_put_u64(json, suppressed);
+    }
     strbuf_puts(json, ",\"source\":\"syscall\"");
     strbuf_puts(json, ",\"tags\":");
     strbuf_puts(json, tags);

@@ -68,7 +68,9 @@ struct render_out {
     struct strbuf *json;        /* the whole alert line */
 };
 
-/* Fills the three buffers (reset first) for the context's event. */
+/* Fills the three buffers (reset first) for the context's event; a
+ * suppressed count above 0 goes in the line as RULES_SUPPRESSED_KEY, never
+ * in output_fields. */
 void render_alert(struct evctx *x, const struct render_rule *r, const char *hostname, size_t field_max,
                   uint64_t suppressed, struct render_out *out);
 

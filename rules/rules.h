@@ -274,16 +274,34 @@ int rule_set_rule_needs_on(const struct rule_set *rs, size_t i, const struct run
 
 /* ---- evaluation ---- */
 
+/* Which rules alert for one event (Falco's rule_matching). */
+enum rules_matching {
+    RULES_MATCH_FIRST,   /* the first enabled rule in load order whose condition holds: Falco's default */
+    RULES_MATCH_ALL,     /* every rule whose condition holds */
+};
+/* "first" or "all" (any case); 0, or -1 for another word. */
+int rules_matching_parse(const char *s, enum rules_matching *out);
+const char *rules_matching_name(enum rules_matching m);
+
 struct rules_engine_config {
     const char *hostname;       /* the alert JSON's "hostname" (copied) */
     /* Process table, over every connection: past it the connection holding
      * the most entries loses its least recently used one (counted), so one
      * sandbox cannot push another's processes out. */
     size_t max_processes;
-    /* Throttling per (rule, container): a token bucket of `burst` alerts
-     * refilled at `rate` per second of event time. rate 0: no throttling. */
+    enum rules_matching matching;
+    /* Per-rule throttling, per (rule, connection): a token bucket of
+     * `burst` alerts refilled at `rate` per second of the daemon's clock.
+     * rate 0 (the default, as Falco has none): every match is an alert. */
     double rate;
     double burst;
+    /* The ceiling, per connection and every rule together: `ceiling_burst`
+     * alerts at once, then `ceiling` per second of the daemon's clock;
+     * what it holds back is counted and said in the connection's next
+     * alert. Set so high that no honest workload meets it (docs/detection.md
+     * has the figures); ceiling 0: none. */
+    double ceiling;
+    double ceiling_burst;
     /* Longest value of one rendered output field, in bytes (the rule sees
      * the whole value); longer ones are cut, marked with "...". */
     size_t output_field_max;
@@ -291,11 +309,18 @@ struct rules_engine_config {
      * k8s.*, user.name and the like, read through this view on the
      * engine's thread; NULL: those fields are absent. Not owned. */
     struct container_view *containers;
+    /* The clock the limits refill by, in nanoseconds that only go forward
+     * (tests give their own); NULL: CLOCK_MONOTONIC. Never an event's time. */
+    int64_t (*clock_ns)(void *data);
+    void *clock_data;
 };
 
 #define RULES_DEFAULT_MAX_PROCESSES 65536
-#define RULES_DEFAULT_RATE 10.0
+#define RULES_DEFAULT_MATCHING RULES_MATCH_FIRST
+#define RULES_DEFAULT_RATE 0.0
 #define RULES_DEFAULT_BURST 100.0
+#define RULES_DEFAULT_CEILING 1000.0
+#define RULES_DEFAULT_CEILING_BURST 10000.0
 #define RULES_DEFAULT_OUTPUT_FIELD_MAX 1024
 
 void rules_engine_config_defaults(struct rules_engine_config *cfg);
@@ -324,15 +349,18 @@ struct alert {
     size_t output_len;          /* a value from the sandbox may hold a NUL byte */
     const char *output_fields;  /* JSON object: one key per %field of the rule's output, plus evt.time */
     const char *tags;           /* JSON array of strings, sorted */
-    uint64_t suppressed;        /* alerts of this rule and container throttled since the last one */
+    /* Alerts held back just before this one: of its rule on its connection
+     * by the per-rule limit, plus of its connection by the ceiling. */
+    uint64_t suppressed;
     const char *json;           /* the whole alert as one line of Falco's JSON (no newline) */
     size_t json_len;
 };
 
-/* Throttled alerts of one rule in the events evaluated into a list. */
+/* Alerts of one rule held back in the events evaluated into a list. */
 struct alert_suppressed {
     const char *rule;
-    uint64_t count;
+    uint64_t count;             /* by the per-rule limit (--alerts-rate) */
+    uint64_t over_ceiling;      /* by the connection's ceiling (--alerts-ceiling) */
 };
 
 /* Alerts raised over some events (a batch). Reset keeps the memory, so the
@@ -349,22 +377,24 @@ struct alert_list {
 void alert_list_reset(struct alert_list *l);
 void alert_list_free(struct alert_list *l);
 
-/* Updates the process table of ev->conn_id from ev, then evaluates every
- * rule that can match ev's event type, appending an alert to out for each
- * match (or counting it as suppressed). index is stored in the alert. Never
+/* Updates the process table of ev->conn_id from ev, then evaluates the
+ * rules that can match ev's event type in load order, appending an alert to
+ * out for the first that matches (RULES_MATCH_FIRST) or each (ALL), or
+ * counting it as held back by a limit. index is stored in the alert. Never
  * fails: an event that cannot be classified matches nothing. */
 void rules_engine_eval(struct rules_engine *e, const struct event *ev, size_t index, struct alert_list *out);
 
 /* Updates the process table only (rebuilding it after a restart). */
 void rules_engine_observe(struct rules_engine *e, const struct event *ev);
 
-/* The connection ended: its process table goes. */
+/* The connection ended: its process table and its ceiling go. */
 void rules_engine_conn_closed(struct rules_engine *e, uint64_t conn_id);
 
 struct rules_engine_stats {
     uint64_t events;             /* evaluated */
     uint64_t alerts;             /* appended to lists */
-    uint64_t suppressed;         /* throttled */
+    uint64_t suppressed;         /* held back by the per-rule limit */
+    uint64_t over_ceiling;       /* held back by the connections' ceiling */
     uint64_t processes;          /* in the tables now */
     uint64_t process_evictions;  /* removed to stay under max_processes */
 };
@@ -378,9 +408,13 @@ struct strbuf;
  * rules_priority_name spells it, output_fields and tags as JSON text). The
  * engine renders every alert's json with it, so an alert read back from
  * the database (delivery, --alerts-url) gives the same bytes as the line
- * written when it was raised, with the same hostname. */
+ * written when it was raised, with the same hostname. Falco's keys, in its
+ * (alphabetical) order; a suppressed count above 0 adds a key of its own,
+ * RULES_SUPPRESSED_KEY, outside output_fields (which stays exactly Falco's:
+ * the output's fields and evt.time). */
 void rules_alert_json(struct strbuf *out, const char *hostname, const char *rule, const char *priority,
                       int64_t time_ns, const char *output, size_t output_len, const char *output_fields,
-                      const char *tags);
+                      const char *tags, uint64_t suppressed);
+#define RULES_SUPPRESSED_KEY "seccheckd_suppressed"
 
 #endif

@@ -14,6 +14,7 @@
 
 #include "arena.h"
 #include "cli.h"
+#include "clock.h"
 #include "decode.h"
 #include "rules.h"
 #include "runsc_target.h"
@@ -55,9 +56,15 @@ static void usage(FILE *out)
             "       per rule on standard error.\n"
             "  --trace FILE...    gVisor tracereplay files, each one sandbox connection\n"
             "  --db DB            a seccheckd database: every stored event, in id order\n"
-            "  --alerts-rate N    alerts per second per rule and container (event time) [%g];\n"
-            "                     0: no throttling\n"
-            "  --alerts-burst N   throttling burst [%g]\n"
+            "  --rule-matching first|all  the first rule in load order that matches alerts,\n"
+            "                     as Falco, or every one [%s]\n"
+            "  --alerts-rate N    alerts per second per rule and connection [%g]; 0: no\n"
+            "                     per-rule limit\n"
+            "  --alerts-burst N   per-rule burst [%g]\n"
+            "  --alerts-ceiling N alerts per second per connection, every rule [%g]; 0: none\n"
+            "  --alerts-ceiling-burst N  alerts a connection may raise at once [%g]\n"
+            "                     (the limits' clock: over --db the daemon's stored receive\n"
+            "                     times, over traces this run's; never the events' own times)\n"
             "  --max-processes N  process table bound [%d]\n"
             "  --hostname NAME    the alerts' hostname [this host's]\n"
             "  --rules-absent-fields disable|run   as for check\n"
@@ -65,7 +72,8 @@ static void usage(FILE *out)
             "\n"
             "Exit status: 0 done, 1 a trace or database could not be read, 2 usage error or\n"
             "rules with errors.\n",
-            RULES_DEFAULT_RATE, RULES_DEFAULT_BURST, RULES_DEFAULT_MAX_PROCESSES);
+            rules_matching_name(RULES_DEFAULT_MATCHING), RULES_DEFAULT_RATE, RULES_DEFAULT_BURST, RULES_DEFAULT_CEILING,
+            RULES_DEFAULT_CEILING_BURST, RULES_DEFAULT_MAX_PROCESSES);
 }
 
 /* "seccheckd rules: PROBLEM[ 'ARG'] (try --help)", exit status 2. */
@@ -438,10 +446,19 @@ struct test_run {
     struct decoder decoder;
     struct arena arena;
     struct alert_list alerts;
-    uint64_t events, bad, *per_rule, *suppressed_per_rule;
+    uint64_t events, bad, *per_rule, *suppressed_per_rule, *over_ceiling_per_rule;
     size_t nrules;
     bool write_failed;
+    int64_t recv_ns;            /* --db: the stored event's receive time, the daemon's clock then */
 };
+
+/* The limits' clock: over a database, the daemon's own receive times, so
+ * the run holds back what the daemon would have; over traces, this run's. */
+static int64_t replay_clock(void *data)
+{
+    const struct test_run *t = data;
+    return t->recv_ns ? t->recv_ns : monotonic_ns();
+}
 
 static size_t rule_index(const struct rule_set *rs, const char *name)
 {
@@ -463,8 +480,11 @@ static void flush_alerts(struct test_run *t)
             t->write_failed = true;
         t->per_rule[rule_index(rs, a->rule)]++;
     }
-    for (size_t i = 0; i < t->alerts.nsuppressed; i++)
-        t->suppressed_per_rule[rule_index(rs, t->alerts.suppressed[i].rule)] += t->alerts.suppressed[i].count;
+    for (size_t i = 0; i < t->alerts.nsuppressed; i++) {
+        size_t r = rule_index(rs, t->alerts.suppressed[i].rule);
+        t->suppressed_per_rule[r] += t->alerts.suppressed[i].count;
+        t->over_ceiling_per_rule[r] += t->alerts.suppressed[i].over_ceiling;
+    }
     if (t->alerts.dropped)
         fprintf(stderr, PROG ": %" PRIu64 " alert%s lost: out of memory\n", t->alerts.dropped,
                 cli_plural(t->alerts.dropped));
@@ -489,6 +509,7 @@ static void feed(struct test_run *t, uint64_t conn_id, int64_t recv_ns, const ui
     decode_event(&t->decoder, &t->arena, &h, copy, len, &ev);
     ev.conn_id = conn_id;
     ev.recv_ns = recv_ns;
+    t->recv_ns = recv_ns;
     rules_engine_eval(t->engine, &ev, (size_t)t->events, &t->alerts);
     t->events++;
     if (t->alerts.count || t->alerts.nsuppressed)
@@ -610,6 +631,15 @@ static int parse_test(int argc, char **argv, struct test_options *o)
         } else if ((v = value_of(argc, argv, &i, "--alerts-burst"))) {
             if (cli_parse_double(PROG, "alerts-burst", v, 1, 1e9, &o->cfg.burst) != 0)
                 return RC_USAGE;
+        } else if ((v = value_of(argc, argv, &i, "--alerts-ceiling-burst"))) {
+            if (cli_parse_double(PROG, "alerts-ceiling-burst", v, 1, 1e9, &o->cfg.ceiling_burst) != 0)
+                return RC_USAGE;
+        } else if ((v = value_of(argc, argv, &i, "--alerts-ceiling"))) {
+            if (cli_parse_double(PROG, "alerts-ceiling", v, 0, 1e9, &o->cfg.ceiling) != 0)
+                return RC_USAGE;
+        } else if ((v = value_of(argc, argv, &i, "--rule-matching"))) {
+            if (rules_matching_parse(v, &o->cfg.matching) != 0)
+                return usage_error("--rule-matching: expected first or all, got", v);
         } else if ((v = value_of(argc, argv, &i, "--max-processes"))) {
             if (cli_parse_uint(PROG, "max-processes", v, 1, 1u << 30, &u) != 0)
                 return RC_USAGE;
@@ -642,8 +672,11 @@ static int test_main(int argc, char **argv)
         t.nrules = rule_set_rule_count(rs);
         t.per_rule = calloc(t.nrules + 1, sizeof(*t.per_rule));
         t.suppressed_per_rule = calloc(t.nrules + 1, sizeof(*t.suppressed_per_rule));
+        t.over_ceiling_per_rule = calloc(t.nrules + 1, sizeof(*t.over_ceiling_per_rule));
+        o.cfg.clock_ns = replay_clock;
+        o.cfg.clock_data = &t;
         t.engine = rules_engine_new(&o.cfg);
-        if (!t.per_rule || !t.suppressed_per_rule || !t.engine) {
+        if (!t.per_rule || !t.suppressed_per_rule || !t.over_ceiling_per_rule || !t.engine) {
             fprintf(stderr, PROG ": out of memory\n");
             rule_set_free(rs);
             rc = RC_FAILED;
@@ -665,6 +698,8 @@ static int test_main(int argc, char **argv)
                 fprintf(stderr, "%s: %" PRIu64 " alert%s", info.name, t.per_rule[i], cli_plural(t.per_rule[i]));
                 if (t.suppressed_per_rule[i])
                     fprintf(stderr, " (%" PRIu64 " suppressed)", t.suppressed_per_rule[i]);
+                if (t.over_ceiling_per_rule[i])
+                    fprintf(stderr, " (%" PRIu64 " over the ceiling)", t.over_ceiling_per_rule[i]);
                 fprintf(stderr, "%s\n", info.enabled ? "" : " [disabled]");
             }
             fprintf(stderr, PROG ": %" PRIu64 " event%s, %" PRIu64 " alert%s", t.events, cli_plural(t.events), total,
@@ -679,6 +714,7 @@ static int test_main(int argc, char **argv)
     rules_engine_free(t.engine);
     free(t.per_rule);
     free(t.suppressed_per_rule);
+    free(t.over_ceiling_per_rule);
     free(o.paths);
     free(o.traces);
     return rc;

@@ -206,13 +206,21 @@ static void render_alerts(struct strbuf *o, const struct server *s)
                 strbuf_printf(o, "\",priority=\"%s\"} %" PRIu64 "\n", rules_priority_name(p),
                               t->rules[i].by_priority[p]);
             }
-    family(o, "alerts_suppressed_total", "counter", "Alerts not raised because their rule and container were "
+    family(o, "alerts_suppressed_total", "counter", "Alerts not raised because their rule and connection were "
            "over --alerts-rate, by rule.");
     for (size_t i = 0; i < t->cap; i++)
         if (t->rules[i].name && t->rules[i].suppressed) {
             strbuf_puts(o, "seccheckd_alerts_suppressed_total{rule=\"");
             label_value(o, t->rules[i].name);
             strbuf_printf(o, "\"} %" PRIu64 "\n", t->rules[i].suppressed);
+        }
+    family(o, "alerts_over_ceiling_total", "counter", "Alerts not raised because their connection was over "
+           "--alerts-ceiling, by rule.");
+    for (size_t i = 0; i < t->cap; i++)
+        if (t->rules[i].name && t->rules[i].over_ceiling) {
+            strbuf_puts(o, "seccheckd_alerts_over_ceiling_total{rule=\"");
+            label_value(o, t->rules[i].name);
+            strbuf_printf(o, "\"} %" PRIu64 "\n", t->rules[i].over_ceiling);
         }
     counter(o, "alerts_lost_total", "Alerts the rules could not keep for lack of memory.", t->lost);
     counter(o, "alert_lines_failed_total", "Alerts that could not be written to --alerts-out.", t->lines_failed);

@@ -330,9 +330,12 @@ static struct sink *add_rules(const struct options *o, struct sink *sink, struct
     rules_engine_config_defaults(&ro.engine);
     ro.engine.hostname = hostname;
     ro.engine.max_processes = (size_t)o->max_processes;
+    ro.engine.matching = (enum rules_matching)o->rule_matching;
     ro.engine.rate = o->alerts_rate;
     ro.engine.burst = (double)o->alerts_burst;
     ro.engine.containers = containers;
+    ro.engine.ceiling = o->alerts_ceiling;
+    ro.engine.ceiling_burst = (double)o->alerts_ceiling_burst;
     char err[512];
     struct sink *s = sink_rules_open(sink, rs, &ro, err, sizeof(err));
     if (!s)

@@ -286,17 +286,39 @@ static int parse_alerts_max(struct options *o, const char *v, char *err, size_t 
 }
 
 /* A rate: decimal, like 10 or 0.5, at most a million a second. */
-static int parse_alerts_rate(struct options *o, const char *v, char *err, size_t errlen)
+static int parse_rate(const char *name, const char *v, double *out, char *err, size_t errlen)
 {
     char *end;
     errno = 0;
     double rate = strtod(v, &end);
     if (errno || end == v || *end || !isdigit((unsigned char)v[0]) || !(rate <= 1e6)) {
-        snprintf(err, errlen, "--alerts-rate: expected alerts per second like 10 or 0.5, at most 1000000 "
-                 "(0: no throttling), got '%s'", v);
+        snprintf(err, errlen, "--%s: expected alerts per second like 10 or 0.5, at most 1000000 "
+                 "(0: no limit), got '%s'", name, v);
         return -1;
     }
-    o->alerts_rate = rate;
+    *out = rate;
+    return 0;
+}
+
+static int parse_alerts_rate(struct options *o, const char *v, char *err, size_t errlen)
+{
+    return parse_rate("alerts-rate", v, &o->alerts_rate, err, errlen);
+}
+
+static int parse_alerts_ceiling(struct options *o, const char *v, char *err, size_t errlen)
+{
+    return parse_rate("alerts-ceiling", v, &o->alerts_ceiling, err, errlen);
+}
+
+static int parse_rule_matching(struct options *o, const char *v, char *err, size_t errlen)
+{
+    enum rules_matching m;
+    if (rules_matching_parse(v, &m) != 0) {
+        snprintf(err, errlen, "--rule-matching: expected first (only the first rule in load order that matches "
+                 "alerts, as Falco) or all, got '%s'", v);
+        return -1;
+    }
+    o->rule_matching = (int)m;
     return 0;
 }
 
@@ -410,11 +432,19 @@ static const struct option_def defs[] = {
     {"alerts-max-size", "BYTES", KIND_CUSTOM, CUSTOM(alerts_max_bytes, parse_alerts_max), RESTART,
      "rotate the --alerts-out file past this size (PATH.1, PATH.2...)", "100M"},
     {"alerts-keep", "N", KIND_U64, NUM(alerts_keep, 1, 1000), RESTART, "rotated --alerts-out files kept", "5"},
+    {"rule-matching", "first|all", KIND_CUSTOM, CUSTOM(rule_matching, parse_rule_matching), RESTART,
+     "which rules alert for one event: the first in load order whose\ncondition holds (Falco's rule_matching "
+     "default), or all", "first"},
     {"alerts-rate", "N", KIND_CUSTOM, CUSTOM(alerts_rate, parse_alerts_rate), RESTART,
-     "alerts per second one rule may raise for one container, after\nthe burst; the rest are counted (0: no "
-     "limit)", "10"},
+     "alerts per second one rule may raise for one connection, after\nthe burst; the rest are counted and said "
+     "in its next alert\n(0: no limit, as Falco: every match is an alert)", "0"},
     {"alerts-burst", "N", KIND_U64, NUM(alerts_burst, 1, 1000000), RESTART,
-     "alerts one rule may raise at once for one container", "100"},
+     "alerts one rule may raise at once for one connection (with\n--alerts-rate)", "100"},
+    {"alerts-ceiling", "N", KIND_CUSTOM, CUSTOM(alerts_ceiling, parse_alerts_ceiling), RESTART,
+     "alerts per second one connection may raise, all rules together,\nafter --alerts-ceiling-burst; the rest "
+     "are counted and said in\nits next alert (0: no ceiling)", "1000"},
+    {"alerts-ceiling-burst", "N", KIND_U64, NUM(alerts_ceiling_burst, 1, 100000000), RESTART,
+     "alerts one connection may raise at once", "10000"},
     {"max-processes", "N", KIND_U64, NUM(max_processes, 16, 10000000), RESTART,
      "processes the rules remember (parents, command lines), all\nsandboxes together; past it the largest "
      "sandbox's oldest go", "65536"},
@@ -581,8 +611,11 @@ void options_init(struct options *o)
     o->indexes = EVENT_INDEXES_DEFAULT;
     o->alerts_max_bytes = 100u << 20;
     o->alerts_keep = 5;
+    o->rule_matching = RULES_DEFAULT_MATCHING;
     o->alerts_rate = RULES_DEFAULT_RATE;
     o->alerts_burst = (uint64_t)RULES_DEFAULT_BURST;
+    o->alerts_ceiling = RULES_DEFAULT_CEILING;
+    o->alerts_ceiling_burst = (uint64_t)RULES_DEFAULT_CEILING_BURST;
     o->max_processes = RULES_DEFAULT_MAX_PROCESSES;
     o->alerts_timeout_ms = 10000;
     o->alerts_queue = 10000;

@@ -49,8 +49,11 @@ struct options {
     enum options_color color;   /* the text lines' colour */
     uint64_t alerts_max_bytes;  /* rotate past this size; 0: never */
     uint64_t alerts_keep;       /* rotated files kept */
-    double alerts_rate;         /* alerts per second per rule and container; 0: no throttling */
+    int rule_matching;          /* enum rules_matching: first or all */
+    double alerts_rate;         /* alerts per second per rule and connection; 0: no per-rule limit */
     uint64_t alerts_burst;
+    double alerts_ceiling;      /* alerts per second per connection, every rule; 0: no ceiling */
+    uint64_t alerts_ceiling_burst;
     uint64_t max_processes;     /* process table entries, all connections */
     char *alerts_url;           /* reloadable: where alerts are POSTed (deliver.h); NULL: nowhere */
     char *alerts_url_file;      /* reloadable: a file holding that URL instead (out of ps and config files) */

@@ -941,11 +941,12 @@ void server_free(struct server *s)
     recv_ring_free(&s->ring);
 }
 
-/* "alerts 7: Critical 1, Warning 6; suppressed 40" */
+/* "alerts 7: Critical 1, Warning 6; suppressed by --alerts-rate 40; over
+ * --alerts-ceiling 0" */
 static void print_alerts_summary(const struct alert_tally *t, FILE *out)
 {
     uint64_t total = alert_tally_total(t);
-    if (!total && !t->suppressed && !t->lost)
+    if (!total && !t->suppressed && !t->over_ceiling && !t->lost)
         return;
     fprintf(out, "seccheckd: summary: alerts %" PRIu64, total);
     const char *sep = ": ";
@@ -954,7 +955,8 @@ static void print_alerts_summary(const struct alert_tally *t, FILE *out)
             fprintf(out, "%s%s %" PRIu64, sep, rules_priority_name(p), t->by_priority[p]);
             sep = ", ";
         }
-    fprintf(out, "; suppressed by --alerts-rate %" PRIu64, t->suppressed);
+    fprintf(out, "; suppressed by --alerts-rate %" PRIu64 "; over --alerts-ceiling %" PRIu64, t->suppressed,
+            t->over_ceiling);
     if (t->lost)
         fprintf(out, "; lost for lack of memory %" PRIu64, t->lost);
     if (t->lines_failed)

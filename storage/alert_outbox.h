@@ -162,6 +162,7 @@ struct alert_outbox_row {
     size_t output_len;
     int64_t time_ns;
     bool replaced;
+    uint64_t suppressed;        /* held back before it (rules.h struct alert) */
 };
 
 /* SQL of a column that is a valid JSON object (array), else NULL: the

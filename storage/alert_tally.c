@@ -61,12 +61,16 @@ void alert_tally_add(struct alert_tally *t, const struct alert_list *l)
             t->untallied++;
     }
     for (size_t i = 0; i < l->nsuppressed; i++) {
-        t->suppressed += l->suppressed[i].count;
-        struct alert_tally_rule *r = entry(t, l->suppressed[i].rule);
-        if (r)
-            r->suppressed += l->suppressed[i].count;
-        else
-            t->untallied += l->suppressed[i].count;
+        const struct alert_suppressed *s = &l->suppressed[i];
+        t->suppressed += s->count;
+        t->over_ceiling += s->over_ceiling;
+        struct alert_tally_rule *r = entry(t, s->rule);
+        if (r) {
+            r->suppressed += s->count;
+            r->over_ceiling += s->over_ceiling;
+        } else {
+            t->untallied += s->count + s->over_ceiling;
+        }
     }
     t->lost += l->dropped;
 }

@@ -16,7 +16,8 @@
 struct alert_tally_rule {
     char *name;
     uint64_t by_priority[RULES_PRIORITY_COUNT];
-    uint64_t suppressed;
+    uint64_t suppressed;              /* held back by --alerts-rate */
+    uint64_t over_ceiling;            /* held back by --alerts-ceiling */
 };
 
 struct alert_tally {
@@ -25,6 +26,7 @@ struct alert_tally {
     size_t count;
     uint64_t by_priority[RULES_PRIORITY_COUNT];
     uint64_t suppressed;
+    uint64_t over_ceiling;
     uint64_t lost;                    /* alerts the rules could not keep (no memory) */
     uint64_t lines_failed;            /* alerts not written to --alerts-out */
     uint64_t untallied;               /* counted in the totals only: no memory for their rule's entry */

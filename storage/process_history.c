@@ -1,13 +1,16 @@
 #include "process_history.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sqlite3.h>
+#include <unistd.h>
 
 #include "arena.h"
 #include "clock.h"
 #include "decode.h"
+#include "log.h"
 #include "strbuf.h"
 #include "wire.h"
 
@@ -15,19 +18,20 @@
  * (close_ns NULL), or closed by the daemon's own shutdown. A connection its
  * sandbox closed belongs to a sandbox that is gone. */
 static const char open_conns_sql[] =
-    "SELECT id FROM connections WHERE close_ns IS NULL OR close_reason = 'shutdown' ORDER BY id DESC LIMIT ?1";
+    "SELECT id, coalesce(peer_pid, -1), coalesce(peer_uid, -1), coalesce(peer_gid, -1), connect_ns FROM connections"
+    " WHERE close_ns IS NULL OR close_reason = 'shutdown' ORDER BY id DESC LIMIT ?1";
 
 /* The process events (container start, sentry clone, exec, exit) of those
- * connections, newest first through events_by_type(msg_type, time_ns), then
- * replayed oldest first. The window ends at the newest such event in the
- * sandboxes' own clock (time_ns), which need not be the daemon's; a row
- * without a sandbox time is found by its receive time. */
+ * connections, newest first through events_by_type's msg_type, then
+ * replayed oldest first. The window is the daemon's own: it ends at the
+ * receive time of the newest event stored (the last image's clock), never
+ * at a time an event carries, which its sandbox chose (one clone dated 2116
+ * would otherwise put every other sandbox's history outside it). */
 static const char history_sql[] =
     "SELECT id, conn_id, recv_ns, raw, container_id FROM ("
     "  SELECT id, conn_id, recv_ns, raw, container_id FROM events"
     "  WHERE msg_type IN (1, 2, 3, 5)"
-    "    AND (time_ns >= (SELECT max(time_ns) FROM events WHERE msg_type IN (1, 2, 3, 5)) - ?1"
-    "         OR (time_ns IS NULL AND recv_ns >= ?4 - ?1))"
+    "    AND recv_ns >= (SELECT recv_ns FROM events ORDER BY id DESC LIMIT 1) - ?1"
     "    AND conn_id IN (SELECT value FROM json_each(?2))"
     "  ORDER BY id DESC LIMIT ?3)"
     " ORDER BY id";
@@ -50,7 +54,12 @@ static int load_open_conns(struct process_history *h, sqlite3 *db, struct strbuf
     h->old = calloc(PROCESS_HISTORY_MAX_CONNS, sizeof(*h->old));
     strbuf_putc(ids, '[');
     while (h->old && sqlite3_step(st) == SQLITE_ROW) {
-        h->old[h->nold].conn_id = (uint64_t)sqlite3_column_int64(st, 0);
+        struct process_history_conn *c = &h->old[h->nold];
+        c->conn_id = (uint64_t)sqlite3_column_int64(st, 0);
+        c->peer_pid = sqlite3_column_int64(st, 1);
+        c->peer_uid = sqlite3_column_int64(st, 2);
+        c->peer_gid = sqlite3_column_int64(st, 3);
+        c->connect_ns = sqlite3_column_int64(st, 4);
         if (h->nold)
             strbuf_putc(ids, ',');
         strbuf_put_u64(ids, h->old[h->nold++].conn_id);
@@ -92,7 +101,6 @@ static int replay(struct process_history *h, sqlite3 *db, const char *ids, struc
     sqlite3_bind_int64(st, 1, (int64_t)PROCESS_HISTORY_WINDOW_S * 1000000000);
     sqlite3_bind_text(st, 2, ids, -1, SQLITE_STATIC);
     sqlite3_bind_int(st, 3, PROCESS_HISTORY_MAX_EVENTS);
-    sqlite3_bind_int64(st, 4, realtime_ns());
     struct decoder d;
     decoder_init(&d);
     struct arena arena;
@@ -159,10 +167,64 @@ static int grow_map(struct process_history *h)
     return 0;
 }
 
+/* When the process pid started, in CLOCK_BOOTTIME nanoseconds (field 22 of
+ * /proc/PID/stat, in clock ticks); -1 when it is gone or unreadable. */
+static int64_t process_start_boot_ns(int64_t pid)
+{
+    char path[64], buf[1024];
+    snprintf(path, sizeof(path), "/proc/%lld/stat", (long long)pid);
+    FILE *f = fopen(path, "re");
+    if (!f)
+        return -1;
+    size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    const char *p = strrchr(buf, ')');   /* the name may hold spaces and parentheses: fields follow the last ')' */
+    long hz = sysconf(_SC_CLK_TCK);
+    if (!p || hz <= 0 || hz > 1000000000)
+        return -1;
+    p++;
+    for (int field = 3; field < 22; field++) {   /* state (3) ... itrealvalue (21) */
+        p += strspn(p, " ");
+        p += strcspn(p, " ");
+    }
+    char *end;
+    errno = 0;
+    unsigned long long ticks = strtoull(p, &end, 10);
+    if (errno || end == p || ticks > (unsigned long long)INT64_MAX / 1000000000u)
+        return -1;
+    return (int64_t)(ticks * (1000000000u / (unsigned long long)hz));
+}
+
+/* The new connection's peer is the process that made the old one: the same
+ * pid, uid and gid, and that pid's process started before the old
+ * connection was made (a pid is never two live processes: a reused one
+ * started later). connect_ns is the wall clock; it is compared through the
+ * clocks' offset now, so a wall clock stepped since errs either way by the
+ * step, and a tie needs the same pid all the same. */
+static bool same_peer(const struct process_history_conn *old, const struct conn_record *rec)
+{
+    if (!rec || rec->peer_pid <= 0 || rec->peer_pid != old->peer_pid || rec->peer_uid != old->peer_uid ||
+        rec->peer_gid != old->peer_gid)
+        return false;
+    int64_t started = process_start_boot_ns(rec->peer_pid);
+    int64_t offset = clock_ns(CLOCK_REALTIME) - clock_ns(CLOCK_BOOTTIME);
+    return started >= 0 && started <= old->connect_ns - offset;
+}
+
+static const struct conn_record *record_of(const struct conn_record *conns, size_t n, uint64_t id)
+{
+    for (size_t i = 0; i < n; i++)
+        if (conns[i].id == id)
+            return &conns[i];
+    return NULL;
+}
+
 /* The table a connection seen for the first time takes: its own when it is
  * one of the old connections (kept across SIGUSR2), else an unclaimed old
- * connection's of the same container, else a new one. */
-static uint64_t choose_table(struct process_history *h, const struct event *ev)
+ * connection's of the container it names whose peer is its own, else a new
+ * one (counted when its container was an old connection's). */
+static uint64_t choose_table(struct process_history *h, const struct event *ev, const struct conn_record *rec)
 {
     struct process_history_conn *c = old_conn(h, ev->conn_id);
     if (c) {
@@ -170,16 +232,36 @@ static uint64_t choose_table(struct process_history *h, const struct event *ev)
         return ev->conn_id;
     }
     const char *container = ev->context ? ev->context->container_id : NULL;
-    if (container && container[0])
-        for (size_t i = 0; i < h->nold; i++)
-            if (!h->old[i].claimed && strcmp(h->old[i].container_id, container) == 0) {
-                h->old[i].claimed = true;
-                return h->old[i].conn_id;
-            }
+    if (!container || !container[0])
+        return ev->conn_id;
+    struct process_history_conn *named = NULL;
+    for (size_t i = 0; i < h->nold; i++) {
+        c = &h->old[i];
+        if (c->claimed || strcmp(c->container_id, container) != 0)
+            continue;
+        if (same_peer(c, rec)) {
+            c->claimed = true;
+            log_info("rules: connection %llu takes over the process table of connection %llu (the same peer, "
+                     "pid %lld, container %s)", (unsigned long long)ev->conn_id, (unsigned long long)c->conn_id,
+                     (long long)c->peer_pid, c->container_id);
+            return c->conn_id;
+        }
+        named = named ? named : c;
+    }
+    if (named) {
+        h->untied++;
+        if (!named->refusal_logged)
+            log_warn("rules: connection %llu names container %s of connection %llu, but its peer is not the "
+                     "process that made that one: its process table starts empty (%llu so far)",
+                     (unsigned long long)ev->conn_id, named->container_id, (unsigned long long)named->conn_id,
+                     (unsigned long long)h->untied);
+        named->refusal_logged = true;
+    }
     return ev->conn_id;
 }
 
-uint64_t process_history_table(struct process_history *h, const struct event *ev)
+uint64_t process_history_table(struct process_history *h, const struct event *ev, const struct conn_record *conns,
+                               size_t nconns)
 {
     if (h->nold == 0 || ev->conn_id == 0)
         return ev->conn_id;   /* nothing to take over: every table is the connection's own */
@@ -188,7 +270,7 @@ uint64_t process_history_table(struct process_history *h, const struct event *ev
     size_t i = slot_of(h, ev->conn_id);
     if (!h->map[i].conn_id) {
         h->map[i].conn_id = ev->conn_id;
-        h->map[i].table_id = choose_table(h, ev);
+        h->map[i].table_id = choose_table(h, ev, record_of(conns, nconns, ev->conn_id));
         h->map_count++;
     }
     return h->map[i].table_id;

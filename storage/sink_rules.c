@@ -67,7 +67,7 @@ static void evaluate(struct rules_sink *s, struct batch *b)
         const struct event *ev = &b->events[i];
         if (ev->status != DECODE_OK)
             continue;
-        uint64_t table = process_history_table(&s->history, ev);
+        uint64_t table = process_history_table(&s->history, ev, b->conns, b->nconns);
         if (table == ev->conn_id) {
             rules_engine_eval(s->engine, ev, i, &b->alerts);
         } else {

@@ -81,7 +81,8 @@ static char *start_with_rules(struct daemon *d, const char *extra_out)
     assert_non_null(f);
     fputs(rules_yaml, f);
     fclose(f);
-    const char *args[] = {"--rules", rules, "--alerts-rate", "0", extra_out ? "--alerts-out" : NULL, extra_out,
+    /* both rules alert for cat's opens */
+    const char *args[] = {"--rules", rules, "--rule-matching", "all", extra_out ? "--alerts-out" : NULL, extra_out,
                           NULL};
     assert_true(daemon_start(d, SECCHECKD_BIN, args));
     return rules;

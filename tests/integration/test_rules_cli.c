@@ -128,8 +128,15 @@ static void test_test_over_trace(void **state)
     (void)state;
     static char out[1 << 20], err[65536];
     write_file_in("good.yaml", GOOD);
+    /* Falco's rule_matching first by default: "openat" comes first and
+     * matches every openat exit, so "python openat" never alerts */
+    const char *first[] = {"test", in_dir("good.yaml"), "--trace", TRACES_DIR "/mixed_syscalls.trace", NULL};
+    assert_int_equal(rules(first, out, sizeof(out), err, sizeof(err)), 0);
+    assert_int_equal(count_lines(out, "\"rule\":\"openat\""), 175);
+    assert_int_equal(count_lines(out, NULL), 175);
+    assert_non_null(strstr(err, "python openat: 0 alerts\n"));
     const char *args[] = {"test", in_dir("good.yaml"), "--trace", TRACES_DIR "/mixed_syscalls.trace",
-                          TRACES_DIR "/exec_loop.trace", "--alerts-rate", "0", "--hostname", "h1", NULL};
+                          TRACES_DIR "/exec_loop.trace", "--rule-matching", "all", "--hostname", "h1", NULL};
     assert_int_equal(rules(args, out, sizeof(out), err, sizeof(err)), 0);
     size_t lines = count_lines(out, NULL);
     assert_int_equal(count_lines(out, "\"rule\":\"openat\""), 175);   /* the openat exits the trace holds */
@@ -139,7 +146,7 @@ static void test_test_over_trace(void **state)
     assert_int_equal(count_lines(out, "{\"hostname\":\"h1\",\"output\":\""), lines);
     assert_non_null(strstr(err, "openat: 175 alerts\n"));
     assert_non_null(strstr(err, "seccheckd rules: 2454 events"));
-    /* throttled by default: the rest counted per rule */
+    /* throttled when asked: the rest counted per rule */
     const char *throttled[] = {"test", in_dir("good.yaml"), "--trace", TRACES_DIR "/mixed_syscalls.trace",
                                "--alerts-rate", "1", "--alerts-burst", "5", NULL};
     assert_int_equal(rules(throttled, out, sizeof(out), err, sizeof(err)), 0);
@@ -161,10 +168,12 @@ static void test_test_over_database(void **state)
     assert_int_equal(replay_trace_load(&t, TRACES_DIR "/mixed_syscalls.trace", terr, sizeof(terr)), 0);
     sqlite3_stmt *st;
     sqlite3_exec(db, "BEGIN", NULL, NULL, NULL);
-    assert_int_equal(sqlite3_prepare_v2(db, "INSERT INTO events(conn_id, recv_ns, raw) VALUES (7, 1, ?1)", -1, &st,
+    /* received a second apart, as the daemon's clock stored it */
+    assert_int_equal(sqlite3_prepare_v2(db, "INSERT INTO events(conn_id, recv_ns, raw) VALUES (7, ?2, ?1)", -1, &st,
                                         NULL), SQLITE_OK);
     for (size_t i = 0; i < t.count; i++) {
         sqlite3_bind_blob(st, 1, t.packets[i], (int)t.lengths[i], SQLITE_STATIC);
+        sqlite3_bind_int64(st, 2, (int64_t)(i + 1) * 1000000000);
         assert_int_equal(sqlite3_step(st), SQLITE_DONE);
         sqlite3_reset(st);
     }
@@ -176,6 +185,14 @@ static void test_test_over_database(void **state)
     assert_int_equal(rules(args, out, sizeof(out), err, sizeof(err)), 0);
     assert_int_equal(count_lines(out, "\"rule\":\"openat\""), 175);
     assert_non_null(strstr(err, "seccheckd rules: 1235 events"));
+    /* The limits run on the stored receive times: one alert a second lets
+     * every openat through, as the daemon did (this run's own clock, a few
+     * milliseconds for the whole database, would let one through). */
+    const char *limited[] = {"test", in_dir("good.yaml"), "--db", in_dir("events.db"), "--alerts-ceiling", "1",
+                             "--alerts-ceiling-burst", "1", NULL};
+    assert_int_equal(rules(limited, out, sizeof(out), err, sizeof(err)), 0);
+    assert_int_equal(count_lines(out, "\"rule\":\"openat\""), 175);
+    assert_null(strstr(err, "over the ceiling"));
     const char *notdb[] = {"test", in_dir("good.yaml"), "--db", in_dir("good.yaml"), NULL};
     assert_int_equal(rules(notdb, out, sizeof(out), err, sizeof(err)), 1);
 }
@@ -247,6 +264,9 @@ static void test_usage_errors(void **state)
     const char *no_input[] = {"test", in_dir("good.yaml"), NULL};
     assert_int_equal(rules(no_input, out, sizeof(out), err, sizeof(err)), 2);
     assert_non_null(strstr(err, "seccheckd rules: test needs either --trace FILE... or --db DB"));
+    const char *matching[] = {"test", in_dir("good.yaml"), "--trace", "x", "--rule-matching", "some", NULL};
+    assert_int_equal(rules(matching, out, sizeof(out), err, sizeof(err)), 2);
+    assert_non_null(strstr(err, "--rule-matching: expected first or all, got 'some'"));
     const char *both[] = {"test", in_dir("good.yaml"), "--trace", "x", "--db", "y", NULL};
     assert_int_equal(rules(both, out, sizeof(out), err, sizeof(err)), 2);
     const char *no_rules[] = {"test", "--trace", "x", NULL};

@@ -140,7 +140,11 @@ static inline struct rules_engine *engine_with(const char *rules_text)
     struct rules_engine_config cfg;
     rules_engine_config_defaults(&cfg);
     cfg.hostname = "h1";
+    /* The field tests count what each rule matches: every rule alerts
+     * (rule_matching all), none is held back by a limit. */
+    cfg.matching = RULES_MATCH_ALL;
     cfg.rate = 0;
+    cfg.ceiling = 0;
     struct rules_engine *e = rules_engine_new(&cfg);
     assert_non_null(e);
     if (rules_text)

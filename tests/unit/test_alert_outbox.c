@@ -179,7 +179,7 @@ static bool keep_row(const struct alert_outbox_row *row, void *data)
         return false;   /* take two, refuse the third */
     struct strbuf sb = {0};
     rules_alert_json(&sb, "h1", row->rule, row->priority, row->time_ns, row->output, row->output_len,
-                     row->output_fields, row->tags);
+                     row->output_fields, row->tags, row->suppressed);
     r->ids[r->n] = row->id;
     snprintf(r->lines[r->n], sizeof(r->lines[0]), "%s", sb.data);
     strbuf_free(&sb);
@@ -221,6 +221,12 @@ static void test_reader(void **state)
     rows.n = 0;
     assert_int_equal(alert_outbox_read(&r, 3, 8, keep_row, &rows, err, sizeof(err)), 1);
     assert_int_equal(rows.ids[0], 6);
+    /* Alerts held back before one: delivery says how many, outside output_fields. */
+    exec(db, "UPDATE alerts SET suppressed = 4 WHERE id = 6");
+    rows.n = 0;
+    assert_int_equal(alert_outbox_read(&r, 3, 8, keep_row, &rows, err, sizeof(err)), 1);
+    assert_non_null(strstr(rows.lines[0], "\"output_fields\":{\"evt.time\":1700000000000000001},\"priority\":"
+                                          "\"Warning\",\"rule\":\"R\",\"seccheckd_suppressed\":4,\"source\":"));
     /* The read ended: a writer can checkpoint the whole WAL. */
     int log_frames = -1, checkpointed = -1;
     assert_int_equal(sqlite3_wal_checkpoint_v2(db, NULL, SQLITE_CHECKPOINT_TRUNCATE, &log_frames, &checkpointed),
@@ -356,7 +362,7 @@ static void test_line_from_row_is_the_rules_line(void **state)
     assert_non_null(memchr(a->output, '\0', a->output_len));
     struct strbuf sb = {0};
     rules_alert_json(&sb, "h\"1", a->rule, rules_priority_name(a->priority), a->time_ns, a->output, a->output_len,
-                     a->output_fields, a->tags);
+                     a->output_fields, a->tags, a->suppressed);
     assert_int_equal(sb.len, a->json_len);
     assert_memory_equal(sb.data, a->json, a->json_len);
     strbuf_free(&sb);

@@ -1,11 +1,12 @@
 /* test_options.c - the config file's syntax (server/options.h): where a
  * comment starts, quoted values, value errors named by file and line, and
- * --config-if-exists. */
+ * --config-if-exists; the alerts' settings. */
 #include "unit_util.h"
 
 #include <sys/stat.h>
 
 #include "options.h"
+#include "rules.h"
 
 /* Loads text as a config file into fresh options; returns options_load_file's
  * result, the error (with the file's path replaced by "FILE") in err. */
@@ -105,6 +106,31 @@ static void test_value_errors_name_the_line(void **state)
     options_free(&o);
 }
 
+/* The alerts' settings: rule_matching as Falco spells its values, the
+ * ceiling on by default and per-rule throttling off (issue 25 item 5). */
+static void test_alert_settings(void **state)
+{
+    (void)state;
+    struct options o;
+    char err[512];
+    options_init(&o);
+    assert_int_equal(o.rule_matching, RULES_MATCH_FIRST);
+    assert_true(o.alerts_rate == 0);
+    assert_true(o.alerts_ceiling == RULES_DEFAULT_CEILING && o.alerts_ceiling > 0);
+    assert_int_equal(o.alerts_ceiling_burst, (uint64_t)RULES_DEFAULT_CEILING_BURST);
+    options_free(&o);
+    assert_int_equal(load_text(&o, "rule-matching = all\nalerts-ceiling = 2.5\nalerts-ceiling-burst = 40\n", err,
+                               sizeof(err)), 0);
+    assert_int_equal(o.rule_matching, RULES_MATCH_ALL);
+    assert_true(o.alerts_ceiling == 2.5);
+    assert_int_equal(o.alerts_ceiling_burst, 40);
+    options_free(&o);
+    assert_error("rule-matching = most\n", "FILE:1: --rule-matching: expected first (only the first rule in load "
+                 "order that matches alerts, as Falco) or all, got 'most'");
+    assert_error("alerts-ceiling = -1\n", "FILE:1: --alerts-ceiling: expected alerts per second like 10 or 0.5");
+    assert_error("alerts-ceiling-burst = 0\n", "FILE:1: --alerts-ceiling-burst: expected a whole number from 1");
+}
+
 /* rules-absent-fields: in the config file as on the command line */
 static void test_rules_absent_fields(void **state)
 {
@@ -190,6 +216,7 @@ int main(void)
         cmocka_unit_test(test_comments),
         cmocka_unit_test(test_quoted_values),
         cmocka_unit_test(test_value_errors_name_the_line),
+        cmocka_unit_test(test_alert_settings),
         cmocka_unit_test(test_rules_absent_fields),
         cmocka_unit_test(test_config_if_exists),
     };
