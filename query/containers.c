@@ -91,7 +91,7 @@ static void cell(struct strbuf *line, const char *text, size_t width)
 
 static const char *const headers[] = {"CONTAINER", "NAME", "POD", "NAMESPACE", "IMAGE", "FIRST SEEN (UTC)",
                                       "LAST SEEN (UTC)", "EVENTS", "ALERTS", "LOOKUP"};
-static const size_t widths[] = {20, 20, 24, 16, 40, 19, 19, 8, 6, 8};
+static const size_t widths[] = {20, 20, 24, 16, 40, 24, 24, 8, 6, 8};
 #define NCOLS (sizeof(widths) / sizeof(widths[0]))
 
 static const char select_sql[] =

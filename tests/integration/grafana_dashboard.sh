@@ -25,23 +25,36 @@ cat >"$dir/rules.yaml" <<'YAML'
   condition: evt.type = execve and evt.dir = <
   output: "%proc.name ran (parent %proc.pname)"
   priority: NOTICE
+- rule: File opened
+  desc: every open (mixed_syscalls has many)
+  condition: evt.type in (open, openat)
+  output: "%proc.name opened %fd.name"
+  priority: INFO
+- rule: File read
+  desc: every read
+  condition: evt.type = read
+  output: "%proc.name read %fd.name"
+  priority: DEBUG
 YAML
 "$bin/seccheckd" --socket "$dir/s.sock" --db "$dir/t.db" --rules "$dir/rules.yaml" --alerts-out none \
-    --alerts-url http://127.0.0.1:9/ --alerts-burst 20 --metrics-listen "unix:$dir/m.sock" >"$dir/d.log" 2>&1 &
+    --alerts-url http://127.0.0.1:9/ --alerts-rate 0.001 --alerts-burst 20 --alerts-ceiling 0.001 \
+    --alerts-ceiling-burst 30 --metrics-listen "unix:$dir/m.sock" >"$dir/d.log" 2>&1 &
 pids+=($!)
 for _ in $(seq 500); do grep -q "listening on" "$dir/d.log" && break; sleep 0.01; done
 grep -q "listening on" "$dir/d.log" || { cat "$dir/d.log"; echo "FAIL: the daemon did not start"; exit 1; }
 
-# Alerts, some throttled (a burst of 20 for 200 execs).
+# Alerts, some held back: on the first connection the rule's limit after 20
+# of its 200 execs; on the second, two rules of 20 each meet the ceiling of 30.
 "$bin/seccheck-loadgen" --socket "$dir/s.sock" --trace "$traces/exec_loop.trace" >"$dir/l1.log" 2>&1
 # A sandbox still connected while the scrape runs: its per-connection series.
 "$bin/seccheck-loadgen" --socket "$dir/s.sock" --trace "$traces/mixed_syscalls.trace" --rate 200 --duration 20 \
     >"$dir/l2.log" 2>&1 &
 pids+=($!)
 for _ in $(seq 500); do grep -q "connection 2 opened" "$dir/d.log" && break; sleep 0.01; done
-for _ in $(seq 100); do
-    [ "$(sqlite3 "$dir/t.db" 'SELECT count(*) FROM alerts' 2>/dev/null || echo 0)" -gt 0 ] && break
+for _ in $(seq 200); do
+    curl -sf --unix-socket "$dir/m.sock" http://localhost/metrics >"$dir/scrape.txt" || true
+    grep -q '^seccheckd_alerts_suppressed_total{' "$dir/scrape.txt" &&
+        grep -q '^seccheckd_alerts_over_ceiling_total{' "$dir/scrape.txt" && break
     sleep 0.05
 done
-curl -sf --unix-socket "$dir/m.sock" http://localhost/metrics >"$dir/scrape.txt"
 python3 "$src/tests/integration/check_dashboard.py" "$src/configs/grafana/seccheckd.json" "$dir/scrape.txt"

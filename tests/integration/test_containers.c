@@ -248,6 +248,18 @@ static void test_names_from_runsc_state(void **state)
     assert_non_null(strstr(out, MIXED_ID "          app                   web-1"));
     assert_non_null(strstr(out, "registry.example.com:5000/team/app:v2"));
     assert_non_null(strstr(out, LOOP_ID "          -                     -"));
+    /* first and last seen whole, in the one format of every command: UTC, ms, Z */
+    const char *seen = strstr(out, "registry.example.com:5000/team/app:v2");
+    assert_non_null(seen);
+    seen += strcspn(seen, " ");
+    seen += strspn(seen, " ");
+    int y, mo, da, h, mi, se, ms;
+    char z1, z2;
+    assert_int_equal(sscanf(seen, "%4d-%2d-%2dT%2d:%2d:%2d.%3d%c", &y, &mo, &da, &h, &mi, &se, &ms, &z1), 8);
+    assert_int_equal(z1, 'Z');
+    seen = strchr(seen, 'Z') + 1;
+    assert_int_equal(sscanf(seen, " %4d-%2d-%2dT%2d:%2d:%2d.%3d%c", &y, &mo, &da, &h, &mi, &se, &ms, &z2), 8);
+    assert_int_equal(z2, 'Z');
     const char *by_ns[] = {SECCHECKD_BIN, "containers", "--db", f.d.db, "--namespace", "shop", "--json", NULL};
     run(by_ns, out, sizeof(out));
     assert_non_null(strstr(out, "\"container_id\":\"" MIXED_ID "\",\"name\":\"app\""));
