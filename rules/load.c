@@ -77,6 +77,8 @@ int ivec_push(struct loader *L, struct ivec *v, const struct lfile *f, const str
 }
 
 static void report(struct loader *L, bool is_error, struct lpos at, const char *fmt, va_list ap)
+    __attribute__((format(printf, 4, 0)));
+static void report(struct loader *L, bool is_error, struct lpos at, const char *fmt, va_list ap)
 {
     char msg[1024];
     vsnprintf(msg, sizeof(msg), fmt, ap);
@@ -634,10 +636,12 @@ static bool entry_valid(const struct ynode *v)
 
 /* Falco's read_rule_exceptions: the exceptions of one item into out (a
  * vector of the item's own). append: fields may be left out. */
+static int read_exception(struct loader *L, const struct lfile *f, const struct ynode *e, bool append,
+                          struct lexcvec *out, struct lmap *seen);
+
 static int read_exceptions(struct loader *L, const struct lfile *f, const struct ynode *item, bool append,
                            struct lexcvec *out, bool *given)
 {
-    static const char *const known[] = {"name", "fields", "comps", "values", NULL};
     *given = false;
     const struct ynode *exs = ytree_get(item, "exceptions");
     if (!exs || is_null(exs))
@@ -647,49 +651,59 @@ static int read_exceptions(struct loader *L, const struct lfile *f, const struct
         error_at(L, at_node(f, exs), "Rule exceptions must be a sequence");
         return -1;
     }
-    for (size_t i = 0; i < exs->count; i++) {
-        const struct ynode *e = exs->items[i], *namen;
-        if (e->kind != YN_MAP) {
-            error_at(L, at_node(f, e), "Rule exception must be a mapping");
-            return -1;
-        }
-        if (dval(L, f, e, e, "name", 0, &namen) != 0)
-            return -1;
-        for (size_t k = 0; k < out->n; k++)
-            if (strcmp(out->v[k].name, namen->value) == 0) {
-                warn_at(L, at_node(f, e), "Multiple definitions of exception '%s' in the same rule", namen->value);
-                break;
-            }
-        const struct ynode *fields = ytree_get(e, "fields"), *comps = ytree_get(e, "comps");
-        if (!fields && !append) {
-            error_at(L, at_node(f, e), "exception '%s': Item has no mapping for key 'fields'", namen->value);
-            return -1;
-        }
-        if ((fields && check_entry(L, f, fields, "fields") != 0) || (comps && check_entry(L, f, comps, "comps") != 0))
-            return -1;
-        if (vec_grow(L, &out->v, &out->cap, out->n, sizeof(*out->v)) != 0)
-            return -1;
-        struct lexc *x = &out->v[out->n++];
-        memset(x, 0, sizeof(*x));
-        x->name = namen->value;
-        x->pos = at_node(f, e);
-        x->fields = at_node(f, fields);
-        x->comps = at_node(f, comps);
-        const struct ynode *values = ytree_get(e, "values");
-        if (values) {
-            if (values->kind != YN_SEQ) {
-                error_at(L, at_node(f, values), "Rule exception values must be a sequence");
-                return -1;
-            }
-            for (size_t k = 0; k < values->count; k++)
-                if (check_entry(L, f, values->items[k], "values") != 0 ||
-                    ivec_push(L, &x->values, f, values->items[k]) != 0)
-                    return -1;
-        } else if (append) {
-            warn_at(L, at_node(f, e), "Overriding/appending exception with no values");
-        }
-        warn_unknown_keys(L, f, e, known);
+    struct lmap seen = {0};   /* this item's names: a second one warns (and both apply) */
+    int rc = 0;
+    for (size_t i = 0; i < exs->count && rc == 0; i++)
+        rc = read_exception(L, f, exs->items[i], append, out, &seen);
+    lmap_free(&seen);
+    return rc;
+}
+
+/* One exception of an item into out. */
+static int read_exception(struct loader *L, const struct lfile *f, const struct ynode *e, bool append,
+                          struct lexcvec *out, struct lmap *seen)
+{
+    static const char *const known[] = {"name", "fields", "comps", "values", NULL};
+    const struct ynode *namen;
+    if (e->kind != YN_MAP) {
+        error_at(L, at_node(f, e), "Rule exception must be a mapping");
+        return -1;
     }
+    if (dval(L, f, e, e, "name", 0, &namen) != 0)
+        return -1;
+    if (lmap_get(seen, NULL, namen->value, namen->len) >= 0)
+        warn_at(L, at_node(f, e), "Multiple definitions of exception '%s' in the same rule", namen->value);
+    else if (lmap_put(seen, NULL, namen->value, namen->len, 0) != 0)
+        L->oom = true;
+    const struct ynode *fields = ytree_get(e, "fields"), *comps = ytree_get(e, "comps");
+    if (!fields && !append) {
+        error_at(L, at_node(f, e), "exception '%s': Item has no mapping for key 'fields'", namen->value);
+        return -1;
+    }
+    if ((fields && check_entry(L, f, fields, "fields") != 0) || (comps && check_entry(L, f, comps, "comps") != 0))
+        return -1;
+    if (vec_grow(L, &out->v, &out->cap, out->n, sizeof(*out->v)) != 0)
+        return -1;
+    struct lexc *x = &out->v[out->n++];
+    memset(x, 0, sizeof(*x));
+    x->name = namen->value;
+    x->pos = at_node(f, e);
+    x->fields = at_node(f, fields);
+    x->comps = at_node(f, comps);
+    const struct ynode *values = ytree_get(e, "values");
+    if (values) {
+        if (values->kind != YN_SEQ) {
+            error_at(L, at_node(f, values), "Rule exception values must be a sequence");
+            return -1;
+        }
+        for (size_t k = 0; k < values->count; k++)
+            if (check_entry(L, f, values->items[k], "values") != 0 ||
+                ivec_push(L, &x->values, f, values->items[k]) != 0)
+                return -1;
+    } else if (append) {
+        warn_at(L, at_node(f, e), "Overriding/appending exception with no values");
+    }
+    warn_unknown_keys(L, f, e, known);
     return 0;
 }
 
