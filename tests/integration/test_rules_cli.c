@@ -170,6 +170,16 @@ static void test_check_files(void **state)
     assert_non_null(strstr(err, "error: Rules require engine version 0.99.0, but engine version is 0.63.0"));
 }
 
+/* `seccheckd --version` names the Falco engine the rules load as. */
+static void test_version_names_engine(void **state)
+{
+    (void)state;
+    static char out[4096];
+    const char *argv[] = {SECCHECKD_BIN, "--version", NULL};
+    assert_int_equal(run_command(argv, out, sizeof(out), NULL, 0), 0);
+    assert_non_null(strstr(out, "rules: loaded as Falco's engine 0.63.0 loads them (falcosecurity/falco 130747499b)\n"));
+}
+
 static void test_test_over_trace(void **state)
 {
     (void)state;
@@ -332,6 +342,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_check, setup, teardown),
         cmocka_unit_test_setup_teardown(test_check_files, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_version_names_engine, setup, teardown),
         cmocka_unit_test_setup_teardown(test_test_over_trace, setup, teardown),
         cmocka_unit_test_setup_teardown(test_test_over_database, setup, teardown),
         cmocka_unit_test_setup_teardown(test_usage_errors, setup, teardown),
