@@ -180,6 +180,33 @@ static void test_version_names_engine(void **state)
     assert_non_null(strstr(out, "rules: loaded as Falco's engine 0.63.0 loads them (falcosecurity/falco 130747499b)\n"));
 }
 
+/* Issue 25: a list appended to after the macro that uses it is seen by the
+ * macro, as in Falco (main matched the list's name as a literal: 0 alerts). */
+static void test_list_appended_after_macro(void **state)
+{
+    (void)state;
+    static char out[1 << 20], err[65536];
+    const char *macro_rule = "- macro: opened_by_mine\n  condition: evt.type = openat and evt.dir = < and proc.name in (mine)\n"
+                             "- rule: mine opened\n  desc: d\n  condition: opened_by_mine\n  output: '%fd.name'\n"
+                             "  priority: Notice\n";
+    char text[2048];
+    snprintf(text, sizeof(text), "- list: mine\n  items: [python3, cat]\n%s", macro_rule);
+    write_file_in("whole.yaml", text);
+    snprintf(text, sizeof(text), "- list: mine\n  items: [python3]\n%s- list: mine\n  items: [cat]\n"
+             "  override: {items: append}\n", macro_rule);
+    write_file_in("appended.yaml", text);
+    const char *whole[] = {"test", in_dir("whole.yaml"), "--trace", TRACES_DIR "/mixed_syscalls.trace", "--alerts-rate",
+                           "0", NULL};
+    assert_int_equal(rules(whole, out, sizeof(out), err, sizeof(err)), 0);
+    size_t want = count_lines(out, "\"rule\":\"mine opened\"");
+    assert_true(want > 0);
+    const char *appended[] = {"test", in_dir("appended.yaml"), "--trace", TRACES_DIR "/mixed_syscalls.trace",
+                              "--alerts-rate", "0", NULL};
+    assert_int_equal(rules(appended, out, sizeof(out), err, sizeof(err)), 0);
+    assert_int_equal(count_lines(out, "\"rule\":\"mine opened\""), want);
+    print_message("%zu alerts with the list appended after the macro\n", want);
+}
+
 static void test_test_over_trace(void **state)
 {
     (void)state;
@@ -343,6 +370,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_check, setup, teardown),
         cmocka_unit_test_setup_teardown(test_check_files, setup, teardown),
         cmocka_unit_test_setup_teardown(test_version_names_engine, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_list_appended_after_macro, setup, teardown),
         cmocka_unit_test_setup_teardown(test_test_over_trace, setup, teardown),
         cmocka_unit_test_setup_teardown(test_test_over_database, setup, teardown),
         cmocka_unit_test_setup_teardown(test_usage_errors, setup, teardown),
