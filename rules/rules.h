@@ -59,11 +59,12 @@ struct rules_diag_item {
 struct rules_diag {
     struct rules_diag_item *items;
     size_t count, cap;
-    size_t errors, warnings;
+    size_t errors, warnings;     /* all of them; items keeps some (diag.h) */
+    size_t errors_kept;          /* errors among items */
 };
 
 void rules_diag_free(struct rules_diag *d);
-/* One line per item: "FILE:LINE:COLUMN: error: MESSAGE". */
+/* One line per item: "FILE:LINE:COLUMN: error: MESSAGE", the errors first. */
 void rules_diag_print(const struct rules_diag *d, FILE *out);
 
 /* ---- loading ---- */

@@ -11,8 +11,7 @@
  *  - "which rules match" stands for upstream's get_compiled_rule_condition:
  *    the condition's meaning on events, not its printed form;
  *  - the cases of the filter language's newer features (transformers,
- *    oneof/anyof/allof, the parser's warnings, evt.num's reach) run only
- *    when the filter language has them (skipped otherwise, saying why);
+ *    oneof/anyof/allof) are skipped, saying why, if it lacks them;
  *  - evt.dir's deprecation (Falco dropped enter events; runsc sends them,
  *    so seccheckd's evt.dir means what it says) is not warned about:
  *    test_rule_loader.cpp:1588, 1606, 1621, 1646 are left out for it;
@@ -451,12 +450,8 @@ static const struct fcase cases[] = {
      .no_warning = WARNING_NO_EVTTYPE,
      .yaml = "- rule: test_rule\n  desc: rule without any evt.type restriction but with the warning disabled\n"
              "  condition: proc.name = cat\n  output: " OUT "\n  priority: INFO\n  warn_evttypes: false\n"},
-    /* UPSTREAM "819" (evt.num = 0 matches no event type) and "849" (the never_true
-     * macro): what evt.num = 0 can match is the filter language's (libs
-     * filter_ppm_codes.ut.cpp): left to its tests; the loader's part (they
-     * load, the rule counts) is asserted here. */
-    {.name = "no_evttype_warning_for_unsatisfiable_condition (load only)", .where = UPSTREAM "819", .loads = true,
-     ENABLED(1),
+    {.name = "no_evttype_warning_for_unsatisfiable_condition", .where = UPSTREAM "819", .loads = true,
+     .no_warning = WARNING_NO_EVTTYPE, ENABLED(1),
      .yaml = "- rule: test_rule\n  desc: rule with a statically unsatisfiable condition\n  condition: evt.num = 0\n"
              "  output: " OUT "\n  priority: INFO\n",
      .events = "open cat => | execve cat =>"},
@@ -465,8 +460,8 @@ static const struct fcase cases[] = {
      .yaml = "- rule: test_rule\n  desc: rule with contradicting evt.type checks\n"
              "  condition: evt.type = open and evt.type = close\n  output: " OUT "\n  priority: INFO\n",
      .events = "open cat => | close cat =>"},
-    {.name = "no_evttype_warning_for_never_true_macro (load only)", .where = UPSTREAM "849", .loads = true,
-     ENABLED(2),
+    {.name = "no_evttype_warning_for_never_true_macro", .where = UPSTREAM "849", .loads = true,
+     .no_warning = WARNING_NO_EVTTYPE, ENABLED(2),
      .yaml = "- macro: never_true\n  condition: (evt.num=0)\n\n- macro: user_known_activity\n  condition: (never_true)\n\n"
              "- rule: anchored_rule_with_placeholder\n  desc: anchored rule negating a never_true placeholder\n"
              "  condition: evt.type = open and not user_known_activity\n  output: " OUT "\n  priority: INFO\n\n"
@@ -543,15 +538,20 @@ static const struct fcase cases[] = {
              "    - name: test_exception\n      fields: [proc.cmdline]\n      comps: [endswith]\n      values:\n"
              "        - [curl 10.0.0.1]\n",
      .events = "execve curl 127.0.0.1 => | execve curl 10.0.0.1 => | execve curl 1.1.1.1 => test_rule"},
-    /* UPSTREAM "1152", "1170", "1188": the parser's warning that a value looks
-     * like a field is the filter language's; what the exception means (the
-     * value is a string) is asserted. */
-    {.name = "exceptions_values_rhs_field_ambiguous (meaning)", .where = UPSTREAM "1152", .loads = true,
+    {.name = "exceptions_values_rhs_field_ambiguous", .where = UPSTREAM "1152", .loads = true,
+     .warning = "'proc.pname' may be a valid field misused as a const string value",
      .yaml = "- rule: test_rule\n  desc: test rule\n  condition: evt.type = execve\n"
              "  output: command=%proc.cmdline\n  priority: INFO\n  exceptions:\n    - name: test_exception\n"
              "      fields: [proc.name]\n      comps: [=]\n      values:\n        - [proc.pname]\n",
      .events = "execve proc.pname => | execve cat => test_rule"},
-    {.name = "exceptions_values_rhs_field_ambiguous_space_quoted (meaning)", .where = UPSTREAM "1188", .loads = true,
+    {.name = "exceptions_values_rhs_field_ambiguous_quoted", .where = UPSTREAM "1170", .loads = true,
+     .warning = "'proc.pname' may be a valid field misused as a const string value",
+     .yaml = "- rule: test_rule\n  desc: test rule\n  condition: evt.type = execve\n"
+             "  output: command=%proc.cmdline\n  priority: INFO\n  exceptions:\n    - name: test_exception\n"
+             "      fields: [proc.name]\n      comps: [=]\n      values:\n        - [\"proc.pname\"]\n",
+     .events = "execve proc.pname => | execve cat => test_rule"},
+    {.name = "exceptions_values_rhs_field_ambiguous_space_quoted", .where = UPSTREAM "1188", .loads = true,
+     .warning = "'proc.pname ' may be a valid field misused as a const string value",
      .yaml = "- rule: test_rule\n  desc: test rule\n  condition: evt.type = execve\n"
              "  output: command=%proc.cmdline\n  priority: INFO\n  exceptions:\n    - name: test_exception\n"
              "      fields: [proc.cmdline]\n      comps: [=]\n      values:\n        - [\"proc.pname \"]\n",
@@ -566,12 +566,14 @@ static const struct fcase cases[] = {
              "  output: command=%proc.cmdline\n  priority: INFO\n  exceptions:\n    - name: test_exception\n"
              "      fields: [proc.name]\n      comps: [=]\n      values:\n        - [\"toupper(proc.pname)\"]\n"},
     {.name = "exceptions_values_transformer_space", .where = UPSTREAM "1238", .loads = true,
+     .warning = "'toupper( proc.pname)' may be a valid field transformer misused as a const string value",
      /* a value with a blank is quoted: the string "toupper( proc.pname)" */
      .yaml = "- rule: test_rule\n  desc: test rule\n  condition: evt.type = execve\n"
              "  output: command=%proc.cmdline\n  priority: INFO\n  exceptions:\n    - name: test_exception\n"
              "      fields: [proc.cmdline]\n      comps: [=]\n      values:\n        - [toupper( proc.pname)]\n",
      .events = "execve toupper( proc.pname) => | execve cat => test_rule"},
     {.name = "exceptions_values_transformer_space_quoted", .where = UPSTREAM "1257", .loads = true,
+     .warning = "'toupper( proc.pname)' may be a valid field transformer misused as a const string value",
      .yaml = "- rule: test_rule\n  desc: test rule\n  condition: evt.type = execve\n"
              "  output: command=%proc.cmdline\n  priority: INFO\n  exceptions:\n    - name: test_exception\n"
              "      fields: [proc.cmdline]\n      comps: [=]\n      values:\n        - [\"toupper( proc.pname)\"]\n",
