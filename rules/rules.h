@@ -87,7 +87,7 @@ struct rule_set;
 /* Items of all lists once lists inside lists are taken in, and items
  * spliced into conditions (a list named in n conditions counts n times). */
 #define RULES_MAX_LIST_ITEMS 1000000u
-#define RULES_MAX_NESTING 1000             /* parentheses, and macros inside macros (Falco's parser: 1000) */
+#define RULES_MAX_NESTING 1000             /* macros inside macros (parentheses: Falco's parser depth, filter_ast.h) */
 /* Levels of a condition's tree once its macros are expanded: what one
  * event's evaluation may recurse through. */
 #define RULES_MAX_TREE_DEPTH 4096
