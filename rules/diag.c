@@ -47,19 +47,22 @@ void rules_diag_free(struct rules_diag *d)
 
 void rules_diag_print(const struct rules_diag *d, FILE *out)
 {
-    for (size_t i = 0; i < d->count; i++) {
-        const struct rules_diag_item *it = &d->items[i];
+    /* errors first: a long list of warnings must not push them out of sight */
+    for (size_t k = 0; k < 2 * d->count; k++) {
+        const struct rules_diag_item *it = &d->items[k % d->count];
+        if (it->is_error != (k < d->count))
+            continue;
         const char *kind = it->is_error ? "error" : "warning";
         if (it->line)
             fprintf(out, "%s:%u:%u: %s: %s\n", it->file, it->line, it->column, kind, it->message);
         else
             fprintf(out, "%s: %s: %s\n", it->file, kind, it->message);
     }
-    size_t shown_errors = 0;
-    for (size_t i = 0; i < d->count; i++)
-        shown_errors += d->items[i].is_error;
+    size_t shown_errors = d->errors_kept;
     if (d->errors > shown_errors)
         fprintf(out, "(%zu more errors not shown)\n", d->errors - shown_errors);
+    if (d->warnings > d->count - shown_errors)
+        fprintf(out, "(%zu more warnings not shown)\n", d->warnings - (d->count - shown_errors));
 }
 
 void diag_add(struct rules_diag *d, bool is_error, const char *file, unsigned line, unsigned column, const char *fmt,
@@ -69,7 +72,8 @@ void diag_add(struct rules_diag *d, bool is_error, const char *file, unsigned li
         d->errors++;
     else
         d->warnings++;
-    if (d->count >= DIAG_MAX_ITEMS)
+    /* warnings take at most half the room: errors are never crowded out */
+    if (d->count >= DIAG_MAX_ITEMS || (!is_error && d->count - d->errors_kept >= DIAG_MAX_ITEMS / 2))
         return;
     if (d->count == d->cap) {
         size_t cap = d->cap ? d->cap * 2 : 16;
@@ -95,5 +99,6 @@ void diag_add(struct rules_diag *d, bool is_error, const char *file, unsigned li
         free(it->message);
         return;
     }
+    d->errors_kept += is_error;
     d->count++;
 }

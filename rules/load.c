@@ -1,136 +1,50 @@
-/* load.c - rules files (Falco's YAML format) to a compiled rule_set.
+/* load.c - rules files (Falco's YAML format) to a compiled rule_set: the
+ * files read, and every item applied as Falco's rule loader applies it.
  *
- * Two passes, as Falco's loader: collect every item of every file in order
- * (lists, macros, rules; append, override, redefinition in place), then
- * compile: lists in order (an item naming an earlier list takes its items),
- * macros in order (each sees only the lists and macros defined before it;
- * appending moves that point), then rules (which see everything). Every
- * error is reported with its file, line and column: positions inside a
- * condition are mapped back through the YAML scalar to the file, block
- * scalars included.
+ * Each item is read as falcosecurity/falco's rule_loader_reader.cpp reads it
+ * (the same keys required, the same answers for append, override and the
+ * standalone enabled, the same warnings: unknown keys, deprecated append,
+ * invalid names) and applied as rule_loader_collector.cpp does: a
+ * definition of an existing name replaces it where it stands, appends and
+ * selective replaces change it, every definition and change numbered
+ * (index: the first definition; visibility: the last change), which decides
+ * what a list or macro sees when load_compile.c compiles everything. Errors
+ * and warnings carry FILE:LINE:COLUMN; unlike Falco, reading goes on past an
+ * error, so one run names every problem.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <sys/stat.h>
 
-#include "availability.h"
 #include "diag.h"
-#include "filter.h"
 #include "json.h"
-#include "render.h"
-#include "ruleset.h"
+#include "loader.h"
 #include "rules.h"
-#include "yaml_tree.h"
 
-struct lfile {
-    const char *name;
-    const char *buf;
-    size_t len;
-};
-
-/* A node and the file it is in: a position. */
-struct lpos {
-    const struct lfile *file;
-    const struct ynode *node;
-};
-
-/* Text joined from YAML scalars (a condition and its appends), with the
- * scalar each byte came from. */
-struct seg {
-    struct lpos at;
-    size_t start, len;
-};
-
-struct ctext {
-    char *text;
-    size_t len;
-    struct seg *segs;
-    size_t nsegs;
-};
-
-struct llist {
-    const char *name;
-    struct lpos pos;
-    const struct ynode **items;
-    const struct lfile **item_files;
-    size_t nitems, cap;
-    size_t order;
-    struct filter_list compiled;
-};
-
-enum { M_NEW, M_BUSY, M_DONE, M_FAILED };
-
-struct lmacro {
-    const char *name;
-    struct lpos pos;
-    struct ctext cond;
-    size_t order;
-    int state;
-    const struct cnode *compiled;
-};
-
-struct lexc {
-    const char *name;
-    struct lpos pos;
-    const struct ynode *fields, *comps;
-    const struct ynode **values;
-    const struct lfile **value_files;
-    size_t nvalues, cap;
-};
-
-struct lrule {
-    const char *name;
-    struct lpos pos;
-    struct ctext cond, output, desc;
-    bool has_cond, has_output, has_desc;
-    struct lpos prio;             /* node NULL: not given */
-    bool enabled;
-    bool warn_evttypes;
-    const char **tags;
-    size_t ntags, tagcap;
-    struct lexc *exc;
-    size_t nexc, exccap;
-};
-
-/* name -> index, open addressing. */
-struct namemap {
-    const char **names;
-    size_t *idx;
-    size_t cap, n;
-};
-
-struct loader {
-    struct arena tmp;             /* everything of the load itself */
-    struct rule_set *rs;
-    struct rules_diag *diag;
-    struct llist **lists;
-    struct lmacro **macros;
-    struct lrule **rules;
-    size_t nlists, nmacros, nrules, caplists, capmacros, caprules;
-    struct namemap list_names, macro_names, rule_names;
-    size_t order, items;
-    bool items_exceeded;
-    bool warned_version;
-    const char *warned_keys[16];
-    size_t nwarned;
-    /* compiling */
-    const struct ctext *cur_text;     /* errors at offsets of this text... */
-    struct lpos cur_node;             /* ...or at this node */
-    size_t visible;                   /* lists and macros ordered before this are visible */
-    const char *cur_macro;
-    struct fieldref *slots;
-    size_t nslots, capslots;
-    bool oom;
-};
+/* Falco's messages (userspace/engine/rule_loading_messages.h). */
+#define WARNING_APPEND                                                                                                \
+    "'append' key is deprecated. Add an 'append' entry (e.g. 'condition: append') under 'override' instead."
+#define WARNING_ENABLED                                                                                               \
+    "The standalone 'enabled' key usage is deprecated. The correct approach requires also a 'replace' entry under "  \
+    "the 'override' key (i.e. 'enabled: replace')."
+#define ERROR_OVERRIDE_APPEND                                                                                         \
+    "Keys 'override' and 'append: true' cannot be used together. Add an 'append' entry (e.g. 'condition: append') "  \
+    "under 'override' instead."
+#define ERROR_NO_PREVIOUS_MACRO                                                                                       \
+    "Macro uses 'append' or 'override.condition: append' but no macro by that name already exists"
+#define ERROR_NO_PREVIOUS_LIST                                                                                        \
+    "List uses 'append' or 'override.items: append' but no list by that name already exists"
+#define ERROR_NO_PREVIOUS_RULE_APPEND                                                                                 \
+    "Rule uses 'append' or 'override.<key>: append' but no rule by that name already exists"
+#define ERROR_NO_PREVIOUS_RULE_REPLACE                                                                                \
+    "An 'override.<key>: replace' to a rule was requested but no rule by that name already exists"
 
 /* ---- small utilities ---- */
 
-static void *tmp_alloc(struct loader *L, size_t n)
+void *tmp_alloc(struct loader *L, size_t n)
 {
     void *p = arena_alloc(&L->tmp, n ? n : 1);
     if (!p)
@@ -138,774 +52,1403 @@ static void *tmp_alloc(struct loader *L, size_t n)
     return p;
 }
 
-static char *rs_strdup(struct loader *L, const char *s)
-{
-    char *d = arena_strndup(&L->rs->arena, s, strlen(s));
-    if (!d)
-        L->oom = true;
-    return d;
-}
-
-/* memcpy for arrays that may still be empty (and NULL). */
-static void copy_n(void *dst, const void *src, size_t n)
-{
-    if (n)
-        memcpy(dst, src, n);
-}
-
-static int grow(void *arrp, size_t *cap, size_t n, size_t elem)
+int vec_grow(struct loader *L, void *arrp, size_t *cap, size_t n, size_t elem)
 {
     void **arr = arrp;
     if (n < *cap)
         return 0;
-    size_t ncap = *cap ? *cap * 2 : 16;
-    void *p = realloc(*arr, ncap * elem);
-    if (!p)
+    size_t ncap = *cap ? *cap * 2 : 8;
+    void *p = ncap <= SIZE_MAX / elem ? realloc(*arr, ncap * elem) : NULL;
+    if (!p) {
+        L->oom = true;
         return -1;
+    }
     *arr = p;
     *cap = ncap;
     return 0;
 }
 
-static uint64_t name_hash(const char *s)
+int ivec_push(struct loader *L, struct ivec *v, const struct lfile *f, const struct ynode *n)
 {
-    uint64_t h = 1469598103934665603ull;
-    for (; *s; s++)
-        h = (h ^ (unsigned char)*s) * 1099511628211ull;
-    return h;
-}
-
-static long namemap_get(const struct namemap *m, const char *name)
-{
-    if (!m->cap)
+    if (vec_grow(L, &v->v, &v->cap, v->n, sizeof(*v->v)) != 0)
         return -1;
-    for (size_t i = name_hash(name) & (m->cap - 1);; i = (i + 1) & (m->cap - 1)) {
-        if (!m->names[i])
-            return -1;
-        if (strcmp(m->names[i], name) == 0)
-            return (long)m->idx[i];
-    }
-}
-
-static int namemap_put(struct namemap *m, const char *name, size_t idx)
-{
-    if ((m->n + 1) * 2 > m->cap) {
-        struct namemap g = {.cap = m->cap ? m->cap * 2 : 64};
-        g.names = calloc(g.cap, sizeof(*g.names));
-        g.idx = calloc(g.cap, sizeof(*g.idx));
-        if (!g.names || !g.idx) {
-            free(g.names);
-            free(g.idx);
-            return -1;
-        }
-        for (size_t i = 0; i < m->cap; i++)
-            if (m->names[i])
-                namemap_put(&g, m->names[i], m->idx[i]);
-        free(m->names);
-        free(m->idx);
-        *m = g;
-    }
-    size_t i = name_hash(name) & (m->cap - 1);
-    while (m->names[i] && strcmp(m->names[i], name) != 0)
-        i = (i + 1) & (m->cap - 1);
-    if (!m->names[i])
-        m->n++;
-    m->names[i] = name;
-    m->idx[i] = idx;
+    v->v[v->n++] = (struct litem){.file = f, .node = n};
     return 0;
 }
 
-static void namemap_free(struct namemap *m)
-{
-    free(m->names);
-    free(m->idx);
-}
-
-/* ---- positions ---- */
-
-/* Line and column (1-based, columns in characters as libyaml counts them)
- * of byte offset target, counting from the node's own start. */
-static void pos_of_byte(const struct lfile *f, const struct ynode *n, size_t target, unsigned *line, unsigned *col)
-{
-    unsigned l = n->line, c = n->column;
-    const unsigned char *b = (const unsigned char *)f->buf;
-    for (size_t i = n->start; i < target && i < f->len; i++) {
-        if (b[i] == '\n' || (b[i] == '\r' && (i + 1 >= f->len || b[i + 1] != '\n'))) {
-            l++;
-            c = 1;
-        } else if ((b[i] & 0xc0) != 0x80) {
-            c++;
-        }
-    }
-    *line = l;
-    *col = c;
-}
-
-/* Where byte `local` of a scalar's value came from in the file. The value
- * is the source minus quotes, indentation and escapes, with line breaks
- * folded: each value byte is matched to the next equal source byte (a
- * folded space to a line break). Exact for plain, quoted and block
- * scalars without escapes; near the spot otherwise. */
-static void scalar_pos(const struct lfile *f, const struct ynode *n, size_t local, unsigned *line, unsigned *col)
-{
-    size_t src = n->start, end = n->end < f->len ? n->end : f->len;
-    if (n->kind != YN_SCALAR) {
-        pos_of_byte(f, n, src, line, col);
-        return;
-    }
-    if (n->style == YS_SINGLE || n->style == YS_DOUBLE)
-        src++;
-    else if (n->style == YS_LITERAL || n->style == YS_FOLDED) {
-        while (src < end && f->buf[src] != '\n')
-            src++;
-        if (src < end)
-            src++;
-    }
-    if (local > n->len)
-        local = n->len;
-    for (size_t k = 0; k <= local && k < n->len; k++) {
-        char v = n->value[k];
-        size_t j = src;
-        while (j < end && f->buf[j] != v && !(v == ' ' && f->buf[j] == '\n'))
-            j++;
-        if (j >= end)
-            break;
-        if (k == local) {
-            src = j;
-            break;
-        }
-        src = j + 1;
-    }
-    pos_of_byte(f, n, src, line, col);
-}
-
-static void error_at_node(struct loader *L, struct lpos at, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void error_at_node(struct loader *L, struct lpos at, const char *fmt, ...)
+static void report(struct loader *L, bool is_error, struct lpos at, const char *fmt, va_list ap)
+    __attribute__((format(printf, 4, 0)));
+static void report(struct loader *L, bool is_error, struct lpos at, const char *fmt, va_list ap)
 {
     char msg[1024];
-    va_list ap;
-    va_start(ap, fmt);
     vsnprintf(msg, sizeof(msg), fmt, ap);
-    va_end(ap);
-    diag_add(L->diag, true, at.file->name, at.node ? at.node->line : 0, at.node ? at.node->column : 0, "%s", msg);
-}
-
-static void warn_at_node(struct loader *L, struct lpos at, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void warn_at_node(struct loader *L, struct lpos at, const char *fmt, ...)
-{
-    char msg[1024];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof(msg), fmt, ap);
-    va_end(ap);
-    diag_add(L->diag, false, at.file->name, at.node ? at.node->line : 0, at.node ? at.node->column : 0, "%s", msg);
-}
-
-static void error_at_text(struct loader *L, const struct ctext *t, size_t off, const char *msg)
-{
-    const struct seg *s = &t->segs[0];
-    for (size_t i = 0; i < t->nsegs; i++)
-        if (t->segs[i].start <= off)
-            s = &t->segs[i];
-    size_t local = off - s->start;
-    unsigned line, col;
-    scalar_pos(s->at.file, s->at.node, local, &line, &col);
-    diag_add(L->diag, true, s->at.file->name, line, col, "%s", msg);
-}
-
-/* ---- YAML helpers ---- */
-
-static struct lpos at_node(const struct lfile *f, const struct ynode *n) { return (struct lpos){f, n}; }
-
-static bool is_null(const struct ynode *n)
-{
-    return n->kind == YN_SCALAR && n->style == YS_PLAIN &&
-           (n->len == 0 || strcmp(n->value, "~") == 0 || strcmp(n->value, "null") == 0);
-}
-
-static const char *scalar(struct loader *L, const struct lfile *f, const struct ynode *n, const char *what)
-{
-    if (n->kind != YN_SCALAR) {
-        error_at_node(L, at_node(f, n), "%s must be a string", what);
-        return NULL;
+    unsigned line = 0, col = 0;
+    if (at.node) {
+        line = at.node->line;
+        col = at.node->column;
     }
-    return n->value;
+    diag_add(L->diag, is_error, at.file ? at.file->name : "rules", line, col, "%s", msg);
 }
 
-static int boolean(struct loader *L, const struct lfile *f, const struct ynode *n, const char *what, bool *out)
+void error_at(struct loader *L, struct lpos at, const char *fmt, ...)
 {
-    static const char *const yes[] = {"true", "yes", "on"}, *const no[] = {"false", "no", "off"};
-    if (n->kind == YN_SCALAR) {
-        for (int i = 0; i < 3; i++) {
-            if (strcasecmp(n->value, yes[i]) == 0) {
-                *out = true;
-                return 0;
-            }
-            if (strcasecmp(n->value, no[i]) == 0) {
-                *out = false;
-                return 0;
-            }
+    va_list ap;
+    va_start(ap, fmt);
+    report(L, true, at, fmt, ap);
+    va_end(ap);
+}
+
+void warn_at(struct loader *L, struct lpos at, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    report(L, false, at, fmt, ap);
+    va_end(ap);
+}
+
+static struct frag *frag_new(struct loader *L, const struct lfile *f, const struct ynode *n, size_t off, size_t len)
+{
+    struct frag *g = tmp_alloc(L, sizeof(*g));
+    if (g)
+        *g = (struct frag){.file = f, .node = n, .off = off, .len = len};
+    return g;
+}
+
+static void ftext_set(struct loader *L, struct ftext *t, const struct lfile *f, const struct ynode *n)
+{
+    struct frag *g = frag_new(L, f, n, 0, n->len);
+    t->head = t->tail = g;
+    t->has = g != NULL;
+}
+
+/* " " and the scalar at the end: O(1), joined once when compiled. */
+static void ftext_append(struct loader *L, struct ftext *t, const struct lfile *f, const struct ynode *n)
+{
+    if (!t->has) {
+        ftext_set(L, t, f, n);
+        return;
+    }
+    struct frag *g = frag_new(L, f, n, 0, n->len);
+    if (!g)
+        return;
+    t->tail->next = g;
+    t->tail = g;
+}
+
+static bool is_blank_char(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'; }
+
+/* ---- YAML values as yaml-cpp decodes them ---- */
+
+static bool is_null(const struct ynode *n) { return ytree_is_null(n); }
+
+/* yaml-cpp's convert<bool>: y/yes/true/on and n/no/false/off, all lower
+ * case, all upper case, or capitalized. */
+static bool yaml_bool(const char *s, bool *out)
+{
+    static const char *const yes[] = {"y", "yes", "true", "on"}, *const no[] = {"n", "no", "false", "off"};
+    size_t n = strlen(s);
+    if (!n)
+        return false;
+    bool upper = true, lower = true;
+    for (size_t i = 0; i < n; i++) {
+        upper &= !(s[i] >= 'a' && s[i] <= 'z');
+        lower &= !(s[i] >= 'A' && s[i] <= 'Z');
+    }
+    bool capital = s[0] >= 'A' && s[0] <= 'Z';
+    for (size_t i = 1; capital && i < n; i++)
+        capital = !(s[i] >= 'A' && s[i] <= 'Z');
+    if (!upper && !lower && !capital)
+        return false;
+    for (int i = 0; i < 4; i++) {
+        if (strcasecmp(s, yes[i]) == 0) {
+            *out = true;
+            return true;
+        }
+        if (strcasecmp(s, no[i]) == 0) {
+            *out = false;
+            return true;
         }
     }
-    error_at_node(L, at_node(f, n), "%s must be true or false", what);
-    return -1;
+    return false;
 }
 
-static void ctext_append(struct loader *L, struct ctext *t, const struct lfile *f, const struct ynode *n)
+/* yaml-cpp's convert<uint32_t>: a C++ stream read with the base taken from
+ * the prefix (0x hex, 0 octal), no sign but '+', trailing blanks allowed. */
+static bool yaml_uint32(const char *s, uint32_t *out)
 {
-    size_t sep = t->len ? 1 : 0;
-    char *text = tmp_alloc(L, t->len + sep + n->len + 1);
-    struct seg *segs = tmp_alloc(L, (t->nsegs + 1) * sizeof(*segs));
-    if (!text || !segs)
-        return;
-    copy_n(text, t->text, t->len);
-    if (sep)
-        text[t->len] = ' ';
-    memcpy(text + t->len + sep, n->value, n->len);
-    text[t->len + sep + n->len] = '\0';
-    copy_n(segs, t->segs, t->nsegs * sizeof(*segs));
-    segs[t->nsegs] = (struct seg){.at = at_node(f, n), .start = t->len + sep, .len = n->len};
-    t->text = text;
-    t->len += sep + n->len;
-    t->segs = segs;
-    t->nsegs++;
+    const char *p = s;
+    if (*p == '-')
+        return false;
+    if (*p == '+')
+        p++;
+    unsigned base = 10;
+    if (p[0] == '0' && (p[1] == 'x' || p[1] == 'X')) {
+        base = 16;
+        p += 2;
+    } else if (p[0] == '0') {
+        base = 8;
+    }
+    uint64_t v = 0;
+    const char *digits = p;
+    for (;; p++) {
+        int d = *p >= '0' && *p <= '9' ? *p - '0'
+              : *p >= 'a' && *p <= 'f' ? *p - 'a' + 10
+              : *p >= 'A' && *p <= 'F' ? *p - 'A' + 10
+                                       : 99;
+        if (d >= (int)base)
+            break;
+        v = v * base + (unsigned)d;
+        if (v > UINT32_MAX)
+            return false;
+    }
+    if (p == digits)
+        return false;
+    while (is_blank_char(*p))
+        p++;
+    if (*p)
+        return false;
+    *out = (uint32_t)v;
+    return true;
 }
 
-static void ctext_set(struct loader *L, struct ctext *t, const struct lfile *f, const struct ynode *n)
+enum { DV_OPTIONAL = 1, DV_CAN_BE_EMPTY = 2 };
+
+/* Falco's decode_val: the scalar under key. 0 with *out (NULL when absent
+ * and optional, or empty and allowed), or -1 after the error. */
+static int dval(struct loader *L, const struct lfile *f, const struct ynode *item, const struct ynode *at,
+                const char *key, int flags, const struct ynode **out)
 {
-    memset(t, 0, sizeof(*t));
-    ctext_append(L, t, f, n);
+    *out = NULL;
+    const struct ynode *v = ytree_get(item, key);
+    if (!v) {
+        if (flags & DV_OPTIONAL)
+            return 0;
+        error_at(L, at_node(f, at), "Item has no mapping for key '%s'", key);
+        return -1;
+    }
+    if (is_null(v)) {
+        if (flags & DV_CAN_BE_EMPTY)
+            return 0;
+        error_at(L, at_node(f, v), "Mapping for key '%s' is empty", key);
+        return -1;
+    }
+    if (v->kind != YN_SCALAR) {
+        error_at(L, at_node(f, v), "Value for key '%s' is not a scalar value", key);
+        return -1;
+    }
+    if (v->len == 0) {
+        if (flags & DV_CAN_BE_EMPTY)
+            return 0;
+        error_at(L, at_node(f, v), "Value for key '%s' must be non-empty", key);
+        return -1;
+    }
+    *out = v;
+    return 0;
 }
 
-/* Keys of an item must be known. */
-static int check_keys(struct loader *L, const struct lfile *f, const struct ynode *item, const char *kind,
-                      const char *const *known)
+/* An optional bool. 0 (*present says whether it was given), or -1. */
+static int dbool(struct loader *L, const struct lfile *f, const struct ynode *item, const char *key, bool required,
+                 bool *out, bool *present)
 {
-    int rc = 0;
+    const struct ynode *v;
+    if (present)
+        *present = false;
+    if (dval(L, f, item, item, key, required ? 0 : DV_OPTIONAL, &v) != 0)
+        return -1;
+    if (!v)
+        return 0;
+    if (!yaml_bool(v->value, out)) {
+        error_at(L, at_node(f, v), "Can't decode YAML scalar value of '%s' ('%s'): true or false", key, v->value);
+        return -1;
+    }
+    if (present)
+        *present = true;
+    return 0;
+}
+
+static int duint32(struct loader *L, const struct lfile *f, const struct ynode *item, const char *key, uint32_t *out,
+                   bool *present)
+{
+    const struct ynode *v;
+    *present = false;
+    if (dval(L, f, item, item, key, DV_OPTIONAL, &v) != 0)
+        return -1;
+    if (!v)
+        return 0;
+    if (!yaml_uint32(v->value, out)) {
+        error_at(L, at_node(f, v), "Can't decode YAML scalar value of '%s' ('%.40s'): a number from 0 to %u", key,
+                 v->value, UINT32_MAX);
+        return -1;
+    }
+    *present = true;
+    return 0;
+}
+
+/* Falco's warn_unknown_keys. */
+static void warn_unknown_keys(struct loader *L, const struct lfile *f, const struct ynode *item,
+                              const char *const *known)
+{
     for (size_t i = 0; i + 1 < item->count; i += 2) {
         const struct ynode *k = item->items[i];
-        bool ok = k->kind == YN_SCALAR;
-        for (size_t j = 0; ok && known[j]; j++)
-            if (strcmp(known[j], k->value) == 0)
-                goto next;
-        error_at_node(L, at_node(f, k), "unknown field '%s' in a %s (known: %s%s%s%s%s%s%s%s%s...)",
-                      k->kind == YN_SCALAR ? k->value : "?", kind, known[0], known[1] ? ", " : "",
-                      known[1] ? known[1] : "", known[2] ? ", " : "", known[2] ? known[2] : "",
-                      known[3] ? ", " : "", known[3] ? known[3] : "", known[4] ? ", " : "", known[4] ? known[4] : "");
-        rc = -1;
-    next:;
+        if (k->kind != YN_SCALAR)
+            continue;
+        bool ok = false;
+        for (size_t j = 0; !ok && known[j]; j++)
+            ok = strcmp(known[j], k->value) == 0;
+        if (!ok)
+            warn_at(L, at_node(f, k), "Unknown key '%s'. The key will be ignored.", k->value);
     }
-    return rc;
 }
 
-/* ---- collecting: lists ---- */
-
-static int list_add_items(struct loader *L, struct llist *l, const struct lfile *f, const struct ynode *items)
+/* Keys must be strings (a YAML complex key cannot name anything). */
+static int check_key_kinds(struct loader *L, const struct lfile *f, const struct ynode *item)
 {
-    if (items->kind != YN_SEQ) {
-        if (is_null(items))
-            return 0;
-        error_at_node(L, at_node(f, items), "'items' of list '%s' must be a sequence", l->name);
-        return -1;
-    }
-    for (size_t i = 0; i < items->count; i++) {
-        const struct ynode *it = items->items[i];
-        if (it->kind != YN_SCALAR) {
-            error_at_node(L, at_node(f, it), "items of list '%s' must be strings", l->name);
+    for (size_t i = 0; i + 1 < item->count; i += 2)
+        if (item->items[i]->kind != YN_SCALAR) {
+            error_at(L, at_node(f, item->items[i]), "a key must be a string");
             return -1;
         }
-        if (l->nitems == l->cap) {
-            size_t cap = l->cap ? l->cap * 2 : 8;
-            const struct ynode **n = tmp_alloc(L, cap * sizeof(*n));
-            const struct lfile **nf = tmp_alloc(L, cap * sizeof(*nf));
-            if (!n || !nf)
-                return -1;
-            copy_n(n, l->items, l->nitems * sizeof(*n));
-            copy_n(nf, l->item_files, l->nitems * sizeof(*nf));
-            l->items = n;
-            l->item_files = nf;
-            l->cap = cap;
-        }
-        l->item_files[l->nitems] = f;
-        l->items[l->nitems++] = it;
-    }
     return 0;
 }
 
-/* override: {key: append|replace}: 1 append, 0 replace, -1 error (the
- * keys allowed to do which are the caller's). */
-static int override_mode(struct loader *L, const struct lfile *f, const struct ynode *ov, const char *key,
-                         const char *const *may_append, const char *const *may_replace)
+/* ---- override: {key: append|replace} ---- */
+
+struct overrides {
+    const char *append[16], *replace[16];
+    size_t nappend, nreplace;
+};
+
+static bool in_set(const char *const *set, const char *s)
 {
-    const struct ynode *m = ytree_get(ov, key);
-    if (!m)
-        return -2;
-    const char *v = m->kind == YN_SCALAR ? m->value : "";
-    bool can_append = false, can_replace = false;
-    for (size_t i = 0; may_append[i]; i++)
-        can_append |= strcmp(may_append[i], key) == 0;
-    for (size_t i = 0; may_replace[i]; i++)
-        can_replace |= strcmp(may_replace[i], key) == 0;
-    if (strcmp(v, "append") == 0 && can_append)
-        return 1;
-    if (strcmp(v, "replace") == 0 && can_replace)
-        return 0;
-    error_at_node(L, at_node(f, m), "override of '%s' must be %s", key,
-                  can_append && can_replace ? "append or replace" : can_replace ? "replace" : "append");
-    return -1;
+    for (size_t i = 0; set[i]; i++)
+        if (strcmp(set[i], s) == 0)
+            return true;
+    return false;
 }
 
-/* Every key of an override item is named under override, and the other
- * way round. */
-static int check_override(struct loader *L, const struct lfile *f, const struct ynode *item, const struct ynode *ov,
-                          const char *name_key)
+static bool overrides_has(const char *const *keys, size_t n, const char *key)
 {
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(keys[i], key) == 0)
+            return true;
+    return false;
+}
+
+/* Falco's decode_overrides. 0, or -1 after the error. */
+static int decode_overrides(struct loader *L, const struct lfile *f, const struct ynode *item,
+                            const char *const *can_append, const char *const *can_replace, struct overrides *o)
+{
+    memset(o, 0, sizeof(*o));
+    const struct ynode *ov = ytree_get(item, "override");
+    if (!ov || ov->kind == YN_SCALAR)   /* yaml-cpp iterates nothing in a scalar */
+        return 0;
     if (ov->kind != YN_MAP) {
-        error_at_node(L, at_node(f, ov), "'override' must be a mapping of keys to append or replace");
+        error_at(L, at_node(f, ov), "'override' must be a mapping of keys to append or replace");
         return -1;
-    }
-    int rc = 0;
-    for (size_t i = 0; i + 1 < item->count; i += 2) {
-        const char *k = item->items[i]->value;
-        if (strcmp(k, name_key) == 0 || strcmp(k, "override") == 0)
-            continue;
-        if (!ytree_get(ov, k)) {
-            error_at_node(L, at_node(f, item->items[i]), "'%s' is not named under override (add %s: append or replace)",
-                          k, k);
-            rc = -1;
-        }
     }
     for (size_t i = 0; i + 1 < ov->count; i += 2) {
-        const char *k = ov->items[i]->kind == YN_SCALAR ? ov->items[i]->value : "";
-        if (!ytree_get(item, k)) {
-            error_at_node(L, at_node(f, ov->items[i]), "override names '%s', which the item does not have", k);
-            rc = -1;
-        }
-    }
-    return rc;
-}
-
-static int get_append(struct loader *L, const struct lfile *f, const struct ynode *item, bool *append)
-{
-    *append = false;
-    const struct ynode *a = ytree_get(item, "append");
-    if (a && boolean(L, f, a, "'append'", append) != 0)
-        return -1;
-    if (*append && ytree_get(item, "override")) {
-        error_at_node(L, at_node(f, a), "'append' and 'override' cannot be used together");
-        return -1;
-    }
-    return 0;
-}
-
-static void collect_list(struct loader *L, const struct lfile *f, const struct ynode *item, const struct ynode *namen)
-{
-    static const char *const known[] = {"list", "items", "append", "override", NULL};
-    static const char *const items_only[] = {"items", NULL};
-    if (check_keys(L, f, item, "list", known) != 0)
-        return;
-    const char *name = scalar(L, f, namen, "a list's name");
-    bool append;
-    if (!name || get_append(L, f, item, &append) != 0)
-        return;
-    const struct ynode *items = ytree_get(item, "items");
-    const struct ynode *ov = ytree_get(item, "override");
-    long idx = namemap_get(&L->list_names, name);
-    if ((append || ov) && idx < 0) {
-        error_at_node(L, at_node(f, namen), "list '%s' is not defined before: %s needs an earlier definition", name,
-                      append ? "append" : "override");
-        return;
-    }
-    if (!items) {
-        error_at_node(L, at_node(f, namen), "list '%s' has no 'items'", name);
-        return;
-    }
-    bool add = append;
-    if (ov) {
-        if (check_override(L, f, item, ov, "list") != 0)
-            return;
-        int mode = override_mode(L, f, ov, "items", items_only, items_only);
-        if (mode < 0)
-            return;
-        add = mode == 1;
-    }
-    struct llist *l;
-    if (idx >= 0) {
-        l = L->lists[idx];
-        if (!add)
-            l->nitems = 0;
-    } else {
-        if (grow(&L->lists, &L->caplists, L->nlists, sizeof(*L->lists)) != 0 || !(l = tmp_alloc(L, sizeof(*l)))) {
-            L->oom = true;
-            return;
-        }
-        memset(l, 0, sizeof(*l));
-        l->name = name;
-        l->pos = at_node(f, namen);
-        if (namemap_put(&L->list_names, name, L->nlists) != 0) {
-            L->oom = true;
-            return;
-        }
-        L->lists[L->nlists++] = l;
-    }
-    l->order = L->order;   /* visible to what comes after this item */
-    list_add_items(L, l, f, items);
-}
-
-static void collect_macro(struct loader *L, const struct lfile *f, const struct ynode *item, const struct ynode *namen)
-{
-    static const char *const known[] = {"macro", "condition", "append", "override", NULL};
-    static const char *const cond_only[] = {"condition", NULL};
-    if (check_keys(L, f, item, "macro", known) != 0)
-        return;
-    const char *name = scalar(L, f, namen, "a macro's name");
-    bool append;
-    if (!name || get_append(L, f, item, &append) != 0)
-        return;
-    const struct ynode *cond = ytree_get(item, "condition");
-    const struct ynode *ov = ytree_get(item, "override");
-    long idx = namemap_get(&L->macro_names, name);
-    if ((append || ov) && idx < 0) {
-        error_at_node(L, at_node(f, namen), "macro '%s' is not defined before: %s needs an earlier definition", name,
-                      append ? "append" : "override");
-        return;
-    }
-    if (!cond || !scalar(L, f, cond, "a macro's condition")) {
-        if (!cond)
-            error_at_node(L, at_node(f, namen), "macro '%s' has no 'condition'", name);
-        return;
-    }
-    bool add = append;
-    if (ov) {
-        if (check_override(L, f, item, ov, "macro") != 0)
-            return;
-        int mode = override_mode(L, f, ov, "condition", cond_only, cond_only);
-        if (mode < 0)
-            return;
-        add = mode == 1;
-    }
-    struct lmacro *m;
-    if (idx >= 0) {
-        m = L->macros[idx];
-    } else {
-        if (grow(&L->macros, &L->capmacros, L->nmacros, sizeof(*L->macros)) != 0 || !(m = tmp_alloc(L, sizeof(*m)))) {
-            L->oom = true;
-            return;
-        }
-        memset(m, 0, sizeof(*m));
-        m->name = name;
-        m->pos = at_node(f, namen);
-        if (namemap_put(&L->macro_names, name, L->nmacros) != 0) {
-            L->oom = true;
-            return;
-        }
-        L->macros[L->nmacros++] = m;
-    }
-    if (add)
-        ctext_append(L, &m->cond, f, cond);
-    else
-        ctext_set(L, &m->cond, f, cond);
-    m->order = L->order;
-}
-
-/* ---- collecting: rules ---- */
-
-static int add_tags(struct loader *L, struct lrule *r, const struct lfile *f, const struct ynode *tags)
-{
-    if (tags->kind != YN_SEQ) {
-        if (is_null(tags))
-            return 0;
-        error_at_node(L, at_node(f, tags), "'tags' must be a sequence of strings");
-        return -1;
-    }
-    for (size_t i = 0; i < tags->count; i++) {
-        const struct ynode *t = tags->items[i];
-        if (t->kind != YN_SCALAR) {
-            error_at_node(L, at_node(f, t), "'tags' must be a sequence of strings");
+        const struct ynode *k = ov->items[i], *v = ov->items[i + 1];
+        if (k->kind != YN_SCALAR || v->kind != YN_SCALAR) {
+            error_at(L, at_node(f, k), "'override' maps keys to append or replace");
             return -1;
         }
-        bool dup = false;
-        for (size_t k = 0; k < r->ntags && !dup; k++)
-            dup = strcmp(r->tags[k], t->value) == 0;
-        if (dup)
-            continue;
-        if (grow(&r->tags, &r->tagcap, r->ntags, sizeof(*r->tags)) != 0) {
-            L->oom = true;
-            return -1;
-        }
-        r->tags[r->ntags++] = t->value;
-    }
-    return 0;
-}
-
-static int add_exceptions(struct loader *L, struct lrule *r, const struct lfile *f, const struct ynode *excs)
-{
-    static const char *const known[] = {"name", "fields", "comps", "values", NULL};
-    if (excs->kind != YN_SEQ) {
-        if (is_null(excs))
-            return 0;
-        error_at_node(L, at_node(f, excs), "'exceptions' must be a sequence");
-        return -1;
-    }
-    for (size_t i = 0; i < excs->count; i++) {
-        const struct ynode *e = excs->items[i];
-        if (e->kind != YN_MAP) {
-            error_at_node(L, at_node(f, e), "an exception must be a mapping with name, fields, comps, values");
-            return -1;
-        }
-        if (check_keys(L, f, e, "exception", known) != 0)
-            return -1;
-        const struct ynode *namen = ytree_get(e, "name");
-        const char *name = namen ? scalar(L, f, namen, "an exception's name") : NULL;
-        if (!name) {
-            if (!namen)
-                error_at_node(L, at_node(f, e), "an exception needs a 'name'");
-            return -1;
-        }
-        struct lexc *x = NULL;
-        for (size_t k = 0; k < r->nexc && !x; k++)
-            if (strcmp(r->exc[k].name, name) == 0)
-                x = &r->exc[k];
-        if (!x) {
-            if (grow(&r->exc, &r->exccap, r->nexc, sizeof(*r->exc)) != 0) {
-                L->oom = true;
+        bool a = in_set(can_append, k->value), r = in_set(can_replace, k->value);
+        if (strcmp(v->value, "append") == 0) {
+            if (!a) {
+                error_at(L, at_node(f, k), "Key '%s' cannot be appended to, use 'replace' instead", k->value);
                 return -1;
             }
-            x = &r->exc[r->nexc++];
-            memset(x, 0, sizeof(*x));
-            x->name = name;
-            x->pos = at_node(f, namen);
-        }
-        const struct ynode *fields = ytree_get(e, "fields"), *comps = ytree_get(e, "comps");
-        if (fields)
-            x->fields = fields;
-        if (comps)
-            x->comps = comps;
-        if (!x->fields) {
-            error_at_node(L, at_node(f, namen), "exception '%s' needs 'fields'", name);
-            return -1;
-        }
-        if (x->fields && x->pos.file != f)
-            x->pos = at_node(f, namen);
-        const struct ynode *values = ytree_get(e, "values");
-        if (!values || is_null(values))
-            continue;
-        if (values->kind != YN_SEQ) {
-            error_at_node(L, at_node(f, values), "exception '%s': 'values' must be a sequence", name);
-            return -1;
-        }
-        for (size_t k = 0; k < values->count; k++) {
-            if (x->nvalues == x->cap) {
-                size_t cap = x->cap ? x->cap * 2 : 8;
-                const struct ynode **nv = tmp_alloc(L, cap * sizeof(*nv));
-                const struct lfile **nf = tmp_alloc(L, cap * sizeof(*nf));
-                if (!nv || !nf)
-                    return -1;
-                copy_n(nv, x->values, x->nvalues * sizeof(*nv));
-                copy_n(nf, x->value_files, x->nvalues * sizeof(*nf));
-                x->values = nv;
-                x->value_files = nf;
-                x->cap = cap;
+            if (!overrides_has(o->append, o->nappend, k->value) && o->nappend < 16)
+                o->append[o->nappend++] = k->value;
+        } else if (strcmp(v->value, "replace") == 0) {
+            if (!r) {
+                error_at(L, at_node(f, k), "Key '%s' cannot be replaced", k->value);
+                return -1;
             }
-            x->value_files[x->nvalues] = f;
-            x->values[x->nvalues++] = values->items[k];
+            if (!overrides_has(o->replace, o->nreplace, k->value) && o->nreplace < 16)
+                o->replace[o->nreplace++] = k->value;
+        } else {
+            error_at(L, at_node(f, v), "Invalid override operation for key '%s': '%s'. Allowed values are: %s%s",
+                     k->value, v->value, a ? "append " : "", r ? "replace" : "");
+            return -1;
         }
     }
     return 0;
 }
 
-static void set_text(struct loader *L, struct ctext *t, bool *has, const struct lfile *f, const struct ynode *n,
-                     bool append)
+/* The append flag, its deprecation warning, and the clash with override. */
+static int decode_append(struct loader *L, const struct lfile *f, const struct ynode *item, const struct ynode *namen,
+                         bool *append)
 {
-    if (append && *has)
-        ctext_append(L, t, f, n);
-    else
-        ctext_set(L, t, f, n);
-    *has = true;
+    *append = false;
+    if (dbool(L, f, item, "append", false, append, NULL) != 0)
+        return -1;
+    if (*append)
+        warn_at(L, at_node(f, namen), WARNING_APPEND);
+    return 0;
 }
 
-static const char *const rule_append_keys[] = {"condition", "output", "desc", "tags", "exceptions", NULL};
-static const char *const rule_replace_keys[] = {"condition", "output", "desc", "tags", "exceptions", "priority",
-                                                "enabled", "capture", "capture_duration", "warn_evttypes",
-                                                "skip-if-unknown-filter", NULL};
+/* ---- lists ---- */
 
-/* Applies the item's keys to r; modes says per key whether to append. */
-static int apply_rule_keys(struct loader *L, struct lrule *r, const struct lfile *f, const struct ynode *item,
-                           bool append_all, const struct ynode *ov)
+/* Falco's RGX_BARESTR, ([^()"'[:space:]=,]+), matched whole. */
+static bool bare_name(const char *s, size_t n)
 {
-    static const char *const text_keys[] = {"condition", "output", "desc"};
-    int rc = 0;
-    for (int i = 0; i < 3; i++) {
-        const struct ynode *n = ytree_get(item, text_keys[i]);
-        if (!n)
-            continue;
-        if (!scalar(L, f, n, text_keys[i])) {
-            rc = -1;
-            continue;
+    if (!n)
+        return false;
+    for (size_t i = 0; i < n; i++)
+        if (strchr("()\"'=,", s[i]) || is_blank_char(s[i]))
+            return false;
+    return true;
+}
+
+/* Falco's RGX_IDENTIFIER, ([a-zA-Z]+[a-zA-Z0-9_]*), matched whole. */
+static bool identifier_name(const char *s, size_t n)
+{
+    if (!n || !((s[0] | 32) >= 'a' && (s[0] | 32) <= 'z'))
+        return false;
+    for (size_t i = 1; i < n; i++)
+        if (!(((s[i] | 32) >= 'a' && (s[i] | 32) <= 'z') || (s[i] >= '0' && s[i] <= '9') || s[i] == '_'))
+            return false;
+    return true;
+}
+
+static int decode_items(struct loader *L, const struct lfile *f, const struct ynode *item, const struct ynode *namen,
+                        const struct ynode **out)
+{
+    const struct ynode *items = ytree_get(item, "items");
+    *out = NULL;
+    if (!items) {
+        error_at(L, at_node(f, namen), "Item has no mapping for key 'items'");
+        return -1;
+    }
+    if (items->kind != YN_SEQ) {
+        error_at(L, at_node(f, items), "Value for key 'items' is not a sequence");
+        return -1;
+    }
+    for (size_t i = 0; i < items->count; i++)
+        if (items->items[i]->kind != YN_SCALAR || is_null(items->items[i])) {
+            error_at(L, at_node(f, items->items[i]), "sequence value is not scalar");
+            return -1;
         }
-        bool app = append_all || (ov && override_mode(L, f, ov, text_keys[i], rule_append_keys, rule_replace_keys) == 1);
-        struct ctext *t = i == 0 ? &r->cond : i == 1 ? &r->output : &r->desc;
-        bool *has = i == 0 ? &r->has_cond : i == 1 ? &r->has_output : &r->has_desc;
-        set_text(L, t, has, f, n, app);
+    *out = items;
+    return 0;
+}
+
+static struct llist *list_new(struct loader *L, const char *name, size_t nlen)
+{
+    struct llist *l = tmp_alloc(L, sizeof(*l));
+    if (!l || vec_grow(L, &L->lists, &L->caplists, L->nlists, sizeof(*L->lists)) != 0 ||
+        lmap_put(&L->list_names, NULL, name, nlen, (uint32_t)L->nlists) != 0) {
+        L->oom = true;
+        return NULL;
     }
-    const struct ynode *n;
-    if ((n = ytree_get(item, "priority")))
-        r->prio = at_node(f, n);
-    if ((n = ytree_get(item, "enabled")) && boolean(L, f, n, "'enabled'", &r->enabled) != 0)
-        rc = -1;
-    if ((n = ytree_get(item, "warn_evttypes")) && boolean(L, f, n, "'warn_evttypes'", &r->warn_evttypes) != 0)
-        rc = -1;
-    if ((n = ytree_get(item, "skip-if-unknown-filter"))) {
-        bool ignored;
-        if (boolean(L, f, n, "'skip-if-unknown-filter'", &ignored) != 0)
-            rc = -1;
+    memset(l, 0, sizeof(*l));
+    l->name = name;
+    l->name_len = nlen;
+    for (size_t i = 0; i < nlen && !l->needs_quoting_scan; i++)
+        l->needs_quoting_scan = list_delim(name[i]);
+    L->lists[L->nlists++] = l;
+    return l;
+}
+
+static void read_list(struct loader *L, const struct lfile *f, const struct ynode *item)
+{
+    static const char *const items_only[] = {"items", NULL};
+    static const char *const known[] = {"list", "items", "append", "override", NULL};
+    const struct ynode *namen, *items;
+    if (dval(L, f, item, item, "list", 0, &namen) != 0)
+        return;
+    const char *name = namen->value;
+    struct lpos at = at_node(f, namen);
+    if (!bare_name(name, namen->len))
+        warn_at(L, at, "List has an invalid name. List names should match a regular expression: "
+                "([^()\"'[:space:]=,]+)");
+    bool append;
+    struct overrides o;
+    if (decode_items(L, f, item, namen, &items) != 0 || decode_append(L, f, item, namen, &append) != 0 ||
+        decode_overrides(L, f, item, items_only, items_only, &o) != 0)
+        return;
+    if (append && (o.nappend || o.nreplace)) {
+        error_at(L, at, ERROR_OVERRIDE_APPEND);
+        return;
     }
-    if ((n = ytree_get(item, "tags"))) {
-        bool app = append_all || (ov && override_mode(L, f, ov, "tags", rule_append_keys, rule_replace_keys) == 1);
-        if (!app)
-            r->ntags = 0;
-        if (add_tags(L, r, f, n) != 0)
-            rc = -1;
+    append |= overrides_has(o.append, o.nappend, "items");
+    long idx = lmap_get(&L->list_names, NULL, name, namen->len);
+    struct llist *l;
+    if (append) {
+        if (idx < 0) {
+            error_at(L, at, "list '%s': " ERROR_NO_PREVIOUS_LIST, name);
+            return;
+        }
+        l = L->lists[idx];
+        l->visibility = L->next_index++;
+    } else {
+        if (idx >= 0) {
+            l = L->lists[idx];   /* a definition replaces it, where it stands */
+            l->raw.n = 0;
+        } else {
+            if (!(l = list_new(L, name, namen->len)))
+                return;
+            l->index = L->next_index;
+            L->spaced_lists += l->needs_quoting_scan;
+            if (L->spaced_lists > RULES_MAX_SPACED_LISTS && l->needs_quoting_scan) {
+                error_at(L, at, "more than %d lists with a blank, comma, parenthesis or '=' in their names: each is "
+                         "searched for in every condition", RULES_MAX_SPACED_LISTS);
+                return;
+            }
+        }
+        l->visibility = L->next_index++;
+        l->pos = at;
     }
-    if ((n = ytree_get(item, "exceptions"))) {
-        bool app = append_all || (ov && override_mode(L, f, ov, "exceptions", rule_append_keys, rule_replace_keys) == 1);
-        if (!app)
-            r->nexc = 0;
-        if (add_exceptions(L, r, f, n) != 0)
-            rc = -1;
+    for (size_t i = 0; i < items->count; i++)
+        if (ivec_push(L, &l->raw, f, items->items[i]) != 0)
+            return;
+    warn_unknown_keys(L, f, item, known);
+}
+
+/* ---- macros ---- */
+
+static void read_macro(struct loader *L, const struct lfile *f, const struct ynode *item)
+{
+    static const char *const cond_only[] = {"condition", NULL};
+    static const char *const known[] = {"macro", "condition", "append", "override", NULL};
+    const struct ynode *namen, *cond;
+    if (dval(L, f, item, item, "macro", 0, &namen) != 0)
+        return;
+    const char *name = namen->value;
+    struct lpos at = at_node(f, namen);
+    if (!identifier_name(name, namen->len))
+        warn_at(L, at, "Macro has an invalid name. Macro names should match a regular expression: "
+                "([a-zA-Z]+[a-zA-Z0-9_]*)");
+    bool append;
+    struct overrides o;
+    if (dval(L, f, item, namen, "condition", 0, &cond) != 0 || decode_append(L, f, item, namen, &append) != 0 ||
+        decode_overrides(L, f, item, cond_only, cond_only, &o) != 0)
+        return;
+    if (append && (o.nappend || o.nreplace)) {
+        error_at(L, at, ERROR_OVERRIDE_APPEND);
+        return;
     }
+    append |= overrides_has(o.append, o.nappend, "condition");
+    long idx = lmap_get(&L->macro_names, NULL, name, namen->len);
+    struct lmacro *m;
+    if (append) {
+        if (idx < 0) {
+            error_at(L, at, "macro '%s': " ERROR_NO_PREVIOUS_MACRO, name);
+            return;
+        }
+        m = L->macros[idx];
+        ftext_append(L, &m->cond, f, cond);
+        m->visibility = L->next_index++;
+    } else {
+        if (idx >= 0) {
+            m = L->macros[idx];   /* keeps its index: what saw it still does */
+        } else {
+            if (!(m = tmp_alloc(L, sizeof(*m))) ||
+                vec_grow(L, &L->macros, &L->capmacros, L->nmacros, sizeof(*L->macros)) != 0 ||
+                lmap_put(&L->macro_names, NULL, name, namen->len, (uint32_t)L->nmacros) != 0) {
+                L->oom = true;
+                return;
+            }
+            memset(m, 0, sizeof(*m));
+            m->name = name;
+            m->index = L->next_index;
+            L->macros[L->nmacros++] = m;
+        }
+        ftext_set(L, &m->cond, f, cond);
+        m->visibility = L->next_index++;
+        m->pos = at;
+    }
+    warn_unknown_keys(L, f, item, known);
+}
+
+/* ---- exceptions ---- */
+
+/* Falco's normalize_comp: surrounding blanks go. */
+static void trim_span(const char *s, size_t len, size_t *off, size_t *n)
+{
+    size_t a = 0, b = len;
+    while (a < b && (s[a] == ' ' || s[a] == '\t' || s[a] == '\r' || s[a] == '\n'))
+        a++;
+    while (b > a && (s[b - 1] == ' ' || s[b - 1] == '\t' || s[b - 1] == '\r' || s[b - 1] == '\n'))
+        b--;
+    *off = a;
+    *n = b - a;
+}
+
+static bool span_is(const char *s, size_t n, const char *word) { return strlen(word) == n && memcmp(s, word, n) == 0; }
+
+/* libsinsp's supported_operators. */
+static bool is_operator(const char *s, size_t n)
+{
+    static const char *const ops[] = {"exists", "<=", "<", ">=", ">", "==", "=", "!=", "glob", "iglob", "contains",
+                                      "icontains", "bcontains", "startswith", "bstartswith", "endswith", "regex",
+                                      "intersects", "in", "pmatch", NULL};
+    for (size_t i = 0; ops[i]; i++)
+        if (span_is(s, n, ops[i]))
+            return true;
+    return false;
+}
+
+/* Falco's is_str_operator_with_modifier: "startswith oneof" and the like. */
+static bool rules_is_modified_operator(const char *s, size_t n)
+{
+    static const char *const ops[] = {"=", "==", "!=", "contains", "icontains", "bcontains", "startswith",
+                                      "bstartswith", "endswith", "glob", "iglob", "regex", NULL};
+    const char *sp = memchr(s, ' ', n);
+    if (!sp)
+        return false;
+    size_t a = (size_t)(sp - s);
+    const char *mod = sp + 1;
+    size_t mlen = n - a - 1;
+    if (!(span_is(mod, mlen, "oneof") || span_is(mod, mlen, "anyof") || span_is(mod, mlen, "allof")))
+        return false;
+    for (size_t i = 0; ops[i]; i++)
+        if (span_is(s, a, ops[i]))
+            return true;
+    return false;
+}
+
+/* Falco's decode of an exception's fields/comps/values entry: a scalar must
+ * not be empty; sequences hold entries. */
+static int check_entry(struct loader *L, const struct lfile *f, const struct ynode *v, const char *what)
+{
+    if (v->kind == YN_SCALAR && v->len == 0 && v->style != YS_PLAIN) {
+        error_at(L, at_node(f, v), "Value of '%s' must be non-empty", what);
+        return -1;
+    }
+    if (v->kind == YN_SEQ)
+        for (size_t i = 0; i < v->count; i++)
+            if (check_entry(L, f, v->items[i], what) != 0)
+                return -1;
+    return 0;
+}
+
+/* An entry's is_valid: a non-empty scalar or a non-empty sequence. */
+static bool entry_valid(const struct ynode *v)
+{
+    if (!v)
+        return false;
+    if (v->kind == YN_SEQ)
+        return v->count > 0;
+    return v->kind == YN_SCALAR && v->len > 0 && !is_null(v);
+}
+
+/* Falco's read_rule_exceptions: the exceptions of one item into out (a
+ * vector of the item's own). append: fields may be left out. */
+static int read_exception(struct loader *L, const struct lfile *f, const struct ynode *e, bool append,
+                          struct lexcvec *out, struct lmap *seen);
+
+static int read_exceptions(struct loader *L, const struct lfile *f, const struct ynode *item, bool append,
+                           struct lexcvec *out, bool *given)
+{
+    *given = false;
+    const struct ynode *exs = ytree_get(item, "exceptions");
+    if (!exs || is_null(exs))
+        return 0;
+    *given = true;
+    if (exs->kind != YN_SEQ) {
+        error_at(L, at_node(f, exs), "Rule exceptions must be a sequence");
+        return -1;
+    }
+    struct lmap seen = {0};   /* this item's names: a second one warns (and both apply) */
+    int rc = 0;
+    for (size_t i = 0; i < exs->count && rc == 0; i++)
+        rc = read_exception(L, f, exs->items[i], append, out, &seen);
+    lmap_free(&seen);
     return rc;
 }
 
-static void collect_rule(struct loader *L, const struct lfile *f, const struct ynode *item, const struct ynode *namen)
+/* One exception of an item into out. */
+static int read_exception(struct loader *L, const struct lfile *f, const struct ynode *e, bool append,
+                          struct lexcvec *out, struct lmap *seen)
 {
-    static const char *const known[] = {"rule", "desc", "condition", "output", "priority", "tags", "enabled",
-                                        "exceptions", "source", "append", "override", "warn_evttypes",
-                                        "skip-if-unknown-filter", "capture", "capture_duration", NULL};
-    if (check_keys(L, f, item, "rule", known) != 0)
-        return;
-    const char *name = scalar(L, f, namen, "a rule's name");
-    bool append;
-    if (!name || get_append(L, f, item, &append) != 0)
-        return;
-    const struct ynode *src = ytree_get(item, "source");
-    if (src && (src->kind != YN_SCALAR || strcmp(src->value, "syscall") != 0)) {
-        warn_at_node(L, at_node(f, src), "rule '%s': source '%s' is not supported (only syscall): skipped", name,
-                     src->kind == YN_SCALAR ? src->value : "?");
-        return;
+    static const char *const known[] = {"name", "fields", "comps", "values", NULL};
+    const struct ynode *namen;
+    if (e->kind != YN_MAP) {
+        error_at(L, at_node(f, e), "Rule exception must be a mapping");
+        return -1;
     }
-    const struct ynode *ov = ytree_get(item, "override");
-    long idx = namemap_get(&L->rule_names, name);
-    if ((append || ov) && idx < 0) {
-        error_at_node(L, at_node(f, namen), "rule '%s' is not defined before: %s needs an earlier definition", name,
-                      append ? "append" : "override");
-        return;
+    if (dval(L, f, e, e, "name", 0, &namen) != 0)
+        return -1;
+    if (lmap_get(seen, NULL, namen->value, namen->len) >= 0)
+        warn_at(L, at_node(f, e), "Multiple definitions of exception '%s' in the same rule", namen->value);
+    else if (lmap_put(seen, NULL, namen->value, namen->len, 0) != 0)
+        L->oom = true;
+    const struct ynode *fields = ytree_get(e, "fields"), *comps = ytree_get(e, "comps");
+    if (!fields && !append) {
+        error_at(L, at_node(f, e), "exception '%s': Item has no mapping for key 'fields'", namen->value);
+        return -1;
     }
-    if (append) {
-        for (size_t i = 0; i + 1 < item->count; i += 2) {
-            const char *k = item->items[i]->value;
-            bool ok = strcmp(k, "rule") == 0 || strcmp(k, "append") == 0 || strcmp(k, "source") == 0;
-            for (size_t j = 0; !ok && rule_append_keys[j]; j++)
-                ok = strcmp(k, rule_append_keys[j]) == 0;
-            if (!ok)
-                error_at_node(L, at_node(f, item->items[i]), "'%s' cannot be appended (only condition, output, desc, "
-                              "tags, exceptions): use override: {%s: replace}", k, k);
+    if ((fields && check_entry(L, f, fields, "fields") != 0) || (comps && check_entry(L, f, comps, "comps") != 0))
+        return -1;
+    if (vec_grow(L, &out->v, &out->cap, out->n, sizeof(*out->v)) != 0)
+        return -1;
+    struct lexc *x = &out->v[out->n++];
+    memset(x, 0, sizeof(*x));
+    x->name = namen->value;
+    x->pos = at_node(f, e);
+    x->fields = at_node(f, fields);
+    x->comps = at_node(f, comps);
+    const struct ynode *values = ytree_get(e, "values");
+    if (values) {
+        if (values->kind != YN_SEQ) {
+            error_at(L, at_node(f, values), "Rule exception values must be a sequence");
+            return -1;
         }
-        apply_rule_keys(L, L->rules[idx], f, item, true, NULL);
-        return;
+        for (size_t k = 0; k < values->count; k++)
+            if (check_entry(L, f, values->items[k], "values") != 0 ||
+                ivec_push(L, &x->values, f, values->items[k]) != 0)
+                return -1;
+    } else if (append) {
+        warn_at(L, at_node(f, e), "Overriding/appending exception with no values");
     }
-    if (ov) {
-        if (check_override(L, f, item, ov, "rule") != 0)
-            return;
-        for (size_t i = 0; i + 1 < ov->count; i += 2)
-            if (override_mode(L, f, ov, ov->items[i]->value, rule_append_keys, rule_replace_keys) == -1)
-                return;
-        apply_rule_keys(L, L->rules[idx], f, item, false, ov);
-        return;
+    warn_unknown_keys(L, f, e, known);
+    return 0;
+}
+
+/* A field of an exception exists (Falco's is_valid_lhs_field); a
+ * transformer is left to the condition's parser. */
+static int check_exception_field(struct loader *L, const struct lfile *f, const struct ynode *n)
+{
+    if (n->kind != YN_SCALAR || memchr(n->value, '(', n->len))
+        return n->kind == YN_SCALAR ? 0 : (error_at(L, at_node(f, n), "an exception's field must be a string"), -1);
+    const char *arg = NULL;
+    size_t arglen = 0, base = n->len;
+    const char *br = memchr(n->value, '[', n->len);
+    if (br && n->value[n->len - 1] == ']') {
+        base = (size_t)(br - n->value);
+        arg = br + 1;
+        arglen = n->len - base - 2;
     }
-    /* The old form: only rule and enabled toggles an existing rule. */
-    const struct ynode *en = ytree_get(item, "enabled");
-    if (idx >= 0 && en && item->count == 4) {
-        boolean(L, f, en, "'enabled'", &L->rules[idx]->enabled);
-        return;
+    struct fieldref ref;
+    char err[300];
+    struct arena a;
+    arena_init(&a, 4096, 1 << 20);
+    int rc = fields_resolve(n->value, base, arg, arglen, br != NULL, &a, &ref, err, sizeof(err));
+    arena_free(&a);
+    if (rc != 0) {
+        error_at(L, at_node(f, n), "'%s' is not a supported filter field (%s)", n->value, err);
+        return -1;
     }
-    static const char *const required[] = {"condition", "output", "desc", "priority"};
-    int missing = 0;
-    char list[80] = "";
-    for (int i = 0; i < 4; i++) {
-        if (!ytree_get(item, required[i])) {
-            snprintf(list + strlen(list), sizeof(list) - strlen(list), "%s%s", missing ? ", " : "", required[i]);
-            missing++;
+    return 0;
+}
+
+/* Falco's validate_exception_info: comps default ("=" per field, or in),
+ * lengths equal, operators known, fields known (when the source is). */
+static int validate_exception(struct loader *L, struct lexc *x, bool known_source)
+{
+    const struct lfile *f = x->pos.file;
+    const struct ynode *fields = x->fields.node, *comps = x->comps.node;
+    x->fields_list = fields->kind == YN_SEQ;
+    size_t n = x->fields_list ? fields->count : 1;
+    x->comp_text = tmp_alloc(L, n * sizeof(*x->comp_text));
+    x->comp_len = tmp_alloc(L, n * sizeof(*x->comp_len));
+    x->comp_node = tmp_alloc(L, n * sizeof(*x->comp_node));
+    if (!x->comp_text || !x->comp_len || !x->comp_node)
+        return -1;
+    x->ncomps = n;
+    if (x->fields_list) {
+        if (!entry_valid(comps)) {
+            for (size_t i = 0; i < n; i++) {
+                x->comp_text[i] = "=";
+                x->comp_len[i] = 1;
+                x->comp_node[i] = NULL;
+            }
+        } else {
+            size_t nc = comps->kind == YN_SEQ ? comps->count : 0;
+            if (nc != n) {
+                error_at(L, x->pos, "exception '%s': Fields and comps lists must have equal length", x->name);
+                return -1;
+            }
+            for (size_t i = 0; i < n; i++) {
+                const struct ynode *c = comps->items[i];
+                size_t off = 0, len = 0;
+                if (c->kind == YN_SCALAR)
+                    trim_span(c->value, c->len, &off, &len);
+                if (c->kind != YN_SCALAR || !(is_operator(c->value + off, len) ||
+                                              rules_is_modified_operator(c->value + off, len))) {
+                    error_at(L, at_node(f, c), "exception '%s': '%.*s' is not a supported comparison operator",
+                             x->name, (int)(c->kind == YN_SCALAR ? len : 0), c->kind == YN_SCALAR ? c->value + off : "");
+                    return -1;
+                }
+                x->comp_text[i] = c->value + off;
+                x->comp_len[i] = len;
+                x->comp_node[i] = c;
+            }
         }
+        for (size_t i = 0; known_source && i < n; i++)
+            if (check_exception_field(L, f, fields->items[i]) != 0)
+                return -1;
+        return 0;
     }
-    if (missing) {
-        error_at_node(L, at_node(f, namen), "rule '%s' lacks %s (a rule needs condition, output, desc and priority)",
-                      name, list);
-        return;
-    }
-    struct lrule *r;
-    if (idx >= 0) {
-        r = L->rules[idx];   /* redefined: replaced in place, keeping its order */
-        free(r->tags);
-        free(r->exc);
+    if (!entry_valid(comps)) {
+        x->comp_text[0] = "in";
+        x->comp_len[0] = 2;
+        x->comp_node[0] = NULL;
     } else {
-        if (grow(&L->rules, &L->caprules, L->nrules, sizeof(*L->rules)) != 0 || !(r = tmp_alloc(L, sizeof(*r)))) {
-            L->oom = true;
+        if (comps->kind == YN_SEQ) {
+            error_at(L, at_node(f, comps), "exception '%s': Fields and comps must both be strings", x->name);
+            return -1;
+        }
+        size_t off, len;
+        trim_span(comps->value, comps->len, &off, &len);
+        const char *c = comps->value + off;
+        if (!(span_is(c, len, "in") || span_is(c, len, "pmatch") || span_is(c, len, "intersects") ||
+              rules_is_modified_operator(c, len))) {
+            error_at(L, at_node(f, comps), "exception '%s': When fields is a single value, comps must be one of (in, "
+                     "pmatch, intersects) or a modifier operator (e.g. startswith oneof)", x->name);
+            return -1;
+        }
+        x->comp_text[0] = c;
+        x->comp_len[0] = len;
+        x->comp_node[0] = comps;
+    }
+    if (known_source && check_exception_field(L, f, fields) != 0)
+        return -1;
+    return 0;
+}
+
+/* The rule's exception named name, of its current set, or NULL. */
+static struct lexc *find_exception(struct loader *L, struct lrule *r, const char *name)
+{
+    long i = lmap_get(&L->exc_names, r, name, strlen(name));
+    if (i < 0 || (size_t)i >= r->exc.n || strcmp(r->exc.v[i].name, name) != 0)
+        return NULL;
+    return &r->exc.v[i];
+}
+
+/* Adds x as the rule's next exception (the first of its name is the one
+ * appends find). */
+static int add_exception(struct loader *L, struct lrule *r, const struct lexc *x)
+{
+    if (vec_grow(L, &r->exc.v, &r->exc.cap, r->exc.n, sizeof(*r->exc.v)) != 0)
+        return -1;
+    r->exc.v[r->exc.n] = *x;
+    if (!find_exception(L, r, x->name) &&
+        lmap_put(&L->exc_names, r, x->name, strlen(x->name), (uint32_t)r->exc.n) != 0) {
+        L->oom = true;
+        return -1;
+    }
+    r->exc.n++;
+    return 0;
+}
+
+static void clear_exceptions(struct lrule *r)
+{
+    for (size_t i = 0; i < r->exc.n; i++)
+        free(r->exc.v[i].values.v);
+    r->exc.n = 0;
+}
+
+/* ---- rules ---- */
+
+static bool known_source(const char *s) { return strcmp(s, "syscall") == 0; }
+
+/* Falco's find_prev_rule: the rule of that name, refusing another source. */
+static int find_prev_rule(struct loader *L, struct lpos at, const char *name, const char *source,
+                          struct lrule **out)
+{
+    long i = lmap_get(&L->rule_names, NULL, name, strlen(name));
+    *out = i >= 0 ? L->rules[i] : NULL;
+    if (*out && (*out)->source[0] && source[0] && strcmp((*out)->source, source) != 0) {
+        error_at(L, at, "rule '%s': Rule has been re-defined with a different source ('%s', before '%s')", name,
+                 source, (*out)->source);
+        return -1;
+    }
+    return 0;
+}
+
+/* Falco's decode_tags: a sequence of strings (null is not one). */
+static int check_tags(struct loader *L, const struct lfile *f, const struct ynode *tags)
+{
+    if (tags->kind != YN_SEQ) {
+        error_at(L, at_node(f, tags), "Value for key 'tags' is not a sequence");
+        return -1;
+    }
+    for (size_t i = 0; i < tags->count; i++)
+        if (tags->items[i]->kind != YN_SCALAR || is_null(tags->items[i])) {
+            error_at(L, at_node(f, tags->items[i]), "sequence value is not scalar");
+            return -1;
+        }
+    return 0;
+}
+
+static int add_tags(struct loader *L, struct tagvec *t, const struct ynode *tags)
+{
+    for (size_t i = 0; i < tags->count; i++) {
+        if (vec_grow(L, &t->v, &t->cap, t->n, sizeof(*t->v)) != 0)
+            return -1;
+        t->v[t->n++] = tags->items[i]->value;
+    }
+    return 0;
+}
+
+/* What one rule item carries toward a rule (Falco's rule_update_info). */
+struct rule_update {
+    const struct ynode *cond, *output, *desc, *tags, *priority_node;
+    struct lexcvec exc;
+    bool has_exc;
+    bool has_priority, has_enabled, has_capture, has_capture_duration, has_warn, has_skip;
+    enum rules_priority priority;
+    bool enabled, capture, warn, skip;
+    uint32_t capture_duration;
+    const char *source;
+};
+
+static bool update_has_any(const struct rule_update *u)
+{
+    return u->cond || u->output || u->desc || u->tags || u->has_exc || u->has_priority || u->has_enabled ||
+           u->has_capture || u->has_capture_duration || u->has_warn || u->has_skip;
+}
+
+static void update_free(struct rule_update *u)
+{
+    for (size_t i = 0; i < u->exc.n; i++)
+        free(u->exc.v[i].values.v);
+    free(u->exc.v);
+}
+
+static int parse_priority(struct loader *L, const struct lfile *f, const struct ynode *n, enum rules_priority *out)
+{
+    if (rules_priority_parse(n->value, out) != 0) {
+        error_at(L, at_node(f, n), "Invalid priority '%s': one of Emergency, Alert, Critical, Error, Warning, Notice, "
+                 "Informational (or Info), Debug", n->value);
+        return -1;
+    }
+    return 0;
+}
+
+/* Falco's collector::append for rules. */
+static void rule_append(struct loader *L, const struct lfile *f, struct lpos at, const char *name,
+                        struct rule_update *u)
+{
+    struct lrule *r;
+    if (find_prev_rule(L, at, name, u->source, &r) != 0)
+        return;
+    if (!r) {
+        error_at(L, at, "rule '%s': " ERROR_NO_PREVIOUS_RULE_APPEND, name);
+        return;
+    }
+    if (!update_has_any(u)) {
+        error_at(L, at, "rule '%s': Appended rule must have exceptions or condition property", name);
+        return;
+    }
+    if (u->cond)
+        ftext_append(L, &r->cond, f, u->cond);
+    if (u->output)
+        ftext_append(L, &r->output, f, u->output);
+    if (u->desc)
+        ftext_append(L, &r->desc, f, u->desc);
+    if (u->tags && add_tags(L, &r->tags, u->tags) != 0)
+        return;
+    for (size_t i = 0; i < u->exc.n; i++) {
+        struct lexc *x = &u->exc.v[i];
+        struct lexc *prev = find_exception(L, r, x->name);
+        if (!prev) {
+            if (!entry_valid(x->fields.node)) {
+                error_at(L, x->pos, "exception '%s': Rule exception must have fields property with a list of fields",
+                         x->name);
+                return;
+            }
+            if (!x->values.n) {
+                error_at(L, x->pos, "exception '%s': Rule exception must have values property with a list of values",
+                         x->name);
+                return;
+            }
+            if (validate_exception(L, x, !r->unknown_source) != 0 || add_exception(L, r, x) != 0)
+                return;
+            x->values = (struct ivec){0};   /* moved */
+            continue;
+        }
+        if (entry_valid(x->fields.node)) {
+            error_at(L, x->pos, "exception '%s': Can not append exception fields to existing exception, only values",
+                     x->name);
             return;
         }
-        if (namemap_put(&L->rule_names, name, L->nrules) != 0) {
-            L->oom = true;
+        if (entry_valid(x->comps.node)) {
+            error_at(L, x->pos, "exception '%s': Can not append exception comps to existing exception, only values",
+                     x->name);
             return;
         }
-        L->rules[L->nrules++] = r;
+        for (size_t k = 0; k < x->values.n; k++)
+            if (ivec_push(L, &prev->values, x->values.v[k].file, x->values.v[k].node) != 0)
+                return;
+    }
+    r->visibility = L->next_index++;
+}
+
+/* Falco's collector::selective_replace. */
+static void rule_replace(struct loader *L, const struct lfile *f, struct lpos at, const char *name,
+                         struct rule_update *u)
+{
+    struct lrule *r;
+    if (find_prev_rule(L, at, name, u->source, &r) != 0)
+        return;
+    if (!r) {
+        error_at(L, at, "rule '%s': " ERROR_NO_PREVIOUS_RULE_REPLACE, name);
+        return;
+    }
+    if (!update_has_any(u)) {
+        error_at(L, at, "rule '%s': The rule must have at least one field that can be replaced", name);
+        return;
+    }
+    if (u->cond)
+        ftext_set(L, &r->cond, f, u->cond);
+    if (u->output)
+        ftext_set(L, &r->output, f, u->output);
+    if (u->desc)
+        ftext_set(L, &r->desc, f, u->desc);
+    if (u->tags) {
+        r->tags.n = 0;
+        if (add_tags(L, &r->tags, u->tags) != 0)
+            return;
+    }
+    if (u->has_exc) {
+        clear_exceptions(r);
+        r->exc_gen++;
+        for (size_t i = 0; i < u->exc.n; i++) {
+            /* Falco does not validate here (and would then use empty comps): defaults are filled as for a definition */
+            if (validate_exception(L, &u->exc.v[i], !r->unknown_source) != 0 || add_exception(L, r, &u->exc.v[i]) != 0)
+                return;
+            u->exc.v[i].values = (struct ivec){0};
+        }
+    }
+    if (u->has_priority)
+        r->priority = u->priority;
+    if (u->has_capture)
+        r->capture = u->capture;
+    if (u->has_capture_duration)
+        r->capture_duration = u->capture_duration;
+    if (u->has_enabled)
+        r->enabled = u->enabled;
+    if (u->has_warn)
+        r->warn_evttypes = u->warn;
+    if (u->has_skip)
+        r->skip_unknown = u->skip;
+    r->visibility = L->next_index++;
+}
+
+static const char *const rule_appendable[] = {"condition", "output", "desc", "tags", "exceptions", NULL};
+static const char *const rule_replaceable[] = {"condition", "output", "desc", "priority", "capture",
+                                               "capture_duration", "tags", "exceptions", "enabled", "warn_evttypes",
+                                               "skip-if-unknown-filter", NULL};
+
+/* Decodes one key of an override update (Falco reads them in this order). */
+static int decode_update_key(struct loader *L, const struct lfile *f, const struct ynode *item,
+                             const struct ynode *namen, const char *key, bool append, const char *source,
+                             struct rule_update *u)
+{
+    const struct ynode *v;
+    if (strcmp(key, "condition") == 0) {
+        u->source = source;
+        return dval(L, f, item, namen, "condition", 0, &u->cond);
+    }
+    if (strcmp(key, "exceptions") == 0) {
+        bool given;
+        int rc = read_exceptions(L, f, item, append, &u->exc, &given);
+        u->has_exc = true;
+        return rc;
+    }
+    if (strcmp(key, "output") == 0)
+        return dval(L, f, item, namen, "output", 0, &u->output);
+    if (strcmp(key, "desc") == 0)
+        return dval(L, f, item, namen, "desc", 0, &u->desc);
+    if (strcmp(key, "tags") == 0) {
+        u->tags = ytree_get(item, "tags");
+        return check_tags(L, f, u->tags);
+    }
+    if (strcmp(key, "priority") == 0) {
+        if (dval(L, f, item, namen, "priority", 0, &v) != 0 || parse_priority(L, f, v, &u->priority) != 0)
+            return -1;
+        u->has_priority = true;
+        return 0;
+    }
+    if (strcmp(key, "capture") == 0)
+        return dbool(L, f, item, "capture", true, &u->capture, &u->has_capture);
+    if (strcmp(key, "capture_duration") == 0)
+        return duint32(L, f, item, "capture_duration", &u->capture_duration, &u->has_capture_duration);
+    if (strcmp(key, "enabled") == 0)
+        return dbool(L, f, item, "enabled", true, &u->enabled, &u->has_enabled);
+    if (strcmp(key, "warn_evttypes") == 0)
+        return dbool(L, f, item, "warn_evttypes", true, &u->warn, &u->has_warn);
+    return dbool(L, f, item, "skip-if-unknown-filter", true, &u->skip, &u->has_skip);
+}
+
+/* An item with override: an append of some keys, a replace of others, and
+ * no key left that override does not name. */
+static void read_rule_override(struct loader *L, const struct lfile *f, const struct ynode *item,
+                               const struct ynode *namen, const char *source, const struct overrides *o)
+{
+    static const char *const order_append[] = {"condition", "exceptions", "output", "desc", "tags", NULL};
+    static const char *const order_replace[] = {"condition", "exceptions", "output", "desc", "tags", "priority",
+                                                "capture", "capture_duration", "enabled", "warn_evttypes",
+                                                "skip-if-unknown-filter", NULL};
+    const char *name = namen->value;
+    struct lpos at = at_node(f, namen);
+    bool expected[16] = {false};   /* rule_replaceable ∪ rule_appendable that the item defines, by rule_replaceable index */
+    for (size_t i = 0; rule_replaceable[i]; i++)
+        expected[i] = ytree_get(item, rule_replaceable[i]) != NULL;
+    for (int pass = 0; pass < 2; pass++) {
+        const char *const *keys = pass == 0 ? o->append : o->replace;
+        size_t nkeys = pass == 0 ? o->nappend : o->nreplace;
+        if (!nkeys)
+            continue;
+        const char *const *order = pass == 0 ? order_append : order_replace;
+        struct rule_update u = {.source = ""};
+        bool failed = false;
+        for (size_t k = 0; order[k] && !failed; k++) {
+            if (!overrides_has(keys, nkeys, order[k]))
+                continue;
+            size_t ei = 0;
+            while (rule_replaceable[ei] && strcmp(rule_replaceable[ei], order[k]) != 0)
+                ei++;
+            if (!ytree_get(item, order[k])) {
+                error_at(L, at, "rule '%s': An %s override for '%s' was specified but '%s' is not defined", name,
+                         pass == 0 ? "append" : "replace", order[k], order[k]);
+                failed = true;
+                break;
+            }
+            expected[ei] = false;
+            failed = decode_update_key(L, f, item, namen, order[k], pass == 0, source, &u) != 0;
+        }
+        if (!failed) {
+            if (pass == 0)
+                rule_append(L, f, at, name, &u);
+            else
+                rule_replace(L, f, at, name, &u);
+        }
+        update_free(&u);
+        if (failed)
+            return;
+    }
+    for (size_t i = 0; rule_replaceable[i]; i++)
+        if (expected[i])
+            error_at(L, at_node(f, ytree_get(item, rule_replaceable[i])),
+                     "rule '%s': Unexpected key '%s': no corresponding entry under 'override' is defined.", name,
+                     rule_replaceable[i]);
+}
+
+static struct lrule *rule_slot(struct loader *L, const char *name)
+{
+    long idx = lmap_get(&L->rule_names, NULL, name, strlen(name));
+    if (idx >= 0) {
+        struct lrule *r = L->rules[idx];   /* redefined: replaced where it stands */
+        clear_exceptions(r);
+        free(r->exc.v);
+        free(r->tags.v);
+        uint32_t index = r->index, gen = r->exc_gen + 1;
+        memset(r, 0, sizeof(*r));
+        r->index = index;
+        r->exc_gen = gen;
+        return r;
+    }
+    struct lrule *r = tmp_alloc(L, sizeof(*r));
+    if (!r || vec_grow(L, &L->rules, &L->caprules, L->nrules, sizeof(*L->rules)) != 0 ||
+        lmap_put(&L->rule_names, NULL, name, strlen(name), (uint32_t)L->nrules) != 0) {
+        L->oom = true;
+        return NULL;
     }
     memset(r, 0, sizeof(*r));
+    r->index = L->next_index;
+    L->rules[L->nrules++] = r;
+    return r;
+}
+
+/* A full definition (Falco's collector::define for rules). */
+static void read_rule_define(struct loader *L, const struct lfile *f, const struct ynode *item,
+                             const struct ynode *namen)
+{
+    const char *name = namen->value;
+    struct lpos at = at_node(f, namen);
+    const struct ynode *cond, *output, *desc, *prio, *source;
+    enum rules_priority priority;
+    if (dval(L, f, item, namen, "condition", 0, &cond) != 0 || dval(L, f, item, namen, "output", 0, &output) != 0 ||
+        dval(L, f, item, namen, "desc", 0, &desc) != 0 || dval(L, f, item, namen, "priority", 0, &prio) != 0 ||
+        parse_priority(L, f, prio, &priority) != 0 || dval(L, f, item, namen, "source", DV_OPTIONAL, &source) != 0)
+        return;
+    bool enabled = true, capture = false, warn = true, skip = false, present;
+    uint32_t duration = 0;
+    struct lexcvec exc = {0};
+    bool has_exc;
+    const struct ynode *tags = ytree_get(item, "tags");
+    if (dbool(L, f, item, "enabled", false, &enabled, NULL) != 0 ||
+        dbool(L, f, item, "capture", false, &capture, NULL) != 0 ||
+        duint32(L, f, item, "capture_duration", &duration, &present) != 0 ||
+        dbool(L, f, item, "warn_evttypes", false, &warn, NULL) != 0 ||
+        dbool(L, f, item, "skip-if-unknown-filter", false, &skip, NULL) != 0 ||
+        (tags && check_tags(L, f, tags) != 0) ||
+        read_exceptions(L, f, item, false, &exc, &has_exc) != 0)
+        goto out;
+    const char *src = source ? source->value : "syscall";
+    struct lrule *prev;
+    if (find_prev_rule(L, at, name, src, &prev) != 0)
+        goto out;
+    bool unknown = !known_source(src);
+    if (unknown)
+        warn_at(L, source ? at_node(f, source) : at, "rule '%s': Unknown source %s, skipping", name, src);
+    for (size_t i = 0; i < exc.n; i++) {
+        if (!entry_valid(exc.v[i].fields.node)) {
+            error_at(L, exc.v[i].pos, "exception '%s': Rule exception item must have fields property with a list of "
+                     "fields", exc.v[i].name);
+            goto out;
+        }
+        if (validate_exception(L, &exc.v[i], !unknown) != 0)
+            goto out;
+    }
+    struct lrule *r = rule_slot(L, name);
+    if (!r)
+        goto out;
     r->name = name;
-    r->pos = at_node(f, namen);
-    r->enabled = true;
-    r->warn_evttypes = true;
-    apply_rule_keys(L, r, f, item, false, NULL);
+    r->pos = at;
+    r->cond_pos = at_node(f, cond);
+    r->visibility = L->next_index++;
+    r->source = src;
+    r->unknown_source = unknown;
+    ftext_set(L, &r->cond, f, cond);
+    /* Falco trims the output of a definition */
+    size_t off, len;
+    trim_span(output->value, output->len, &off, &len);
+    struct frag *g = frag_new(L, f, output, off, len);
+    r->output = (struct ftext){.head = g, .tail = g, .has = g != NULL};
+    ftext_set(L, &r->desc, f, desc);
+    r->priority = priority;
+    r->enabled = enabled;
+    r->capture = capture;
+    r->capture_duration = duration;
+    r->warn_evttypes = warn;
+    r->skip_unknown = skip;
+    if (tags && add_tags(L, &r->tags, tags) != 0)
+        goto out;
+    for (size_t i = 0; i < exc.n; i++) {
+        if (add_exception(L, r, &exc.v[i]) != 0)
+            goto out;
+        exc.v[i].values = (struct ivec){0};
+    }
+out:
+    for (size_t i = 0; i < exc.n; i++)
+        free(exc.v[i].values.v);
+    free(exc.v);
 }
 
-/* ---- collecting: files ---- */
-
-static void warn_once(struct loader *L, const struct lfile *f, const struct ynode *k, bool known)
+static void read_rule(struct loader *L, const struct lfile *f, const struct ynode *item)
 {
-    for (size_t i = 0; i < L->nwarned; i++)
-        if (strcmp(L->warned_keys[i], k->value) == 0)
+    static const char *const known[] = {"rule", "condition", "output", "desc", "priority", "source", "enabled",
+                                        "capture", "capture_duration", "warn_evttypes", "skip-if-unknown-filter",
+                                        "tags", "exceptions", "override", "append", NULL};
+    const struct ynode *namen, *srcn;
+    if (dval(L, f, item, item, "rule", 0, &namen) != 0)
+        return;
+    const char *name = namen->value;
+    struct lpos at = at_node(f, namen);
+    if (dval(L, f, item, namen, "source", DV_OPTIONAL | DV_CAN_BE_EMPTY, &srcn) != 0)
+        return;
+    const char *source = srcn ? srcn->value : "";
+    bool append;
+    struct overrides o;
+    if (decode_append(L, f, item, namen, &append) != 0 ||
+        decode_overrides(L, f, item, rule_appendable, rule_replaceable, &o) != 0)
+        return;
+    if (append && (o.nappend || o.nreplace)) {
+        error_at(L, at, ERROR_OVERRIDE_APPEND);
+        return;
+    }
+    if (o.nappend || o.nreplace) {
+        read_rule_override(L, f, item, namen, source, &o);
+    } else if (append) {
+        /* Falco takes only the condition and the exceptions of an append:
+         * output, desc, tags, enabled... are ignored. */
+        struct rule_update u = {.source = source};
+        bool given;
+        if ((!ytree_get(item, "condition") || dval(L, f, item, namen, "condition", 0, &u.cond) == 0) &&
+            read_exceptions(L, f, item, true, &u.exc, &given) == 0) {
+            u.has_exc = given;
+            rule_append(L, f, at, name, &u);
+        }
+        update_free(&u);
+    } else if (!ytree_get(item, "condition") && !ytree_get(item, "output") && !ytree_get(item, "desc") &&
+               !ytree_get(item, "priority")) {
+        bool enabled;
+        if (dbool(L, f, item, "enabled", true, &enabled, NULL) != 0)
             return;
-    if (L->nwarned < sizeof(L->warned_keys) / sizeof(L->warned_keys[0]))
-        L->warned_keys[L->nwarned++] = k->value;
-    if (known)
-        warn_at_node(L, at_node(f, k), "'%s' is accepted and ignored", k->value);
-    else
-        warn_at_node(L, at_node(f, k), "unknown top-level item '%s' ignored", k->value);
+        warn_at(L, at, WARNING_ENABLED);
+        long idx = lmap_get(&L->rule_names, NULL, name, strlen(name));
+        if (idx < 0) {
+            error_at(L, at, "rule '%s': Rule has 'enabled' key but no rule by that name already exists", name);
+            return;
+        }
+        L->rules[idx]->enabled = enabled;
+    } else {
+        read_rule_define(L, f, item, namen);
+    }
+    warn_unknown_keys(L, f, item, known);
 }
 
-static void collect_item(struct loader *L, const struct lfile *f, const struct ynode *item)
+/* ---- required versions ---- */
+
+/* libsinsp's sinsp_version: sscanf("%u.%u.%u") == 3. */
+static bool parse_semver(const char *s, uint32_t v[3])
 {
-    if (item->kind != YN_MAP || item->count == 0) {
-        error_at_node(L, at_node(f, item), "an item must be a mapping: - rule: ..., - macro: ..., - list: ...");
+    const char *p = s;
+    for (int i = 0; i < 3; i++) {
+        while (is_blank_char(*p))
+            p++;
+        bool neg = false;
+        if (*p == '+' || *p == '-')
+            neg = *p++ == '-';
+        if (*p < '0' || *p > '9')
+            return false;
+        uint64_t x = 0;
+        while (*p >= '0' && *p <= '9') {
+            x = x * 10 + (uint64_t)(*p++ - '0');
+            if (x > UINT32_MAX)
+                x = UINT32_MAX + 1ull;   /* saturates, as strtoul gives ULONG_MAX */
+        }
+        uint32_t u = x > UINT32_MAX ? UINT32_MAX : (uint32_t)x;
+        v[i] = neg ? (uint32_t)(0u - u) : u;
+        if (i < 2 && *p++ != '.')
+            return false;
+    }
+    return true;
+}
+
+static void read_engine_version(struct loader *L, const struct lfile *f, const struct ynode *item)
+{
+    static const char *const known[] = {"required_engine_version", NULL};
+    const struct ynode *v;
+    if (dval(L, f, item, item, "required_engine_version", 0, &v) != 0)
+        return;
+    uint32_t want[3], minor;
+    if (yaml_uint32(v->value, &minor)) {
+        /* the old progressive number is the semver minor (rule_loader_reader.h) */
+        want[0] = RULES_FALCO_ENGINE_MAJOR;
+        want[1] = minor;
+        want[2] = RULES_FALCO_ENGINE_PATCH;
+    } else if (!parse_semver(v->value, want)) {
+        error_at(L, at_node(f, v), "Unable to parse engine version '%s' as a semver string. Expected \"x.y.z\" "
+                 "semver format.", v->value);
+        return;
+    }
+    /* sinsp_version::compatible_with: same major, and not older */
+    const uint32_t have[3] = {RULES_FALCO_ENGINE_MAJOR, RULES_FALCO_ENGINE_MINOR, RULES_FALCO_ENGINE_PATCH};
+    bool older = have[1] < want[1] || (have[1] == want[1] && have[2] < want[2]);
+    if (have[0] != want[0] || older)
+        error_at(L, at_node(f, v), "Rules require engine version %u.%u.%u, but engine version is %s (seccheckd loads "
+                 "rules as the Falco engine of that version does)", want[0], want[1], want[2],
+                 RULES_FALCO_ENGINE_VERSION);
+    warn_unknown_keys(L, f, item, known);
+}
+
+/* One requirement: a plugin and its alternatives. The container plugin's
+ * fields are built in, at any version Falco's rules ask for. */
+static void read_plugin_requirement(struct loader *L, const struct lfile *f, const struct ynode *p)
+{
+    if (p->kind != YN_MAP) {
+        error_at(L, at_node(f, p), "Plugin version must be a mapping");
+        return;
+    }
+    const struct ynode *alts[65];
+    size_t n = 0;
+    alts[n++] = p;
+    const struct ynode *more = ytree_get(p, "alternatives");
+    if (more) {
+        if (more->kind != YN_SEQ) {
+            error_at(L, at_node(f, more), "Value of plugin version alternatives must be a sequence");
+            return;
+        }
+        for (size_t i = 0; i < more->count; i++) {
+            if (more->items[i]->kind != YN_MAP) {
+                error_at(L, at_node(f, more->items[i]), "Plugin version alternative must be a mapping");
+                return;
+            }
+            if (n < 65)
+                alts[n++] = more->items[i];
+        }
+    }
+    struct lplugin_req req = {.pos = at_node(f, p)};
+    size_t used = 0;
+    for (size_t i = 0; i < n; i++) {
+        const struct ynode *name, *version;
+        if (dval(L, f, alts[i], alts[i], "name", 0, &name) != 0 ||
+            dval(L, f, alts[i], alts[i], "version", 0, &version) != 0)
+            return;
+        uint32_t v[3];
+        if (!parse_semver(version->value, v)) {
+            error_at(L, at_node(f, version), "Invalid required version '%s' for plugin '%s'", version->value,
+                     name->value);
+            return;
+        }
+        for (size_t k = 0; k < i; k++) {
+            const struct ynode *other = ytree_get(alts[k], "name");
+            if (other && strcmp(other->value, name->value) == 0) {
+                error_at(L, at_node(f, name), "Defined multiple alternative version requirements for plugin '%s'",
+                         name->value);
+                return;
+            }
+        }
+        req.met |= strcmp(name->value, "container") == 0;
+        int w = snprintf(req.names + used, sizeof(req.names) - used, "%s%s (>= %s)", i ? ", " : "", name->value,
+                         version->value);
+        if (w > 0)
+            used = (size_t)w < sizeof(req.names) - used ? used + (size_t)w : sizeof(req.names) - 1;
+    }
+    if (vec_grow(L, &L->plugins, &L->capplugins, L->nplugins, sizeof(*L->plugins)) == 0)
+        L->plugins[L->nplugins++] = req;
+}
+
+static void read_plugin_versions(struct loader *L, const struct lfile *f, const struct ynode *item)
+{
+    static const char *const known[] = {"required_plugin_versions", NULL};
+    const struct ynode *reqs = ytree_get(item, "required_plugin_versions");
+    if (reqs->kind != YN_SEQ) {
+        error_at(L, at_node(f, reqs), "Value of required_plugin_versions must be a sequence");
+        return;
+    }
+    for (size_t i = 0; i < reqs->count; i++)
+        read_plugin_requirement(L, f, reqs->items[i]);
+    warn_unknown_keys(L, f, item, known);
+}
+
+/* Falco's check_plugin_requirements, after every file: a requirement no
+ * alternative of which is the container plugin cannot be met. */
+static void check_plugins(struct loader *L)
+{
+    for (size_t i = 0; i < L->nplugins; i++)
+        if (!L->plugins[i].met)
+            error_at(L, L->plugins[i].pos, "Plugin requirement not satisfied, must load one of: %s (seccheckd has no "
+                     "plugins: only the container plugin's fields are built in)", L->plugins[i].names);
+}
+
+/* ---- items and files ---- */
+
+static void read_item(struct loader *L, const struct lfile *f, const struct ynode *item)
+{
+    if (is_null(item))
+        return;   /* "- " alone: Falco skips it */
+    if (item->kind != YN_MAP) {
+        error_at(L, at_node(f, item), "Unexpected element type. Each element should be a yaml associative array.");
         return;
     }
     if (++L->items > RULES_MAX_ITEMS) {
         if (!L->items_exceeded)
-            error_at_node(L, at_node(f, item), "more than %d lists, macros and rules", RULES_MAX_ITEMS);
+            error_at(L, at_node(f, item), "more than %d lists, macros and rules", RULES_MAX_ITEMS);
         L->items_exceeded = true;
         return;
     }
-    L->order++;
-    const struct ynode *n;
-    if ((n = ytree_get(item, "rule")))
-        collect_rule(L, f, item, n);
-    else if ((n = ytree_get(item, "macro")))
-        collect_macro(L, f, item, n);
-    else if ((n = ytree_get(item, "list")))
-        collect_list(L, f, item, n);
-    else if (ytree_get(item, "required_engine_version") || ytree_get(item, "required_plugin_versions"))
-        warn_once(L, f, item->items[0], true);
-    else if (item->items[0]->kind == YN_SCALAR)
-        warn_once(L, f, item->items[0], false);
+    if (check_key_kinds(L, f, item) != 0)
+        return;
+    if (ytree_get(item, "required_engine_version"))
+        read_engine_version(L, f, item);
+    else if (ytree_get(item, "required_plugin_versions"))
+        read_plugin_versions(L, f, item);
+    else if (ytree_get(item, "list"))
+        read_list(L, f, item);
+    else if (ytree_get(item, "macro"))
+        read_macro(L, f, item);
+    else if (ytree_get(item, "rule"))
+        read_rule(L, f, item);
+    else
+        warn_at(L, at_node(f, item), "Unknown top level item");
 }
 
 /* Offset of the first byte that is not valid UTF-8, or len. */
@@ -915,7 +1458,7 @@ static size_t first_invalid_utf8(const char *s, size_t len)
         return len;
     size_t lo = 0, hi = len;   /* the shortest invalid prefix */
     while (lo < hi) {
-        size_t mid = (lo + hi) / 2;
+        size_t mid = lo + (hi - lo) / 2;
         if (utf8_valid(s, mid + 1))
             lo = mid + 1;
         else
@@ -950,6 +1493,11 @@ static void collect_file(struct loader *L, const char *name, const char *buf, si
         L->oom = true;
         return;
     }
+    /* A UTF-8 byte order mark is not text (yaml-cpp skips it too). */
+    if (len >= 3 && memcmp(buf, "\xEF\xBB\xBF", 3) == 0) {
+        buf += 3;
+        len -= 3;
+    }
     f->name = copy;
     f->buf = buf;
     f->len = len;
@@ -974,519 +1522,13 @@ static void collect_file(struct loader *L, const char *name, const char *buf, si
         if (is_null(doc))
             continue;
         if (doc->kind != YN_SEQ) {
-            error_at_node(L, at_node(f, doc), "a rules file is a YAML sequence of items (- rule: ..., - macro: ..., "
-                          "- list: ...)");
+            error_at(L, at_node(f, doc), "Rules content is not yaml array of objects (a rules file is a YAML "
+                     "sequence of items: - rule: ..., - macro: ..., - list: ...)");
             continue;
         }
         for (size_t i = 0; i < doc->count; i++)
-            collect_item(L, f, doc->items[i]);
+            read_item(L, f, doc->items[i]);
     }
-}
-
-/* ---- compiling ---- */
-
-static uint32_t slot_for(void *ctx, const struct fieldref *f)
-{
-    struct loader *L = ctx;
-    for (size_t i = 0; i < L->nslots; i++) {
-        const struct fieldref *s = &L->slots[i];
-        if (fields_same(s, f))
-            return (uint32_t)i;
-    }
-    if (grow(&L->slots, &L->capslots, L->nslots, sizeof(*L->slots)) != 0) {
-        L->oom = true;
-        return 0;
-    }
-    L->slots[L->nslots] = *f;
-    return (uint32_t)L->nslots++;
-}
-
-static void on_error(void *ctx, size_t pos, const char *msg)
-{
-    struct loader *L = ctx;
-    if (L->cur_text)
-        error_at_text(L, L->cur_text, pos, msg);
-    else
-        error_at_node(L, L->cur_node, "%s", msg);
-}
-
-static const struct filter_list *find_list(void *ctx, const char *name, size_t len)
-{
-    struct loader *L = ctx;
-    char buf[256];
-    if (len >= sizeof(buf))
-        return NULL;
-    memcpy(buf, name, len);
-    buf[len] = '\0';
-    long i = namemap_get(&L->list_names, buf);
-    if (i < 0 || L->lists[i]->order >= L->visible)
-        return NULL;
-    return &L->lists[i]->compiled;
-}
-
-/* Identifiers a condition text names (for the circle check): words that
- * are not keywords, field names or quoted. */
-static bool text_names(const char *s, size_t len, const char *name)
-{
-    size_t nlen = strlen(name);
-    char q = 0;
-    for (size_t i = 0; i < len; i++) {
-        char c = s[i];
-        if (q) {
-            if (c == q && s[i - 1] != '\\')
-                q = 0;
-            continue;
-        }
-        if (c == '"' || c == '\'') {
-            q = c;
-            continue;
-        }
-        bool start = (i == 0 || !(s[i - 1] == '.' || s[i - 1] == '_' || (s[i - 1] >= '0' && s[i - 1] <= '9') ||
-                                  ((s[i - 1] | 32) >= 'a' && (s[i - 1] | 32) <= 'z')));
-        if (start && i + nlen <= len && memcmp(s + i, name, nlen) == 0) {
-            char after = i + nlen < len ? s[i + nlen] : ' ';
-            if (!(after == '.' || after == '_' || (after >= '0' && after <= '9') || ((after | 32) >= 'a' && (after | 32) <= 'z')))
-                return true;
-        }
-    }
-    return false;
-}
-
-/* Whether macro `from` reaches macro `to` through the names its text uses. */
-static bool reaches(struct loader *L, const struct lmacro *from, const char *to, char *path, size_t pathlen, int depth)
-{
-    if (depth > RULES_MAX_NESTING)
-        return false;
-    if (text_names(from->cond.text, from->cond.len, to)) {
-        snprintf(path + strlen(path), pathlen - strlen(path), " -> %s", to);
-        return true;
-    }
-    for (size_t i = 0; i < L->nmacros; i++) {
-        const struct lmacro *m = L->macros[i];
-        if (m == from || !text_names(from->cond.text, from->cond.len, m->name))
-            continue;
-        size_t keep = strlen(path);
-        snprintf(path + keep, pathlen - keep, " -> %s", m->name);
-        if (reaches(L, m, to, path, pathlen, depth + 1))
-            return true;
-        path[keep] = '\0';
-    }
-    return false;
-}
-
-static const struct cnode *find_macro(void *ctx, const char *name, size_t len, size_t pos, bool *failed)
-{
-    struct loader *L = ctx;
-    char buf[256], msg[700];
-    *failed = false;
-    if (len >= sizeof(buf)) {
-        on_error(L, pos, "undefined macro (name too long)");
-        return NULL;
-    }
-    memcpy(buf, name, len);
-    buf[len] = '\0';
-    long i = namemap_get(&L->macro_names, buf);
-    if (i >= 0 && L->macros[i]->order < L->visible) {
-        const struct lmacro *m = L->macros[i];
-        if (m->state == M_FAILED) {
-            *failed = true;
-            return NULL;
-        }
-        if (m->state == M_DONE)
-            return m->compiled;
-    }
-    if (i >= 0 && L->cur_macro) {
-        char path[400];
-        snprintf(path, sizeof(path), "%s -> %s", L->cur_macro, buf);
-        if (strcmp(buf, L->cur_macro) == 0)
-            snprintf(msg, sizeof(msg), "macro '%s' refers to itself", buf);
-        else if (reaches(L, L->macros[i], L->cur_macro, path, sizeof(path), 0))
-            snprintf(msg, sizeof(msg), "macros nest in a circle: %s", path);
-        else
-            snprintf(msg, sizeof(msg), "macro '%s' is used before its definition (%s:%u): a macro sees only the "
-                     "macros defined before it", buf, L->macros[i]->pos.file->name, L->macros[i]->pos.node->line);
-    } else if (namemap_get(&L->list_names, buf) >= 0) {
-        snprintf(msg, sizeof(msg), "'%s' is a list, not a macro: use it inside in (...)", buf);
-    } else {
-        snprintf(msg, sizeof(msg), "undefined macro '%s'", buf);
-    }
-    on_error(L, pos, msg);
-    return NULL;
-}
-
-static struct filter_env env_of(struct loader *L)
-{
-    return (struct filter_env){.ctx = L, .arena = &L->rs->arena, .macro = find_macro, .list = find_list,
-                               .slot = slot_for, .error = on_error, .owned = &L->rs->owned};
-}
-
-static void compile_lists(struct loader *L)
-{
-    /* In order of visibility, so an item naming an earlier list finds it
-     * already expanded. */
-    struct llist **sorted = malloc((L->nlists ? L->nlists : 1) * sizeof(*sorted));
-    if (!sorted) {
-        L->oom = true;
-        return;
-    }
-    copy_n(sorted, L->lists, L->nlists * sizeof(*sorted));
-    for (size_t i = 1; i < L->nlists; i++)   /* insertion sort: appends reorder few */
-        for (size_t j = i; j > 0 && sorted[j - 1]->order > sorted[j]->order; j--) {
-            struct llist *t = sorted[j];
-            sorted[j] = sorted[j - 1];
-            sorted[j - 1] = t;
-        }
-    for (size_t i = 0; i < L->nlists; i++) {
-        struct llist *l = sorted[i];
-        L->visible = l->order;
-        size_t n = 0;
-        for (size_t k = 0; k < l->nitems; k++) {
-            const struct filter_list *sub = find_list(L, l->items[k]->value, l->items[k]->len);
-            n += sub ? sub->n : 1;
-        }
-        const char **items = arena_alloc(&L->rs->arena, (n ? n : 1) * sizeof(*items));
-        uint32_t *lens = arena_alloc(&L->rs->arena, (n ? n : 1) * sizeof(*lens));
-        if (!items || !lens) {
-            L->oom = true;
-            break;
-        }
-        size_t k2 = 0;
-        for (size_t k = 0; k < l->nitems; k++) {
-            const struct filter_list *sub = find_list(L, l->items[k]->value, l->items[k]->len);
-            if (sub) {
-                copy_n(items + k2, sub->items, sub->n * sizeof(*items));
-                copy_n(lens + k2, sub->lens, sub->n * sizeof(*lens));
-                k2 += sub->n;
-            } else {
-                items[k2] = rs_strdup(L, l->items[k]->value);
-                lens[k2++] = (uint32_t)l->items[k]->len;
-            }
-        }
-        l->compiled = (struct filter_list){.items = items, .lens = lens, .n = k2};
-        L->rs->stats.lists++;
-    }
-    free(sorted);
-}
-
-static void compile_macros(struct loader *L)
-{
-    struct lmacro **sorted = malloc((L->nmacros ? L->nmacros : 1) * sizeof(*sorted));
-    if (!sorted) {
-        L->oom = true;
-        return;
-    }
-    copy_n(sorted, L->macros, L->nmacros * sizeof(*sorted));
-    for (size_t i = 1; i < L->nmacros; i++)
-        for (size_t j = i; j > 0 && sorted[j - 1]->order > sorted[j]->order; j--) {
-            struct lmacro *t = sorted[j];
-            sorted[j] = sorted[j - 1];
-            sorted[j - 1] = t;
-        }
-    struct filter_env env = env_of(L);
-    for (size_t i = 0; i < L->nmacros; i++) {
-        struct lmacro *m = sorted[i];
-        L->visible = m->order;
-        L->cur_text = &m->cond;
-        L->cur_macro = m->name;
-        m->state = M_BUSY;
-        m->compiled = filter_parse(&env, m->cond.text, m->cond.len);
-        m->state = m->compiled ? M_DONE : M_FAILED;
-        L->rs->stats.macros++;
-    }
-    L->cur_macro = NULL;
-    L->cur_text = NULL;
-    free(sorted);
-}
-
-static int cmp_str(const void *a, const void *b) { return strcmp(*(const char *const *)a, *(const char *const *)b); }
-
-/* The values of one exception field: a list (sequence or list name) for
- * in/pmatch/intersects, else one scalar. */
-static struct cnode *exception_check(struct loader *L, const struct lfile *f, const struct ynode *field,
-                                     enum filter_op op, enum filter_mod mod, const struct ynode *value)
-{
-    struct filter_env env = env_of(L);
-    L->cur_node = at_node(f, value);
-    const char *one[1];
-    uint32_t one_len[1];
-    const char *const *vals = one;
-    const uint32_t *lens = one_len;
-    size_t n = 1;
-    if (value->kind == YN_SEQ) {
-        const char **v = tmp_alloc(L, (value->count ? value->count : 1) * sizeof(*v));
-        uint32_t *l = tmp_alloc(L, (value->count ? value->count : 1) * sizeof(*l));
-        if (!v || !l)
-            return NULL;
-        for (size_t i = 0; i < value->count; i++) {
-            if (value->items[i]->kind != YN_SCALAR) {
-                error_at_node(L, at_node(f, value->items[i]), "exception values must be strings");
-                return NULL;
-            }
-            v[i] = value->items[i]->value;
-            l[i] = (uint32_t)value->items[i]->len;
-        }
-        vals = v;
-        lens = l;
-        n = value->count;
-    } else if (value->kind == YN_SCALAR) {
-        one[0] = value->value;
-        one_len[0] = (uint32_t)value->len;
-    } else {
-        error_at_node(L, at_node(f, value), "an exception value must be a string or a list");
-        return NULL;
-    }
-    bool list_op = op == OP_IN || op == OP_PMATCH || op == OP_INTERSECTS || mod != MOD_NONE;
-    if (!list_op && n != 1) {
-        error_at_node(L, at_node(f, value), "operator '%s' takes one value, not a list", filter_op_name(op));
-        return NULL;
-    }
-    return filter_make_check_mod(&env, field->value, field->len, op, mod, vals, lens, n, 0);
-}
-
-static int comp_of(struct loader *L, const struct lfile *f, const struct ynode *comps, size_t i, bool single,
-                   enum filter_op *op, enum filter_mod *mod)
-{
-    const struct ynode *c = NULL;
-    if (comps && comps->kind == YN_SEQ && i < comps->count)
-        c = comps->items[i];
-    else if (comps && comps->kind == YN_SCALAR)
-        c = comps;
-    *mod = MOD_NONE;
-    if (!c) {
-        *op = single ? OP_IN : OP_EQ;
-        return 0;
-    }
-    /* an operator, or a string operator and a modifier: "startswith oneof" */
-    int bad = c->kind != YN_SCALAR || filter_cmp_parse(c->value, op, mod) != 0;
-    if (bad || *op == OP_EXISTS ||
-        (single && ((*op != OP_IN && *op != OP_PMATCH && *op != OP_INTERSECTS) || *mod != MOD_NONE))) {
-        error_at_node(L, at_node(f, c), single ? "an exception on one field compares with in, pmatch or intersects"
-                                               : "unknown comparison operator in 'comps'");
-        return -1;
-    }
-    return 0;
-}
-
-/* (f1 c1 v1 and f2 c2 v2) or ... for one exception; NULL when it has no
- * values (it excludes nothing) or on error (*err set). */
-static struct cnode *compile_exception(struct loader *L, const struct lexc *x, bool *err)
-{
-    const struct lfile *f = x->pos.file;
-    const struct ynode *fields = x->fields;
-    if (x->nvalues == 0)
-        return NULL;
-    struct arena *a = &L->rs->arena;
-    bool single = fields->kind == YN_SCALAR;
-    if (!single && fields->kind != YN_SEQ) {
-        error_at_node(L, at_node(f, fields), "exception '%s': 'fields' must be a field or a list of fields", x->name);
-        *err = true;
-        return NULL;
-    }
-    if (single) {
-        enum filter_op op;
-        enum filter_mod mod;
-        if (comp_of(L, f, x->comps, 0, true, &op, &mod) != 0) {
-            *err = true;
-            return NULL;
-        }
-        /* every value item is one list element */
-        struct ynode seq = {.kind = YN_SEQ, .line = x->values[0]->line, .column = x->values[0]->column,
-                            .start = x->values[0]->start, .end = x->values[0]->end,
-                            .items = (struct ynode **)x->values, .count = x->nvalues};
-        struct cnode *c = exception_check(L, x->value_files[0], fields, op, mod, &seq);
-        if (!c)
-            *err = true;
-        return c;
-    }
-    struct cnode **alts = tmp_alloc(L, x->nvalues * sizeof(*alts));
-    struct cnode **conj = tmp_alloc(L, (fields->count ? fields->count : 1) * sizeof(*conj));
-    if (!alts || !conj) {
-        *err = true;
-        return NULL;
-    }
-    for (size_t v = 0; v < x->nvalues; v++) {
-        const struct ynode *tuple = x->values[v];
-        const struct lfile *vf = x->value_files[v];
-        if (tuple->kind != YN_SEQ || tuple->count != fields->count) {
-            error_at_node(L, at_node(vf, tuple), "exception '%s': each value must be a list of %zu items, one per field",
-                          x->name, fields->count);
-            *err = true;
-            return NULL;
-        }
-        for (size_t i = 0; i < fields->count; i++) {
-            enum filter_op op;
-            enum filter_mod mod;
-            if (fields->items[i]->kind != YN_SCALAR || comp_of(L, f, x->comps, i, false, &op, &mod) != 0) {
-                *err = true;
-                return NULL;
-            }
-            conj[i] = exception_check(L, vf, fields->items[i], op, mod, tuple->items[i]);
-            if (!conj[i]) {
-                *err = true;
-                return NULL;
-            }
-        }
-        alts[v] = fields->count == 1 ? conj[0] : filter_make_node(a, CN_AND, conj, (uint32_t)fields->count);
-    }
-    return x->nvalues == 1 ? alts[0] : filter_make_node(a, CN_OR, alts, (uint32_t)x->nvalues);
-}
-
-static char *text_dup(struct loader *L, const struct ctext *t)
-{
-    return rs_strdup(L, t->text ? t->text : "");
-}
-
-static void warn_all_types(struct loader *L, const struct lrule *r)
-{
-    warn_at_node(L, r->pos, "rule '%s' has no evt.type restriction: every event of every type is tested against it "
-                 "(slow; add evt.type in (...), or warn_evttypes: false)", r->name);
-}
-
-static void compile_rule(struct loader *L, struct lrule *lr, struct rule *r)
-{
-    struct filter_env env = env_of(L);
-    L->visible = (size_t)-1;
-    memset(r, 0, sizeof(*r));
-    r->name = rs_strdup(L, lr->name);
-    r->desc = text_dup(L, &lr->desc);
-    r->enabled = lr->enabled;
-    r->file = rs_strdup(L, lr->pos.file->name);
-    r->line = lr->pos.node->line;
-    bool ok = true;
-    const char *prio = lr->prio.node && lr->prio.node->kind == YN_SCALAR ? lr->prio.node->value : NULL;
-    if (!prio || rules_priority_parse(prio, &r->priority) != 0) {
-        error_at_node(L, lr->prio.node ? lr->prio : lr->pos, "rule '%s': priority '%s' is not one of Emergency, "
-                      "Alert, Critical, Error, Warning, Notice, Informational (or Info), Debug", lr->name,
-                      prio ? prio : "?");
-        ok = false;
-    }
-    /* tags, sorted */
-    const char **tags = arena_alloc(&L->rs->arena, (lr->ntags ? lr->ntags : 1) * sizeof(*tags));
-    if (!tags) {
-        L->oom = true;
-        return;
-    }
-    for (size_t i = 0; i < lr->ntags; i++)
-        tags[i] = rs_strdup(L, lr->tags[i]);
-    qsort(tags, lr->ntags, sizeof(*tags), cmp_str);
-    r->tags = tags;
-    r->ntags = lr->ntags;
-    struct strbuf tj = {0};
-    render_tags_json(&tj, tags, lr->ntags);
-    r->tags_json = tj.failed ? NULL : rs_strdup(L, tj.data);
-    strbuf_free(&tj);
-    if (!r->tags_json)
-        L->oom = true;
-    /* condition, and not the exceptions */
-    L->cur_text = &lr->cond;
-    struct cnode *cond = filter_parse(&env, lr->cond.text, lr->cond.len);
-    L->cur_text = NULL;
-    if (!cond)
-        ok = false;
-    struct cnode **alts = tmp_alloc(L, (lr->nexc ? lr->nexc : 1) * sizeof(*alts));
-    size_t nalts = 0;
-    for (size_t i = 0; alts && i < lr->nexc; i++) {
-        bool err = false;
-        struct cnode *e = compile_exception(L, &lr->exc[i], &err);
-        ok &= !err;
-        if (e)
-            alts[nalts++] = e;
-    }
-    if (ok && nalts) {
-        struct cnode *any = nalts == 1 ? alts[0] : filter_make_node(&L->rs->arena, CN_OR, alts, (uint32_t)nalts);
-        struct cnode *not_any = filter_make_node(&L->rs->arena, CN_NOT, &any, 1);
-        struct cnode *both[2] = {cond, not_any};
-        cond = filter_make_node(&L->rs->arena, CN_AND, both, 2);
-    }
-    /* output */
-    struct tmpl_env tenv = {.ctx = L, .arena = &L->rs->arena, .slot = slot_for, .error = on_error};
-    L->cur_text = &lr->output;
-    if (template_compile(&tenv, lr->output.text, lr->output.len, &r->output) != 0)
-        ok = false;
-    L->cur_text = NULL;
-    if (!ok || !cond)
-        return;
-    if (cond->size > FILTER_MAX_EXPANDED) {
-        error_at_text(L, &lr->cond, 0, "the condition is too large after expanding its macros (more than 100000 "
-                      "nodes): a rule must stay cheap to test");
-        return;
-    }
-    struct filter_reach may_true, may_false;
-    filter_reach(cond, &may_true, &may_false);
-    r->types = may_true.types;
-    if (evtype_set_is_empty(&r->types)) {
-        error_at_text(L, &lr->cond, 0, "the condition can match no event type (e.g. evt.type = open and evt.type = "
-                      "execve): it would never raise an alert");
-        return;
-    }
-    r->all_types = evtype_set_is_all(&r->types);
-    if (r->all_types && lr->warn_evttypes && r->enabled)
-        warn_all_types(L, lr);
-    /* Enter points reach a rule that tests evt.dir, unless its test can
-     * only be true for exits (`evt.dir = <`, as most do): half the syscall
-     * events would otherwise evaluate it only to find it false. */
-    r->sees_enter = cond->uses_dir && (may_true.dirs & FILTER_DIR_ENTER);
-    r->names_point = cond->uses_point;
-    r->cond = cond;
-    char absent[1400];   /* fields gVisor never reports: disabled, said once */
-    if (availability_apply(L->rs, r, absent, sizeof(absent)))
-        warn_at_node(L, lr->pos, "%s", absent);
-}
-
-/* Rule ids per event type, for enabled rules. */
-static int build_index(struct rule_set *rs, struct rule_index *ix, bool enters)
-{
-    uint32_t counts[EVTYPE_COUNT] = {0};
-    size_t total = 0;
-    for (size_t i = 0; i < rs->nrules; i++) {
-        const struct rule *r = &rs->rules[i];
-        if (!r->enabled || (enters && !r->sees_enter))
-            continue;
-        for (unsigned t = 0; t < EVTYPE_COUNT; t++)
-            if (evtype_set_has(&r->types, t) && (!enters || t <= EVTYPE_UNKNOWN)) {
-                counts[t]++;
-                total++;
-            }
-    }
-    ix->ids = arena_alloc(&rs->arena, (total ? total : 1) * sizeof(*ix->ids));
-    if (!ix->ids)
-        return -1;
-    ix->off[0] = 0;
-    for (unsigned t = 0; t < EVTYPE_COUNT; t++)
-        ix->off[t + 1] = ix->off[t] + counts[t];
-    uint32_t fill[EVTYPE_COUNT];
-    memcpy(fill, ix->off, sizeof(fill));
-    for (size_t i = 0; i < rs->nrules; i++) {
-        const struct rule *r = &rs->rules[i];
-        if (!r->enabled || (enters && !r->sees_enter))
-            continue;
-        for (unsigned t = 0; t < EVTYPE_COUNT; t++)
-            if (evtype_set_has(&r->types, t) && (!enters || t <= EVTYPE_UNKNOWN))
-                ix->ids[fill[t]++] = (uint32_t)i;
-    }
-    return 0;
-}
-
-static void compile_all(struct loader *L)
-{
-    compile_lists(L);
-    compile_macros(L);
-    struct rule_set *rs = L->rs;
-    rs->rules = arena_alloc(&rs->arena, (L->nrules ? L->nrules : 1) * sizeof(*rs->rules));
-    if (!rs->rules) {
-        L->oom = true;
-        return;
-    }
-    for (size_t i = 0; i < L->nrules; i++) {
-        compile_rule(L, L->rules[i], &rs->rules[i]);
-        rs->stats.rules++;
-        rs->stats.rules_enabled += rs->rules[i].enabled;
-    }
-    rs->nrules = L->nrules;
-    rs->nslots = (uint32_t)L->nslots;
-    if (L->diag->errors == 0 && !L->oom &&
-        (build_index(rs, &rs->exits, false) != 0 || build_index(rs, &rs->enters, true) != 0))
-        L->oom = true;
 }
 
 /* ---- entry points ---- */
@@ -1504,21 +1546,48 @@ static struct rule_set *loader_begin(struct loader *L, struct rules_diag *diag)
 
 static struct rule_set *loader_end(struct loader *L)
 {
-    if (!L->oom && L->diag->errors == 0)
+    if (!L->oom)
+        check_plugins(L);
+    /* compiled even after an error, so one run names every problem */
+    if (!L->oom)
         compile_all(L);
     if (L->oom)
         diag_add(L->diag, true, "rules", 0, 0, "out of memory loading the rules");
+    for (size_t i = 0; i < L->nlists; i++) {
+        struct llist *l = L->lists[i];
+        if (l->expanded.v != l->compiled.v)
+            free(l->expanded.v);
+        free(l->compiled.v);
+        free(l->raw.v);
+    }
+    for (size_t i = 0; i < L->nmacros; i++) {
+        tb_free(&L->macros[i]->text);
+        free(L->macros[i]->refs);
+        for (struct deferred *d = L->macros[i]->unknown, *next; d; d = next) {
+            next = d->next;
+            free(d->file);
+            free(d->message);
+            free(d);
+        }
+    }
     for (size_t i = 0; i < L->nrules; i++) {
-        free(L->rules[i]->tags);
-        free(L->rules[i]->exc);
+        tb_free(&L->rules[i]->cond_text);
+        tb_free(&L->rules[i]->out_text);
+        clear_exceptions(L->rules[i]);
+        free(L->rules[i]->exc.v);
+        free(L->rules[i]->tags.v);
     }
     free(L->lists);
     free(L->macros);
     free(L->rules);
+    free(L->plugins);
     free(L->slots);
-    namemap_free(&L->list_names);
-    namemap_free(&L->macro_names);
-    namemap_free(&L->rule_names);
+    free(L->scan_refs);
+    lmap_free(&L->list_names);
+    lmap_free(&L->macro_names);
+    lmap_free(&L->rule_names);
+    lmap_free(&L->exc_names);
+    lmap_free(&L->macro_bodies);
     arena_free(&L->tmp);
     if (L->diag->errors || L->oom) {
         rule_set_free(L->rs);
@@ -1544,85 +1613,9 @@ struct rule_set *rule_set_load_buffer(const char *name, const char *text, size_t
     return loader_end(&L);
 }
 
-/* A whole file, at most RULES_FILE_MAX_BYTES (+1 to tell it is larger). */
-static char *read_file(struct loader *L, const char *path, size_t *len)
+static void on_file(void *ctx, const char *path, const char *buf, size_t len)
 {
-    FILE *fp = fopen(path, "rb");
-    if (!fp) {
-        diag_add(L->diag, true, path, 0, 0, "cannot open: %s", strerror(errno));
-        return NULL;
-    }
-    size_t cap = 64 * 1024, n = 0;
-    char *buf = tmp_alloc(L, cap);
-    for (;;) {
-        if (!buf)
-            break;
-        size_t got = fread(buf + n, 1, cap - n, fp);
-        n += got;
-        if (n > RULES_FILE_MAX_BYTES || got == 0)
-            break;
-        if (n == cap) {
-            char *bigger = tmp_alloc(L, cap * 2);
-            if (bigger)
-                memcpy(bigger, buf, n);
-            buf = bigger;
-            cap *= 2;
-        }
-    }
-    bool failed = ferror(fp);
-    fclose(fp);
-    if (failed || !buf) {
-        diag_add(L->diag, true, path, 0, 0, "cannot read: %s", failed ? strerror(errno) : "out of memory");
-        return NULL;
-    }
-    if (n > RULES_FILE_MAX_BYTES) {
-        unsigned line, col;
-        line_col_of(buf, RULES_FILE_MAX_BYTES, &line, &col);
-        diag_add(L->diag, true, path, line, col, "larger than %u bytes: refused", RULES_FILE_MAX_BYTES);
-        return NULL;
-    }
-    *len = n;
-    return buf;
-}
-
-static int yaml_only(const struct dirent *d)
-{
-    size_t n = strlen(d->d_name);
-    return d->d_name[0] != '.' && n > 5 && strcmp(d->d_name + n - 5, ".yaml") == 0;
-}
-
-static int by_name(const struct dirent **a, const struct dirent **b) { return strcmp((*a)->d_name, (*b)->d_name); }
-
-static void load_path(struct loader *L, const char *path)
-{
-    struct stat st;
-    if (stat(path, &st) != 0) {
-        diag_add(L->diag, true, path, 0, 0, "cannot open: %s", strerror(errno));
-        return;
-    }
-    if (!S_ISDIR(st.st_mode)) {
-        size_t len;
-        char *buf = read_file(L, path, &len);
-        if (buf)
-            collect_file(L, path, buf, len);
-        return;
-    }
-    struct dirent **names;
-    int n = scandir(path, &names, yaml_only, by_name);
-    if (n < 0) {
-        diag_add(L->diag, true, path, 0, 0, "cannot read the directory: %s", strerror(errno));
-        return;
-    }
-    for (int i = 0; i < n; i++) {
-        char full[4096];
-        snprintf(full, sizeof(full), "%s%s%s", path, path[strlen(path) - 1] == '/' ? "" : "/", names[i]->d_name);
-        size_t len;
-        char *buf = read_file(L, full, &len);
-        if (buf)
-            collect_file(L, full, buf, len);
-        free(names[i]);
-    }
-    free(names);
+    collect_file(ctx, path, buf, len);
 }
 
 struct rule_set *rule_set_load(const char *const *paths, size_t npaths, struct rules_diag *diag)
@@ -1633,7 +1626,7 @@ struct rule_set *rule_set_load(const char *const *paths, size_t npaths, struct r
         return NULL;
     }
     for (size_t i = 0; i < npaths; i++)
-        load_path(&L, paths[i]);
+        rules_read_path(&L.tmp, paths[i], diag, on_file, &L);
     return loader_end(&L);
 }
 
@@ -1663,8 +1656,8 @@ void rule_set_rule_types(const struct rule_set *rs, size_t i, char *buf, size_t 
     if (!buflen)
         return;
     buf[0] = '\0';
-    if (r->all_types) {
-        snprintf(buf, buflen, "all");
+    if (r->all_types || evtype_set_is_empty(&r->types)) {
+        snprintf(buf, buflen, r->all_types ? "all" : "none");
         return;
     }
     size_t len = 0;

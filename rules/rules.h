@@ -59,28 +59,48 @@ struct rules_diag_item {
 struct rules_diag {
     struct rules_diag_item *items;
     size_t count, cap;
-    size_t errors, warnings;
+    size_t errors, warnings;     /* all of them; items keeps some (diag.h) */
+    size_t errors_kept;          /* errors among items */
 };
 
 void rules_diag_free(struct rules_diag *d);
-/* One line per item: "FILE:LINE:COLUMN: error: MESSAGE". */
+/* One line per item: "FILE:LINE:COLUMN: error: MESSAGE", the errors first. */
 void rules_diag_print(const struct rules_diag *d, FILE *out);
 
 /* ---- loading ---- */
 
 struct rule_set;
 
+/* The Falco engine whose loading semantics seccheckd implements
+ * (falcosecurity/falco userspace/engine/falco_engine_version.h at commit
+ * 130747499b): a file's required_engine_version is checked against it. */
+#define RULES_FALCO_ENGINE_MAJOR 0
+#define RULES_FALCO_ENGINE_MINOR 63
+#define RULES_FALCO_ENGINE_PATCH 0
+#define RULES_FALCO_ENGINE_VERSION "0.63.0"
+#define RULES_FALCO_COMMIT "130747499b"
+
 /* Limits on what a rules file may make the daemon do (refused with file and
  * line past them). */
 #define RULES_FILE_MAX_BYTES (16u << 20)   /* one rules file */
 #define RULES_MAX_ITEMS 100000             /* lists + macros + rules, all files */
-#define RULES_MAX_NESTING 64               /* parentheses and macro expansion depth */
+/* Items of all lists once lists inside lists are taken in, and items
+ * spliced into conditions (a list named in n conditions counts n times). */
+#define RULES_MAX_LIST_ITEMS 1000000u
+#define RULES_MAX_NESTING 1000             /* macros inside macros (parentheses: Falco's parser depth, filter_ast.h) */
+/* Levels of a condition's tree once its macros are expanded: what one
+ * event's evaluation may recurse through. */
+#define RULES_MAX_TREE_DEPTH 4096
+/* Lists whose names hold a blank, a comma, a parenthesis or '=' (Falco
+ * loads them; each is searched for in every condition's text). */
+#define RULES_MAX_SPACED_LISTS 64
 
-/* Loads the files in order as one set; a directory loads its *.yaml files in
- * name order. Later files see (and may append to) what earlier ones defined.
- * Returns NULL when any error was found, every one of them in diag; warnings
- * (unknown top-level keys, required_engine_version: said once) go to diag
- * either way. */
+/* Loads the files in order as one set, with Falco's semantics (rules/README.md):
+ * a directory loads its *.yaml and *.yml files in name order; only regular
+ * files are read (a FIFO, device or socket is refused, and nothing blocks).
+ * Later files see (and may append to) what earlier ones defined. Returns
+ * NULL when any error was found, every one of them in diag; warnings
+ * (unknown keys, deprecated append, rules skipped) go to diag either way. */
 struct rule_set *rule_set_load(const char *const *paths, size_t npaths, struct rules_diag *diag);
 
 /* The same for one file's text held in memory (tests, the fuzzer). */
@@ -90,9 +110,10 @@ void rule_set_free(struct rule_set *rs);
 
 struct rule_set_stats {
     size_t files, lists, macros;
-    size_t rules;            /* defined */
+    size_t rules;            /* in the set */
     size_t rules_enabled;
     size_t rules_absent;     /* disabled: their condition needs fields gVisor never reports */
+    size_t rules_skipped;    /* not in the set: an unknown source, or skip-if-unknown-filter */
 };
 void rule_set_get_stats(const struct rule_set *rs, struct rule_set_stats *out);
 
@@ -130,8 +151,9 @@ int rules_absent_mode_parse(const char *s, enum rules_absent_mode *out);
  * whether the loader disabled the rule for them. */
 const char *rule_set_rule_absent(const struct rule_set *rs, size_t i, bool *disabled);
 
-/* The event types rule i can match, comma separated ("open,openat"), or
- * "all" when its condition does not restrict evt.type. Written into buf
+/* The event types rule i can match, comma separated ("open,openat"),
+ * "all" when its condition does not restrict evt.type, "none" when it can
+ * match no event type. Written into buf
  * (cut to buflen, always terminated). */
 void rule_set_rule_types(const struct rule_set *rs, size_t i, char *buf, size_t buflen);
 

@@ -34,10 +34,14 @@ static void usage(FILE *out)
             "       seccheckd rules test PATH... (--trace FILE... | --db DB) [options]\n"
             "Checks Falco-format rules files, or evaluates them offline.\n"
             "\n"
-            "  PATH               a rules file, or a directory (its *.yaml files in name order)\n"
+            "  PATH               a rules file, or a directory (its *.yaml and *.yml files in name\n"
+            "                     order); only regular files are read\n"
             "\n"
-            "check: prints a summary (lists, macros, rules enabled) and the event types each rule\n"
-            "       can match; every error as FILE:LINE:COLUMN: error: MESSAGE (exit 2).\n"
+            "Rules load as Falco's engine " RULES_FALCO_ENGINE_VERSION " loads them (its required_engine_version is\n"
+            "checked against that version).\n"
+            "check: prints the engine version, a summary (lists, macros, rules enabled and skipped)\n"
+            "       and one line per rule: its priority and the event types it can match; every\n"
+            "       error as FILE:LINE:COLUMN: error: MESSAGE (exit 2), warnings the same way.\n"
             "  --pod-init FILE    a runsc pod-init config (seccheckd gvisor-config): warns, as\n"
             "                     FILE:LINE: warning: ..., for each point, optional or context field\n"
             "                     a rule needs that FILE does not enable (exit 0 all the same)\n"
@@ -262,14 +266,20 @@ static long check_pod_init(const struct rule_set *rs, const char *config, const 
     return warnings;
 }
 
+/* The summary, then one line per rule ("  NAME [Priority]: types"; more
+ * per-rule facts go on the rule's line, after the types). */
 static void print_summary(const struct rule_set *rs)
 {
     struct rule_set_stats st;
     rule_set_get_stats(rs, &st);
+    printf("Falco engine version %s semantics (falcosecurity/falco %s)\n", RULES_FALCO_ENGINE_VERSION,
+           RULES_FALCO_COMMIT);
     printf("%zu list%s, %zu macro%s, %zu rule%s (%zu enabled", st.lists, cli_plural(st.lists), st.macros,
            cli_plural(st.macros), st.rules, cli_plural(st.rules), st.rules_enabled);
     if (st.rules_absent)
         printf(", %zu disabled: fields gVisor never reports", st.rules_absent);
+    if (st.rules_skipped)
+        printf(", %zu skipped", st.rules_skipped);
     printf(") in %zu file%s\n", st.files, cli_plural(st.files));
     char types[4096];
     for (size_t i = 0; i < rule_set_rule_count(rs); i++) {

@@ -45,6 +45,17 @@ struct ytree_error {
 int ytree_parse(struct arena *a, const char *buf, size_t len, struct ynode ***docs, size_t *ndocs,
                 struct ytree_error *err);
 
+/* A plain scalar YAML reads as null: empty, ~, null, Null, NULL. */
+static inline bool ytree_is_null(const struct ynode *n)
+{
+    if (n->kind != YN_SCALAR || n->style != YS_PLAIN)
+        return false;
+    const char *v = n->value;
+    return n->len == 0 || (n->len == 1 && v[0] == '~') ||
+           (n->len == 4 && (v[0] == 'n' || v[0] == 'N') &&
+            ((v[1] == 'u' && v[2] == 'l' && v[3] == 'l') || (v[0] == 'N' && v[1] == 'U' && v[2] == 'L' && v[3] == 'L')));
+}
+
 /* A mapping's value for key, or NULL. */
 const struct ynode *ytree_get(const struct ynode *map, const char *key);
 

@@ -24,6 +24,7 @@
 #include "rules.h"
 #include "rules_cli.h"
 #include "rules_diff.h"
+#include "rules_reload.h"
 #include "runsc_roots.h"
 #include "self_binary.h"
 #include "server.h"
@@ -193,10 +194,27 @@ static void log_rules_diag(const struct rules_diag *d)
 {
     for (size_t i = 0; i < d->count; i++) {
         const struct rules_diag_item *it = &d->items[i];
+        char where[64] = "";
+        if (it->line)
+            snprintf(where, sizeof(where), ":%u:%u", it->line, it->column);
         if (it->is_error)
-            log_error("rules: %s:%u:%u: %s", it->file, it->line, it->column, it->message);
+            log_error("rules: %s%s: %s", it->file, where, it->message);
         else
-            log_warn("rules: %s:%u:%u: %s", it->file, it->line, it->column, it->message);
+            log_warn("rules: %s%s: %s", it->file, where, it->message);
+    }
+}
+
+/* A load's outcome, logged: every problem, then what loaded. */
+static void log_rules_loaded(const struct rule_set *rs, const struct rules_diag *diag)
+{
+    log_rules_diag(diag);
+    if (rs) {
+        struct rule_set_stats st;
+        rule_set_get_stats(rs, &st);
+        log_info("rules: %zu rules enabled of %zu (%zu lists, %zu macros) from %zu file%s", st.rules_enabled,
+                 st.rules, st.lists, st.macros, st.files, st.files == 1 ? "" : "s");
+    } else {
+        log_error("rules: %zu error%s in the rules files (above)", diag->errors, diag->errors == 1 ? "" : "s");
     }
 }
 
@@ -209,15 +227,7 @@ static struct rule_set *load_rules(const struct options *o)
     struct rules_diag diag = {0};
     rules_set_absent_mode(o->rules_absent_run ? RULES_ABSENT_RUN : RULES_ABSENT_DISABLE);
     struct rule_set *rs = rule_set_load(paths, n, &diag);
-    log_rules_diag(&diag);
-    if (rs) {
-        struct rule_set_stats st;
-        rule_set_get_stats(rs, &st);
-        log_info("rules: %zu rules enabled of %zu (%zu lists, %zu macros) from %zu file%s", st.rules_enabled,
-                 st.rules, st.lists, st.macros, st.files, st.files == 1 ? "" : "s");
-    } else {
-        log_error("rules: %zu error%s in the rules files (above)", diag.errors, diag.errors == 1 ? "" : "s");
-    }
+    log_rules_loaded(rs, &diag);
     rules_diag_free(&diag);
     free(copy);
     return rs;
@@ -343,11 +353,11 @@ static struct sink *add_rules(const struct options *o, struct sink *sink, struct
     return s;
 }
 
-/* SIGHUP: the rules files again. A set with an error keeps the running
- * one; a new one is described against the running one (*digest, replaced).
- * True when the rules changed. */
-static bool reload_rules(struct server *srv, struct sink *sink, const struct options *fresh, bool running,
-                         struct rules_digest **digest)
+/* SIGHUP: the rules files again, loaded on a thread of their own
+ * (rules_reload.h) so that no file, however slow or hostile, stops the loop;
+ * reload_rules_done swaps the new set in and says what changed. True when a
+ * load was started (or queued behind the one running). */
+static bool reload_rules(struct rules_reload *reloader, const struct options *fresh, bool running)
 {
     if (!fresh->rules) {
         if (running)
@@ -358,23 +368,19 @@ static bool reload_rules(struct server *srv, struct sink *sink, const struct opt
         log_warn("reload: rules are not applied until a restart (the daemon started without --rules)");
         return false;
     }
-    struct rule_set *rs = load_rules(fresh);
-    if (!rs) {
-        log_error("reload: the rules files have errors; the running rules stay");
+    char *copy, err[256];
+    const char *paths[OPTIONS_RULES_MAX];
+    size_t n = options_rules_paths(fresh, &copy, paths, OPTIONS_RULES_MAX);
+    rules_set_absent_mode(fresh->rules_absent_run ? RULES_ABSENT_RUN : RULES_ABSENT_DISABLE);
+    int rc = reloader ? rules_reload_start(reloader, paths, n, err, sizeof(err)) : -1;
+    free(copy);
+    if (rc < 0) {
+        log_error("reload: %s; the running rules stay", reloader ? err : "no rules loader");
         return false;
     }
-    struct rules_digest *now = rules_digest_of(rs);
-    size_t changes = 1;
-    if (now && *digest) {
-        char what[1024];
-        changes = rules_digest_describe(*digest, now, what, sizeof(what));
-        log_info("reload: rules: %s", what);
-    }
-    rules_digest_free(*digest);
-    *digest = now;
-    srv->rules_loaded = rules_enabled(rs);
-    sink_set_rules(sink, rs);
-    return changes > 0;
+    if (rc == 1)
+        log_info("reload: a rules load is under way; the files are loaded again after it");
+    return true;
 }
 
 /* "log-level, rules" holds name as one of its comma-separated names. */
@@ -441,7 +447,92 @@ struct reload_context {
     struct sink *sink;
     struct deliver *delivery;
     struct rules_digest *rules;   /* the running rules, to say what a reload changed */
+    struct server *srv;
+    struct rules_reload *reloader;   /* with --rules */
+    /* SIGHUPs whose rules are loading: what each applied, said once the
+     * rules are in (after what changed in them) */
+    struct reload_summary *pending, **pending_tail;
 };
+
+/* What one SIGHUP applied, kept while its rules load. */
+struct reload_summary {
+    char live[512], later[512];
+    struct reload_summary *next;
+};
+
+static void reload_pending_add(struct reload_context *rc, const char *live, const char *later)
+{
+    struct reload_summary *p = calloc(1, sizeof(*p));
+    if (!p) {   /* said now, without the rules */
+        log_info("reload: applied %s", live[0] ? live : "no changes");
+        return;
+    }
+    snprintf(p->live, sizeof(p->live), "%s", live);
+    snprintf(p->later, sizeof(p->later), "%s", later);
+    if (!rc->pending_tail)
+        rc->pending_tail = &rc->pending;
+    *rc->pending_tail = p;
+    rc->pending_tail = &p->next;
+}
+
+/* Says what the oldest pending SIGHUP applied (all of them when no other
+ * load follows: a SIGHUP during a load shares the next one). */
+static void reload_pending_say(struct reload_context *rc, bool rules_changed, bool all)
+{
+    while (rc->pending) {
+        struct reload_summary *p = rc->pending;
+        rc->pending = p->next;
+        if (!rc->pending)
+            rc->pending_tail = &rc->pending;
+        if (rules_changed && !names_setting(p->live, "rules"))   /* the same files, new contents */
+            snprintf(p->live + strlen(p->live), sizeof(p->live) - strlen(p->live), "%srules",
+                     p->live[0] ? ", " : "");
+        log_info("reload: applied %s", p->live[0] ? p->live : "no changes");
+        if (p->later[0])
+            log_warn("reload: not applied until a restart (SIGUSR2; systemctl kill -s USR2 seccheckd): %s", p->later);
+        free(p);
+        if (!all)
+            break;
+    }
+}
+
+static void reload_pending_free(struct reload_context *rc)
+{
+    while (rc->pending) {
+        struct reload_summary *p = rc->pending;
+        rc->pending = p->next;
+        free(p);
+    }
+    rc->pending_tail = &rc->pending;
+}
+
+/* On the loop thread, a SIGHUP's rules load has ended (more: another
+ * follows it). The new set is described against the running one, then
+ * swapped in. */
+static void reload_rules_done(struct rule_set *rs, const struct rules_diag *diag, double ms, bool more, void *data)
+{
+    struct reload_context *rc = data;
+    log_rules_loaded(rs, diag);
+    bool changed = false;
+    if (!rs) {
+        log_error("reload: the rules files have errors; the running rules stay");
+    } else {
+        log_info("reload: rules loaded in %.0f ms, off the event loop (the running rules served meanwhile)", ms);
+        struct rules_digest *now = rules_digest_of(rs);
+        size_t changes = 1;
+        if (now && rc->rules) {
+            char what[1024];
+            changes = rules_digest_describe(rc->rules, now, what, sizeof(what));
+            log_info("reload: rules: %s", what);
+        }
+        rules_digest_free(rc->rules);
+        rc->rules = now;
+        changed = changes > 0;
+        rc->srv->rules_loaded = rules_enabled(rs);
+        sink_set_rules(rc->sink, rs);
+    }
+    reload_pending_say(rc, changed, !more);
+}
 
 static void swap_strings(char **a, char **b)
 {
@@ -491,9 +582,12 @@ static void reload(struct server *srv, void *data)
     server_set_filter(srv, &filter);
     log_set_level(fresh.log_level);
     sink_set_retention(rc->sink, fresh.retain_s, fresh.max_db_bytes);
-    bool rules_changed = reload_rules(srv, rc->sink, &fresh, rc->running->rules != NULL, &rc->rules);
-    if (rules_changed && !names_setting(live, "rules"))   /* the same files, new contents */
-        snprintf(live + strlen(live), sizeof(live) - strlen(live), "%srules", live[0] ? ", " : "");
+    if (reload_rules(rc->reloader, &fresh, rc->running->rules != NULL)) {
+        reload_pending_add(rc, live, later);   /* said when the rules are in */
+        take_live_settings(rc->running, &fresh);
+        options_free(&fresh);
+        return;
+    }
     log_info("reload: applied %s", live[0] ? live : "no changes");
     if (later[0])
         log_warn("reload: not applied until a restart (SIGUSR2; systemctl kill -s USR2 seccheckd): %s", later);
@@ -757,6 +851,7 @@ int main(int argc, char **argv)
     }
     reload_ctx.sink = sink;
     reload_ctx.delivery = delivery;
+    reload_ctx.srv = &srv;
     srv.delivery = delivery;
     struct filter filter;
     options_build_filter(&o, &filter, err, sizeof(err));   /* validated by options_load */
@@ -774,6 +869,8 @@ int main(int argc, char **argv)
         return start_failed(&inherited, 1, err);
     }
     handoff_free(&inherited);   /* adopted */
+    if (o.rules && !(reload_ctx.reloader = rules_reload_new(loop, reload_rules_done, &reload_ctx, err, sizeof(err))))
+        log_error("rules: %s: SIGHUP cannot reload the rules", err);
     char sinks[768];
     describe_sinks(&o, sinks, sizeof(sinks));
     log_info("listening on %s, sink %s", o.server.socket_path, sinks);
@@ -781,6 +878,9 @@ int main(int argc, char **argv)
     log_socket_buffer_hint();
     notify_send("READY=1");
     uv_run(loop, UV_RUN_DEFAULT);
+    rules_reload_close(reload_ctx.reloader);   /* a load still running is not waited for */
+    uv_run(loop, UV_RUN_NOWAIT);
+    reload_pending_free(&reload_ctx);
     server_print_summary(&srv, stderr, o.log_level >= LOG_DEBUG);
     int handoff_fd = srv.handoff_fd, fallback_fd = srv.fallback_fd;
     bool same_image = srv.checked.runs_current_image;

@@ -679,7 +679,8 @@ int options_parse_argv(struct options *o, int argc, char **argv)
             exit(0);
         }
         if (strcmp(d->name, "version") == 0) {
-            printf("seccheckd %s\n", SECCHECKD_VERSION);
+            printf("seccheckd %s\nrules: loaded as Falco's engine %s loads them (falcosecurity/falco %s)\n",
+                   SECCHECKD_VERSION, RULES_FALCO_ENGINE_VERSION, RULES_FALCO_COMMIT);
             exit(0);
         }
         char err[256];

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <cmocka.h>
@@ -48,11 +49,12 @@ static void write_file_in(const char *name, const char *text)
     write_file(in_dir(name), text);
 }
 
-/* seccheckd rules ARGS: exit code; stdout in out, stderr in err. */
-static int rules(const char *const *args, char *out, size_t outlen, char *err, size_t errlen)
+/* seccheckd rules ARGS within limit_s seconds: exit code (124: killed at
+ * the limit); stdout in out, stderr in err. */
+static int rules_within(int limit_s, const char *const *args, char *out, size_t outlen, char *err, size_t errlen)
 {
     char cmd[8192];
-    size_t len = (size_t)snprintf(cmd, sizeof(cmd), "timeout 60 %s rules", SECCHECKD_BIN);
+    size_t len = (size_t)snprintf(cmd, sizeof(cmd), "timeout -s KILL %d %s rules", limit_s, SECCHECKD_BIN);
     for (int i = 0; args[i]; i++)
         len += (size_t)snprintf(cmd + len, sizeof(cmd) - len, " '%s'", args[i]);
     snprintf(cmd + len, sizeof(cmd) - len, " 2>'%s'", in_dir("stderr"));
@@ -67,6 +69,11 @@ static int rules(const char *const *args, char *out, size_t outlen, char *err, s
     err[n] = '\0';
     fclose(fp);
     return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+static int rules(const char *const *args, char *out, size_t outlen, char *err, size_t errlen)
+{
+    return rules_within(60, args, out, outlen, err, errlen);
 }
 
 static const char *GOOD = "- list: mine\n  items: [python3]\n"
@@ -109,7 +116,7 @@ static void test_check(void **state)
     char want[512];
     snprintf(want, sizeof(want), "%s:3:36: error: unknown field 'proc.nam'", in_dir("bad.yaml"));
     assert_non_null(strstr(err, want));
-    snprintf(want, sizeof(want), "%s:10:13: error: rule 's': priority 'Loud'", in_dir("bad.yaml"));
+    snprintf(want, sizeof(want), "%s:10:13: error: Invalid priority 'Loud'", in_dir("bad.yaml"));
     assert_non_null(strstr(err, want));
     assert_non_null(strstr(err, "seccheckd rules: 2 errors: rules not loaded"));
     assert_string_equal(out, "");
@@ -121,6 +128,83 @@ static void test_check(void **state)
     const char *missing[] = {"check", in_dir("none.yaml"), NULL};
     assert_int_equal(rules(missing, out, sizeof(out), err, sizeof(err)), 2);
     assert_non_null(strstr(err, "none.yaml: error: cannot open: No such file or directory"));
+}
+
+/* Issue 24 item 7: `rules check FIFO` is refused at once, naming the file
+ * (it used to wait for a writer for good); item 11: a directory of *.yml
+ * files loads them, one without rules files says so; the engine version
+ * Falco's required_engine_version is checked against is printed. */
+static void test_check_files(void **state)
+{
+    (void)state;
+    static char out[65536], err[65536];
+    char fifo[128];
+    snprintf(fifo, sizeof(fifo), "%s", in_dir("fifo.yaml"));
+    assert_int_equal(mkfifo(fifo, 0600), 0);
+    const char *f[] = {"check", fifo, NULL};
+    assert_int_equal(rules_within(10, f, out, sizeof(out), err, sizeof(err)), 2);
+    char want[512];
+    snprintf(want, sizeof(want), "%s: error: not a regular file (a FIFO): rules are read from regular files only",
+             fifo);
+    if (!strstr(err, want))
+        fail_msg("expected '%s' in:\n%s", want, err);
+    remove(fifo);
+    char sub[256];
+    snprintf(sub, sizeof(sub), "%s", in_dir("d"));
+    assert_int_equal(mkdir(sub, 0700), 0);
+    const char *d[] = {"check", sub, NULL};
+    assert_int_equal(rules(d, out, sizeof(out), err, sizeof(err)), 0);
+    snprintf(want, sizeof(want), "%s: warning: no *.yaml or *.yml files in this directory", sub);
+    assert_non_null(strstr(err, want));
+    assert_non_null(strstr(out, "0 lists, 0 macros, 0 rules (0 enabled) in 0 files\n"));
+    write_file_in("d/rules.yml", GOOD);
+    assert_int_equal(rules(d, out, sizeof(out), err, sizeof(err)), 0);
+    assert_non_null(strstr(out, "Falco engine version 0.63.0 semantics (falcosecurity/falco 130747499b)\n"));
+    assert_non_null(strstr(out, "1 list, 1 macro, 2 rules (2 enabled) in 1 file\n"));
+    write_file_in("d/skip.yml", "- rule: k\n  desc: d\n  condition: ka.verb = get\n  output: o\n  priority: Notice\n"
+                                "  source: k8s_audit\n");
+    assert_int_equal(rules(d, out, sizeof(out), err, sizeof(err)), 0);
+    assert_non_null(strstr(out, "1 list, 1 macro, 2 rules (2 enabled, 1 skipped) in 2 files\n"));
+    write_file_in("d/version.yml", "- required_engine_version: 99\n");
+    assert_int_equal(rules(d, out, sizeof(out), err, sizeof(err)), 2);
+    assert_non_null(strstr(err, "error: Rules require engine version 0.99.0, but engine version is 0.63.0"));
+}
+
+/* `seccheckd --version` names the Falco engine the rules load as. */
+static void test_version_names_engine(void **state)
+{
+    (void)state;
+    static char out[4096];
+    const char *argv[] = {SECCHECKD_BIN, "--version", NULL};
+    assert_int_equal(run_command(argv, out, sizeof(out), NULL, 0), 0);
+    assert_non_null(strstr(out, "rules: loaded as Falco's engine 0.63.0 loads them (falcosecurity/falco 130747499b)\n"));
+}
+
+/* Issue 25: a list appended to after the macro that uses it is seen by the
+ * macro, as in Falco (main matched the list's name as a literal: 0 alerts). */
+static void test_list_appended_after_macro(void **state)
+{
+    (void)state;
+    static char out[1 << 20], err[65536];
+    const char *macro_rule = "- macro: opened_by_mine\n  condition: evt.type = openat and evt.dir = < and proc.name in (mine)\n"
+                             "- rule: mine opened\n  desc: d\n  condition: opened_by_mine\n  output: '%fd.name'\n"
+                             "  priority: Notice\n";
+    char text[2048];
+    snprintf(text, sizeof(text), "- list: mine\n  items: [python3, cat]\n%s", macro_rule);
+    write_file_in("whole.yaml", text);
+    snprintf(text, sizeof(text), "- list: mine\n  items: [python3]\n%s- list: mine\n  items: [cat]\n"
+             "  override: {items: append}\n", macro_rule);
+    write_file_in("appended.yaml", text);
+    const char *whole[] = {"test", in_dir("whole.yaml"), "--trace", TRACES_DIR "/mixed_syscalls.trace", "--alerts-rate",
+                           "0", NULL};
+    assert_int_equal(rules(whole, out, sizeof(out), err, sizeof(err)), 0);
+    size_t want = count_lines(out, "\"rule\":\"mine opened\"");
+    assert_true(want > 0);
+    const char *appended[] = {"test", in_dir("appended.yaml"), "--trace", TRACES_DIR "/mixed_syscalls.trace",
+                              "--alerts-rate", "0", NULL};
+    assert_int_equal(rules(appended, out, sizeof(out), err, sizeof(err)), 0);
+    assert_int_equal(count_lines(out, "\"rule\":\"mine opened\""), want);
+    print_message("%zu alerts with the list appended after the macro\n", want);
 }
 
 static void test_test_over_trace(void **state)
@@ -284,6 +368,9 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_check, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_check_files, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_version_names_engine, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_list_appended_after_macro, setup, teardown),
         cmocka_unit_test_setup_teardown(test_test_over_trace, setup, teardown),
         cmocka_unit_test_setup_teardown(test_test_over_database, setup, teardown),
         cmocka_unit_test_setup_teardown(test_usage_errors, setup, teardown),
