@@ -19,7 +19,8 @@
 # prints the number of executions and the coverage reached.
 #
 # Environment: FUZZ_BUILD_DIR (build-fuzz), FUZZ_TRACES (tests/fixtures/traces),
-# FUZZ_MAX_LEN (300000), FUZZ_TIMEOUT (per input, seconds: 10), CC (clang).
+# FUZZ_MAX_LEN (300000), FUZZ_TIMEOUT (per input, seconds: 10), CC (clang), CXX (clang++:
+# rules/regex_re2.cc takes the same -fsanitize=fuzzer-no-link, which g++ lacks).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -33,6 +34,7 @@ traces=${FUZZ_TRACES:-tests/fixtures/traces}
 max_len=${FUZZ_MAX_LEN:-300000}
 timeout=${FUZZ_TIMEOUT:-10}
 cc=${CC:-clang}
+cxx=${CXX:-clang++}
 corpus=tests/fuzz/corpus
 state=$build/fuzz
 work=$state/work
@@ -41,13 +43,15 @@ artifacts=$state/artifacts
 log=$state/fuzz.log
 
 die() { echo "fuzz.sh: $*" >&2; exit 1; }
-command -v "$cc" >/dev/null || die "$cc not found: apt-get install -y clang libclang-rt-14-dev"
+for compiler in "$cc" "$cxx"; do
+    command -v "$compiler" >/dev/null || die "$compiler not found: apt-get install -y clang libclang-rt-14-dev"
+done
 grep -q '^add_subdirectory(fuzz)' tests/CMakeLists.txt ||
     die "tests/CMakeLists.txt does not add_subdirectory(fuzz)"
 
 # ---- build ----
 echo "== building seccheck_fuzz ($cc, libFuzzer + ASan + UBSan) in $build/"
-cmake -S . -B "$build" -DCMAKE_C_COMPILER="$cc" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+cmake -S . -B "$build" -DCMAKE_C_COMPILER="$cc" -DCMAKE_CXX_COMPILER="$cxx" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
     -DSECCHECKD_SANITIZE=ON -DSECCHECKD_FUZZ=ON -DSECCHECKD_WERROR=ON >/dev/null ||
     die "configure failed (a $build/ from another compiler? remove it)"
 cmake --build "$build" -j"$(nproc)" --target seccheck_fuzz seccheck_fuzz_rules fuzz_seeds >/dev/null ||

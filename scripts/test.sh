@@ -54,13 +54,13 @@ stage_tsan() {
 
 # What a packager builds: Release, every target, gcc's -O2/-O3-only warnings.
 stage_release_gcc() {
-    configure build-release-gcc -DCMAKE_BUILD_TYPE=Release -DCMAKE_C_COMPILER=gcc
+    configure build-release-gcc -DCMAKE_BUILD_TYPE=Release -DCMAKE_C_COMPILER=gcc -DCMAKE_CXX_COMPILER=g++
     cmake --build build-release-gcc -j"$jobs"
 }
 
 # clang's warnings differ from gcc's; the unit tests show its code runs too.
 stage_clang() {
-    configure build-clang -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_COMPILER=clang
+    configure build-clang -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++
     cmake --build build-clang -j"$jobs"
     (cd build-clang && ctest --output-on-failure -R '^unit\.')
 }
