@@ -118,6 +118,12 @@ def shell(lines):
             out.append("foreground 'listening on' %s" % q(line))
         elif "--follow" in line:
             out.append("for_a_while %s" % q(line))
+        elif line.startswith("runsc "):
+            # A person reads what the sandbox printed before typing on.
+            out.append("ran %s" % q(line))
+            out.append("_closed=$(closed_connections)")
+            out.append(line)
+            out.append("sandbox_settled \"$_closed\"")
         else:
             out.append("ran %s" % q(line))
             out.append(line)

@@ -65,6 +65,25 @@ for_a_while() {
     [ $rc = 0 ] || [ $rc = 124 ] || [ $rc = 130 ] || { echo "FAIL: '$1' exited $rc" >&2; return 1; }
 }
 
+# Connections whose close ./seccheck.db holds (0 without the file).
+closed_connections() {
+    [ -f seccheck.db ] || { echo 0; return; }
+    sqlite3 seccheck.db 'SELECT count(*) FROM connections WHERE close_ns IS NOT NULL' 2>/dev/null || echo 0
+}
+
+# After a sandbox: by the time a person types the next command the daemon
+# has committed what the sandbox sent (a batch waits up to --flush-ms);
+# its connection's close is stored after its events. $1: closed before it.
+sandbox_settled() {
+    [ -f seccheck.db ] || return 0
+    for _ in $(seq 1500); do
+        [ "$(closed_connections)" -gt "$1" ] && return 0
+        sleep 0.01
+    done
+    echo "FAIL: the sandbox's connection was not stored as closed within 15 s" >&2
+    return 1
+}
+
 end_of_block() {
     [ -z "$_fg_pid" ] || _stop "$_fg_pid"
     local p
