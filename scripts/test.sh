@@ -30,14 +30,16 @@ configure() {
 stage_normal() {
     configure build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSECCHECKD_SANITIZE=OFF
     cmake --build build -j"$jobs"
-    (cd build && ctest --output-on-failure)
+    # In parallel but for the tests that measure time (RUN_SERIAL in the
+    # CMake lists: they run alone, after the rest).
+    (cd build && ctest -j"$jobs" --output-on-failure)
 }
 
 stage_asan() {
     configure build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSECCHECKD_SANITIZE=ON
     cmake --build build-asan -j"$jobs"
     (cd build-asan && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
-        ctest --output-on-failure)
+        ctest -j"$jobs" --output-on-failure)
 }
 
 # ThreadSanitizer over what crosses threads: the loop/writer handoff (lock-
