@@ -20,6 +20,7 @@
 #include "clock.h"
 #include "internal.h"
 #include "log.h"
+#include "thread.h"
 
 #define BUCKETS 1024
 
@@ -260,7 +261,7 @@ struct container_cache *container_cache_open(const struct container_cache_config
     pthread_cond_init(&c->work, &ca);
     pthread_cond_init(&c->published_cv, &ca);
     pthread_condattr_destroy(&ca);
-    if (ok && pthread_create(&c->thread, NULL, lookup_thread, c) == 0)
+    if (ok && thread_start_blocking_signals(&c->thread, NULL, lookup_thread, c) == 0)
         c->started = true;
     if (!c->started) {
         snprintf(err, errlen, cfg->nroots > CONTAINER_ROOTS_MAX ? "at most 16 runsc roots"

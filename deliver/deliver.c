@@ -4,7 +4,6 @@
 
 #include <errno.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +12,7 @@
 #include "clock.h"
 #include "http.h"
 #include "log.h"
+#include "thread.h"
 #include "queue.h"
 #include "settings.h"
 #include "strbuf.h"
@@ -483,11 +483,7 @@ struct deliver *deliver_start(struct deliver_settings *s, const struct deliver_c
                  s->origin, cfg->queue_max);
     }
     /* Signals go to the loop thread; this one only waits on libcurl. */
-    sigset_t all, old;
-    sigfillset(&all);
-    pthread_sigmask(SIG_BLOCK, &all, &old);
-    int rc = pthread_create(&d->thread, NULL, deliver_main, d);
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    int rc = thread_start_blocking_signals(&d->thread, NULL, deliver_main, d);
     if (rc == 0) {
         pthread_setname_np(d->thread, "alert-delivery");   /* top -H, bench/deliver.sh */
         return d;

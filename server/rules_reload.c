@@ -10,7 +10,6 @@
 
 #include <errno.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +17,7 @@
 #include <time.h>
 
 #include "log.h"
+#include "thread.h"
 
 struct shared {
     pthread_mutex_t mu;
@@ -131,12 +131,8 @@ static int spawn(struct rules_reload *r, char **paths, size_t n, char *err, size
     pthread_attr_init(&attr);
     pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
     pthread_attr_setstacksize(&attr, RULES_RELOAD_STACK);
-    sigset_t all, old;
-    sigfillset(&all);
-    pthread_sigmask(SIG_SETMASK, &all, &old);
     pthread_t t;
-    int rc = pthread_create(&t, &attr, load_thread, j);
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    int rc = thread_start_blocking_signals(&t, &attr, load_thread, j);
     pthread_attr_destroy(&attr);
     if (rc != 0) {
         snprintf(err, errlen, "cannot start the rules loading thread: %s", strerror(rc));
