@@ -6,8 +6,6 @@
 #include <string.h>
 
 #include "cli.h"
-#include "availability.h"
-#include "evtype.h"
 #include "fields.h"
 #include "rules.h"
 #include "ruleset.h"
@@ -24,7 +22,6 @@ static const char *const class_names[FALCO_CLASS_COUNT] = {
     [FALCO_NEWER_RUNSC] = "newer runsc",
     [FALCO_ABSENT] = "disabled",
     [FALCO_ABSENT_RUN] = "runs anyway",
-    [FALCO_NO_POINT] = "no point",
     [FALCO_NEVER_TRUE] = "never true",
     [FALCO_OFF] = "off",
 };
@@ -76,16 +73,6 @@ static bool matches_a_point(const struct rules_needs *need)
     return false;
 }
 
-/* Whether some event type the rule matches is one gVisor sends. */
-static bool has_gvisor_type(const struct rule *r)
-{
-    uint16_t msgs[4];
-    for (unsigned t = 0; t < EVTYPE_COUNT; t++)
-        if (evtype_set_has(&r->types, t) && needs_type_messages(t, msgs, 4) > 0)
-            return true;
-    return false;
-}
-
 /* Rule i's class, and what explains it in d. 0, or -1 out of memory. */
 static int classify(const struct rule_set *rs, size_t i, const struct runsc_target *target, struct detail *d,
                     enum falco_class *out)
@@ -120,10 +107,10 @@ static int classify(const struct rule_set *rs, size_t i, const struct runsc_targ
         return -1;
     }
     struct lack_ctx l = {.target = target, .detail = d};
-    if (!matches_a_point(&need) && !has_gvisor_type(r)) {
-        detail_add(d, "; ", "no event type it matches is a gVisor trace point: it never fires on gVisor");
-        *out = FALCO_NO_POINT;
-    } else if (!matches_a_point(&need)) {
+    /* Every event type the loader knows is a gVisor point (a syscall's raw
+     * one at least): a rule no point can reach is one whose condition no
+     * event satisfies. */
+    if (!matches_a_point(&need)) {
         detail_add(d, "; ", "no event of its types can satisfy its condition as loaded (as in Falco: a list left "
                             "empty for you to fill does that)");
         *out = FALCO_NEVER_TRUE;
@@ -228,10 +215,6 @@ static void print_behaviour(const struct rule_set *rs, const struct runsc_target
                      "loaded.\n",
                 counts[FALCO_NEVER_TRUE], cli_plural(counts[FALCO_NEVER_TRUE]),
                 counts[FALCO_NEVER_TRUE] == 1 ? "s" : "", counts[FALCO_NEVER_TRUE] == 1 ? "its" : "their");
-    if (counts[FALCO_NO_POINT])
-        fprintf(out, "  - %zu rule%s never fire%s: no event type %s match%s is a gVisor trace point.\n",
-                counts[FALCO_NO_POINT], cli_plural(counts[FALCO_NO_POINT]), counts[FALCO_NO_POINT] == 1 ? "s" : "",
-                counts[FALCO_NO_POINT] == 1 ? "it" : "they", counts[FALCO_NO_POINT] == 1 ? "es" : "");
     struct names never = {0}, newer = {0};
     output_fields(rs, &never, &newer);
     if (never.count) {
@@ -274,9 +257,8 @@ int falco_report_print(const struct rule_set *rs, const struct runsc_target *tar
     fprintf(out, "\n%zu rule%s: %zu run, %zu need a newer runsc, %zu disabled for fields gVisor never reports",
             rs->nrules, cli_plural(rs->nrules), n[FALCO_RUNS], n[FALCO_NEWER_RUNSC], n[FALCO_ABSENT]);
     if (n[FALCO_ABSENT_RUN])
-        fprintf(out, " (%zu run anyway)", n[FALCO_ABSENT_RUN]);
-    fprintf(out, ", %zu never fire on gVisor (no gVisor point), %zu never true as loaded, %zu off in the rules files",
-            n[FALCO_NO_POINT], n[FALCO_NEVER_TRUE], n[FALCO_OFF]);
+        fprintf(out, ", %zu run anyway though they need them", n[FALCO_ABSENT_RUN]);
+    fprintf(out, ", %zu never true as loaded, %zu off in the rules files", n[FALCO_NEVER_TRUE], n[FALCO_OFF]);
     if (st.rules_skipped)
         fprintf(out, "; %zu skipped (an unknown source, or skip-if-unknown-filter)", st.rules_skipped);
     fprintf(out, "\n");

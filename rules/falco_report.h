@@ -5,10 +5,10 @@
  *   off          enabled: false in the rules files (as in Falco)
  *   disabled     its condition needs a field gVisor never reports
  *                (availability.h; --rules-absent-fields run: "runs anyway")
- *   no point     no event type it matches is a gVisor trace point: it
- *                never fires on gVisor
  *   never true   no event of its types can satisfy its condition as
- *                loaded (as in Falco: a list left empty for the user)
+ *                loaded (as in Falco: a list left empty for the user).
+ *                Every event type the loader knows is a gVisor point (a
+ *                syscall's raw one at least), so no rule misses one.
  *   newer runsc  it reads what the target runsc does not send (a newer
  *                release does): it raises nothing on this runsc
  *   runs         everything it reads is sent
@@ -29,7 +29,6 @@ enum falco_class {
     FALCO_NEWER_RUNSC,
     FALCO_ABSENT,          /* disabled for fields gVisor never reports */
     FALCO_ABSENT_RUN,      /* the same, run anyway (--rules-absent-fields run) */
-    FALCO_NO_POINT,
     FALCO_NEVER_TRUE,      /* no event of its types can satisfy its condition (an empty list...) */
     FALCO_OFF,
     FALCO_CLASS_COUNT
