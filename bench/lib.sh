@@ -92,10 +92,10 @@ recv_bins() {
     case ${1%@*} in
         ref) echo ref-recvmmsg ;;
         dummy) echo seccheck-dummy ;;
-        discard | sqlite | sqlite-all | sqlite+forward | sqlite+rules20 | sqlite+rules20regex | sqlite+rules500) echo seccheckd ;;
+        discard | sqlite | sqlite-all | sqlite+forward | sqlite+rules20 | sqlite+rules20regex | sqlite+rules500 | sqlite+falco) echo seccheckd ;;
         sqlite+rules20+deliver) echo seccheckd bench-http-sink ;;
         python) ;;
-        *) die "unknown receiver '$1' (ref, dummy, discard, sqlite, sqlite-all, sqlite+forward, sqlite+rules20, sqlite+rules20regex, sqlite+rules500, sqlite+rules20+deliver, python)" ;;
+        *) die "unknown receiver '$1' (ref, dummy, discard, sqlite, sqlite-all, sqlite+forward, sqlite+rules20, sqlite+rules20regex, sqlite+rules500, sqlite+falco, sqlite+rules20+deliver, python)" ;;
     esac
 }
 
@@ -137,7 +137,7 @@ recv_start() {
         # --log-level debug: the exit summary's loop-turn line (the longest
         # stall) is printed at debug only.
         discard) "$bin/seccheckd" --socket "$sock" --sink discard --log-level debug </dev/null >"$log" 2>&1 & ;;
-        sqlite | sqlite-all | sqlite+forward | sqlite+rules20 | sqlite+rules20regex | sqlite+rules500 | sqlite+rules20+deliver)
+        sqlite | sqlite-all | sqlite+forward | sqlite+rules20 | sqlite+rules20regex | sqlite+rules500 | sqlite+falco | sqlite+rules20+deliver)
             RECV_DB=$BENCH_TMP/events.db
             rm -f "$RECV_DB" "$RECV_DB-wal" "$RECV_DB-shm"
             local indexes=type
@@ -153,6 +153,9 @@ recv_start() {
                     rules=(--rules "$BENCH_DIR/rules/usual-20.yaml" --alerts-url "$DELIVER_URL" --alerts-out none)
                     ;;
                 sqlite+rules500) rules=(--rules "$(many_rules_file 500)" --alerts-out none) ;;
+                # falcosecurity/rules' stable file as upstream ships it: the
+                # rules that run on gVisor (the others load disabled)
+                sqlite+falco) rules=(--rules "$REPO_DIR/tests/fixtures/falco_rules/falco_rules.yaml" --alerts-out none) ;;
             esac
             "$bin/seccheckd" --socket "$sock" --sink sqlite --db "$RECV_DB" --indexes "$indexes" "${rules[@]}" \
                 --log-level debug ${RULES_ARGS:-} </dev/null >"$log" 2>&1 &

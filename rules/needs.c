@@ -347,11 +347,37 @@ static bool has_typed(const struct adder *a, int k)
     return runsc_target_point(a->target, point) != NULL;
 }
 
+/* Whether the rule reads a Falco argument of events of type t that only
+ * the schematized message msg carries, and nothing the raw message carries
+ * (a rule that reads the raw arguments too has them as its alternative).
+ * Without that point the rule never sees it (upstream's PTRACE rules:
+ * evt.arg.request, which runsc 2022-12's raw ptrace point lacks). */
+static bool typed_only_arg(const struct reads *r, uint16_t msg, unsigned t)
+{
+    bool only = false;
+    int schematized = fields_args_list(msg, t), raw = fields_args_list(6, t);
+    for (size_t i = 0; i < r->nargs; i++) {
+        const struct fieldref *f = r->args[i];
+        bool in_raw = f->arg[6] || (raw >= 0 && f->falco && f->falco[raw] &&
+                                    fields_args_reported(raw, f->falco[raw] - 1));
+        if (in_raw)
+            return false;
+        if ((schematized >= 0 && f->falco && f->falco[schematized] &&
+             fields_args_reported(schematized, f->falco[schematized] - 1)) ||
+            (msg <= DECODE_TYPE_MAX && f->arg[msg]))
+            only = true;
+    }
+    return only;
+}
+
 static void consider_syscall(struct adder *a, unsigned t)
 {
     const char *name = evtype_name(t);
     char point[RULES_POINT_MAX];
     int k = name ? typed_index(name, strlen(name)) : -1;
+    /* Falco's named argument only the newer point sends: its release */
+    bool newer_arg = k >= 0 && !has_typed(a, k) && typed_only_arg(a->reads, typed[k].msg, t);
+    unsigned newer_release = newer_arg ? typed_release((size_t)k) : 0;
     if (k >= 0 && !has_typed(a, k))
         k = -1;   /* its raw point, as on runsc 2022-12 */
     for (int enter = 0; enter < 2; enter++) {
@@ -367,6 +393,10 @@ static void consider_syscall(struct adder *a, unsigned t)
         bool has_sentry_view = !enter && (t == SYS_EXECVE || t == SYS_CLONE);
         if (!has_sentry_view || a->rule->names_point)
             consider(a, point, t, enter ? '>' : '<', k >= 0 ? typed[k].msg : 6, k >= 0 ? typed[k].optional : 0);
+        if (newer_arg && rules_needs_find(a->out, point) &&
+            rules_needs_add_since(a->out, point, 0, 0, RULES_WHY_MATCHES, newer_release,
+                                  "Falco's arguments by name, which its raw point lacks") != 0)
+            a->err = -1;
     }
 }
 

@@ -15,6 +15,7 @@
 #include "arena.h"
 #include "cli.h"
 #include "clock.h"
+#include "falco_report.h"
 #include "decode.h"
 #include "rules.h"
 #include "runsc_target.h"
@@ -31,6 +32,8 @@ static void usage(FILE *out)
     fprintf(out,
             "Usage: seccheckd rules check [--pod-init FILE] [--runsc PATH | --runsc-metadata FILE]\n"
             "                             [--rules-absent-fields disable|run] PATH...\n"
+            "       seccheckd rules check --falco [--runsc PATH | --runsc-metadata FILE]\n"
+            "                             [--rules-absent-fields disable|run] FILE...\n"
             "       seccheckd rules test PATH... (--trace FILE... | --db DB) [options]\n"
             "Checks Falco-format rules files, or evaluates them offline.\n"
             "\n"
@@ -51,6 +54,14 @@ static void usage(FILE *out)
             "                     more than runsc 2022-12 sends]\n"
             "  --runsc-metadata FILE\n"
             "                     what `runsc trace metadata` printed, saved, as the target\n"
+            "  --falco            a migration report for Falco's rules files, given in Falco's\n"
+            "                     rules_files order (falco_rules.yaml, falco-incubating_rules.yaml,\n"
+            "                     ..., your falco_rules.local.yaml last): per rule, runs / newer runsc\n"
+            "                     (which release, for what) / disabled (the fields gVisor never\n"
+            "                     reports) / never true (no event satisfies its condition as loaded:\n"
+            "                     an empty list to fill, as in Falco) / off (enabled: false); what\n"
+            "                     changes in behaviour against Falco; a count of each (runsc:\n"
+            "                     --runsc, else the one in PATH, else 2022-12)\n"
             "  --rules-absent-fields disable|run\n"
             "                     rules whose condition needs a field gVisor never reports\n"
             "                     (evt.buffer, thread.cap_*...) are loaded disabled, each listed\n"
@@ -327,6 +338,7 @@ static long check_runsc(const struct rule_set *rs, const struct runsc_target *ta
 
 struct check_options {
     const char *pod_init, *runsc, *metadata, *absent;
+    bool falco;
 };
 
 /* A check option at argv[*i] ("--NAME V" or "--NAME=V"): 1 taken, 0 not
@@ -346,6 +358,10 @@ static int parse_check(int argc, char **argv, struct check_options *o)
 {
     int first = 1;
     for (; first < argc; first++) {
+        if (strcmp(argv[first], "--falco") == 0) {
+            o->falco = true;
+            continue;
+        }
         int rc = check_option(argc, argv, &first, "--pod-init", &o->pod_init);
         if (rc == 0)
             rc = check_option(argc, argv, &first, "--runsc", &o->runsc);
@@ -376,7 +392,11 @@ static int parse_check(int argc, char **argv, struct check_options *o)
         if (argv[i][0] == '-' && argv[i][1])
             bad = argv[i];
     if (argc <= first || bad) {
-        usage_error(bad ? "check: unknown option" : "check needs at least one PATH", bad);
+        usage_error(bad ? "check: unknown option"
+                    : o->falco ? "check --falco needs the rules files, in Falco's rules_files order "
+                                 "(falco_rules.yaml first, falco_rules.local.yaml last)"
+                               : "check needs at least one PATH",
+                    bad);
         return -1;
     }
     return first;
@@ -408,12 +428,37 @@ static int check_target(const struct rule_set *rs, const struct check_options *o
     return RC_OK;
 }
 
+/* check --falco: the migration report (falco_report.h) for the runsc
+ * named, else the one in PATH, else runsc 2022-12. */
+static int falco_main(const struct check_options *o, const char *const *paths, size_t n)
+{
+    struct rule_set *rs = load(paths, n, true);
+    if (!rs)
+        return RC_USAGE;
+    struct runsc_target target = {0};
+    char err[512];
+    int rc = RC_OK;
+    if (runsc_target_resolve(&target, o->runsc, o->metadata, err, sizeof(err)) != 0) {
+        fprintf(stderr, PROG ": %s (--runsc 2022-12 checks against runsc 0.0~20221219)\n", err);
+        rc = o->runsc || o->metadata ? RC_USAGE : RC_FAILED;
+    } else if (falco_report_print(rs, &target, stdout, NULL) != 0) {
+        rc = RC_FAILED;
+    }
+    runsc_target_free(&target);
+    rule_set_free(rs);
+    return rc;
+}
+
 static int check_main(int argc, char **argv)
 {
     struct check_options o = {0};
     int first = parse_check(argc, argv, &o);
     if (first < 0)
         return RC_USAGE;
+    if (o.falco && o.pod_init)
+        return usage_error("check --falco reports on the rules alone: give --pod-init without --falco", NULL);
+    if (o.falco)
+        return falco_main(&o, (const char *const *)argv + first, (size_t)(argc - first));
     const char *pod_init = o.pod_init;
     struct rules_needs have = {0};
     struct rule_set *rs = NULL;

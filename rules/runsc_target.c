@@ -449,25 +449,8 @@ int runsc_target_keep(const struct runsc_target *t, const struct rules_needs *ne
     return 0;
 }
 
-/* One warning: "needs a newer runsc than LABEL: WHAT (runsc RELEASE on)",
- * or "needs what LABEL does not have: WHAT" when no release this build
- * knows brought it, or the target's release should have it (a point
- * another runsc dropped). */
-static size_t say(FILE *out, const char *file, unsigned line, const char *rule, const struct runsc_target *t,
-                  const char *what, unsigned release)
-{
-    if (!out)
-        return 1;
-    if (release < RULES_RUNSC_RELEASE_COUNT && release > t->release)
-        fprintf(out, "%s:%u: warning: rule '%s' needs a newer runsc than %s: %s (runsc %s on)\n", file, line, rule,
-                t->label, what, rules_runsc_release_name(release));
-    else
-        fprintf(out, "%s:%u: warning: rule '%s' needs what %s does not have: %s\n", file, line, rule, t->label, what);
-    return 1;
-}
-
-size_t runsc_target_warn(const struct runsc_target *t, const char *file, unsigned line, const char *rule,
-                         const struct rules_needs *need, FILE *out)
+size_t runsc_target_lacks(const struct runsc_target *t, const struct rules_needs *need,
+                          void (*each)(void *ctx, const char *what, unsigned release), void *ctx)
 {
     size_t n = 0;
     unsigned release = 0, said = 0;   /* the newest release a field needs; the newest one said */
@@ -483,23 +466,23 @@ size_t runsc_target_warn(const struct runsc_target *t, const char *file, unsigne
         if (!h) {
             snprintf(what, sizeof(what), "the point %s", it->point);
             unsigned r = runsc_release_of_point(it->point);
-            n += say(out, file, line, rule, t, what, r);
+            each(ctx, what, r), n++;
             said = r > said && r < RULES_RUNSC_RELEASE_COUNT ? r : said;
             continue;
         }
-        unsigned opt = it->optional & ~h->optional, ctx = it->context & ~h->context & ~(unsigned)RULES_CTX_BEST_EFFORT;
+        unsigned opt = it->optional & ~h->optional, ctx_bits = it->context & ~h->context & ~(unsigned)RULES_CTX_BEST_EFFORT;
         for (unsigned b = 0; b < RULES_OPT_COUNT; b++)
             if (opt >> b & 1) {
                 snprintf(what, sizeof(what), "the optional field %s at %s", rules_optional_name(b), it->point);
                 unsigned r = runsc_release_of_optional(1u << b);
-                n += say(out, file, line, rule, t, what, r);
+                each(ctx, what, r), n++;
                 said = r > said ? r : said;
             }
         for (unsigned b = 0; b < RULES_CTX_COUNT; b++)
-            if (ctx >> b & 1) {
+            if (ctx_bits >> b & 1) {
                 snprintf(what, sizeof(what), "the context field %s at %s", rules_context_name(b), it->point);
                 unsigned r = runsc_release_of_context(1u << b);
-                n += say(out, file, line, rule, t, what, r);
+                each(ctx, what, r), n++;
                 said = r > said ? r : said;
             }
     }
@@ -507,7 +490,43 @@ size_t runsc_target_warn(const struct runsc_target *t, const char *file, unsigne
      * sends more in later releases) */
     if (release > t->release && release > said) {
         snprintf(what, sizeof(what), "it reads %s", release_field ? release_field : "a field");
-        n += say(out, file, line, rule, t, what, release);
+        each(ctx, what, release), n++;
     }
     return n;
+}
+
+struct warn_ctx {
+    FILE *out;
+    const char *file, *rule;
+    unsigned line;
+    const struct runsc_target *t;
+};
+
+/* One warning: "needs a newer runsc than LABEL: WHAT (runsc RELEASE on)",
+ * or "needs what LABEL does not have: WHAT" when no release this build
+ * knows brought it, or the target's release should have it (a point
+ * another runsc dropped). */
+static void say(void *ctx, const char *what, unsigned release)
+{
+    const struct warn_ctx *w = ctx;
+    if (!w->out)
+        return;
+    if (runsc_target_is_newer(w->t, release))
+        fprintf(w->out, "%s:%u: warning: rule '%s' needs a newer runsc than %s: %s (runsc %s on)\n", w->file, w->line,
+                w->rule, w->t->label, what, rules_runsc_release_name(release));
+    else
+        fprintf(w->out, "%s:%u: warning: rule '%s' needs what %s does not have: %s\n", w->file, w->line, w->rule,
+                w->t->label, what);
+}
+
+bool runsc_target_is_newer(const struct runsc_target *t, unsigned release)
+{
+    return release < RULES_RUNSC_RELEASE_COUNT && release > t->release;
+}
+
+size_t runsc_target_warn(const struct runsc_target *t, const char *file, unsigned line, const char *rule,
+                         const struct rules_needs *need, FILE *out)
+{
+    struct warn_ctx w = {.out = out, .file = file, .rule = rule, .line = line, .t = t};
+    return runsc_target_lacks(t, need, say, &w);
 }

@@ -88,4 +88,14 @@ int runsc_target_keep(const struct runsc_target *t, const struct rules_needs *ne
 size_t runsc_target_warn(const struct runsc_target *t, const char *file, unsigned line, const char *rule,
                          const struct rules_needs *need, FILE *out);
 
+/* The same parts, each given to each(ctx, WHAT, release): the release that
+ * brings it (RULES_RUNSC_*; RULES_RUNSC_RELEASE_COUNT: none this build
+ * knows). Returns how many. */
+size_t runsc_target_lacks(const struct runsc_target *t, const struct rules_needs *need,
+                          void (*each)(void *ctx, const char *what, unsigned release), void *ctx);
+
+/* Whether release is a known one newer than target's: what it brings needs
+ * a newer runsc (else the target lacks it for another reason). */
+bool runsc_target_is_newer(const struct runsc_target *t, unsigned release);
+
 #endif

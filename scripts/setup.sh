@@ -22,6 +22,7 @@ packages=(
     netcat-openbsd redis-server            # what the default rules' e2e runs in sandboxes (nc; ordinary work)
     python3                                # baseline listener in bench/
     python3-protobuf protobuf-compiler     # the tests' own gVisor packets (tests/support/gvisor_packets.py)
+    python3-yaml                           # e2e.falco_rules reads the upstream rules files' templates
     systemd                                # systemd-analyze, to verify the unit files
     clang libclang-rt-14-dev               # libFuzzer for scripts/fuzz.sh
 )

@@ -290,10 +290,18 @@ static void test_needs_by_target(void **state)
     struct runsc_target old, now;
     assert_int_equal(runsc_target_2022(&old), 0);
     load_fixture(&now, "metadata-20260817.txt");
-    /* ptrace: the raw point (and its enter) on 2022-12, the schematized one after */
+    /* ptrace: the raw point (and its enter) on 2022-12, the schematized one
+     * after; the raw point has numbers only, so a rule reading the request
+     * by name alone needs the release that brought syscall/ptrace */
     const char *r = rule("evt.type = ptrace and evt.arg.request = PTRACE_ATTACH", "x");
+    static const char *const raw_newer = "syscall/sysno/101/enter[]; syscall/sysno/101/exit[]@release-20260727.0"
+                                         "(Falco's arguments by name, which its raw point lacks)";
+    assert_string_equal(needs_on(r, &old, RULES_NEED_ALL), raw_newer);
+    assert_string_equal(needs_on(r, NULL, RULES_NEED_ALL), raw_newer);
+    /* with the raw arguments as its alternative (the default rule), no release */
+    r = rule("evt.type = ptrace and (evt.arg.request = PTRACE_ATTACH or evt.arg.arg1 = 16)", "x");
     assert_string_equal(needs_on(r, &old, RULES_NEED_ALL), "syscall/sysno/101/enter[]; syscall/sysno/101/exit[]");
-    assert_string_equal(needs_on(r, NULL, RULES_NEED_ALL), "syscall/sysno/101/enter[]; syscall/sysno/101/exit[]");
+    r = rule("evt.type = ptrace and evt.arg.request = PTRACE_ATTACH", "x");
     assert_string_equal(needs_on(r, &now, RULES_NEED_ALL), "syscall/ptrace/exit[]");
     r = rule("evt.type in (mmap, listen) and fd.name exists", "x");
     assert_string_equal(needs_on(r, &now, RULES_NEED_ALL), "syscall/listen/exit[fd_path,]; syscall/mmap/exit[fd_path,]");
