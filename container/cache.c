@@ -157,9 +157,9 @@ static void note_outcome(struct container_cache *c, const struct container_recor
         c->stats.mounts_malformed += r->mounts_malformed;
         if (r->mounts_malformed && !c->warned_mounts) {
             c->warned_mounts = true;
-            log_warn("containers: container %s: %u of its spec's mounts were refused or altered (not an object, "
-                     "no destination, past %d mounts or %u bytes, escaped or cut; counted in "
-                     "seccheckd_container_mounts_malformed_total, logged once)",
+            log_warn("containers: container %s: %u of its spec's mounts were refused or malformed (not an object, "
+                     "no destination, past %d mounts or %u bytes, a value cut or holding a control character, an "
+                     "option not a string; counted in seccheckd_container_mounts_malformed_total, logged once)",
                      r->id, (unsigned)r->mounts_malformed, CONTAINER_MOUNTS_MAX, CONTAINER_MOUNTS_TEXT_MAX);
         }
     } else if (r->state == CONTAINER_REFUSED) {
