@@ -82,7 +82,7 @@ struct container_group {
  * never NULL, kept as the spec has them (cut at CONTAINER_STRING_MAX) and
  * escaped wherever shown. */
 struct container_mount {
-    const char *source;       /* "" when the spec gives none (tmpfs, proc) */
+    const char *source;       /* as runsc keeps it (a relative one joined to the bundle), "" when none */
     const char *dest;         /* destination */
     const char *mode;         /* the last "mode=" option's value (tmpfs' "1777"), "" when none */
     const char *propagation;  /* the last propagation option, else linux.rootfsPropagation, else "" */

@@ -3,8 +3,12 @@
  * plugins/container/go-worker/pkg/container/containerd.go:91-111, the
  * engine that, like runsc, has only the spec):
  *
- *   source, dest  the entry's `source` ("" when none: proc, tmpfs) and
- *                 `destination`;
+ *   source, dest  the entry's `source` and `destination`. The source is
+ *                 as runsc keeps it: a relative one joined to the bundle
+ *                 directory when runsc read the spec (release-20221219.0
+ *                 runsc/specutils/specutils.go:190-195), so a proc mount's
+ *                 "proc" is BUNDLE/proc where Falco, reading containerd's
+ *                 spec, has "proc"; "" when the spec gives none;
  *   rdwr          false when an option is "ro": gVisor reads options so
  *                 (runsc release-20221219.0 runsc/boot/vfs.go:743-765,
  *                 parseMountOptions: "ro" sets ReadOnly, "rw" is the
