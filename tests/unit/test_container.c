@@ -599,6 +599,87 @@ static void test_mounts_hostile(void **state)
     fixture_free(f);
 }
 
+/* Random specs' mounts (a fixed seed): whatever the entries hold, the
+ * record keeps at most the limits, never a NULL value, and its joined text
+ * is its mounts' texts joined by ','. */
+static const char *random_json_value(unsigned *seed, char *buf, size_t len)
+{
+    static const char *const pieces[] = {
+        "\"/etc\"", "\"/proc\"", "\"\"", "\"a:b,c\\\\d\"", "\"\\u001b[2J\\n\"", "7", "-1", "null", "true",
+        "[\"ro\"]", "{}", "{\"x\":[1,2]}", "\"/var/run/docker.sock\"", "1e308", "\"\\ud83d\\ude00\"",
+    };
+    unsigned r = (unsigned)rand_r(seed);
+    if (r % 7 == 0) {   /* a long string */
+        size_t n = 1 + (size_t)rand_r(seed) % (len - 3);
+        buf[0] = '"';
+        memset(buf + 1, 'a' + (char)(r % 26), n);
+        buf[n + 1] = '"';
+        buf[n + 2] = '\0';
+        return buf;
+    }
+    return pieces[r % (sizeof(pieces) / sizeof(pieces[0]))];
+}
+
+static void test_mounts_random_specs(void **state)
+{
+    (void)state;
+    struct fixture *f = fixture_new();
+    unsigned seed = 20261202;
+    static const char *const options[] = {"\"ro\"", "\"rw\"", "\"rslave\"", "\"shared\"", "\"mode=0755\"",
+                                          "\"mode=\"", "\"mode=a:b\"", "5", "null", "[\"ro\"]", "\"\\u0007\""};
+    size_t cap = 1 << 20;
+    char *spec = malloc(cap), *value = malloc(3000);
+    assert_non_null(spec);
+    assert_non_null(value);
+    for (int round = 0; round < 200; round++) {
+        size_t n = (size_t)snprintf(spec, cap, "\"linux\":{\"rootfsPropagation\":%s},\"mounts\":[",
+                                    round % 3 ? "\"rshared\"" : "[1]");
+        int entries = rand_r(&seed) % 300;
+        for (int i = 0; i < entries && n + 8000 < cap; i++) {
+            n += (size_t)snprintf(spec + n, cap - n, "%s{\"destination\":%s", i ? "," : "",
+                                  random_json_value(&seed, value, 3000));
+            if (rand_r(&seed) % 2)
+                n += (size_t)snprintf(spec + n, cap - n, ",\"source\":%s", random_json_value(&seed, value, 3000));
+            n += (size_t)snprintf(spec + n, cap - n, ",\"options\":[");
+            for (int k = rand_r(&seed) % 5; k > 0; k--)
+                n += (size_t)snprintf(spec + n, cap - n, "%s%s", options[(size_t)rand_r(&seed) % 11], k > 1 ? "," : "");
+            n += (size_t)snprintf(spec + n, cap - n, "]}");
+        }
+        snprintf(spec + n, cap - n, "]");
+        write_spec(f, "rnd", spec);
+        struct container_record *r = read_one(f, "rnd");
+        assert_int_equal(r->state, CONTAINER_FOUND);
+        assert_true(r->nmounts <= CONTAINER_MOUNTS_MAX && r->nmounts <= (size_t)entries);
+        assert_true(r->nmounts + r->mounts_malformed >= (size_t)entries);
+        assert_non_null(r->mounts_text);
+        assert_true(strlen(r->mounts_text) <= CONTAINER_MOUNTS_TEXT_MAX);
+        size_t at = 0;
+        for (size_t i = 0; i < r->nmounts; i++) {
+            const struct container_mount *m = &r->mounts[i];
+            assert_non_null(m->source);
+            assert_non_null(m->dest);
+            assert_non_null(m->mode);
+            assert_non_null(m->propagation);
+            assert_true(strlen(m->source) <= CONTAINER_STRING_MAX && strlen(m->dest) <= CONTAINER_STRING_MAX);
+            size_t len = strlen(m->text);
+            assert_memory_equal(r->mounts_text + at, m->text, len);
+            at += len;
+            assert_int_equal(r->mounts_text[at], i + 1 < r->nmounts ? ',' : '\0');
+            at++;
+            /* five fields, whatever the values hold */
+            size_t colons = 0;
+            for (const char *c = m->text; *c; c++)
+                colons += *c == ':';
+            assert_int_equal(colons, 4);
+            assert_null(strchr(m->text, ','));
+        }
+        container_record_release(r);
+    }
+    free(spec);
+    free(value);
+    fixture_free(f);
+}
+
 /* A record made again for its users keeps the mounts. */
 static void test_mounts_kept_when_users_reread(void **state)
 {
@@ -979,6 +1060,7 @@ int main(void)
         cmocka_unit_test(test_hostile_state_files),
         cmocka_unit_test(test_mounts_as_falco_makes_them),
         cmocka_unit_test(test_mounts_hostile),
+        cmocka_unit_test(test_mounts_random_specs),
         cmocka_unit_test(test_mounts_kept_when_users_reread),
         cmocka_unit_test(test_passwd_parsing),
         cmocka_unit_test(test_passwd_hostile),
