@@ -53,7 +53,7 @@ struct container_cache {
     const struct container_record **ring;
     _Atomic uint64_t generation;     /* publications so far */
     struct container_cache_stats stats;
-    bool warned_refused, warned_users;
+    bool warned_refused, warned_users, warned_mounts;
 };
 
 static uint32_t hash_id(const char *s)
@@ -155,6 +155,14 @@ static void note_outcome(struct container_cache *c, const struct container_recor
     }
     if (r->state == CONTAINER_FOUND) {
         c->stats.found++;
+        c->stats.mounts_malformed += r->mounts_malformed;
+        if (r->mounts_malformed && !c->warned_mounts) {
+            c->warned_mounts = true;
+            log_warn("containers: container %s: %u of its spec's mounts were refused or malformed (not an object, "
+                     "no destination, past %d mounts or %u bytes, a value cut or holding a control character, an "
+                     "option not a string; counted in seccheckd_container_mounts_malformed_total, logged once)",
+                     r->id, (unsigned)r->mounts_malformed, CONTAINER_MOUNTS_MAX, CONTAINER_MOUNTS_TEXT_MAX);
+        }
     } else if (r->state == CONTAINER_REFUSED) {
         c->stats.refused++;
         if (!c->warned_refused) {

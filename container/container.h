@@ -44,6 +44,8 @@
 #define CONTAINER_CACHE_MAX 4096          /* records kept (the least recently asked for goes) */
 #define CONTAINER_ATTEMPTS 5              /* state file looked for, 100 ms apart doubling (1.5 s) */
 #define CONTAINER_USERS_RECHECK_NS 10000000000LL   /* passwd/group changed? at most every 10 s */
+#define CONTAINER_MOUNTS_MAX 256          /* spec.mounts entries kept (the rest: counted, not kept) */
+#define CONTAINER_MOUNTS_TEXT_MAX (64u << 10)   /* container.mounts' text: a mount past it is not kept */
 
 /* runsc's usual roots: containerd's runsc shim (Kubernetes, then Docker's
  * containerd namespace), Docker's runtime directory, plain runsc. Used,
@@ -71,6 +73,21 @@ struct container_user {
 struct container_group {
     uint32_t gid;
     const char *name;
+};
+
+/* One entry of the OCI spec's `mounts`, as Falco's container plugin makes
+ * its mount info from an OCI spec (falcosecurity/plugins
+ * plugins/container/go-worker/pkg/container/containerd.go:91-111; what each
+ * value is, and what gVisor cannot tell: container/mounts.c). Strings are
+ * never NULL, kept as the spec has them (cut at CONTAINER_STRING_MAX) and
+ * escaped wherever shown. */
+struct container_mount {
+    const char *source;       /* as runsc keeps it (a relative one joined to the bundle), "" when none */
+    const char *dest;         /* destination */
+    const char *mode;         /* the last "mode=" option's value (tmpfs' "1777"), "" when none */
+    const char *propagation;  /* the last propagation option, else linux.rootfsPropagation, else "" */
+    bool rdwr;                /* no "ro" option */
+    const char *text;         /* container.mount: "source:dest:mode:rdwr:propagation" (as mounts_text) */
 };
 
 /* Strings are NULL when the state file does not say (Falco's <NA>). */
@@ -102,6 +119,16 @@ struct container_record {
     const struct container_group *groups;
     size_t ngroups;
     bool users_read;                /* /etc/passwd was read (else: missing or refused) */
+    /* spec.mounts in the spec's order, at most CONTAINER_MOUNTS_MAX;
+     * mounts_text is container.mounts: each "source:dest:mode:rdwr:propagation"
+     * joined by ',' (the values' ':' ',' '\' escaped there), "" when none. */
+    const struct container_mount *mounts;
+    size_t nmounts;
+    const char *mounts_text;
+    /* Entries of spec.mounts refused (not an object, no string destination,
+     * past the limits) or malformed (a value cut or holding a control
+     * character, an option that is not a string). */
+    uint32_t mounts_malformed;
     int64_t resolved_ns;            /* CLOCK_REALTIME when made */
 };
 
@@ -152,6 +179,7 @@ struct container_cache_stats {
     uint64_t unknown;               /* given up on after every attempt */
     uint64_t refused;               /* state files refused (too large, malformed, another id) */
     uint64_t users_refused;         /* passwd or group files refused (not regular, too large, a symlink out) */
+    uint64_t mounts_malformed;      /* spec.mounts entries refused or malformed (container_record.mounts_malformed) */
     uint64_t invalid_ids;           /* ids never looked up (not a runsc id) */
     uint64_t evicted;               /* records dropped to stay under max_records */
     uint64_t wait_timeouts;         /* container_cache_wait deadlines that passed */

@@ -18,6 +18,7 @@ struct record {
     size_t nstrings, strings_cap;
     struct container_user *users;
     struct container_group *groups;
+    struct container_mount *mounts;
     /* What the users were read from, to tell a change (container_reread_users). */
     int64_t passwd_mtime_ns, group_mtime_ns;
     off_t passwd_size, group_size;
@@ -28,12 +29,21 @@ struct record *record_new(const char *id);
 /* A copy of s[0..len) (cut to CONTAINER_STRING_MAX) owned by r; NULL when
  * memory ran out (r->alloc_failed set). */
 const char *record_strndup(struct record *r, const char *s, size_t len);
+/* Hands s (malloc'd, NUL-terminated, any length) to r, which frees it
+ * with itself; s, or NULL (s freed, r->alloc_failed set) out of memory. */
+const char *record_keep(struct record *r, char *s);
 static inline const char *record_strdup(struct record *r, const char *s)
 {
     return s ? record_strndup(r, s, strlen(s)) : NULL;
 }
 /* The record's why (a fixed text). */
 void record_set_state(struct record *r, enum container_state state, const char *why);
+
+/* Reads spec.mounts (and linux.rootfsPropagation) into r (mounts.c). */
+struct json_t;
+void mounts_read(struct record *r, struct json_t *spec);
+/* r's mounts as old has them (a record made again from old). */
+void mounts_copy(struct record *r, const struct container_record *old);
 
 /* Reads rootfs's etc/passwd and etc/group into r (users.c). Missing files
  * leave the tables empty; refused ones are counted in *refused. */

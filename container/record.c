@@ -40,20 +40,27 @@ struct record *record_new(const char *id)
     return r;
 }
 
-const char *record_strndup(struct record *r, const char *s, size_t len)
+const char *record_keep(struct record *r, char *s)
 {
-    if (len > CONTAINER_STRING_MAX)
-        len = CONTAINER_STRING_MAX;
     if (r->nstrings == r->strings_cap) {
         size_t cap = r->strings_cap ? r->strings_cap * 2 : 16;
         char **n = realloc(r->strings, cap * sizeof(*n));
         if (!n) {
+            free(s);
             r->alloc_failed = true;
             return NULL;
         }
         r->strings = n;
         r->strings_cap = cap;
     }
+    r->strings[r->nstrings++] = s;
+    return s;
+}
+
+const char *record_strndup(struct record *r, const char *s, size_t len)
+{
+    if (len > CONTAINER_STRING_MAX)
+        len = CONTAINER_STRING_MAX;
     char *copy = malloc(len + 1);
     if (!copy) {
         r->alloc_failed = true;
@@ -61,8 +68,7 @@ const char *record_strndup(struct record *r, const char *s, size_t len)
     }
     memcpy(copy, s, len);
     copy[len] = '\0';
-    r->strings[r->nstrings++] = copy;
-    return copy;
+    return record_keep(r, copy);
 }
 
 void record_set_state(struct record *r, enum container_state state, const char *why)
@@ -89,6 +95,7 @@ void container_record_release(const struct container_record *pub)
     free(r->strings);
     free(r->users);
     free(r->groups);
+    free(r->mounts);
     free(r);
 }
 

@@ -4,7 +4,8 @@
  * directory (google/gvisor runsc/container/state_file.go, buildPath) and
  * writes it 0640 with encoding/json: the Container of container.go, whose
  * `spec` is the OCI runtime spec (annotations, root.path, process.user,
- * process.terminal, process.capabilities) and `bundleDir` the bundle.
+ * process.terminal, process.capabilities, mounts: mounts.c) and
+ * `bundleDir` the bundle.
  *
  * The root is searched for the one entry starting `<id>_sandbox:` and
  * ending `.state` (the sandbox id is not known beforehand); the entry is
@@ -248,6 +249,7 @@ static void take_spec(struct record *r, json_t *doc, const char *sandbox_from_na
         r->pub.user_gid = 0;
     r->pub.terminal = json_is_true(json_object_get(process, "terminal"));
     r->pub.privileged = grants_every_capability(process);
+    mounts_read(r, spec);
 }
 
 /* Reads and parses the file; the record's state says how it went. */
@@ -351,6 +353,7 @@ struct container_record *container_reread_users(const struct container_record *o
     r->pub.user_uid = old->user_uid;
     r->pub.user_gid = old->user_gid;
     r->pub.created_ns = old->created_ns;
+    mounts_copy(r, old);
     uint64_t ignored = 0;
     users_read(r, r->pub.rootfs, &ignored);
     return finish(r);

@@ -55,6 +55,7 @@ static const char *arg_text(enum field_arg a)
     case FA_ANCESTOR: return "[N]";
     case FA_EVT_ARG: return ".NAME or [N]";
     case FA_ENV_NAME: return "[NAME]";
+    case FA_MOUNT: return "[N] or [PATH]";
     default: return NULL;
     }
 }
@@ -197,6 +198,19 @@ int fields_resolve(const char *name, size_t len, const char *arg, size_t arglen,
             if (arglen == 0 || arglen > 256 || !(out->argname = arena_strndup(a, arg, arglen))) {
                 snprintf(err, errlen, "'%s[%.*s]': the argument must be a variable name (1 to 256 bytes)", d->name,
                          (int)(arglen > 32 ? 32 : arglen), arg);
+                return -1;
+            }
+            out->argname_len = (uint32_t)arglen;
+            return 0;
+        case FA_MOUNT:
+            /* libs' sinsp_filter_check_container::extract_arg: a number is
+             * an index, anything else a path glob */
+            if (has_arg && parse_index(arg, arglen, &out->index))
+                return 0;
+            if (!has_arg || arglen == 0 || arglen > FIELD_MOUNT_GLOB_MAX ||
+                !(out->argname = arena_strndup(a, arg, arglen))) {
+                snprintf(err, errlen, "'%s' needs [N], a mount's index, or [PATH], a glob of its path (1 to %d bytes)",
+                         d->name, FIELD_MOUNT_GLOB_MAX);
                 return -1;
             }
             out->argname_len = (uint32_t)arglen;

@@ -35,6 +35,7 @@ enum field_arg {
     FA_ANCESTOR,    /* [N] (0 self, 1 parent...); none: any ancestor (conditions only) */
     FA_EVT_ARG,     /* .NAME or [N]: a message field */
     FA_ENV_NAME,    /* [NAME]: one environment variable; none: all of them */
+    FA_MOUNT,       /* [N] (a mount's index) or [PATH] (a glob of a mount's path), required */
 };
 
 /* What the process table must have been told for a field to have a value:
@@ -53,6 +54,8 @@ enum {
     FIELD_PROC_ENV = 1u << 8,      /* the environment: kept only for rules that read it */
     FIELD_PROC_SOCKETS = 1u << 9,  /* the sockets a process holds: socket, accept, connect, bind, dup, close */
 };
+
+#define FIELD_MOUNT_GLOB_MAX 4096   /* container.mount.*[PATH]: PATH_MAX */
 
 struct field_def {
     const char *name;

@@ -3,7 +3,28 @@
  * that container (container/container.h), through the engine's view, with
  * the names and types of Falco's container plugin
  * (falcosecurity/plugins plugins/container/src/caps/extract/extract.cpp):
- * absent while the container is not known. */
+ * absent while the container is not known.
+ *
+ * The mounts are the spec's (container/mounts.c says what each value is
+ * and what gVisor cannot tell) with the plugin's semantics (extract.cpp:
+ * 637-710) and libs' older filtercheck's, which the plugin follows
+ * (falcosecurity/libs 9ab23531a0 userspace/libsinsp/
+ * sinsp_filtercheck_container.cpp:550-648): container.mounts joins every
+ * mount's "source:dest:mode:rdwr:propagation" with ',' (the field
+ * descriptions say space-separated; the code joins with ','), "" for a
+ * container without mounts; container.mount[N] and container.mount.*[N]
+ * are the N-th mount's; container.mount[PATH] and container.mount.*[PATH]
+ * the first mount whose source matches the glob PATH (fnmatch, libs
+ * container_info.cpp:106-127 and utils.cpp:779-787), but
+ * container.mount.source[PATH], which matches the destination. No such
+ * mount: absent (the description of container.mount says "none"; neither
+ * implementation returns it). The plugin now matches PATH as a regular
+ * expression anywhere in the path (plugins/container/src/
+ * container_info.cpp:34-66), which its own field descriptions, and the
+ * upstream rules' globs (container.mount.dest[/proc*]), do not mean: the
+ * glob is kept. */
+#include <fnmatch.h>
+
 #include "container.h"
 #include "fields_class.h"
 #include "gvisor/container.pb-c.h"
@@ -13,6 +34,8 @@ enum {
     F_CONTAINER_FULL_ID, F_CONTAINER_NAME, F_CONTAINER_IMAGE, F_CONTAINER_IMAGE_REPOSITORY, F_CONTAINER_IMAGE_TAG,
     F_CONTAINER_TYPE, F_CONTAINER_PRIVILEGED, F_CONTAINER_START_TS, F_CONTAINER_DURATION,
     F_K8S_POD_NAME, F_K8S_NS_NAME, F_K8S_POD_ID, F_K8S_POD_UID, F_K8S_POD_SANDBOX_ID, F_K8S_POD_FULL_SANDBOX_ID,
+    F_CONTAINER_MOUNTS, F_CONTAINER_MOUNT, F_CONTAINER_MOUNT_SOURCE, F_CONTAINER_MOUNT_DEST, F_CONTAINER_MOUNT_MODE,
+    F_CONTAINER_MOUNT_RDWR, F_CONTAINER_MOUNT_PROPAGATION,
 };
 
 #define SHORT_ID_LEN 12   /* Falco's short container and sandbox ids */
@@ -43,6 +66,46 @@ const struct container_record *fields_container_record(struct evctx *x)
         x->container = r && r->state == CONTAINER_FOUND ? r : NULL;
     }
     return x->container;
+}
+
+/* The mount f names: by index, else the first whose source (destination
+ * for container.mount.source) matches f's glob. */
+static const struct container_mount *mount_of(const struct container_record *r, const struct fieldref *f)
+{
+    if (f->index >= 0)
+        return (size_t)f->index < r->nmounts ? &r->mounts[f->index] : NULL;
+    if (!f->argname)
+        return NULL;
+    for (size_t i = 0; i < r->nmounts; i++) {
+        const struct container_mount *m = &r->mounts[i];
+        if (fnmatch(f->argname, f->id == F_CONTAINER_MOUNT_SOURCE ? m->dest : m->source, 0) == 0)
+            return m;
+    }
+    return NULL;
+}
+
+/* A value of the mount; "" stays a value (the plugin sets it: a mount without a mode). */
+static void mount_extract(const struct container_record *r, const struct fieldref *f, struct fval *v)
+{
+    if (f->id == F_CONTAINER_MOUNTS) {
+        if (r->mounts_text)
+            fv_str(v, r->mounts_text, strlen(r->mounts_text));
+        return;
+    }
+    const struct container_mount *m = mount_of(r, f);
+    if (!m)
+        return;
+    const char *s = NULL;
+    switch (f->id) {
+    case F_CONTAINER_MOUNT: s = m->text; break;
+    case F_CONTAINER_MOUNT_SOURCE: s = m->source; break;
+    case F_CONTAINER_MOUNT_DEST: s = m->dest; break;
+    case F_CONTAINER_MOUNT_MODE: s = m->mode; break;
+    case F_CONTAINER_MOUNT_RDWR: s = m->rdwr ? "true" : "false"; break;   /* a string, as Falco's */
+    case F_CONTAINER_MOUNT_PROPAGATION: s = m->propagation; break;
+    default: return;
+    }
+    fv_str(v, s, strlen(s));
 }
 
 static void container_extract(struct evctx *x, const struct fieldref *f, struct fval *v, struct strbuf *buf)
@@ -86,7 +149,7 @@ static void container_extract(struct evctx *x, const struct fieldref *f, struct 
         if (r->pod_name)
             fv_cstr(v, r->sandbox_id);
         return;
-    default: return;
+    default: mount_extract(r, f, v); return;
     }
 }
 
@@ -108,6 +171,13 @@ static const struct field_def container_defs[] = {
     {"k8s.pod.uid", FT_STR, FA_NONE, F_K8S_POD_UID, C, 0, 0, FIELD_REPORTED},
     {"k8s.pod.sandbox_id", FT_STR, FA_NONE, F_K8S_POD_SANDBOX_ID, C, 0, 0, FIELD_REPORTED},
     {"k8s.pod.full_sandbox_id", FT_STR, FA_NONE, F_K8S_POD_FULL_SANDBOX_ID, C, 0, 0, FIELD_REPORTED},
+    {"container.mounts", FT_STR, FA_NONE, F_CONTAINER_MOUNTS, C, 0, 0, FIELD_REPORTED},
+    {"container.mount", FT_STR, FA_MOUNT, F_CONTAINER_MOUNT, C, 0, 0, FIELD_REPORTED},
+    {"container.mount.source", FT_STR, FA_MOUNT, F_CONTAINER_MOUNT_SOURCE, C, 0, 0, FIELD_REPORTED},
+    {"container.mount.dest", FT_STR, FA_MOUNT, F_CONTAINER_MOUNT_DEST, C, 0, 0, FIELD_REPORTED},
+    {"container.mount.mode", FT_STR, FA_MOUNT, F_CONTAINER_MOUNT_MODE, C, 0, 0, FIELD_REPORTED},
+    {"container.mount.rdwr", FT_STR, FA_MOUNT, F_CONTAINER_MOUNT_RDWR, C, 0, 0, FIELD_REPORTED},
+    {"container.mount.propagation", FT_STR, FA_MOUNT, F_CONTAINER_MOUNT_PROPAGATION, C, 0, 0, FIELD_REPORTED},
 };
 #undef C
 

@@ -248,6 +248,9 @@ static void render_containers(struct strbuf *o, const struct server *s)
             "file, or naming another container.", st.refused);
     counter(o, "container_user_files_refused_total", "Containers' /etc/passwd or /etc/group refused: not a regular "
             "file, too large, or leading out of the container's root.", st.users_refused);
+    counter(o, "container_mounts_malformed_total", "Mounts of containers' specs refused (not an object, no "
+            "destination, past 256 mounts or 64 KiB) or malformed (a value cut or holding a control character, an "
+            "option not a string).", st.mounts_malformed);
     counter(o, "container_ids_invalid_total", "Container ids never looked up: not a runsc id.", st.invalid_ids);
     counter(o, "container_ids_over_limit_total", "Container ids not looked up: their connection named more than 64.",
             over_limit);

@@ -228,6 +228,7 @@ static void test_names_from_runsc_state(void **state)
     assert_int_equal(scrape(&f, "seccheckd_containers_unknown_total"), 1);
     assert_int_equal(scrape(&f, "seccheckd_containers_found_total"), 1);
     assert_int_equal(scrape(&f, "seccheckd_container_state_files_refused_total"), 0);
+    assert_int_equal(scrape(&f, "seccheckd_container_mounts_malformed_total"), 0);
     assert_int_equal(scrape(&f, "seccheckd_container_lookups_total"), 1 + CONTAINER_ATTEMPTS_EXPECTED);
     replay(&f, TRACES_DIR "/exec_loop.trace");   /* the next batch carries the unknown record */
     wait_closed(&f, 3);
@@ -387,7 +388,9 @@ static void test_falco_rules_know_the_fields(void **state)
         "container.full_id", "container.name", "container.image", "container.image.repository",
         "container.image.tag", "container.type", "container.privileged", "container.start_ts", "container.duration",
         "k8s.pod.name", "k8s.ns.name", "k8s.pod.id", "k8s.pod.uid", "k8s.pod.sandbox_id", "k8s.pod.full_sandbox_id",
-        "user.name", "user.homedir", "user.shell", "user.loginuid", "user.loginname", "group.name"};
+        "user.name", "user.homedir", "user.shell", "user.loginuid", "user.loginname", "group.name",
+        "container.mounts", "container.mount", "container.mount.source", "container.mount.dest",
+        "container.mount.mode", "container.mount.rdwr", "container.mount.propagation"};
     static char out[1 << 20], err[1 << 20];
     size_t named = 0;
     for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
@@ -411,6 +414,36 @@ static void test_falco_rules_know_the_fields(void **state)
     assert_true(named > 30);   /* the files do use them */
 }
 
+/* falco-sandbox_rules.yaml loads unchanged beside falco_rules.yaml, as
+ * Falco loads them: its "Launch Sensitive Mount Container" names
+ * container.mount.dest[PATH] twelve times (macro sensitive_mount) and
+ * prints %container.mounts. Before the mount fields `rules check` stopped
+ * at 13 errors (unknown field 'container.mount.dest', 'container.mounts'). */
+static void test_falco_sandbox_rules_load(void **state)
+{
+    (void)state;
+    static char out[1 << 20], err[1 << 20];
+    char main_file[512], sandbox[512];
+    snprintf(main_file, sizeof(main_file), "%s/../falco_rules/falco_rules.yaml", TRACES_DIR);
+    snprintf(sandbox, sizeof(sandbox), "%s/../falco_rules/falco-sandbox_rules.yaml", TRACES_DIR);
+    const char *argv[] = {SECCHECKD_BIN, "rules", "check", main_file, sandbox, NULL};
+    int rc = run_command(argv, out, sizeof(out), err, sizeof(err));
+    if (rc != 0)
+        fail_msg("rules check exited %d: %s", rc, err);
+    assert_null(strstr(err, "error:"));
+    assert_null(strstr(out, "unknown field"));
+    /* the rule is there and enabled: indexed for the exec that starts a container */
+    assert_non_null(strstr(out, "  Launch Sensitive Mount Container [Informational]: execve,execveat\n"));
+    FILE *fp = fopen(sandbox, "r");
+    assert_non_null(fp);
+    char line[8192];
+    size_t named = 0;
+    while (fgets(line, sizeof(line), fp))
+        named += strstr(line, "container.mount.dest[") != NULL || strstr(line, "%container.mounts") != NULL;
+    fclose(fp);
+    assert_int_equal(named, 13);   /* the file does use them */
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -418,6 +451,7 @@ int main(void)
         cmocka_unit_test(test_hostile_state_and_passwd),
         cmocka_unit_test(test_roots_said_at_start),
         cmocka_unit_test(test_falco_rules_know_the_fields),
+        cmocka_unit_test(test_falco_sandbox_rules_load),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

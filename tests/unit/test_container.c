@@ -434,6 +434,277 @@ static void test_hostile_state_files(void **state)
     fixture_free(f);
 }
 
+/* ---- the spec's mounts ---- */
+
+/* A state file whose spec holds spec_members (JSON members, no braces). */
+static void write_spec(const struct fixture *f, const char *id, const char *spec_members)
+{
+    char path[512];
+    state_path(f, id, path, sizeof(path));
+    size_t len = strlen(spec_members) + 256;
+    char *json = malloc(len);
+    assert_non_null(json);
+    snprintf(json, len, "{\"id\":\"%s\",\"spec\":{%s}}", id, spec_members);
+    write_text(path, json);
+    free(json);
+}
+
+static void expect_mount(const struct container_record *r, size_t i, const char *source, const char *dest,
+                         const char *mode, bool rdwr, const char *propagation, const char *text)
+{
+    assert_true(i < r->nmounts);
+    const struct container_mount *m = &r->mounts[i];
+    assert_string_equal(m->source, source);
+    assert_string_equal(m->dest, dest);
+    assert_string_equal(m->mode, mode);
+    assert_int_equal(m->rdwr, rdwr);
+    assert_string_equal(m->propagation, propagation);
+    assert_string_equal(m->text, text);
+}
+
+/* The mounts of an OCI spec as Falco's container plugin makes them from
+ * one (falcosecurity/plugins plugins/container/go-worker/pkg/container/
+ * containerd.go:91-111): rdwr false with an "ro" option (whatever follows:
+ * gVisor release-20221219.0 runsc/boot/vfs.go:743-765), mode from
+ * "mode=", propagation the mount's own option (the last), else the spec's
+ * rootfsPropagation; the text container_info.h:42-46 writes. */
+static void test_mounts_as_falco_makes_them(void **state)
+{
+    (void)state;
+    struct fixture *f = fixture_new();
+    write_spec(f, "m1",
+               "\"linux\":{\"rootfsPropagation\":\"rslave\"},\"mounts\":["
+               "{\"destination\":\"/proc\",\"type\":\"proc\",\"source\":\"proc\"},"
+               "{\"destination\":\"/dev\",\"type\":\"tmpfs\",\"source\":\"tmpfs\","
+               "\"options\":[\"nosuid\",\"strictatime\",\"mode=755\",\"size=65536k\"]},"
+               "{\"destination\":\"/host/etc\",\"type\":\"bind\",\"source\":\"/etc\",\"options\":[\"rbind\",\"ro\","
+               "\"rprivate\"]},"
+               "{\"destination\":\"/data\",\"type\":\"bind\",\"source\":\"/srv/data\",\"options\":[\"rbind\",\"rw\"]},"
+               "{\"destination\":\"/sys\",\"type\":\"sysfs\"},"
+               "{\"destination\":\"/x\",\"type\":\"bind\",\"source\":\"/x\",\"options\":[\"ro\",\"rw\",\"rslave\","
+               "\"private\",\"mode=1\",\"mode=0700\"]}]");
+    struct container_record *r = read_one(f, "m1");
+    assert_int_equal(r->state, CONTAINER_FOUND);
+    assert_int_equal(r->nmounts, 6);
+    assert_int_equal(r->mounts_malformed, 0);
+    expect_mount(r, 0, "proc", "/proc", "", true, "rslave", "proc:/proc::true:rslave");
+    expect_mount(r, 1, "tmpfs", "/dev", "755", true, "rslave", "tmpfs:/dev:755:true:rslave");
+    expect_mount(r, 2, "/etc", "/host/etc", "", false, "rprivate", "/etc:/host/etc::false:rprivate");
+    expect_mount(r, 3, "/srv/data", "/data", "", true, "rslave", "/srv/data:/data::true:rslave");
+    expect_mount(r, 4, "", "/sys", "", true, "rslave", ":/sys::true:rslave");
+    expect_mount(r, 5, "/x", "/x", "0700", false, "private", "/x:/x:0700:false:private");
+    /* extract.cpp:637-654: joined by ',' */
+    assert_string_equal(r->mounts_text, "proc:/proc::true:rslave,tmpfs:/dev:755:true:rslave,"
+                                        "/etc:/host/etc::false:rprivate,/srv/data:/data::true:rslave,"
+                                        ":/sys::true:rslave,/x:/x:0700:false:private");
+    container_record_release(r);
+
+    /* no rootfsPropagation (or one that is no propagation): "" */
+    write_spec(f, "m2", "\"linux\":{\"rootfsPropagation\":\"sideways\"},\"mounts\":[{\"destination\":\"/proc\","
+                        "\"type\":\"proc\",\"source\":\"proc\"},{\"destination\":\"/s\",\"source\":\"/s\","
+                        "\"options\":[\"rshared\"]}]");
+    r = read_one(f, "m2");
+    expect_mount(r, 0, "proc", "/proc", "", true, "", "proc:/proc::true:");
+    expect_mount(r, 1, "/s", "/s", "", true, "rshared", "/s:/s::true:rshared");
+    container_record_release(r);
+
+    /* no mounts at all: none, container.mounts "" */
+    write_spec(f, "m3", "\"annotations\":{}");
+    r = read_one(f, "m3");
+    assert_int_equal(r->nmounts, 0);
+    assert_null(r->mounts);
+    assert_string_equal(r->mounts_text, "");
+    assert_int_equal(r->mounts_malformed, 0);
+    container_record_release(r);
+    fixture_free(f);
+}
+
+/* A spec's mounts are its author's: entries that are not mounts refused,
+ * odd values kept as they are but counted, the joined texts unforgeable,
+ * the counts and sizes bounded. */
+static void test_mounts_hostile(void **state)
+{
+    (void)state;
+    struct fixture *f = fixture_new();
+    /* not a list */
+    write_spec(f, "h1", "\"mounts\":{\"destination\":\"/a\"}");
+    struct container_record *r = read_one(f, "h1");
+    assert_int_equal(r->state, CONTAINER_FOUND);
+    assert_int_equal(r->nmounts, 0);
+    assert_string_equal(r->mounts_text, "");
+    assert_int_equal(r->mounts_malformed, 1);
+    container_record_release(r);
+
+    /* entries that are no mount; separators, a backslash, control characters, non-string options */
+    write_spec(f, "h2", "\"mounts\":[5,null,{\"source\":\"/nodest\"},{\"destination\":7},{\"destination\":null},"
+                        "{\"destination\":\"/b\",\"source\":[\"x\"]},"
+                        "{\"destination\":\"/ok\",\"source\":\"/s:1,2\\\\x\",\"options\":[1,null,\"ro\",{\"a\":1}]},"
+                        "{\"destination\":\"/ctl\\n\\u001b[2J\",\"source\":\"/c\"},"
+                        "{\"destination\":\"/o\",\"options\":\"ro\"},"
+                        "{\"destination\":\"/fine\",\"source\":\"/fine\",\"options\":[\"mode=a:b\"]}]");
+    r = read_one(f, "h2");
+    assert_int_equal(r->nmounts, 4);
+    assert_int_equal(r->mounts_malformed, 6 + 3);   /* 6 refused; /ok, /ctl, /o kept but counted */
+    expect_mount(r, 0, "/s:1,2\\x", "/ok", "", false, "", "/s\\x3a1\\x2c2\\x5cx:/ok::false:");
+    expect_mount(r, 1, "/c", "/ctl\n\x1b[2J", "", true, "", "/c:/ctl\n\x1b[2J::true:");
+    expect_mount(r, 2, "", "/o", "", true, "", ":/o::true:");   /* options not a list: ignored */
+    expect_mount(r, 3, "/fine", "/fine", "a:b", true, "", "/fine:/fine:a\\x3ab:true:");
+    /* one mount's path cannot make another appear in container.mounts */
+    assert_string_equal(r->mounts_text, "/s\\x3a1\\x2c2\\x5cx:/ok::false:,/c:/ctl\n\x1b[2J::true:,:/o::true:,"
+                                        "/fine:/fine:a\\x3ab:true:");
+    container_record_release(r);
+
+    /* a NUL escape in a mount: the whole file is refused, as any */
+    write_spec(f, "h3", "\"mounts\":[{\"destination\":\"/a\\u0000/etc\",\"source\":\"/etc\"}]");
+    expect_refused(f, "h3", "not a JSON object");
+
+    /* 300 mounts: the first CONTAINER_MOUNTS_MAX kept, the rest counted */
+    size_t cap = 300 * 64 + 64;
+    char *many = malloc(cap);
+    size_t n = (size_t)snprintf(many, cap, "\"mounts\":[");
+    for (int i = 0; i < 300; i++)
+        n += (size_t)snprintf(many + n, cap - n, "%s{\"destination\":\"/d%d\",\"source\":\"/s%d\"}", i ? "," : "",
+                              i, i);
+    snprintf(many + n, cap - n, "]");
+    write_spec(f, "h4", many);
+    free(many);
+    r = read_one(f, "h4");
+    assert_int_equal(r->nmounts, CONTAINER_MOUNTS_MAX);
+    assert_int_equal(r->mounts_malformed, 300 - CONTAINER_MOUNTS_MAX);
+    assert_string_equal(r->mounts[255].dest, "/d255");
+    container_record_release(r);
+
+    /* long paths: each cut at CONTAINER_STRING_MAX (counted); container.mounts stops short of
+     * CONTAINER_MOUNTS_TEXT_MAX, the mounts past it not kept (counted) */
+    size_t plen = 2000, count = 100;
+    cap = count * (plen + 64) + 64;
+    char *longs = malloc(cap);
+    n = (size_t)snprintf(longs, cap, "\"mounts\":[");
+    for (size_t i = 0; i < count; i++) {
+        n += (size_t)snprintf(longs + n, cap - n, "%s{\"destination\":\"/d%zu\",\"source\":\"", i ? "," : "", i);
+        memset(longs + n, 'a', plen);
+        n += plen;
+        n += (size_t)snprintf(longs + n, cap - n, "\"}");
+    }
+    snprintf(longs + n, cap - n, "]");
+    write_spec(f, "h5", longs);
+    free(longs);
+    r = read_one(f, "h5");
+    assert_true(r->nmounts > 10 && r->nmounts < count);
+    assert_int_equal(strlen(r->mounts[0].source), CONTAINER_STRING_MAX);
+    assert_true(strlen(r->mounts_text) <= CONTAINER_MOUNTS_TEXT_MAX);
+    assert_true(strlen(r->mounts_text) > CONTAINER_MOUNTS_TEXT_MAX - 2 * (CONTAINER_STRING_MAX + 32));
+    assert_int_equal(r->mounts_malformed, count);   /* every one cut or not kept */
+    container_record_release(r);
+    fixture_free(f);
+}
+
+/* Random specs' mounts (a fixed seed): whatever the entries hold, the
+ * record keeps at most the limits, never a NULL value, and its joined text
+ * is its mounts' texts joined by ','. */
+static const char *random_json_value(unsigned *seed, char *buf, size_t len)
+{
+    static const char *const pieces[] = {
+        "\"/etc\"", "\"/proc\"", "\"\"", "\"a:b,c\\\\d\"", "\"\\u001b[2J\\n\"", "7", "-1", "null", "true",
+        "[\"ro\"]", "{}", "{\"x\":[1,2]}", "\"/var/run/docker.sock\"", "1e308", "\"\\ud83d\\ude00\"",
+    };
+    unsigned r = (unsigned)rand_r(seed);
+    if (r % 7 == 0) {   /* a long string */
+        size_t n = 1 + (size_t)rand_r(seed) % (len - 3);
+        buf[0] = '"';
+        memset(buf + 1, 'a' + (char)(r % 26), n);
+        buf[n + 1] = '"';
+        buf[n + 2] = '\0';
+        return buf;
+    }
+    return pieces[r % (sizeof(pieces) / sizeof(pieces[0]))];
+}
+
+static void test_mounts_random_specs(void **state)
+{
+    (void)state;
+    struct fixture *f = fixture_new();
+    unsigned seed = 20261202;
+    static const char *const options[] = {"\"ro\"", "\"rw\"", "\"rslave\"", "\"shared\"", "\"mode=0755\"",
+                                          "\"mode=\"", "\"mode=a:b\"", "5", "null", "[\"ro\"]", "\"\\u0007\""};
+    size_t cap = 1 << 20;
+    char *spec = malloc(cap), *value = malloc(3000);
+    assert_non_null(spec);
+    assert_non_null(value);
+    for (int round = 0; round < 200; round++) {
+        size_t n = (size_t)snprintf(spec, cap, "\"linux\":{\"rootfsPropagation\":%s},\"mounts\":[",
+                                    round % 3 ? "\"rshared\"" : "[1]");
+        int entries = rand_r(&seed) % 300;
+        for (int i = 0; i < entries && n + 8000 < cap; i++) {
+            n += (size_t)snprintf(spec + n, cap - n, "%s{\"destination\":%s", i ? "," : "",
+                                  random_json_value(&seed, value, 3000));
+            if (rand_r(&seed) % 2)
+                n += (size_t)snprintf(spec + n, cap - n, ",\"source\":%s", random_json_value(&seed, value, 3000));
+            n += (size_t)snprintf(spec + n, cap - n, ",\"options\":[");
+            for (int k = rand_r(&seed) % 5; k > 0; k--)
+                n += (size_t)snprintf(spec + n, cap - n, "%s%s", options[(size_t)rand_r(&seed) % 11], k > 1 ? "," : "");
+            n += (size_t)snprintf(spec + n, cap - n, "]}");
+        }
+        snprintf(spec + n, cap - n, "]");
+        write_spec(f, "rnd", spec);
+        struct container_record *r = read_one(f, "rnd");
+        assert_int_equal(r->state, CONTAINER_FOUND);
+        assert_true(r->nmounts <= CONTAINER_MOUNTS_MAX && r->nmounts <= (size_t)entries);
+        assert_true(r->nmounts + r->mounts_malformed >= (size_t)entries);
+        assert_non_null(r->mounts_text);
+        assert_true(strlen(r->mounts_text) <= CONTAINER_MOUNTS_TEXT_MAX);
+        size_t at = 0;
+        for (size_t i = 0; i < r->nmounts; i++) {
+            const struct container_mount *m = &r->mounts[i];
+            assert_non_null(m->source);
+            assert_non_null(m->dest);
+            assert_non_null(m->mode);
+            assert_non_null(m->propagation);
+            assert_true(strlen(m->source) <= CONTAINER_STRING_MAX && strlen(m->dest) <= CONTAINER_STRING_MAX);
+            size_t len = strlen(m->text);
+            assert_memory_equal(r->mounts_text + at, m->text, len);
+            at += len;
+            assert_int_equal(r->mounts_text[at], i + 1 < r->nmounts ? ',' : '\0');
+            at++;
+            /* five fields, whatever the values hold */
+            size_t colons = 0;
+            for (const char *c = m->text; *c; c++)
+                colons += *c == ':';
+            assert_int_equal(colons, 4);
+            assert_null(strchr(m->text, ','));
+        }
+        container_record_release(r);
+    }
+    free(spec);
+    free(value);
+    fixture_free(f);
+}
+
+/* A record made again for its users keeps the mounts. */
+static void test_mounts_kept_when_users_reread(void **state)
+{
+    (void)state;
+    struct fixture *f = fixture_new();
+    char spec[1024];
+    snprintf(spec, sizeof(spec), "\"root\":{\"path\":\"%s\"},\"mounts\":[{\"destination\":\"/host\","
+             "\"source\":\"/\",\"options\":[\"ro\",\"rslave\"]},{\"destination\":7}]", f->rootfs);
+    write_spec(f, "rr", spec);
+    write_etc(f, "passwd", "a:x:1000:1000::/h:/s\n");
+    struct container_record *r = read_one(f, "rr");
+    write_etc(f, "passwd", "bee:x:1000:1000::/h:/s\n");
+    struct container_record *r2 = container_reread_users(r);
+    assert_non_null(r2);
+    assert_string_equal(container_user_by_uid(r2, 1000)->name, "bee");
+    assert_int_equal(r2->nmounts, 1);
+    assert_ptr_not_equal(r2->mounts, r->mounts);
+    container_record_release(r);   /* r2 owns its own copies */
+    expect_mount(r2, 0, "/", "/host", "", false, "rslave", "/:/host::false:rslave");
+    assert_string_equal(r2->mounts_text, "/:/host::false:rslave");
+    assert_int_equal(r2->mounts_malformed, 1);
+    container_record_release(r2);
+    fixture_free(f);
+}
+
 /* ---- passwd and group ---- */
 
 static struct container_record *read_with_passwd(struct fixture *f, const char *passwd)
@@ -787,6 +1058,10 @@ int main(void)
         cmocka_unit_test(test_privileged_needs_every_capability),
         cmocka_unit_test(test_state_file_missing_is_unknown),
         cmocka_unit_test(test_hostile_state_files),
+        cmocka_unit_test(test_mounts_as_falco_makes_them),
+        cmocka_unit_test(test_mounts_hostile),
+        cmocka_unit_test(test_mounts_random_specs),
+        cmocka_unit_test(test_mounts_kept_when_users_reread),
         cmocka_unit_test(test_passwd_parsing),
         cmocka_unit_test(test_passwd_hostile),
         cmocka_unit_test(test_users_reread_on_change),
