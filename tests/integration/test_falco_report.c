@@ -23,9 +23,12 @@
  * leaves empty for the user: never true until tuned, in Falco too. The
  * others read what runsc 2022-12 sends.
  *
- * falco-sandbox_rules.yaml does not load on this branch yet (container.mounts
- * comes with another): when it does, its rows go in with SANDBOX and
- * test_stable_incubating_sandbox is one more line in main. */
+ * falco-sandbox_rules.yaml, loaded after the other two as Falco's
+ * rules_files list them: the rules its file switches off (enabled: false)
+ * are off; Update Package Repository, Modify binary dirs and Mkdir binary
+ * dirs read rename's and mkdir's paths, which the 2022-12 raw points carry
+ * as pointers only; Launch Sensitive Mount Container reads
+ * container.mount.dest[PATH] (container/mounts.c). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -39,8 +42,9 @@
 #include "daemon.h"
 #include "reaper.h"
 
-enum file { STABLE, INCUBATING, NFILES };
-static const char *const file_names[NFILES] = {"falco_rules.yaml", "falco-incubating_rules.yaml"};
+enum file { STABLE, INCUBATING, SANDBOX, NFILES };
+static const char *const file_names[NFILES] = {"falco_rules.yaml", "falco-incubating_rules.yaml",
+                                               "falco-sandbox_rules.yaml"};
 
 enum cls { C_RUNS, C_NEWER, C_ABSENT, C_NEVER_TRUE, C_OFF };
 static const char *const class_words[] = {"runs", "newer runsc", "disabled", "never true", "off"};
@@ -109,6 +113,43 @@ static const struct row rows[] = {
     {INCUBATING, "Potential Local Privilege Escalation via Environment Variables Misuse", C_RUNS, NULL},
     {INCUBATING, "Backdoored library loaded into SSHD (CVE-2024-3094)", C_RUNS, NULL},
     {INCUBATING, "BPF Program Not Profiled", C_RUNS, NULL},
+    {SANDBOX, "Unexpected inbound connection source", C_OFF, NULL},
+    {SANDBOX, "Read Shell Configuration File", C_OFF, NULL},
+    {SANDBOX, "Update Package Repository", C_ABSENT, "evt.arg.newpath"},
+    {SANDBOX, "Write below binary dir", C_RUNS, NULL},
+    {SANDBOX, "Write below monitored dir", C_RUNS, NULL},
+    {SANDBOX, "Write below etc", C_RUNS, NULL},
+    {SANDBOX, "Write below root", C_RUNS, NULL},
+    {SANDBOX, "Write below rpm database", C_RUNS, NULL},
+    {SANDBOX, "Modify binary dirs", C_ABSENT, "evt.arg.path, evt.arg.name, evt.arg.oldpath, evt.arg.newpath"},
+    {SANDBOX, "Mkdir binary dirs", C_ABSENT, "evt.arg.path"},
+    {SANDBOX, "Launch Sensitive Mount Container", C_RUNS, NULL},
+    {SANDBOX, "Launch Disallowed Container", C_RUNS, NULL},
+    {SANDBOX, "Interpreted procs inbound network activity", C_OFF, NULL},
+    {SANDBOX, "Interpreted procs outbound network activity", C_OFF, NULL},
+    {SANDBOX, "Unexpected K8s NodePort Connection", C_OFF, NULL},
+    {SANDBOX, "Create Hidden Files or Directories", C_OFF, NULL},
+    {SANDBOX, "Detect outbound connections to common miner pool ports", C_OFF, NULL},
+    {SANDBOX, "Detect crypto miners using the Stratum protocol", C_RUNS, NULL},
+    {SANDBOX, "Kubernetes Client Tool Launched in Container", C_RUNS, NULL},
+    {SANDBOX, "Container Drift Detected (chmod)", C_OFF, NULL},
+    {SANDBOX, "Container Drift Detected (open+create)", C_OFF, NULL},
+    {SANDBOX, "Container Run as Root User", C_OFF, NULL},
+    {SANDBOX, "Sudo Potential Privilege Escalation", C_RUNS, NULL},
+    {SANDBOX, "Unprivileged Delegation of Page Faults Handling to a Userspace Process", C_RUNS, NULL},
+    {SANDBOX, "Polkit Local Privilege Escalation Vulnerability (CVE-2021-4034)", C_RUNS, NULL},
+    {SANDBOX, "Java Process Class File Download", C_OFF, NULL},
+    {SANDBOX, "Modify Container Entrypoint", C_OFF, NULL},
+    {SANDBOX, "Decoding Payload in Container", C_RUNS, NULL},
+    {SANDBOX, "Basic Interactive Reconnaissance", C_NEWER, NULL},
+    {SANDBOX, "Netcat/Socat Remote Code Execution on Host", C_RUNS, NULL},
+    {SANDBOX, "Network Tool Executed During NPM Package Install", C_RUNS, NULL},
+    {SANDBOX, "Known Cryptominer Process Executed", C_RUNS, NULL},
+    {SANDBOX, "Web Server Spawned Shell", C_RUNS, NULL},
+    {SANDBOX, "Web Server Spawned Suspicious Child Process", C_RUNS, NULL},
+    {SANDBOX, "Reverse Shell from Web Server", C_RUNS, NULL},
+    {SANDBOX, "Privileged Container Device Access", C_RUNS, NULL},
+    {SANDBOX, "Container Access to Host Sensitive Paths", C_RUNS, NULL},
 };
 #define NROWS (sizeof(rows) / sizeof(rows[0]))
 
@@ -250,6 +291,13 @@ static void test_stable_incubating_classes(void **state)
     check_classes(files, 2);
 }
 
+static void test_stable_incubating_sandbox_classes(void **state)
+{
+    (void)state;
+    static const enum file files[] = {STABLE, INCUBATING, SANDBOX};
+    check_classes(files, 3);
+}
+
 static void assert_has(const char *text, const char *part)
 {
     if (!strstr(text, part))
@@ -357,6 +405,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_stable_classes, setup, teardown),
         cmocka_unit_test_setup_teardown(test_stable_incubating_classes, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_stable_incubating_sandbox_classes, setup, teardown),
         cmocka_unit_test_setup_teardown(test_report_text, setup, teardown),
         cmocka_unit_test_setup_teardown(test_report_local_file, setup, teardown),
         cmocka_unit_test_setup_teardown(test_usage, setup, teardown),
