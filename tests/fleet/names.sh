@@ -8,8 +8,9 @@
 # seccheckd forward; alerts --to and containers --to filter by container
 # name, pod and namespace on the right host only, and show the names beside
 # the id, escaped; a changed passwd (the row replaced on the host, a higher
-# id) is shipped; a forwarder restarted ships nothing twice; verify --to
-# prints a hostile host id escaped.
+# id) is shipped; a forwarder restarted ships nothing twice; names the
+# central copy lacks (a host that forwarded before they were shipped) are
+# sent once caught up; verify --to prints a hostile host id escaped.
 # Usage: names.sh BIN_DIR TRACES_DIR
 set -uo pipefail
 bin=${1:?usage: names.sh BIN_DIR TRACES_DIR}
@@ -183,6 +184,17 @@ after=$(psql_c "SELECT (SELECT count(*) FROM container_info) || ' ' || (SELECT c
                        (SELECT count(*) FROM alerts) || ' ' || (SELECT sum(batches) FROM hosts)")
 check "a restarted forwarder ships nothing twice ($before)" [ "$before" = "$after" ]
 check "... names, events and alerts are the host's" same_rows "$dir/a.db" host-a
+
+# A host that forwarded before names were shipped: the central copy has
+# every batch but no names. Caught up, the forwarder sends them anyway.
+stop "$f_a"
+psql_c "DELETE FROM container_info WHERE host_id = 'host-a'" >/dev/null
+forwarder a host-a
+central_names_back() { [ "$(central_info_rows host-a)" = 1 ] && central_user admin; }
+check "names the central copy lacks are shipped with no new batch" wait_for 30 central_names_back
+check "... and nothing else again" [ "$(psql_c "SELECT sum(batches) FROM hosts WHERE host_id = 'host-a'")" = \
+    "$(sqlite_c "$dir/a.db" "SELECT count(*) FROM batches")" ]
+stop "$f_a"
 
 # ---------------------------------------------------------------- verify --to: a hostile host id
 hostile=$'host-\xc2\x9b2J\xe2\x80\xae-evil'
