@@ -7,7 +7,8 @@
 # container_info, container_names, alerts_full and the event views after
 # seccheckd forward; alerts --to and containers --to filter by container
 # name, pod and namespace on the right host only, and show the names beside
-# the id, escaped; a changed passwd (the row replaced on the host, a higher
+# the id, escaped; events --to prints what events --db does, with the same
+# filters; a changed passwd (the row replaced on the host, a higher
 # id) is shipped; a forwarder restarted ships nothing twice; names the
 # central copy lacks (a host that forwarded before they were shipped) are
 # sent once caught up; verify --to prints a hostile host id escaped.
@@ -154,6 +155,32 @@ check "containers --to --json: no raw control characters" no_control "$dir/conta
 check "containers --to --pod: per host" [ \
     "$("$bin/seccheckd" containers --to "$PG_URL" --all-hosts --pod web-1 --json | grep -c '"host_id" *: *"host-a"')" = 1 -a \
     "$("$bin/seccheckd" containers --to "$PG_URL" --all-hosts --pod web-1 --json | wc -l)" = 1 ]
+
+# ---------------------------------------------------------------- events --to
+events_to() { "$bin/seccheckd" events --to "$PG_URL" --color never "$@"; }
+events_db() { "$bin/seccheckd" events --db "$dir/a.db" --color never "$@"; }
+same_events() {   # same_events ARGS...: events --to --host-id host-a ARGS prints what events --db a.db ARGS does
+    events_to --host-id host-a "$@" >"$dir/ev.central" 2>/dev/null
+    events_db "$@" >"$dir/ev.local" 2>/dev/null
+    [ -s "$dir/ev.local" ] && cmp -s "$dir/ev.local" "$dir/ev.central"
+}
+check "events --to: the host's lines, byte for byte" same_events
+check "events --to --container NAME, --pod, --namespace: as --db" same_events --container app --pod web-1 --namespace shop
+check "events --to --process, --type, -n: as --db" same_events --process cat --type 7 -n 5
+check "events --to --container NAME: every event of the container" [ \
+    "$(events_to --host-id host-a --container app | wc -l)" = \
+    "$(sqlite_c "$dir/a.db" "SELECT count(*) FROM events WHERE container_id = '$cid'")" ]
+events_to --host-id host-b --container app >"$dir/evb.out" 2>"$dir/evb.err"
+check "events --to: host a's names do not match host b's container" \
+    [ ! -s "$dir/evb.out" -a "$(grep -c 'no event of host host-b in the central copy passes the filters' "$dir/evb.err")" = 1 ]
+events_to --host-id host-a -o json >"$dir/ev.central.json"
+events_db -o json >"$dir/ev.local.json"
+check "events --to -o json: events_full's rows, as --db gives them" python3 -c "
+import json, sys
+l = [json.loads(x) for x in open(sys.argv[1])]
+c = [json.loads(x) for x in open(sys.argv[2])]
+assert len(l) == len(c) > 0 and l == c, (len(l), len(c))
+" "$dir/ev.local.json" "$dir/ev.central.json"
 
 # ---------------------------------------------------------------- an update is shipped
 # The container's passwd changes (another size): the daemon reads it again
