@@ -1,7 +1,8 @@
 /* central.h - the central PostgreSQL copy of every host's events.
  *
  * Schema (created on first use, central_ensure_schema): the local tables
- * runs, connections, events and batches with host_id added to every key,
+ * runs, connections, events, batches, alerts and container_info with
+ * host_id added to every key,
  * their columns taken from the local database (INTEGER -> bigint, TEXT ->
  * text, BLOB -> bytea, detail -> jsonb) and added when a newer daemon has
  * more; hosts (one row per host: how far its chain got, totals, times),
