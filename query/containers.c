@@ -87,8 +87,10 @@ static int parse_options(int argc, char **argv, struct containers_options *o)
     }
     if (optind < argc)
         return cli_usage_error(PROG, "unexpected argument", argv[optind]);
-    if (!o->db_path == !o->to_url)
-        return cli_usage_error(PROG, "give --db PATH (a host's database) or --to URL (the central copy)", NULL);
+    if (!o->db_path && !o->to_url)
+        return cli_usage_error(PROG, "--db PATH is required (or --to URL, the central copy)", NULL);
+    if (o->db_path && o->to_url)
+        return cli_usage_error(PROG, "give --db PATH or --to URL, not both", NULL);
     if (o->db_path && (o->host_id || o->all_hosts))
         return cli_usage_error(PROG, "--host-id and --all-hosts go with --to", NULL);
     if (o->host_id && o->all_hosts)

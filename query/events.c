@@ -157,8 +157,10 @@ static int parse_options(int argc, char **argv, struct events_options *o)
     }
     if (optind < argc)
         return usage_error("unexpected argument", argv[optind]);
-    if (!o->db_path == !o->to_url)
-        return usage_error("give --db PATH (a host's database) or --to URL (the central copy)", NULL);
+    if (!o->db_path && !o->to_url)
+        return usage_error("--db PATH is required (or --to URL, the central copy)", NULL);
+    if (o->db_path && o->to_url)
+        return usage_error("give --db PATH or --to URL, not both", NULL);
     if (o->db_path && o->host_id)
         return usage_error("--host-id goes with --to", NULL);
     return 0;
