@@ -565,26 +565,6 @@ static int upsert_table(PGconn *pg, struct local *l, const struct local_table *t
     return rc;
 }
 
-int central_sync_open_rows(PGconn *pg, struct local *l, const char *host_id, int64_t runs_from, int64_t conns_from,
-                           char *err, size_t errlen)
-{
-    int rc = upsert_table(pg, l, &l->runs, "WHERE id >= ?1 AND ?2 = 0", runs_from, 0, host_id, err, errlen);
-    return rc != 0 ? rc
-                   : upsert_table(pg, l, &l->connections, "WHERE id >= ?1 AND ?2 = 0", conns_from, 0, host_id, err,
-                                  errlen);
-}
-
-/* The alerts of the events lo..hi: in the transaction of their batches, so
- * they arrive exactly once, as the events do. Alerts copied, or < 0. */
-static int64_t ship_alerts(PGconn *pg, struct local *l, int64_t lo, int64_t hi, const char *host_id, char *err,
-                           size_t errlen)
-{
-    if (!l->has_alerts || lo > hi)
-        return 0;
-    return copy_table(pg, l, &l->alerts, "alerts", "WHERE event_id BETWEEN ?1 AND ?2 ORDER BY id", lo, hi, host_id,
-                      NULL, NULL, err, errlen);
-}
-
 /* The container names that changed since the central copy's newest row of
  * this host (the hosts row is locked: one forwarder at a time), upserted:
  * metadata, so a row that comes again is harmless. */
@@ -601,6 +581,28 @@ static int ship_container_info(PGconn *pg, struct local *l, const char *host_id,
     PQclear(res);
     return upsert_table(pg, l, &l->container_info, "WHERE id > ?1 AND ?2 = 0 ORDER BY id", newest, 0, host_id, err,
                         errlen);
+}
+
+int central_sync_open_rows(PGconn *pg, struct local *l, const char *host_id, int64_t runs_from, int64_t conns_from,
+                           char *err, size_t errlen)
+{
+    int rc = upsert_table(pg, l, &l->runs, "WHERE id >= ?1 AND ?2 = 0", runs_from, 0, host_id, err, errlen);
+    if (rc == 0)
+        rc = upsert_table(pg, l, &l->connections, "WHERE id >= ?1 AND ?2 = 0", conns_from, 0, host_id, err, errlen);
+    /* Names the central copy lacks though it has every batch: rows of a
+     * host that forwarded before names were shipped. */
+    return rc != 0 ? rc : ship_container_info(pg, l, host_id, err, errlen);
+}
+
+/* The alerts of the events lo..hi: in the transaction of their batches, so
+ * they arrive exactly once, as the events do. Alerts copied, or < 0. */
+static int64_t ship_alerts(PGconn *pg, struct local *l, int64_t lo, int64_t hi, const char *host_id, char *err,
+                           size_t errlen)
+{
+    if (!l->has_alerts || lo > hi)
+        return 0;
+    return copy_table(pg, l, &l->alerts, "alerts", "WHERE event_id BETWEEN ?1 AND ?2 ORDER BY id", lo, hi, host_id,
+                      NULL, NULL, err, errlen);
 }
 
 int central_ship(PGconn *pg, struct local *l, const char *host_id, const struct local_batch *b, int n,

@@ -1,7 +1,8 @@
 /* central.h - the central PostgreSQL copy of every host's events.
  *
  * Schema (created on first use, central_ensure_schema): the local tables
- * runs, connections, events and batches with host_id added to every key,
+ * runs, connections, events, batches, alerts and container_info with
+ * host_id added to every key,
  * their columns taken from the local database (INTEGER -> bigint, TEXT ->
  * text, BLOB -> bytea, detail -> jsonb) and added when a newer daemon has
  * more; hosts (one row per host: how far its chain got, totals, times),
@@ -83,7 +84,9 @@ int central_ship(PGconn *pg, struct local *l, const char *host_id, const struct 
 /* Runs and connections change after their last batch (a connection's
  * close, a run's stop, counters): re-sends the rows from runs_from and
  * conns_from on (the oldest ones still open last time) into the open
- * transaction. 0, -1 central error, -2 local error. */
+ * transaction, and the container_info rows past the central copy's newest
+ * (central_ship sends them with their batches). 0, -1 central error, -2
+ * local error. */
 int central_sync_open_rows(PGconn *pg, struct local *l, const char *host_id, int64_t runs_from, int64_t conns_from,
                            char *err, size_t errlen);
 

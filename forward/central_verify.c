@@ -25,6 +25,7 @@
 
 #include "cli.h"
 #include "copy_binary.h"
+#include "event_line.h"
 #include "event_redecode.h"
 #include "host_id.h"
 
@@ -60,6 +61,10 @@ struct gap {
 struct cverifier {
     PGconn *pg;
     const char *host;
+    /* The host id as printed: chosen by the host (any UTF-8 the central
+     * text column takes, C1 controls and bidirectional overrides too), so
+     * escaped as every other such string (event_line.h). */
+    char shown[4 * HOST_ID_MAX + 64];
     struct chain *chain;
     struct gap *gaps;
     int ngaps;
@@ -72,6 +77,16 @@ struct cverifier {
     int64_t expected_rows, expected_lo, expected_hi;   /* their event ids */
     int64_t altered, listed;      /* events whose columns differ, and how many were named */
 };
+
+static void set_host(struct cverifier *v, const char *host)
+{
+    v->host = host;
+    struct strbuf sb = {0};
+    if (host)
+        event_line_plain(&sb, host, strlen(host), 2 * HOST_ID_MAX);
+    snprintf(v->shown, sizeof(v->shown), "%s", sb.failed || !sb.data ? "?" : sb.data);
+    strbuf_free(&sb);
+}
 
 /* libpq's error as one line on stderr: "PROG: what: message". */
 static void print_pg_error(PGconn *pg, const char *what)
@@ -253,7 +268,7 @@ static int compare_expected(struct cverifier *v)
     }
     for (int i = 0; i < PQntuples(r) && v->listed < LIST_MAX; i++, v->listed++) {
         const char *columns = PQgetvalue(r, i, 2);
-        printf("host %s: event %s (batch %s): altered: %s %s not what its raw decodes to\n", v->host,
+        printf("host %s: event %s (batch %s): altered: %s %s not what its raw decodes to\n", v->shown,
                PQgetvalue(r, i, 1), PQgetvalue(r, i, 0), columns, strchr(columns, ',') ? "are" : "is");
     }
     v->altered += PQntuples(r) ? strtoll(PQgetvalue(r, 0, 3), NULL, 10) : 0;
@@ -273,10 +288,10 @@ static int report_columns(struct cverifier *v)
     if (v->altered == 0)
         return 0;
     if (v->altered > v->listed)
-        printf("host %s: ... and %" PRId64 " more altered event%s\n", v->host, v->altered - v->listed,
+        printf("host %s: ... and %" PRId64 " more altered event%s\n", v->shown, v->altered - v->listed,
                cli_plural((uint64_t)(v->altered - v->listed)));
     printf("host %s: altered: %" PRId64 " event%s with decoded columns that differ from the raw packet (the raw "
-           "column and the chain verify)\n", v->host, v->altered, cli_plural((uint64_t)v->altered));
+           "column and the chain verify)\n", v->shown, v->altered, cli_plural((uint64_t)v->altered));
     return VERIFY_BAD;
 }
 
@@ -314,7 +329,7 @@ static int recompute(struct cverifier *v, const struct local_batch *b, int64_t *
             };
             chain_add_row(v->chain, &row);
             if (!v->hash_only && add_expected(v, b->id, r, i) != 0) {
-                fprintf(stderr, PROG ": host %s: event %" PRId64 ": out of memory\n", v->host, row.id);
+                fprintf(stderr, PROG ": host %s: event %" PRId64 ": out of memory\n", v->shown, row.id);
                 rc = -1;
             }
         }
@@ -346,22 +361,22 @@ static int check(struct cverifier *v, const struct local_batch *b, int64_t *prev
     const struct gap *g;
     while ((g = gap_at(v, *prev_id + 1)) != NULL && g->last >= g->first) {
         printf("host %s: note: batches %" PRId64 "..%" PRId64 " were lost on the host before they were shipped "
-               "(gap)\n", v->host, g->first, g->last);
+               "(gap)\n", v->shown, g->first, g->last);
         *prev_id = g->last;
         memcpy(prev_hash, g->resume, CHAIN_HASH_LEN);
     }
     if (b->id != *prev_id + 1) {
-        printf("host %s: batch %" PRId64 ": missing: batch %" PRId64 " follows batch %" PRId64 "\n", v->host,
+        printf("host %s: batch %" PRId64 ": missing: batch %" PRId64 " follows batch %" PRId64 "\n", v->shown,
                *prev_id + 1, b->id, *prev_id);
         return VERIFY_BAD;
     }
     if ((b->keyed != 0) != keyed) {
-        printf("host %s: batch %" PRId64 ": %s\n", v->host, b->id,
+        printf("host %s: batch %" PRId64 ": %s\n", v->shown, b->id,
                keyed ? "not keyed" : "chain is keyed: pass --key-file");
         return keyed ? VERIFY_BAD : VERIFY_USAGE;
     }
     if (memcmp(b->prev, prev_hash, CHAIN_HASH_LEN) != 0) {
-        printf("host %s: batch %" PRId64 ": out of order: prev_hash does not match batch %" PRId64 "\n", v->host,
+        printf("host %s: batch %" PRId64 ": out of order: prev_hash does not match batch %" PRId64 "\n", v->shown,
                b->id, *prev_id);
         return VERIFY_BAD;
     }
@@ -371,11 +386,11 @@ static int check(struct cverifier *v, const struct local_batch *b, int64_t *prev
         return VERIFY_USAGE;
     if (present != b->events) {
         printf("host %s: batch %" PRId64 ": %s rows: %" PRId64 " events present where %" PRId64 " were sealed\n",
-               v->host, b->id, present < b->events ? "deleted" : "inserted", present, b->events);
+               v->shown, b->id, present < b->events ? "deleted" : "inserted", present, b->events);
         return VERIFY_BAD;
     }
     if (memcmp(hash, b->hash, CHAIN_HASH_LEN) != 0) {
-        printf("host %s: batch %" PRId64 ": altered: hash mismatch\n", v->host, b->id);
+        printf("host %s: batch %" PRId64 ": altered: hash mismatch\n", v->shown, b->id);
         return VERIFY_BAD;
     }
     if (v->expected.len >= EXPECTED_FLUSH_BYTES && compare_expected(v) != 0)
@@ -448,20 +463,20 @@ static int walk(struct cverifier *v, bool keyed)
     if (rc != 0)
         return rc;
     if (nbatches == 0 && v->ngaps == 0) {
-        printf("%shost %s: no batches in the central copy\n", v->all_hosts ? "note: " : "", v->host);
+        printf("%shost %s: no batches in the central copy\n", v->all_hosts ? "note: " : "", v->shown);
         return v->all_hosts ? VERIFY_OK : VERIFY_BAD;
     }
     r = PQexecParams(v->pg, "SELECT count(*) FROM events WHERE host_id = $1", 1, NULL, p, NULL, NULL, 1);
     int64_t stored = PQresultStatus(r) == PGRES_TUPLES_OK && PQntuples(r) == 1 ? col_int(r, 0, 0, NULL) : -1;
     PQclear(r);
     if (stored != nevents) {
-        printf("host %s: %" PRId64 " events stored centrally, %" PRId64 " sealed in its batches\n", v->host, stored,
+        printf("host %s: %" PRId64 " events stored centrally, %" PRId64 " sealed in its batches\n", v->shown, stored,
                nevents);
         return VERIFY_BAD;
     }
     if (!v->hash_only && (rc = report_columns(v)) != 0)
         return rc;
-    printf("ok: host %s: %" PRId64 " batches, %" PRId64 " events verified", v->host, nbatches, nevents);
+    printf("ok: host %s: %" PRId64 " batches, %" PRId64 " events verified", v->shown, nbatches, nevents);
     if (v->ngaps)
         printf(" (%d gaps recorded)", v->ngaps);
     printf("%s\n", v->hash_only ? " (--hash-only: the decoded columns and detail not compared with raw)" : "");
@@ -479,13 +494,13 @@ static int walk_all(struct cverifier *v, bool keyed)
     }
     int n = PQntuples(hosts), failed = 0, worst = VERIFY_OK;
     for (int i = 0; i < n && worst != VERIFY_USAGE; i++) {
-        v->host = PQgetvalue(hosts, i, 0);
+        set_host(v, PQgetvalue(hosts, i, 0));
         int rc = load_gaps(v) != 0 ? VERIFY_USAGE : walk(v, keyed);
         failed += rc != VERIFY_OK;
         worst = rc > worst ? rc : worst;
     }
     PQclear(hosts);
-    v->host = NULL;
+    set_host(v, NULL);
     if (worst == VERIFY_USAGE)
         return worst;
     if (failed)
@@ -554,7 +569,8 @@ int central_verify_main(int argc, char **argv)
         fprintf(stderr, PROG ": %s\n", err);
         return VERIFY_USAGE;
     }
-    struct cverifier v = {.host = all_hosts ? NULL : host_id, .hash_only = hash_only, .all_hosts = all_hosts};
+    struct cverifier v = {.hash_only = hash_only, .all_hosts = all_hosts};
+    set_host(&v, all_hosts ? NULL : host_id);
     int rc = VERIFY_USAGE;
     v.chain = chain_new(key_file ? &key : NULL, err, sizeof(err));
     if (!v.chain || event_redecoder_init(&v.redecoder, err, sizeof(err)) != 0 ||

@@ -7,7 +7,13 @@
 /* Set on events_full as its comment, last: a schema that has it has this
  * build's views and fixed tables, and central_ensure_schema leaves it be
  * (with every column of the host's tables). Change it with either. */
-#define CENTRAL_SCHEMA_MARK "seccheckd central schema 5"
+#define CENTRAL_SCHEMA_MARK "seccheckd central schema 6"
+
+/* The event views below: their rows, then the names of their container
+ * (container_names) as the last columns. */
+#define NAMED_SELECT "SELECT v.*, n.container_name, n.pod_name, n.pod_namespace, n.image FROM (\n"
+#define NAMED_JOIN                                                                                              \
+    ") AS v LEFT JOIN container_names n ON n.host_id = v.host_id AND n.container_id = v.container_id;\n"
 
 static const char central_views_sql[] =
     /* The columns events_full names that schema version 1 lacks: the mirror
@@ -21,7 +27,17 @@ static const char central_views_sql[] =
      * cannot change a column's type or drop one. Every view here is named,
      * dependants (processes_per_container on execs) first. */
     "DROP VIEW IF EXISTS alerts_full, processes_per_container, execs, files_opened, failed_syscalls, sandbox_drops,\n"
-    "  network, containers, events_full;\n"
+    "  network, containers, events_full, container_names;\n"
+    /* container_names: each host's newest container_info row of each
+     * container (a row replaced on the host, its passwd changed, comes
+     * again with a higher id). A container id is only unique per host, so
+     * every view joins it on (host_id, container_id) and shows the names
+     * runsc's state file gave beside the id: NULL when not looked up. */
+    "CREATE VIEW container_names AS\n"
+    "SELECT DISTINCT ON (host_id, container_id) host_id, container_id, name AS container_name, pod_name,\n"
+    "       pod_namespace, image, image_repository, image_tag, pod_uid, is_sandbox, user_name, state AS lookup,\n"
+    "       why AS lookup_why\n"
+    "FROM container_info ORDER BY host_id, container_id, id DESC;\n"
     /* events_full: the whole message, as the local view rebuilds it with
      * SQLite's json_patch (RFC 7396: a patch's nulls delete keys, objects
      * merge recursively). The rebuilt parts (context_data when sent:
@@ -68,6 +84,7 @@ static const char central_views_sql[] =
      * json_extract's value with +thread_group_id (no affinity): a number
      * equals a number, never a string. */
     "CREATE VIEW execs AS\n"
+    NAMED_SELECT
     "SELECT DISTINCT ON (e.host_id, e.id) e.host_id, e.id, e.conn_id, e.time_ns, to_timestamp(e.time_ns / 1e9) AS time,\n"
     "       e.container_id, e.thread_group_id,\n"
     "       coalesce(nullif(e.parent_thread_group_id, 0), p.thread_group_id) AS parent_thread_group_id,\n"
@@ -97,15 +114,18 @@ static const char central_views_sql[] =
     "  AND p.time_ns BETWEEN coalesce(e.thread_group_start_time_ns,\n"
     "        CASE WHEN e.time_ns >= 10000000000 THEN e.time_ns - 10000000000 END) AND e.time_ns\n"
     "WHERE e.msg_type = 3\n"
-    "ORDER BY e.host_id, e.id, p.time_ns DESC, p.id DESC;\n"
+    "ORDER BY e.host_id, e.id, p.time_ns DESC, p.id DESC\n"
+    NAMED_JOIN
     "CREATE VIEW processes_per_container AS\n"
+    NAMED_SELECT
     "SELECT host_id, container_id, detail->>'binary_path' AS binary_path, count(*) AS execs,\n"
     "       to_timestamp(min(time_ns) / 1e9) AS first, to_timestamp(max(time_ns) / 1e9) AS last\n"
-    "FROM events WHERE msg_type = 3 GROUP BY host_id, container_id, detail->>'binary_path';\n"
+    "FROM events WHERE msg_type = 3 GROUP BY host_id, container_id, detail->>'binary_path'\n"
+    NAMED_JOIN
     /* The names from each host's newest container_info row of the container. */
     "CREATE VIEW containers AS\n"
-    "SELECT g.host_id, g.container_id, i.name, i.pod_name, i.pod_namespace, i.image, i.image_repository,\n"
-    "       i.image_tag, i.is_sandbox, i.user_name, i.state AS lookup, i.why AS lookup_why,\n"
+    "SELECT g.host_id, g.container_id, i.container_name AS name, i.pod_name, i.pod_namespace, i.image, i.image_repository,\n"
+    "       i.image_tag, i.is_sandbox, i.user_name, i.lookup, i.lookup_why,\n"
     "       to_timestamp(min(g.first_ns) / 1e9) AS first_seen,\n"
     "       to_timestamp(max(g.last_ns) / 1e9) AS last_seen, sum(g.events) AS events, sum(g.execs) AS execs,\n"
     "       (SELECT count(*) FROM alerts a WHERE a.host_id = g.host_id AND a.container_id = g.container_id)\n"
@@ -115,14 +135,13 @@ static const char central_views_sql[] =
     "             count(*) AS events, sum(CASE WHEN msg_type = 3 THEN 1 ELSE 0 END) AS execs\n"
     "      FROM events WHERE container_id IS NOT NULL GROUP BY host_id, container_id, conn_id) AS g\n"
     "LEFT JOIN connections c ON c.host_id = g.host_id AND c.id = g.conn_id\n"
-    "LEFT JOIN (SELECT DISTINCT ON (host_id, container_id) * FROM container_info\n"
-    "           ORDER BY host_id, container_id, id DESC) AS i\n"
-    "  ON i.host_id = g.host_id AND i.container_id = g.container_id\n"
-    "GROUP BY g.host_id, g.container_id, i.name, i.pod_name, i.pod_namespace, i.image, i.image_repository,\n"
-    "         i.image_tag, i.is_sandbox, i.user_name, i.state, i.why;\n"
+    "LEFT JOIN container_names i ON i.host_id = g.host_id AND i.container_id = g.container_id\n"
+    "GROUP BY g.host_id, g.container_id, i.container_name, i.pod_name, i.pod_namespace, i.image, i.image_repository,\n"
+    "         i.image_tag, i.is_sandbox, i.user_name, i.lookup, i.lookup_why;\n"
     /* open_flags: the local view's rule, a whole number from 0 to
      * 2^32-1 however written (5, 5.0, 5e0), else NULL. */
     "CREATE VIEW files_opened AS\n"
+    NAMED_SELECT
     "SELECT host_id, id, conn_id, time_ns, to_timestamp(time_ns / 1e9) AS time, container_id, process_name,\n"
     "       thread_group_id, CASE sysno WHEN 2 THEN 'open' WHEN 85 THEN 'creat' ELSE 'openat' END AS call,\n"
     "       detail->>'pathname' AS pathname, detail->>'fd_path' AS dir, detail->'flags' AS flags,\n"
@@ -131,12 +150,15 @@ static const char central_views_sql[] =
     "       detail->'mode' AS mode, result AS fd, errno, (SELECT n.name FROM errno_names n WHERE n.errno = o.errno) AS errno_name\n"
     "FROM (SELECT *, CASE WHEN fv = trunc(fv) AND fv BETWEEN 0 AND 4294967295 THEN fv::bigint END AS open_flags\n"
     "      FROM (SELECT *, CASE WHEN jsonb_typeof(detail->'flags') = 'number' THEN (detail->'flags')::numeric END AS fv\n"
-    "            FROM events WHERE msg_type = 7 AND is_exit = 1) AS v) AS o;\n"
+    "            FROM events WHERE msg_type = 7 AND is_exit = 1) AS v) AS o\n"
+    NAMED_JOIN
     "CREATE VIEW failed_syscalls AS\n"
+    NAMED_SELECT
     "SELECT host_id, id, conn_id, time_ns, to_timestamp(time_ns / 1e9) AS time, container_id, process_name,\n"
     "       type_name, sysno, errno, (SELECT n.name FROM errno_names n WHERE n.errno = e.errno) AS errno_name, result,\n"
     "       detail->>'pathname' AS pathname\n"
-    "FROM events e WHERE is_exit = 1 AND errno != 0;\n"
+    "FROM events e WHERE is_exit = 1 AND errno != 0\n"
+    NAMED_JOIN
     "CREATE VIEW sandbox_drops AS\n"
     "SELECT c.host_id, c.id AS conn_id, c.peer_pid, to_timestamp(c.connect_ns / 1e9) AS connected,\n"
     "       to_timestamp(c.close_ns / 1e9) AS closed, c.close_reason, c.messages, c.sandbox_dropped,\n"
@@ -149,6 +171,7 @@ static const char central_views_sql[] =
      * (IPv6 groups); a Unix path ends at its first NUL, each byte one
      * character (SQLite's char(), so Latin-1). */
     "CREATE VIEW network AS\n"
+    NAMED_SELECT
     "SELECT host_id, id, conn_id, time_ns, to_timestamp(time_ns / 1e9) AS time, container_id, process_name,\n"
     "       thread_group_id, lower(substr(type_name, 9)) AS call, is_exit, detail->'fd' AS fd, family,\n"
     "       (SELECT s.name FROM socket_family_names s WHERE s.family = n.family) AS family_name,\n"
@@ -168,13 +191,16 @@ static const char central_views_sql[] =
     "      FROM (SELECT *, a || '\\x0000000000000000'::bytea AS p\n"
     "            FROM (SELECT *, CASE WHEN detail->>'address' ~ '^([0-9a-fA-F]{2})*$'\n"
     "                                 THEN decode(detail->>'address', 'hex') END AS a\n"
-    "                  FROM events WHERE msg_type IN (10, 24, 25, 37) AND detail IS NOT NULL) AS d) AS e) AS n;\n"
+    "                  FROM events WHERE msg_type IN (10, 24, 25, 37) AND detail IS NOT NULL) AS d) AS e) AS n\n"
+    NAMED_JOIN
     /* alerts_full: each alert with what its event says, as the local view
      * (storage/alerts.sql.h); time as a timestamp. */
     "CREATE VIEW alerts_full AS\n"
     "SELECT a.host_id, a.id, a.event_id, a.rule, a.priority, a.time_ns, to_timestamp(a.time_ns / 1e9) AS time,\n"
     "       a.container_id, a.output, a.output_fields, a.tags, a.suppressed, e.conn_id, e.type_name, e.thread_id,\n"
-    "       e.thread_group_id, e.process_name, e.cwd, e.effective_uid, f.message\n"
+    "       e.thread_group_id, e.process_name, e.cwd, e.effective_uid, f.message, n.container_name, n.pod_name,\n"
+    "       n.pod_namespace, n.image\n"
     "FROM alerts a JOIN events e ON e.host_id = a.host_id AND e.id = a.event_id\n"
-    "     JOIN events_full f ON f.host_id = a.host_id AND f.id = a.event_id;\n"
+    "     JOIN events_full f ON f.host_id = a.host_id AND f.id = a.event_id\n"
+    "     LEFT JOIN container_names n ON n.host_id = a.host_id AND n.container_id = a.container_id;\n"
     "COMMENT ON VIEW events_full IS '" CENTRAL_SCHEMA_MARK "';\n";

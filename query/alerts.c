@@ -41,6 +41,7 @@
 #define SINCE_MAX_S (36500ull * 86400)
 #define RULE_WIDTH 32                   /* table columns, cut beyond */
 #define CONTAINER_WIDTH 14
+#define NAMES_WIDTH 28                  /* namespace/pod/container */
 #define PRIORITY_WIDTH 13               /* Informational */
 #define HOST_WIDTH 16                   /* the host's name */
 #define HOST_ID_WIDTH 14                /* its id: a machine-id is 32 hex digits */
@@ -48,6 +49,11 @@
 #define TIME_WIDTH 24                   /* 2026-12-01T16:51:52.719Z */
 #define ID_WIDTH 6                      /* wider ids push the row on */
 #define CLOCK_APART_NS 1000000000       /* the sandbox's time shown when this far from the daemon's */
+
+/* "namespace/pod/container" from the three names, the missing ones left
+ * out; NULL when none is known. The same SQL in SQLite and PostgreSQL. */
+#define NAMES_SQL(ns, pod, name)                                                                                \
+    "nullif(rtrim(coalesce(" ns " || '/', '') || coalesce(" pod " || '/', '') || coalesce(" name ", ''), '/'), '')"
 
 enum { ALERTS_OK = 0, ALERTS_FAILED = 1, ALERTS_USAGE = 2, ALERTS_OUTPUT_GONE = 3 };
 
@@ -80,6 +86,7 @@ struct alert_row {
     bool has_recv;                  /* false: the event is not there (a row written by something else) */
     bool replaced;                  /* output_fields or tags were not JSON: {} or [] instead */
     const char *rule, *priority, *container, *output, *output_fields, *tags;
+    const char *names;              /* "namespace/pod/container" as runsc's state file gave them, or NULL */
     size_t output_len;
     uint64_t suppressed;            /* held back before it */
 };
@@ -90,6 +97,7 @@ struct printer {
     struct strbuf line, scratch;
     bool header_done;
     bool sandbox_column;            /* a column for the sandbox's time: some alert's is off */
+    bool names_column;              /* a column for the container's names: some alert's are known */
     bool replaced_said;
     bool color;                     /* the table to a terminal: priorities coloured */
     uint64_t printed;
@@ -114,15 +122,16 @@ static void usage(FILE *out)
             "  --priority LEVEL   only alerts of this priority and above: emergency, alert,\n"
             "                     critical, error, warning, notice, info(rmational), debug\n"
             "  --rule TEXT        only alerts of rules whose name contains TEXT, in any case\n"
-            "  --container ID     only this container's alerts (--db: by id or name)\n"
-            "  --pod NAME         --db: only the alerts of this pod's containers\n"
-            "  --namespace NAME   --db: only the alerts of this namespace's containers\n"
+            "  --container ID     only this container's alerts, by id or name (seccheckd containers)\n"
+            "  --pod NAME         only the alerts of this pod's containers\n"
+            "  --namespace NAME   only the alerts of this namespace's containers\n"
             "  --follow, -f       then print new alerts as they commit, until interrupted;\n"
             "                     without --since, only new ones\n"
             "  --json             one line of Falco's JSON per alert (what --alerts-out wrote),\n"
             "                     for falcosidekick and other tools [an aligned table: the time\n"
             "                     seccheckd received the event, the sandbox's own when it is\n"
-            "                     more than a second off, priority, rule, container, output]\n"
+            "                     more than a second off, priority, rule, container (and its\n"
+            "                     namespace/pod/name when runsc's state gave them), output]\n"
             "  --wide             the table with nothing cut: whole rules, containers and output\n"
             "  --color WHEN       colour the priorities in the table: auto (when standard output\n"
             "                     is a terminal and NO_COLOR is not set), always, never [auto]\n"
@@ -195,8 +204,6 @@ static int parse_options(int argc, char **argv, struct alerts_options *o)
         return usage_error("--host-id and --all-hosts go with --to", NULL);
     if (o->host_id && o->all_hosts)
         return usage_error("give --host-id or --all-hosts, not both", NULL);
-    if (o->to_url && (o->pod || o->ns))
-        return usage_error("--pod and --namespace go with --db (the central copy has no container names yet)", NULL);
     if (o->json && o->wide)
         return usage_error("--wide is for the table; --json cuts nothing", NULL);
     return 0;
@@ -291,8 +298,11 @@ static void table_header(struct printer *p)
     strbuf_printf(&p->line, "%-*s  %-*s  ", ID_WIDTH, "ID", TIME_WIDTH, "TIME (UTC)");
     if (p->sandbox_column)
         strbuf_printf(&p->line, "%-*s  ", TIME_WIDTH, "SANDBOX TIME");
-    strbuf_printf(&p->line, "%-*s  %-*s  %-*s  %s\n", PRIORITY_WIDTH, "PRIORITY", RULE_WIDTH, "RULE",
-                  CONTAINER_WIDTH, "CONTAINER", "OUTPUT");
+    strbuf_printf(&p->line, "%-*s  %-*s  %-*s  ", PRIORITY_WIDTH, "PRIORITY", RULE_WIDTH, "RULE",
+                  CONTAINER_WIDTH, "CONTAINER");
+    if (p->names_column)
+        strbuf_printf(&p->line, "%-*s  ", NAMES_WIDTH, "NAMESPACE/POD/NAME");
+    strbuf_puts(&p->line, "OUTPUT\n");
 }
 
 static void table_row(struct printer *p, const struct alert_row *a)
@@ -317,6 +327,8 @@ static void table_row(struct printer *p, const struct alert_row *a)
         strbuf_puts(&p->line, TERM_COLOR_RESET);
     cell(p, a->rule, RULE_WIDTH);
     cell(p, a->container, CONTAINER_WIDTH);
+    if (p->names_column)
+        cell(p, a->names, NAMES_WIDTH);
     const char *text;
     size_t len;
     output_text(a, &text, &len);
@@ -487,6 +499,7 @@ struct local_reader {
     struct follow follow;
     int64_t after;
     int64_t since_ns, since_event;  /* --since: its bound, the last event received before it */
+    bool has_info;                  /* the database has container_info (names) */
 };
 
 /* The filters after "WHERE a.id > ?1": ?2 the last event received before
@@ -536,11 +549,33 @@ static int local_prepare(struct local_reader *r)
 {
     char tail[64];
     snprintf(tail, sizeof(tail), " ORDER BY a.id LIMIT %d", ROWS_PER_READ);
-    return local_statement(r, "SELECT a.id, a.time_ns, a.rule, a.priority, a.container_id, a.output, "
-                              ALERT_OUTBOX_OBJECT_SQL("a.output_fields") ", " ALERT_OUTBOX_ARRAY_SQL("a.tags")
-                              ", e.recv_ns, a.suppressed"
-                              " FROM alerts a LEFT JOIN events e ON e.id = a.event_id WHERE a.id > ?1",
+#define LOCAL_COLUMNS                                                                                           \
+    "SELECT a.id, a.time_ns, a.rule, a.priority, a.container_id, a.output, " ALERT_OUTBOX_OBJECT_SQL(             \
+        "a.output_fields") ", " ALERT_OUTBOX_ARRAY_SQL("a.tags") ", e.recv_ns, a.suppressed, "
+    return local_statement(r, r->has_info ? LOCAL_COLUMNS NAMES_SQL("i.pod_namespace", "i.pod_name", "i.name")
+                                                " FROM alerts a LEFT JOIN events e ON e.id = a.event_id"
+                                                " LEFT JOIN container_info i ON i.container_id = a.container_id"
+                                                " WHERE a.id > ?1"
+                                          : LOCAL_COLUMNS "NULL FROM alerts a LEFT JOIN events e ON e.id = a.event_id"
+                                                          " WHERE a.id > ?1",
                            tail, &r->rows);
+#undef LOCAL_COLUMNS
+}
+
+/* Whether an alert to print names a container whose names are known
+ * (then the table has a column for them). */
+static bool local_any_named(struct local_reader *r)
+{
+    if (!r->has_info)
+        return false;
+    sqlite3_stmt *st;
+    if (local_statement(r, "SELECT EXISTS(SELECT 1 FROM alerts a JOIN container_info i ON i.container_id = "
+                           "a.container_id WHERE a.id > ?1 AND coalesce(i.name, i.pod_name, i.pod_namespace) "
+                           "IS NOT NULL", ")", &st) != 0)
+        return false;
+    bool yes = sqlite3_step(st) == SQLITE_ROW && sqlite3_column_int(st, 0) != 0;
+    sqlite3_finalize(st);
+    return yes;
 }
 
 /* Whether an alert to print has a sandbox time more than a second off the
@@ -577,7 +612,7 @@ static int local_print_next(struct local_reader *r, struct printer *p, int *n)
             .container = column_text(r->rows, 4), .output = column_text(r->rows, 5),
             .output_len = (size_t)sqlite3_column_bytes(r->rows, 5), .recv_ns = sqlite3_column_int64(r->rows, 8),
             .has_recv = sqlite3_column_type(r->rows, 8) == SQLITE_INTEGER,
-            .suppressed = (uint64_t)sqlite3_column_int64(r->rows, 9)};
+            .suppressed = (uint64_t)sqlite3_column_int64(r->rows, 9), .names = column_text(r->rows, 10)};
         a.output_fields = alert_outbox_json_column(column_text(r->rows, 6), (size_t)sqlite3_column_bytes(r->rows, 6),
                                                    "{}", &a.replaced);
         a.tags = alert_outbox_json_column(column_text(r->rows, 7), (size_t)sqlite3_column_bytes(r->rows, 7), "[]",
@@ -642,6 +677,7 @@ static void local_top(void *ctx, const char *column, struct strbuf *out)
 /* The database is there and holds alerts: 0, or ALERTS_FAILED said. */
 static int local_check(struct local_reader *r)
 {
+    r->has_info = sqlutil_has(r->db, "table", "container_info");
     if (sqlutil_has(r->db, "table", "alerts"))
         return 0;
     fprintf(stderr, PROG ": %s has no alerts table: it was written by a seccheckd without rules (start this "
@@ -694,6 +730,8 @@ static int run_local(const struct alerts_options *o, struct printer *p)
         r.since_event = follow_last_id_before(r.db, r.since_ns);
     if (rc == 0)
         p->sandbox_column = !o->json && (o->follow || local_clock_apart(&r));
+    if (rc == 0)
+        p->names_column = !o->json && r.has_info && (o->follow || local_any_named(&r));
     if (rc == 0)
         rc = local_prepare(&r);
     if (rc == 0 && follow_start(&r.follow, r.db, PROG, o->db_path) != 0)
@@ -781,19 +819,39 @@ struct central_reader {
     struct cursors cursors;
     struct strbuf sql, cursor_json;
     char since[24];
+    bool has_names;                 /* the central schema has container_names (schema 6 on) */
 };
 
+#define CENTRAL_PARAMS 7
+
 /* $1 the cursors, $2 the host ("" every one), $3 since (the daemon's
- * receive time of the event), $4 rule, $5 container. */
-static void central_filters(struct strbuf *sql, const struct alerts_options *o)
+ * receive time of the event), $4 rule, $5 container (id or name), $6 pod,
+ * $7 namespace. Names are matched on the alert's own host: a container id
+ * is only unique per host. */
+static void central_filters(struct strbuf *sql, const struct central_reader *r, const struct alerts_options *o)
 {
-    strbuf_puts(sql, " FROM alerts a LEFT JOIN events e ON e.host_id = a.host_id AND e.id = a.event_id"
-                     " LEFT JOIN jsonb_each_text($1::jsonb) c ON c.key = a.host_id"
+    strbuf_puts(sql, " FROM alerts a LEFT JOIN events e ON e.host_id = a.host_id AND e.id = a.event_id");
+    if (r->has_names)
+        strbuf_puts(sql, " LEFT JOIN container_names n ON n.host_id = a.host_id AND n.container_id = a.container_id");
+    strbuf_puts(sql, " LEFT JOIN jsonb_each_text($1::jsonb) c ON c.key = a.host_id"
                      " WHERE a.id > coalesce(c.value::bigint, 0) AND ($2 = '' OR a.host_id = $2)"
                      " AND ($3::bigint IS NULL OR e.recv_ns >= $3::bigint)"
-                     " AND ($4::text IS NULL OR strpos(lower(a.rule), lower($4)) > 0)"
-                     " AND ($5::text IS NULL OR a.container_id = $5)");
+                     " AND ($4::text IS NULL OR strpos(lower(a.rule), lower($4)) > 0)");
+    if (r->has_names)
+        strbuf_puts(sql, " AND ($5::text IS NULL OR a.container_id = $5 OR n.container_name = $5)"
+                         " AND ($6::text IS NULL OR n.pod_name = $6) AND ($7::text IS NULL OR n.pod_namespace = $7)");
+    else   /* no names known: a name matches nothing */
+        strbuf_puts(sql, " AND ($5::text IS NULL OR a.container_id = $5) AND $6::text IS NULL AND $7::text IS NULL");
     priority_filter(sql, o);
+}
+
+/* The parameters of central_filters for o, cursors as given. */
+static void central_params(const struct central_reader *r, const struct alerts_options *o, const char *cursors,
+                           const char *v[CENTRAL_PARAMS])
+{
+    const char *values[CENTRAL_PARAMS] = {cursors, r->host, o->has_since ? r->since : NULL, o->rule, o->container,
+                                          o->pod, o->ns};
+    memcpy(v, values, sizeof(values));
 }
 
 static void central_sql(struct central_reader *r)
@@ -804,8 +862,9 @@ static void central_sql(struct central_reader *r)
                      " CASE WHEN jsonb_typeof(a.tags) = 'array' THEN a.tags::text END, e.recv_ns,"
                      /* to_jsonb: a hosts table of a forwarder before hostname has none */
                      " (SELECT to_jsonb(h) ->> 'hostname' FROM hosts h WHERE h.host_id = a.host_id),"
-                     " a.suppressed");
-    central_filters(sql, r->o);
+                     " a.suppressed, ");
+    strbuf_puts(sql, r->has_names ? NAMES_SQL("n.pod_namespace", "n.pod_name", "n.container_name") : "NULL");
+    central_filters(sql, r, r->o);
     strbuf_printf(sql, " ORDER BY a.host_id, a.id LIMIT %d", ROWS_PER_READ);
 }
 
@@ -815,12 +874,31 @@ static bool central_clock_apart(struct central_reader *r)
 {
     struct strbuf sql = {0};
     strbuf_puts(&sql, "SELECT EXISTS(SELECT 1");
-    central_filters(&sql, r->o);
+    central_filters(&sql, r, r->o);
     strbuf_printf(&sql, " AND (a.time_ns > e.recv_ns + %d OR a.time_ns < e.recv_ns - %d))", CLOCK_APART_NS,
                   CLOCK_APART_NS);
-    const struct alerts_options *o = r->o;
-    const char *v[] = {"{}", r->host, o->has_since ? r->since : NULL, o->rule, o->container};
-    PGresult *res = sql.failed ? NULL : PQexecParams(r->pg, sql.data, 5, NULL, v, NULL, NULL, 0);
+    const char *v[CENTRAL_PARAMS];
+    central_params(r, r->o, "{}", v);
+    PGresult *res = sql.failed ? NULL : PQexecParams(r->pg, sql.data, CENTRAL_PARAMS, NULL, v, NULL, NULL, 0);
+    bool yes = PQresultStatus(res) == PGRES_TUPLES_OK && PQntuples(res) == 1 && strcmp(PQgetvalue(res, 0, 0), "t") == 0;
+    PQclear(res);
+    strbuf_free(&sql);
+    return yes;
+}
+
+/* Whether an alert to print names a container whose names are known
+ * centrally (the table's names column). */
+static bool central_any_named(struct central_reader *r)
+{
+    if (!r->has_names)
+        return false;
+    struct strbuf sql = {0};
+    strbuf_puts(&sql, "SELECT EXISTS(SELECT 1");
+    central_filters(&sql, r, r->o);
+    strbuf_puts(&sql, " AND coalesce(n.container_name, n.pod_name, n.pod_namespace) IS NOT NULL)");
+    const char *v[CENTRAL_PARAMS];
+    central_params(r, r->o, "{}", v);
+    PGresult *res = sql.failed ? NULL : PQexecParams(r->pg, sql.data, CENTRAL_PARAMS, NULL, v, NULL, NULL, 0);
     bool yes = PQresultStatus(res) == PGRES_TUPLES_OK && PQntuples(res) == 1 && strcmp(PQgetvalue(res, 0, 0), "t") == 0;
     PQclear(res);
     strbuf_free(&sql);
@@ -832,9 +910,10 @@ static int64_t central_count(void *ctx, const struct alerts_options *filters)
     struct central_reader *r = ctx;
     struct strbuf sql = {0};
     strbuf_puts(&sql, "SELECT count(*)");
-    central_filters(&sql, filters);
-    const char *v[] = {"{}", r->host, filters->has_since ? r->since : NULL, filters->rule, filters->container};
-    PGresult *res = sql.failed ? NULL : PQexecParams(r->pg, sql.data, 5, NULL, v, NULL, NULL, 0);
+    central_filters(&sql, r, filters);
+    const char *v[CENTRAL_PARAMS];
+    central_params(r, filters, "{}", v);
+    PGresult *res = sql.failed ? NULL : PQexecParams(r->pg, sql.data, CENTRAL_PARAMS, NULL, v, NULL, NULL, 0);
     int64_t n = PQresultStatus(res) == PGRES_TUPLES_OK && PQntuples(res) == 1 ? strtoll(PQgetvalue(res, 0, 0), NULL, 10)
                                                                               : -1;
     PQclear(res);
@@ -880,8 +959,9 @@ static int central_print_next(struct central_reader *r, struct printer *p, int *
     cursors_json(&r->cursors, &r->cursor_json);
     if (r->cursor_json.failed)
         return ALERTS_FAILED;
-    const char *v[] = {r->cursor_json.data, r->host, o->has_since ? r->since : NULL, o->rule, o->container};
-    PGresult *res = PQexecParams(r->pg, r->sql.data, 5, NULL, v, NULL, NULL, 0);
+    const char *v[CENTRAL_PARAMS];
+    central_params(r, o, r->cursor_json.data, v);
+    PGresult *res = PQexecParams(r->pg, r->sql.data, CENTRAL_PARAMS, NULL, v, NULL, NULL, 0);
     *n = 0;
     if (PQresultStatus(res) != PGRES_TUPLES_OK) {
         char line[512];
@@ -899,7 +979,8 @@ static int central_print_next(struct central_reader *r, struct printer *p, int *
             .output = PQgetvalue(res, i, 6), .output_len = (size_t)PQgetlength(res, i, 6),
             .has_recv = !PQgetisnull(res, i, 9), .recv_ns = strtoll(PQgetvalue(res, i, 9), NULL, 10),
             .host_name = PQgetisnull(res, i, 10) ? NULL : PQgetvalue(res, i, 10),
-            .suppressed = strtoull(PQgetvalue(res, i, 11), NULL, 10)};
+            .suppressed = strtoull(PQgetvalue(res, i, 11), NULL, 10),
+            .names = PQgetisnull(res, i, 12) ? NULL : PQgetvalue(res, i, 12)};
         a.output_fields = alert_outbox_json_column(PQgetisnull(res, i, 7) ? NULL : PQgetvalue(res, i, 7),
                                                    (size_t)PQgetlength(res, i, 7), "{}", &a.replaced);
         a.tags = alert_outbox_json_column(PQgetisnull(res, i, 8) ? NULL : PQgetvalue(res, i, 8),
@@ -933,9 +1014,20 @@ static int central_ready(struct central_reader *r, bool *lasting, char *err, siz
     *lasting = false;
     if (!r->pg && !(r->pg = central_connect(r->o->to_url, lasting, err, errlen)))
         return -1;
-    PGresult *res = PQexec(r->pg, "SELECT to_regclass('alerts') IS NOT NULL");
+    PGresult *res = PQexec(r->pg, "SELECT to_regclass('alerts') IS NOT NULL, to_regclass('container_names') IS NOT NULL");
     bool ok = PQresultStatus(res) == PGRES_TUPLES_OK, has = ok && strcmp(PQgetvalue(res, 0, 0), "t") == 0;
+    /* The statement follows the schema it reads: one made before names were shipped has none. */
+    bool names = ok && strcmp(PQgetvalue(res, 0, 1), "t") == 0;
     PQclear(res);
+    if (has && (names != r->has_names || !r->sql.len)) {
+        r->has_names = names;
+        strbuf_reset(&r->sql);
+        central_sql(r);
+        if (r->sql.failed) {
+            snprintf(err, errlen, "out of memory");
+            return -1;
+        }
+    }
     if (has)
         return 0;
     if (ok)
@@ -966,10 +1058,6 @@ static int run_central(const struct alerts_options *o, struct printer *p)
     if (o->has_since)
         snprintf(r.since, sizeof(r.since), "%" PRId64, realtime_ns() - (int64_t)o->since_s * 1000000000);
     int rc = central_settings(&r);
-    if (rc == 0) {
-        central_sql(&r);
-        rc = r.sql.failed ? ALERTS_FAILED : 0;
-    }
     bool started = false, waiting = false, lasting;
     char err[512];
     while (rc == 0 && !follow_stopped()) {
@@ -981,7 +1069,7 @@ static int run_central(const struct alerts_options *o, struct printer *p)
                 central_wait(&r, err, &waiting);
             }
             started = true;   /* nothing was there when it started: every alert that comes is new */
-            p->sandbox_column = !o->json;
+            p->sandbox_column = p->names_column = !o->json;
             continue;
         }
         if (waiting)
@@ -989,8 +1077,10 @@ static int run_central(const struct alerts_options *o, struct printer *p)
         waiting = false;
         if (!started && o->follow && !o->has_since && (rc = central_start_at_end(&r)) != 0)
             break;
-        if (!started)
+        if (!started) {
             p->sandbox_column = !o->json && (o->follow || central_clock_apart(&r));
+            p->names_column = !o->json && r.has_names && (o->follow || central_any_named(&r));
+        }
         started = true;
         int n;
         rc = central_print_next(&r, p, &n);

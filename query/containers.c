@@ -4,7 +4,9 @@
  * beside a running daemon as `seccheckd events` reads (sqlutil_open_reader:
  * the daemon never waits for it). Every name comes from a state file or a
  * sandbox, so each cell is escaped and cut (event_line_plain) and the JSON
- * lines neutralize what a terminal acts on (event_line_json).
+ * lines neutralize what a terminal acts on (event_line_json). --to reads
+ * the central copy's containers view (forward/central_views.sql.h) the
+ * same way: one host's containers, or every host's with its id first.
  */
 #include "containers.h"
 
@@ -14,10 +16,13 @@
 #include <stdio.h>
 #include <string.h>
 #include <sqlite3.h>
+#include <libpq-fe.h>
 
+#include "central.h"
 #include "cli.h"
 #include "container_filter.h"
 #include "event_line.h"
+#include "host_id.h"
 #include "sqlutil.h"
 #include "strbuf.h"
 
@@ -25,6 +30,9 @@
 
 struct containers_options {
     const char *db_path;
+    const char *to_url;             /* the central copy instead */
+    const char *host_id;            /* --to: one host (default: this host's id) */
+    bool all_hosts;
     struct container_filter filter;
     bool json;
 };
@@ -32,13 +40,17 @@ struct containers_options {
 static void usage(FILE *out)
 {
     fprintf(out,
-            "Usage: seccheckd containers --db PATH [--container ID|NAME] [--pod NAME] [--namespace NAME] [--json]\n"
+            "Usage: seccheckd containers (--db PATH | --to URL [--host-id ID | --all-hosts])\n"
+            "                            [--container ID|NAME] [--pod NAME] [--namespace NAME] [--json]\n"
             "\n"
             "The containers the database saw: id, the container, pod and namespace names and the\n"
             "image runsc's state file gave (--runsc-root; '-' when not known, LOOKUP says why), first\n"
             "and last seen (UTC), events and alerts.\n"
             "\n"
             "  --db PATH          the daemon's database (read only; the daemon never waits for it)\n"
+            "  --to URL           the central PostgreSQL that seccheckd forward ships to\n"
+            "  --host-id ID       --to: this host's containers [the id forward ships as: /etc/machine-id]\n"
+            "  --all-hosts        --to: every host's, a HOST ID column first\n"
             "  --container X      only the container of this id or name\n"
             "  --pod NAME         only this pod's containers\n"
             "  --namespace NAME   only this namespace's containers\n"
@@ -52,6 +64,8 @@ static int parse_options(int argc, char **argv, struct containers_options *o)
         {"db", required_argument, NULL, 'd'},       {"container", required_argument, NULL, 'c'},
         {"pod", required_argument, NULL, 'p'},      {"namespace", required_argument, NULL, 'n'},
         {"json", no_argument, NULL, 'j'},           {"help", no_argument, NULL, 'h'},
+        {"to", required_argument, NULL, 'T'},       {"host-id", required_argument, NULL, 'H'},
+        {"all-hosts", no_argument, NULL, 'A'},
         {NULL, 0, NULL, 0},
     };
     optind = 0;
@@ -64,14 +78,23 @@ static int parse_options(int argc, char **argv, struct containers_options *o)
         case 'p': o->filter.pod = optarg; break;
         case 'n': o->filter.ns = optarg; break;
         case 'j': o->json = true; break;
+        case 'T': o->to_url = optarg; break;
+        case 'H': o->host_id = optarg; break;
+        case 'A': o->all_hosts = true; break;
         case 'h': usage(stdout); return -1;
         default: cli_report_getopt_error(PROG, c, argv); return 2;
         }
     }
     if (optind < argc)
         return cli_usage_error(PROG, "unexpected argument", argv[optind]);
-    if (!o->db_path)
-        return cli_usage_error(PROG, "--db PATH is required", NULL);
+    if (!o->db_path && !o->to_url)
+        return cli_usage_error(PROG, "--db PATH is required (or --to URL, the central copy)", NULL);
+    if (o->db_path && o->to_url)
+        return cli_usage_error(PROG, "give --db PATH or --to URL, not both", NULL);
+    if (o->db_path && (o->host_id || o->all_hosts))
+        return cli_usage_error(PROG, "--host-id and --all-hosts go with --to", NULL);
+    if (o->host_id && o->all_hosts)
+        return cli_usage_error(PROG, "give --host-id or --all-hosts, not both", NULL);
     return 0;
 }
 
@@ -93,6 +116,7 @@ static const char *const headers[] = {"CONTAINER", "NAME", "POD", "NAMESPACE", "
                                       "LAST SEEN (UTC)", "EVENTS", "ALERTS", "LOOKUP"};
 static const size_t widths[] = {20, 20, 24, 16, 40, 24, 24, 8, 6, 8};
 #define NCOLS (sizeof(widths) / sizeof(widths[0]))
+#define HOST_ID_WIDTH 20   /* --to --all-hosts: a machine-id is 32 hex digits, cut */
 
 static const char select_sql[] =
     "SELECT container_id, name, pod_name, pod_namespace, image, first_seen, last_seen, events, alerts,"
@@ -103,6 +127,18 @@ static const char select_sql[] =
     "  'first_seen', first_seen, 'last_seen', last_seen, 'events', events, 'execs', execs, 'alerts', alerts,"
     "  'sandbox_dropped', sandbox_dropped)"
     " FROM containers WHERE 1";
+
+static void print_header(struct strbuf *line, bool host_column)
+{
+    strbuf_reset(line);
+    if (host_column)
+        cell(line, "HOST ID", HOST_ID_WIDTH);
+    for (size_t i = 0; i < NCOLS; i++)
+        cell(line, headers[i], widths[i]);
+    while (line->len && line->data[line->len - 1] == ' ')
+        line->len--;
+    printf("%.*s\n", (int)line->len, line->data);
+}
 
 static int print_rows(sqlite3 *db, const struct containers_options *o)
 {
@@ -118,13 +154,8 @@ static int print_rows(sqlite3 *db, const struct containers_options *o)
         return 1;
     }
     container_filter_bind(st, &o->filter, 1);
-    if (!o->json) {
-        for (size_t i = 0; i < NCOLS; i++)
-            cell(&line, headers[i], widths[i]);
-        while (line.len && line.data[line.len - 1] == ' ')
-            line.len--;
-        printf("%.*s\n", (int)line.len, line.data);
-    }
+    if (!o->json)
+        print_header(&line, false);
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
         strbuf_reset(&line);
         if (o->json) {
@@ -151,12 +182,108 @@ static int print_rows(sqlite3 *db, const struct containers_options *o)
     return status;
 }
 
+/* ---- the central copy ---- */
+
+/* The central view's times, as the local view writes them (UTC_MS). */
+#define PG_UTC_MS(col) "to_char(" col " AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"')"
+
+/* $1 the host ("" every one), $2 container id or name, $3 pod, $4 namespace. */
+static const char central_sql[] =
+    "SELECT host_id, container_id, name, pod_name, pod_namespace, image, " PG_UTC_MS("first_seen") ", "
+    PG_UTC_MS("last_seen") ", events, alerts, coalesce(lookup, 'none'),"
+    " json_build_object('host_id', host_id, 'container_id', container_id, 'name', name, 'pod_name', pod_name,"
+    "  'pod_namespace', pod_namespace, 'image', image, 'image_repository', image_repository, 'image_tag',"
+    "  image_tag, 'is_sandbox', is_sandbox, 'user_name', user_name, 'lookup', lookup, 'lookup_why', lookup_why,"
+    "  'first_seen', " PG_UTC_MS("first_seen") ", 'last_seen', " PG_UTC_MS("last_seen") ", 'events', events,"
+    "  'execs', execs, 'alerts', alerts, 'sandbox_dropped', sandbox_dropped)::text"
+    " FROM containers WHERE ($1 = '' OR host_id = $1)"
+    " AND ($2::text IS NULL OR container_id = $2 OR name = $2)"
+    " AND ($3::text IS NULL OR pod_name = $3) AND ($4::text IS NULL OR pod_namespace = $4)"
+    " ORDER BY host_id, first_seen, container_id";
+
+static const char *pg_col(PGresult *res, int row, int i)
+{
+    const char *s = PQgetisnull(res, row, i) ? NULL : PQgetvalue(res, row, i);
+    return s && s[0] ? s : "-";
+}
+
+static int print_central(PGconn *pg, const struct containers_options *o, const char *host)
+{
+    PGresult *check = PQexec(pg, "SELECT to_regclass('container_names') IS NOT NULL");
+    bool current = PQresultStatus(check) == PGRES_TUPLES_OK && strcmp(PQgetvalue(check, 0, 0), "t") == 0;
+    PQclear(check);
+    if (!current) {
+        fprintf(stderr, PROG ": the central database has no container names: no seccheckd forward of this version "
+                "has shipped to it yet\n");
+        return 1;
+    }
+    const char *v[] = {host, o->filter.container, o->filter.pod, o->filter.ns};
+    PGresult *res = PQexecParams(pg, central_sql, 4, NULL, v, NULL, NULL, 0);
+    if (PQresultStatus(res) != PGRES_TUPLES_OK) {
+        char line[512];
+        central_message_line(PQresultErrorMessage(res), line, sizeof(line));
+        fprintf(stderr, PROG ": reading the central containers view: %s\n", line);
+        PQclear(res);
+        return 1;
+    }
+    struct strbuf line = {0};
+    bool host_column = !host[0];
+    if (!o->json)
+        print_header(&line, host_column);
+    for (int r = 0; r < PQntuples(res); r++) {
+        strbuf_reset(&line);
+        if (o->json) {
+            const char *j = PQgetvalue(res, r, (int)NCOLS + 1);
+            event_line_json(&line, j, strlen(j));
+        } else {
+            if (host_column)
+                cell(&line, pg_col(res, r, 0), HOST_ID_WIDTH);
+            for (size_t i = 0; i < NCOLS; i++)
+                cell(&line, pg_col(res, r, (int)i + 1), widths[i]);
+            while (line.len && line.data[line.len - 1] == ' ')
+                line.len--;
+        }
+        printf("%.*s\n", (int)line.len, line.data);
+    }
+    PQclear(res);
+    int status = line.failed ? 1 : 0;
+    strbuf_free(&line);
+    if (fflush(stdout) != 0 && errno != EPIPE) {
+        fprintf(stderr, PROG ": writing to standard output: %s\n", strerror(errno));
+        status = 1;
+    }
+    return status;
+}
+
+static int run_central(const struct containers_options *o)
+{
+    char err[512], host[HOST_ID_MAX + 1] = "";
+    if (!o->all_hosts && host_id_resolve(o->host_id, host, err, sizeof(err)) != 0) {
+        fprintf(stderr, PROG ": %s\n", err);
+        return 2;
+    }
+    if (central_check_url(o->to_url, err, sizeof(err)) != 0) {
+        fprintf(stderr, PROG ": %s\n", err);
+        return 2;
+    }
+    PGconn *pg = central_connect(o->to_url, NULL, err, sizeof(err));
+    if (!pg) {
+        fprintf(stderr, PROG ": %s\n", err);
+        return 1;
+    }
+    int rc = print_central(pg, o, host);
+    PQfinish(pg);
+    return rc;
+}
+
 int containers_main(int argc, char **argv)
 {
     struct containers_options o = {0};
     int rc = parse_options(argc, argv, &o);
     if (rc != 0)
         return rc < 0 ? 0 : rc;
+    if (o.to_url)
+        return run_central(&o);
     sqlite3 *db = NULL;
     if (sqlutil_open_reader(o.db_path, &db) != SQLITE_OK) {
         fprintf(stderr, PROG ": cannot open %s: %s\n", o.db_path, db ? sqlite3_errmsg(db) : "out of memory");

@@ -28,6 +28,8 @@
 #include "container_filter.h"
 #include "decode.h"
 #include "event_line.h"
+#include "events_central.h"
+#include "events_options.h"
 #include "filter.h"
 #include "follow.h"
 #include "sqlutil.h"
@@ -39,23 +41,6 @@
 #define ROWS_PER_READ 512   /* rows per statement: its read transaction stays short */
 #define SINCE_MAX_S (36500ull * 86400)
 
-enum { EVENTS_OK = 0, EVENTS_FAILED = 1, EVENTS_USAGE = 2, EVENTS_OUTPUT_GONE = 3 };
-
-struct events_options {
-    const char *db_path;
-    bool follow;
-    const char *container;        /* id or name; --pod, --namespace beside it (container_filter.h) */
-    const char *pod, *ns;
-    const char *process;
-    const char *types;            /* as given: filter.h parses it */
-    struct filter type_filter;
-    bool has_since;
-    uint64_t since_s;
-    bool json;
-    bool has_lines;
-    uint64_t lines;               /* -n: the last N stored first (--follow: 10 unless given) */
-    enum term_color_mode color;
-};
 
 struct reader {
     const struct events_options *o;
@@ -75,12 +60,15 @@ struct reader {
 static void usage(FILE *out)
 {
     fprintf(out,
-            "Usage: seccheckd events --db PATH [--follow] [-n N] [--container ID] [--type NAME] [--process NAME]\n"
+            "Usage: seccheckd events (--db PATH | --to URL [--host-id ID]) [--follow] [-n N] [--container ID]\n"
+            "                        [--type NAME] [--process NAME]\n"
             "                        [--pod NAME] [--namespace NAME] [--since DURATION] [-o compact|json]\n"
             "                        [--color auto|always|never]\n"
             "Prints the events of a seccheckd database, one line each, oldest first.\n"
             "\n"
             "  --db PATH          the database (only read; the daemon may be running)\n"
+            "  --to URL           the central PostgreSQL that seccheckd forward ships to\n"
+            "  --host-id ID       --to: this host's events [the id forward ships as: /etc/machine-id]\n"
             "  --follow, -f       then print new events as the daemon commits them, until\n"
             "                     interrupted (the last 10 stored first, as tail -f does)\n"
             "  -n, --lines N      the last N stored events that pass the filters [all;\n"
@@ -119,6 +107,7 @@ static int parse_options(int argc, char **argv, struct events_options *o)
         {"output", required_argument, NULL, 'o'},    {"help", no_argument, NULL, 'h'},
         {"pod", required_argument, NULL, 'P'},       {"namespace", required_argument, NULL, 'N'},
         {"lines", required_argument, NULL, 'n'},      {"color", required_argument, NULL, 'C'},
+        {"to", required_argument, NULL, 'T'},        {"host-id", required_argument, NULL, 'H'},
         {NULL, 0, NULL, 0},
     };
     memset(o, 0, sizeof(*o));
@@ -129,6 +118,8 @@ static int parse_options(int argc, char **argv, struct events_options *o)
     while ((ch = getopt_long(argc, argv, CLI_GETOPT_QUIET "fo:n:h", options, NULL)) != -1) {
         switch (ch) {
         case 'd': o->db_path = optarg; break;
+        case 'T': o->to_url = optarg; break;
+        case 'H': o->host_id = optarg; break;
         case 'f': o->follow = true; break;
         case 'c': o->container = optarg; break;
         case 'P': o->pod = optarg; break;
@@ -166,8 +157,12 @@ static int parse_options(int argc, char **argv, struct events_options *o)
     }
     if (optind < argc)
         return usage_error("unexpected argument", argv[optind]);
-    if (!o->db_path)
-        return usage_error("--db PATH is required", NULL);
+    if (!o->db_path && !o->to_url)
+        return usage_error("--db PATH is required (or --to URL, the central copy)", NULL);
+    if (o->db_path && o->to_url)
+        return usage_error("give --db PATH or --to URL, not both", NULL);
+    if (o->db_path && o->host_id)
+        return usage_error("--host-id goes with --to", NULL);
     return 0;
 }
 
@@ -469,9 +464,14 @@ int events_main(int argc, char **argv)
     struct follow_signals signals;
     follow_catch_signals(&signals);
     setvbuf(stdout, NULL, _IOFBF, 1 << 16);
+    if (o.to_url) {
+        rc = events_central_run(&o, r.since_ns, r.color);
+        goto out;
+    }
     rc = open_db(&r);
     if (rc == 0)
         rc = run(&r);
+out:
     sqlite3_finalize(r.rows);
     follow_end(&r.follow);
     sqlite3_close(r.db);
