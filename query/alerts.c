@@ -52,9 +52,6 @@
 
 /* "namespace/pod/container" from the three names, the missing ones left
  * out; NULL when none is known. The same SQL in SQLite and PostgreSQL. */
-#define NAMES_SQL(ns, pod, name)                                                                                \
-    "nullif(rtrim(coalesce(" ns " || '/', '') || coalesce(" pod " || '/', '') || coalesce(" name ", ''), '/'), '')"
-
 enum { ALERTS_OK = 0, ALERTS_FAILED = 1, ALERTS_USAGE = 2, ALERTS_OUTPUT_GONE = 3 };
 
 struct alerts_options {
@@ -552,7 +549,7 @@ static int local_prepare(struct local_reader *r)
 #define LOCAL_COLUMNS                                                                                           \
     "SELECT a.id, a.time_ns, a.rule, a.priority, a.container_id, a.output, " ALERT_OUTBOX_OBJECT_SQL(             \
         "a.output_fields") ", " ALERT_OUTBOX_ARRAY_SQL("a.tags") ", e.recv_ns, a.suppressed, "
-    return local_statement(r, r->has_info ? LOCAL_COLUMNS NAMES_SQL("i.pod_namespace", "i.pod_name", "i.name")
+    return local_statement(r, r->has_info ? LOCAL_COLUMNS CONTAINER_NAMES_SQL("i.pod_namespace", "i.pod_name", "i.name")
                                                 " FROM alerts a LEFT JOIN events e ON e.id = a.event_id"
                                                 " LEFT JOIN container_info i ON i.container_id = a.container_id"
                                                 " WHERE a.id > ?1"
@@ -863,7 +860,7 @@ static void central_sql(struct central_reader *r)
                      /* to_jsonb: a hosts table of a forwarder before hostname has none */
                      " (SELECT to_jsonb(h) ->> 'hostname' FROM hosts h WHERE h.host_id = a.host_id),"
                      " a.suppressed, ");
-    strbuf_puts(sql, r->has_names ? NAMES_SQL("n.pod_namespace", "n.pod_name", "n.container_name") : "NULL");
+    strbuf_puts(sql, r->has_names ? CONTAINER_NAMES_SQL("n.pod_namespace", "n.pod_name", "n.container_name") : "NULL");
     central_filters(sql, r, r->o);
     strbuf_printf(sql, " ORDER BY a.host_id, a.id LIMIT %d", ROWS_PER_READ);
 }

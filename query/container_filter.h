@@ -28,6 +28,13 @@ static inline bool container_filter_any(const struct container_filter *f)
 void container_filter_sql(struct strbuf *sql, const struct container_filter *f, const char *column, int first,
                           bool has_info);
 
+/* SQL for a container's names as one text, "namespace/pod/name" with the
+ * parts it has (NULL when it has none), from the three column expressions:
+ * the label `seccheckd alerts` and `events` print beside the id. SQLite's
+ * and PostgreSQL's alike. */
+#define CONTAINER_NAMES_SQL(ns, pod, name)                                                                      \
+    "nullif(rtrim(coalesce(" ns " || '/', '') || coalesce(" pod " || '/', '') || coalesce(" name ", ''), '/'), '')"
+
 /* Binds what container_filter_sql asked for (the strings must outlive the statement). */
 void container_filter_bind(sqlite3_stmt *st, const struct container_filter *f, int first);
 

@@ -646,6 +646,12 @@ static void color_word(struct strbuf *out, size_t at, const char *color)
 
 void event_line_render_color(struct strbuf *out, const struct event *ev, bool color)
 {
+    event_line_render_named(out, ev, color, NULL, 0);
+}
+
+void event_line_render_named(struct strbuf *out, const struct event *ev, bool color, const char *names,
+                             size_t names_len)
+{
     size_t start = out->len;
     const Gvisor__Common__ContextData *c = ev->context;
     strbuf_put_utc(out, c && c->time_ns ? c->time_ns : ev->recv_ns, 3);
@@ -654,6 +660,11 @@ void event_line_render_color(struct strbuf *out, const struct event *ev, bool co
         text(out, c->container_id);
     else
         strbuf_putc(out, '-');
+    if (names && names_len) {
+        strbuf_putc(out, '(');
+        event_line_text(out, names, names_len);
+        strbuf_putc(out, ')');
+    }
     strbuf_putc(out, ' ');
     bool named = c && c->process_name && c->process_name[0];
     if (named)

@@ -34,6 +34,13 @@ void event_line_render(struct strbuf *out, const struct event *ev);
  * coloured (term_color.h): for a terminal. */
 void event_line_render_color(struct strbuf *out, const struct event *ev, bool color);
 
+/* The same, with the container's names ("namespace/pod/name", as
+ * `seccheckd containers` knows them; NULL: none) beside its id, escaped:
+ *   2026-11-29T12:34:56.123Z 3f9a1c2b(shop/web-7f9c/web) cat[3] openat ...
+ * (one word, so the line's columns stay where they are). */
+void event_line_render_named(struct strbuf *out, const struct event *ev, bool color, const char *names,
+                             size_t names_len);
+
 /* Appends text (len bytes, any content) escaped and bounded as above. */
 void event_line_text(struct strbuf *out, const char *text, size_t len);
 

@@ -219,18 +219,26 @@ static int filtered_statement(struct reader *r, const struct events_options *o, 
     return 0;
 }
 
+#define JSON_HEAD                                                                                                \
+    "SELECT e.id, json_object('id', f.id, 'conn_id', f.conn_id, 'recv_ns', f.recv_ns, 'msg_type', f.msg_type,"  \
+    " 'type_name', f.type_name, 'dropped_count', f.dropped_count, 'decode_error', f.decode_error, 'message',"   \
+    " json(f.message)) FROM events e JOIN events_full f ON f.id = e.id"
+/* The compact line's columns, the container's names last (NULL without
+ * container_info: an older database). */
+#define COMPACT_HEAD "SELECT e.id, e.recv_ns, e.msg_type, e.raw, NULL FROM events e"
+#define COMPACT_NAMED_HEAD                                                                                       \
+    "SELECT e.id, e.recv_ns, e.msg_type, e.raw, " CONTAINER_NAMES_SQL("i.pod_namespace", "i.pod_name", "i.name") \
+    " FROM events e LEFT JOIN container_info i ON i.container_id = e.container_id"
+
 /* The statement that reads the next rows after ?1 up to ?2, filtered. */
 static int prepare_rows(struct reader *r)
 {
     char tail[64];
     snprintf(tail, sizeof(tail), " ORDER BY e.id LIMIT %d", ROWS_PER_READ);
-    return filtered_statement(r, r->o,
-                              r->o->json ? "SELECT e.id, json_object('id', f.id, 'conn_id', f.conn_id, 'recv_ns',"
-                                           " f.recv_ns, 'msg_type', f.msg_type, 'type_name', f.type_name,"
-                                           " 'dropped_count', f.dropped_count, 'decode_error', f.decode_error,"
-                                           " 'message', json(f.message)) FROM events e JOIN events_full f ON f.id = e.id"
-                                         : "SELECT e.id, e.recv_ns, e.msg_type, e.raw FROM events e",
-                              tail, &r->rows);
+    const char *head = r->o->json                                          ? JSON_HEAD
+                       : sqlutil_has(r->db, "table", "container_info") ? COMPACT_NAMED_HEAD
+                                                                        : COMPACT_HEAD;
+    return filtered_statement(r, r->o, head, tail, &r->rows);
 }
 
 /* -n N: the id before the last N rows that pass the filters between
@@ -352,7 +360,8 @@ static void render_row(struct reader *r)
     }
     struct event ev;
     decode_row(r, &ev);
-    event_line_render_color(&r->line, &ev, r->color);
+    const char *names = (const char *)sqlite3_column_text(r->rows, 4);
+    event_line_render_named(&r->line, &ev, r->color, names, names ? (size_t)sqlite3_column_bytes(r->rows, 4) : 0);
 }
 
 /* Prints the next rows (at most ROWS_PER_READ) in one statement; *n says

@@ -18,6 +18,7 @@
 #include "arena.h"
 #include "central.h"
 #include "decode.h"
+#include "container_filter.h"
 #include "event_line.h"
 #include "follow.h"
 #include "host_id.h"
@@ -135,10 +136,17 @@ static void render_compact(struct central_events *c, PGresult *res, int row)
         ev.status = DECODE_BAD_PAYLOAD;
     }
     ev.recv_ns = int8_at(res, row, 1);
-    event_line_render_color(&c->line, &ev, c->color);
+    bool named = !PQgetisnull(res, row, 4);
+    event_line_render_named(&c->line, &ev, c->color, named ? PQgetvalue(res, row, 4) : NULL,
+                            named ? (size_t)PQgetlength(res, row, 4) : 0);
 }
 
-#define COMPACT_HEAD "SELECT e.id, e.recv_ns, e.msg_type, e.raw FROM events e"
+/* The names as --db prints them, where the central schema has them
+ * (filtered_sql joins container_names n then). */
+#define COMPACT_HEAD "SELECT e.id, e.recv_ns, e.msg_type, e.raw, NULL FROM events e"
+#define COMPACT_NAMED_HEAD                                                                                       \
+    "SELECT e.id, e.recv_ns, e.msg_type, e.raw, " CONTAINER_NAMES_SQL("n.pod_namespace", "n.pod_name",            \
+                                                                      "n.container_name") " FROM events e"
 #define JSON_HEAD                                                                                                \
     "SELECT e.id, json_build_object('id', f.id, 'conn_id', f.conn_id, 'recv_ns', f.recv_ns, 'msg_type',"        \
     " f.msg_type, 'type_name', f.type_name, 'dropped_count', f.dropped_count, 'decode_error', f.decode_error,"  \
@@ -149,7 +157,8 @@ static int print_next(struct central_events *c, int *n)
 {
     char tail[64];
     snprintf(tail, sizeof(tail), " ORDER BY e.id LIMIT %d", ROWS_PER_READ);
-    PGresult *res = filtered_query(c, c->o->json ? JSON_HEAD : COMPACT_HEAD, tail, c->after, c->until);
+    const char *head = c->o->json ? JSON_HEAD : c->has_names ? COMPACT_NAMED_HEAD : COMPACT_HEAD;
+    PGresult *res = filtered_query(c, head, tail, c->after, c->until);
     *n = 0;
     if (PQresultStatus(res) != PGRES_TUPLES_OK) {
         say_pg_error("reading the central events", res ? PQresultErrorMessage(res) : "out of memory");

@@ -143,8 +143,9 @@ grep -q '"k8s.ns.name":"shop"' "$dir/alerts.json" && ok "the JSON lines carry k8
 out=$("$seccheckd" containers --db "$db" --namespace shop)
 echo "$out" | grep -q '^app1 .* web .* web-7f9c .* shop .* registry.example.com:5000/shop/web:v1.2 ' &&
     ok "seccheckd containers lists the app with its names" || fail "seccheckd containers: $out"
-n=$("$seccheckd" events --db "$db" --container web | grep -c ' app1 ' || true)
-[ "$n" -ge 4 ] && ok "seccheckd events --container web: the app's events ($n)" || fail "events by name: $n"
+n=$("$seccheckd" events --db "$db" --container web | grep -c ' app1(shop/web-7f9c/web) ' || true)
+[ "$n" -ge 4 ] && ok "seccheckd events --container web: the app's events, its names beside its id ($n)" ||
+    fail "events by name: $n"
 
 kill -TERM "$daemon"
 wait "$daemon" || { cat "$dir/daemon.log"; echo "FAIL: seccheckd exited non-zero"; exit 1; }

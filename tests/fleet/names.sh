@@ -165,6 +165,7 @@ same_events() {   # same_events ARGS...: events --to --host-id host-a ARGS print
     [ -s "$dir/ev.local" ] && cmp -s "$dir/ev.local" "$dir/ev.central"
 }
 check "events --to: the host's lines, byte for byte" same_events
+check "... the container's names beside its id, on both" grep -q " $cid(shop/web-1/app) " "$dir/ev.central"
 check "events --to --container NAME, --pod, --namespace: as --db" same_events --container app --pod web-1 --namespace shop
 check "events --to --process, --type, -n: as --db" same_events --process cat --type 7 -n 5
 check "events --to --container NAME: every event of the container" [ \

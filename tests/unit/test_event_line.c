@@ -64,8 +64,9 @@ static void test_json_for_a_terminal(void **state)
     strbuf_free(&sb);
 }
 
-/* The line of an openat exit by a process named name, coloured or not. */
-static void open_line(struct strbuf *out, const char *name, bool color)
+/* The line of an openat exit by a process named name, coloured or not,
+ * its container's names (NULL: none) beside the id. */
+static void open_line_named(struct strbuf *out, const char *name, bool color, const char *names)
 {
     Gvisor__Common__ContextData ctx = GVISOR__COMMON__CONTEXT_DATA__INIT;
     ctx.container_id = "c1";
@@ -94,8 +95,31 @@ static void open_line(struct strbuf *out, const char *name, bool color)
     struct event ev = {.recv_ns = 1};
     decode_event(&d, &arena, &h, pkt, WIRE_HEADER_MIN + n, &ev);
     assert_int_equal(ev.status, DECODE_OK);
-    event_line_render_color(out, &ev, color);
+    event_line_render_named(out, &ev, color, names, names ? strlen(names) : 0);
     arena_free(&arena);
+}
+
+static void open_line(struct strbuf *out, const char *name, bool color)
+{
+    open_line_named(out, name, color, NULL);
+}
+
+/* The container's names beside its id, one word, escaped like every value
+ * from a sandbox (container_info comes from runsc's state file, whose
+ * annotations the pod's author writes). */
+static void test_names_beside_the_id(void **state)
+{
+    (void)state;
+    struct strbuf sb = {0};
+    open_line_named(&sb, "cat", false, "shop/web-7f9c/web");
+    assert_string_equal(sb.data, "1970-01-01T00:00:00.000Z c1(shop/web-7f9c/web) cat[7] openat /etc/passwd O_RDONLY = 3\n");
+    strbuf_reset(&sb);
+    open_line_named(&sb, "cat", false, "shop/x\x1b[2J\ny");
+    assert_string_equal(sb.data, "1970-01-01T00:00:00.000Z c1(shop/x\\x1b[2J\\ny) cat[7] openat /etc/passwd O_RDONLY = 3\n");
+    strbuf_reset(&sb);
+    open_line_named(&sb, "cat", false, "");   /* no names: the plain line */
+    assert_string_equal(sb.data, "1970-01-01T00:00:00.000Z c1 cat[7] openat /etc/passwd O_RDONLY = 3\n");
+    strbuf_free(&sb);
 }
 
 /* Colour wraps the call's name only, in seccheckd's own sequence; a
@@ -318,6 +342,7 @@ int main(void)
         cmocka_unit_test(test_json_for_a_terminal),
         cmocka_unit_test(test_fd_without_gvisors_error_string),
         cmocka_unit_test(test_color_marks_the_call),
+        cmocka_unit_test(test_names_beside_the_id),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
