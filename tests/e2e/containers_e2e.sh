@@ -16,16 +16,11 @@ seccheckd=${1:?usage: containers_e2e.sh SECCHECKD_BINARY}
 command -v runsc >/dev/null || { echo "FAIL: runsc not installed (apt-get install -y runsc)"; exit 1; }
 command -v sqlite3 >/dev/null || { echo "FAIL: sqlite3 not installed (apt-get install -y sqlite3)"; exit 1; }
 
-dir=$(mktemp -d /tmp/seccheckd-e2e-XXXXXX)
+e2e_scratch e2e
 root=$dir/runsc-root
-daemon=
-cleanup() {
-    [ -z "$daemon" ] || kill -9 "$daemon" 2>/dev/null || true
+cleanup_more() {
     for id in app1 pod1; do runsc --root "$root" delete -force "$id" >/dev/null 2>&1 || true; done
-    stop_jobs
-    rm -rf "$dir"
 }
-trap cleanup EXIT
 failures=0
 ok() { echo "ok   - $1"; }
 fail() { echo "FAIL - $1"; failures=$((failures + 1)); }

@@ -29,14 +29,7 @@ newer_rules=("Drop and execute new binary in container" "Fileless execution via 
     "Shell with a network connection as a standard stream" "Download piped into a shell" "Shell in an exec session"
     "Executable mapped from the writable layer or a memfd")
 
-dir=$(mktemp -d /tmp/seccheckd-defrules-XXXXXX)
-daemon=
-cleanup() {
-    [ -z "$daemon" ] || kill -9 "$daemon" 2>/dev/null || true
-    stop_jobs
-    rm -rf "$dir"
-}
-trap cleanup EXIT
+e2e_scratch defrules
 
 failures=0
 fail() { echo "FAIL - $*"; failures=$((failures + 1)); }

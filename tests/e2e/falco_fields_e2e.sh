@@ -19,14 +19,7 @@ for tool in runsc sqlite3 python3; do
     command -v $tool >/dev/null || { echo "FAIL: $tool not installed (scripts/setup.sh installs what the tests need)"; exit 1; }
 done
 
-dir=$(mktemp -d /tmp/seccheckd-falcofields-XXXXXX)
-daemon=
-cleanup() {
-    [ -z "$daemon" ] || kill -9 "$daemon" 2>/dev/null || true
-    stop_jobs
-    rm -rf "$dir"
-}
-trap cleanup EXIT
+e2e_scratch falcofields
 
 cat >"$dir/rules.yaml" <<'EOF'
 - rule: Exec

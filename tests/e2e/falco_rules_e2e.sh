@@ -32,14 +32,7 @@ python3 -c 'import yaml' 2>/dev/null || { echo "FAIL: python3-yaml not installed
 # sandbox file would be one more --rules here).
 upstream=("$fixtures/falco_rules.yaml" "$fixtures/falco-incubating_rules.yaml")
 
-dir=$(mktemp -d /tmp/seccheckd-falcorules-XXXXXX)
-daemon=
-cleanup() {
-    [ -z "$daemon" ] || kill -9 "$daemon" 2>/dev/null || true
-    stop_jobs
-    rm -rf "$dir"
-}
-trap cleanup EXIT
+e2e_scratch falcorules
 
 port=5555
 cat >"$dir/redirect.py" <<'PY'

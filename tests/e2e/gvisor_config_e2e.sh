@@ -6,14 +6,7 @@ set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/stop_jobs.sh"
 bin=${1:?usage: gvisor_config_e2e.sh SECCHECKD_BINARY}
 command -v runsc >/dev/null || { echo "FAIL: runsc not installed (apt-get install -y runsc)"; exit 1; }
-dir=$(mktemp -d /tmp/seccheckd-gvcfg-XXXXXX)
-daemon=
-cleanup() {
-    [ -z "$daemon" ] || kill -9 "$daemon" 2>/dev/null || true
-    stop_jobs
-    rm -rf "$dir"
-}
-trap cleanup EXIT
+e2e_scratch gvcfg
 failures=0
 
 # group, the type names its workload must produce

@@ -21,16 +21,11 @@ command -v runsc >/dev/null || { echo "FAIL: runsc not installed (apt-get instal
 command -v sqlite3 >/dev/null || { echo "FAIL: sqlite3 not installed (apt-get install -y sqlite3)"; exit 1; }
 upstream=$src/tests/fixtures/falco_rules
 
-dir=$(mktemp -d /tmp/seccheckd-mounts-XXXXXX)
+e2e_scratch mounts
 root=$dir/runsc-root
-daemon=
-cleanup() {
-    [ -z "$daemon" ] || kill -9 "$daemon" 2>/dev/null || true
+cleanup_more() {
     runsc --root "$root" delete -force mnt1 >/dev/null 2>&1 || true
-    stop_jobs
-    rm -rf "$dir"
 }
-trap cleanup EXIT
 failures=0
 ok() { echo "ok   - $1"; }
 fail() { echo "FAIL - $1"; failures=$((failures + 1)); }

@@ -9,14 +9,7 @@ seccheckd=${1:?usage: runsc_e2e.sh SECCHECKD_BINARY}
 command -v runsc >/dev/null || { echo "FAIL: runsc not installed (apt-get install -y runsc)"; exit 1; }
 command -v sqlite3 >/dev/null || { echo "FAIL: sqlite3 not installed (apt-get install -y sqlite3)"; exit 1; }
 
-dir=$(mktemp -d /tmp/seccheckd-e2e-XXXXXX)
-daemon=
-cleanup() {
-    [ -z "$daemon" ] || kill -9 "$daemon" 2>/dev/null || true
-    stop_jobs   # a sandbox still running when a check failed
-    rm -rf "$dir"
-}
-trap cleanup EXIT
+e2e_scratch e2e
 
 sock=$dir/s.sock
 db=$dir/events.db

@@ -1,6 +1,7 @@
 # shellcheck shell=bash
-# stop_jobs.sh - sourced by the e2e scripts for their EXIT traps (which bash
-# also runs on SIGTERM/SIGINT and after a `set -e` failure).
+# stop_jobs.sh - sourced by the e2e scripts for their scratch directory and
+# their EXIT traps (which bash also runs on SIGTERM/SIGINT and after a
+# `set -e` failure).
 #
 # stop_jobs: ends every background job the script still has: SIGTERM first
 # (timeout(1), which wraps each sandbox, passes it on to runsc), SIGKILL to
@@ -18,4 +19,21 @@ stop_jobs() {
         sleep 0.1
     done
     kill -KILL $pids 2>/dev/null || true
+}
+
+# e2e_scratch NAME: a scratch directory $dir (/tmp/seccheckd-NAME-XXXXXX)
+# and an EXIT trap that kills $daemon (the script sets it to the daemon it
+# starts, empty once it stopped it), runs the script's cleanup_more if it
+# defines one (runsc containers to delete), stops every job, removes $dir.
+e2e_scratch() {
+    dir=$(mktemp -d "/tmp/seccheckd-$1-XXXXXX")
+    daemon=
+    trap e2e_cleanup EXIT
+}
+
+e2e_cleanup() {
+    [ -z "${daemon:-}" ] || kill -9 "$daemon" 2>/dev/null || true
+    if declare -F cleanup_more >/dev/null; then cleanup_more; fi
+    stop_jobs
+    rm -rf "$dir"
 }
