@@ -865,15 +865,14 @@ static void central_sql(struct central_reader *r)
     strbuf_printf(sql, " ORDER BY a.host_id, a.id LIMIT %d", ROWS_PER_READ);
 }
 
-/* Whether an alert to print has a sandbox time more than a second off the
- * daemon's (the table's sandbox column); false when it cannot tell. */
-static bool central_clock_apart(struct central_reader *r)
+/* Whether an alert to print, by the filters, meets condition (SQL over a,
+ * e and n); false when it cannot tell. */
+static bool central_any_alert(struct central_reader *r, const char *condition)
 {
     struct strbuf sql = {0};
     strbuf_puts(&sql, "SELECT EXISTS(SELECT 1");
     central_filters(&sql, r, r->o);
-    strbuf_printf(&sql, " AND (a.time_ns > e.recv_ns + %d OR a.time_ns < e.recv_ns - %d))", CLOCK_APART_NS,
-                  CLOCK_APART_NS);
+    strbuf_printf(&sql, " AND %s)", condition);
     const char *v[CENTRAL_PARAMS];
     central_params(r, r->o, "{}", v);
     PGresult *res = sql.failed ? NULL : PQexecParams(r->pg, sql.data, CENTRAL_PARAMS, NULL, v, NULL, NULL, 0);
@@ -883,23 +882,21 @@ static bool central_clock_apart(struct central_reader *r)
     return yes;
 }
 
+/* Whether an alert to print has a sandbox time more than a second off the
+ * daemon's (the table's sandbox column). */
+static bool central_clock_apart(struct central_reader *r)
+{
+    char condition[128];
+    snprintf(condition, sizeof(condition), "(a.time_ns > e.recv_ns + %d OR a.time_ns < e.recv_ns - %d)",
+             CLOCK_APART_NS, CLOCK_APART_NS);
+    return central_any_alert(r, condition);
+}
+
 /* Whether an alert to print names a container whose names are known
  * centrally (the table's names column). */
 static bool central_any_named(struct central_reader *r)
 {
-    if (!r->has_names)
-        return false;
-    struct strbuf sql = {0};
-    strbuf_puts(&sql, "SELECT EXISTS(SELECT 1");
-    central_filters(&sql, r, r->o);
-    strbuf_puts(&sql, " AND coalesce(n.container_name, n.pod_name, n.pod_namespace) IS NOT NULL)");
-    const char *v[CENTRAL_PARAMS];
-    central_params(r, r->o, "{}", v);
-    PGresult *res = sql.failed ? NULL : PQexecParams(r->pg, sql.data, CENTRAL_PARAMS, NULL, v, NULL, NULL, 0);
-    bool yes = PQresultStatus(res) == PGRES_TUPLES_OK && PQntuples(res) == 1 && strcmp(PQgetvalue(res, 0, 0), "t") == 0;
-    PQclear(res);
-    strbuf_free(&sql);
-    return yes;
+    return r->has_names && central_any_alert(r, "coalesce(n.container_name, n.pod_name, n.pod_namespace) IS NOT NULL");
 }
 
 static int64_t central_count(void *ctx, const struct alerts_options *filters)
