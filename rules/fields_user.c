@@ -2,11 +2,14 @@
  * gid (the process table's, from credentials) looked up in its container's
  * own /etc/passwd and /etc/group (container/container.h), as libs'
  * sinsp_filter_check_user and _group do (userspace/libsinsp/
- * sinsp_filtercheck_user.cpp): uid 0 is root (home /root) and gid 0 root
- * when the files do not say; a uid they do not name is absent. gVisor
- * reports no audit login uid, so user.loginuid is -1, Falco's value for a
- * task without a login session, and user.loginname absent. user.uid and
- * group.gid themselves are the proc class's. */
+ * sinsp_filtercheck_user.cpp:100-125, sinsp_filtercheck_group.cpp:58-68 at
+ * libs 48dfd53cd): uid 0 is root (home /root) and gid 0 root when the files
+ * do not say; any other uid or gid they do not name is the string "<NA>",
+ * not an absent value, so upstream's `user.name in ("<NA>","N/A","")`
+ * (falco-incubating_rules.yaml, known_user_in_container) holds for it as in
+ * Falco. gVisor reports no audit login uid, so user.loginuid is -1, Falco's
+ * value for a task without a login session, and user.loginname "<NA>".
+ * user.uid and group.gid themselves are the proc class's. */
 #include "container.h"
 #include "fields_class.h"
 
@@ -14,6 +17,10 @@ enum {
     F_USER_NAME = FIELD_BASE_USER,
     F_USER_HOMEDIR, F_USER_SHELL, F_USER_LOGINUID, F_USER_LOGINNAME, F_GROUP_NAME,
 };
+
+/* libs' name for what the files do not say (sinsp_usergroup_manager's
+ * fallback user, userspace/libsinsp/user.cpp:226-229). */
+#define USER_UNKNOWN "<NA>"
 
 static void user_extract(struct evctx *x, const struct fieldref *f, struct fval *v, struct strbuf *buf)
 {
@@ -25,19 +32,21 @@ static void user_extract(struct evctx *x, const struct fieldref *f, struct fval 
         fv_int(v, -1);
         return;
     }
-    if (!p->has_creds || f->id == F_USER_LOGINNAME)
+    if (!p->has_creds || f->id == F_USER_LOGINNAME) {   /* no uid to look up: libs' fallback */
+        fv_cstr(v, USER_UNKNOWN);
         return;
+    }
     const struct container_record *r = fields_container_record(x);
     if (f->id == F_GROUP_NAME) {
         const struct container_group *g = container_group_by_gid(r, p->gid);
-        fv_cstr(v, g ? g->name : p->gid == 0 ? "root" : NULL);
+        fv_cstr(v, g ? g->name : p->gid == 0 ? "root" : USER_UNKNOWN);
         return;
     }
     const struct container_user *u = container_user_by_uid(r, p->uid);
     switch (f->id) {
-    case F_USER_NAME: fv_cstr(v, u ? u->name : p->uid == 0 ? "root" : NULL); return;
-    case F_USER_HOMEDIR: fv_cstr(v, u ? u->home : p->uid == 0 ? "/root" : NULL); return;
-    case F_USER_SHELL: fv_cstr(v, u ? u->shell : NULL); return;
+    case F_USER_NAME: fv_cstr(v, u ? u->name : p->uid == 0 ? "root" : USER_UNKNOWN); return;
+    case F_USER_HOMEDIR: fv_cstr(v, u ? u->home : p->uid == 0 ? "/root" : USER_UNKNOWN); return;
+    case F_USER_SHELL: fv_cstr(v, u ? u->shell : USER_UNKNOWN); return;
     default: return;
     }
 }

@@ -114,7 +114,7 @@ static void test_fields_of_a_known_container(void **state)
         "\"container.name\":\"web\",\"container.privileged\":false,\"container.type\":\"gvisor\",\"evt.time\":1500,"
         "\"group.gid\":100,\"group.name\":\"users\",\"k8s.ns.name\":\"prod\",\"k8s.pod.full_sandbox_id\":"
         "\"0123456789abcdef0123\",\"k8s.pod.id\":\"u-1\",\"k8s.pod.name\":\"shop-5d\",\"k8s.pod.sandbox_id\":"
-        "\"0123456789ab\",\"k8s.pod.uid\":\"u-1\",\"user.homedir\":\"/home/bob\",\"user.loginname\":null,"
+        "\"0123456789ab\",\"k8s.pod.uid\":\"u-1\",\"user.homedir\":\"/home/bob\",\"user.loginname\":\"<NA>\","
         "\"user.loginuid\":-1,\"user.name\":\"bob\",\"user.shell\":\"/bin/zsh\",\"user.uid\":1000}");
     /* container.start_ts from createdAt (1 s), container.duration to the event (1500 ns: before it, absent) */
     rules_engine_set_rules(w.engine, rules_ok("- rule: r\n  desc: d\n  condition: evt.type = container\n"
@@ -123,16 +123,19 @@ static void test_fields_of_a_known_container(void **state)
     assert_string_equal(fields_at_start(&w, 1, 0, 0),
                         "{\"container.duration\":null,\"container.start_ts\":1000000000,\"evt.time\":1500}");
     rules_engine_set_rules(w.engine, rules_ok(all_rule));
-    /* a uid the container's passwd does not name: absent; conditions on it are false */
+    /* a uid the container's passwd does not name: the string "<NA>", as
+     * libs' sinsp_filtercheck_user.cpp:100-108 and _group.cpp:58-68 give it
+     * (not absent: upstream's known_user_in_container compares it) */
     const char *f = fields_at_start(&w, 2, 4242, 4242);
-    assert_non_null(strstr(f, "\"user.name\":null"));
-    assert_non_null(strstr(f, "\"user.homedir\":null"));
-    assert_non_null(strstr(f, "\"group.name\":null"));
+    assert_non_null(strstr(f, "\"user.name\":\"<NA>\""));
+    assert_non_null(strstr(f, "\"user.homedir\":\"<NA>\""));
+    assert_non_null(strstr(f, "\"group.name\":\"<NA>\""));
     assert_non_null(strstr(f, "\"k8s.ns.name\":\"prod\""));
     world_free(&w);
 }
 
-/* No passwd: uid 0 is root (libs: "root", home "/root"), others absent. */
+/* No passwd: uid 0 is root (libs: "root", home "/root", shell "<NA>"),
+ * others "<NA>". */
 static void test_uid_0_is_root_without_passwd(void **state)
 {
     (void)state;
@@ -141,15 +144,16 @@ static void test_uid_0_is_root_without_passwd(void **state)
     const char *f = fields_at_start(&w, 1, 0, 0);
     assert_non_null(strstr(f, "\"user.name\":\"root\""));
     assert_non_null(strstr(f, "\"user.homedir\":\"/root\""));
-    assert_non_null(strstr(f, "\"user.shell\":null"));
+    assert_non_null(strstr(f, "\"user.shell\":\"<NA>\""));
     assert_non_null(strstr(f, "\"group.name\":\"root\""));
     f = fields_at_start(&w, 2, 1000, 100);
-    assert_non_null(strstr(f, "\"user.name\":null"));
+    assert_non_null(strstr(f, "\"user.name\":\"<NA>\""));
     world_free(&w);
 }
 
 /* Without a view (seccheckd rules test) or without a state file: every
- * name absent, the ids and container.type still there. */
+ * container name absent, the ids and container.type still there; the user
+ * and group names libs' "<NA>" (no passwd to name uid 1000). */
 static void test_absent_when_not_known(void **state)
 {
     (void)state;
@@ -167,10 +171,10 @@ static void test_absent_when_not_known(void **state)
                         "{\"container.full_id\":\"nostate\",\"container.id\":\"nostate\",\"container.image\":null,"
                         "\"container.image.repository\":null,\"container.image.tag\":null,\"container.name\":null,"
                         "\"container.privileged\":null,\"container.type\":\"gvisor\",\"evt.time\":1500,"
-                        "\"group.gid\":100,\"group.name\":null,\"k8s.ns.name\":null,\"k8s.pod.full_sandbox_id\":null,"
+                        "\"group.gid\":100,\"group.name\":\"<NA>\",\"k8s.ns.name\":null,\"k8s.pod.full_sandbox_id\":null,"
                         "\"k8s.pod.id\":null,\"k8s.pod.name\":null,\"k8s.pod.sandbox_id\":null,\"k8s.pod.uid\":null,"
-                        "\"user.homedir\":null,\"user.loginname\":null,\"user.loginuid\":-1,\"user.name\":null,"
-                        "\"user.shell\":null,\"user.uid\":1000}");
+                        "\"user.homedir\":\"<NA>\",\"user.loginname\":\"<NA>\",\"user.loginuid\":-1,"
+                        "\"user.name\":\"<NA>\",\"user.shell\":\"<NA>\",\"user.uid\":1000}");
     world_free(&w);
     struct rules_engine *plain = engine_with("- rule: r\n  desc: d\n  condition: k8s.ns.name = prod or "
                                              "user.name = root\n  output: '%container.name'\n  priority: Notice\n"
@@ -207,6 +211,32 @@ static void test_conditions_on_names(void **state)
     world_free(&w);
 }
 
+/* falcosecurity/rules falco-incubating_rules.yaml:764-765 (at c72713ee2e):
+ * known_user_in_container is `container and not user.name in
+ * ("<NA>","N/A","")`; for a uid the container's passwd does not name libs
+ * gives "<NA>" (sinsp_filtercheck_user.cpp:100-108), so the macro is false
+ * and "Non sudo setuid" stays quiet for such a process, as in Falco. */
+static void test_unknown_user_is_the_string_na(void **state)
+{
+    (void)state;
+    struct world w;
+    world_init(&w, "bob:x:1000:100::/home/bob:/bin/sh\n");
+    rules_engine_set_rules(w.engine, rules_ok("- macro: container\n  condition: (container.id != host)\n"
+                                              "- macro: known_user_in_container\n"
+                                              "  condition: (container and not user.name in (\"<NA>\",\"N/A\",\"\"))\n"
+                                              "- rule: known\n  desc: d\n  condition: evt.type = container and "
+                                              "known_user_in_container\n  output: '%user.name'\n  priority: Notice\n"
+                                              "- rule: unknown\n  desc: d\n  condition: evt.type = container and "
+                                              "user.name = \"<NA>\" and group.name = \"<NA>\"\n  output: '%user.name'\n"
+                                              "  priority: Notice\n"));
+    (void)fields_at_start(&w, 1, 1000, 100);   /* bob: known */
+    assert_string_equal(L.items[0].rule, "known");
+    (void)fields_at_start(&w, 2, 4242, 4242);  /* nobody the passwd names */
+    assert_string_equal(L.items[0].rule, "unknown");
+    assert_string_equal(L.items[0].output_fields, "{\"evt.time\":1500,\"user.name\":\"<NA>\"}");
+    world_free(&w);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -214,6 +244,7 @@ int main(void)
         cmocka_unit_test(test_uid_0_is_root_without_passwd),
         cmocka_unit_test(test_absent_when_not_known),
         cmocka_unit_test(test_conditions_on_names),
+        cmocka_unit_test(test_unknown_user_is_the_string_na),
     };
     return cmocka_run_group_tests(tests, rules_group_setup, rules_group_teardown);
 }
