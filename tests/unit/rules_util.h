@@ -7,6 +7,7 @@
 
 #include "unit_util.h"
 
+#include "container.h"
 #include "decode.h"
 #include "gvisor/common.pb-c.h"
 #include "gvisor/container.pb-c.h"
@@ -135,11 +136,14 @@ static inline size_t eval_count(struct rules_engine *e, const struct event *ev, 
     return l->count;
 }
 
-static inline struct rules_engine *engine_with(const char *rules_text)
+/* An engine for the field tests (rules_text NULL: none set yet) whose
+ * container records come from view (NULL: none, as `rules test` has). */
+static inline struct rules_engine *engine_with_containers(const char *rules_text, struct container_view *view)
 {
     struct rules_engine_config cfg;
     rules_engine_config_defaults(&cfg);
     cfg.hostname = "h1";
+    cfg.containers = view;
     /* The field tests count what each rule matches: every rule alerts
      * (rule_matching all), none is held back by a limit. */
     cfg.matching = RULES_MATCH_ALL;
@@ -150,6 +154,24 @@ static inline struct rules_engine *engine_with(const char *rules_text)
     if (rules_text)
         rules_engine_set_rules(e, rules_ok(rules_text));
     return e;
+}
+
+static inline struct rules_engine *engine_with(const char *rules_text)
+{
+    return engine_with_containers(rules_text, NULL);
+}
+
+/* A container cache reading the runsc root dir, quick to give up on a
+ * state file that is not there (2 attempts, 10 ms apart). */
+static inline struct container_cache *cache_on_root(const char *root)
+{
+    const char *roots[] = {root};
+    struct container_cache_config cfg = {.roots = roots, .nroots = 1, .attempts = 2, .retry_ns = 10000000};
+    char err[128];
+    struct container_cache *c = container_cache_open(&cfg, err, sizeof(err));
+    if (!c)
+        fail_msg("container_cache_open: %s", err);
+    return c;
 }
 
 #endif

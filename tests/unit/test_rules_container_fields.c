@@ -57,19 +57,9 @@ static void world_init(struct world *w, const char *passwd)
              "\"io.kubernetes.cri.sandbox-id\":\"0123456789abcdef0123\"}}}",
              w->rootfs);
     put(path, json);
-    const char *roots[] = {w->root};
-    struct container_cache_config cfg = {.roots = roots, .nroots = 1, .attempts = 2, .retry_ns = 10000000};
-    char err[128];
-    w->cache = container_cache_open(&cfg, err, sizeof(err));
-    assert_non_null(w->cache);
+    w->cache = cache_on_root(w->root);
     w->view = container_view_new(w->cache);
-    struct rules_engine_config ec;
-    rules_engine_config_defaults(&ec);
-    ec.hostname = "h1";
-    ec.rate = 0;
-    ec.matching = RULES_MATCH_ALL;   /* the tests count every rule that holds */
-    ec.containers = w->view;
-    w->engine = rules_engine_new(&ec);
+    w->engine = engine_with_containers(NULL, w->view);
     snprintf(all_rule, sizeof(all_rule),
              "- rule: r\n  desc: d\n  condition: evt.dir in ('<', '>')\n  output: '%s'\n  priority: Notice\n"
              "  warn_evttypes: false\n", all_fields);

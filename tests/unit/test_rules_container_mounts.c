@@ -49,19 +49,9 @@ static void world_init(struct world *w, const char *spec_members)
     assert_non_null(f);
     fputs(json, f);
     fclose(f);
-    const char *roots[] = {w->root};
-    struct container_cache_config cfg = {.roots = roots, .nroots = 1, .attempts = 2, .retry_ns = 10000000};
-    char err[128];
-    w->cache = container_cache_open(&cfg, err, sizeof(err));
-    assert_non_null(w->cache);
+    w->cache = cache_on_root(w->root);
     w->view = container_view_new(w->cache);
-    struct rules_engine_config ec;
-    rules_engine_config_defaults(&ec);
-    ec.hostname = "h1";
-    ec.rate = 0;
-    ec.matching = RULES_MATCH_ALL;   /* the tests count every rule that holds */
-    ec.containers = w->view;
-    w->engine = rules_engine_new(&ec);
+    w->engine = engine_with_containers(NULL, w->view);
 }
 
 static void world_free(struct world *w)
