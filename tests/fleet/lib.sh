@@ -150,3 +150,18 @@ caught_up() {   # caught_up DB HOST
     got=$(psql_c "SELECT last_batch_id FROM hosts WHERE host_id = '$2'")
     [ -n "$got" ] && [ "$want" = "$got" ] && [ "$want" != 0 ]
 }
+
+# runsc_state ROOT BUNDLE NAME POD NAMESPACE: in the runsc root ROOT, the
+# state file of mixed_syscalls.trace's container (runsc-236711) with those
+# CRI names (JSON strings: \u escapes become the raw characters), and its
+# bundle BUNDLE, whose rootfs passwd names root.
+runsc_state() {
+    mkdir -p "$1" "$2/rootfs/etc"
+    echo 'root:x:0:0:root:/root:/bin/sh' >"$2/rootfs/etc/passwd"
+    cat >"$1/runsc-236711_sandbox:runsc-236711.state" <<JSON
+{"id": "runsc-236711", "bundleDir": "$2", "spec": {"root": {"path": "rootfs"},
+ "process": {"user": {"uid": 0, "gid": 0}}, "annotations": {"io.kubernetes.cri.container-name": "$3",
+ "io.kubernetes.cri.sandbox-name": "$4", "io.kubernetes.cri.sandbox-namespace": "$5",
+ "io.kubernetes.cri.image-name": "registry:5000/team/app:v2"}}}
+JSON
+}

@@ -31,18 +31,8 @@ cat >"$dir/rules.yaml" <<'YAML'
   output: "%proc.name opened %fd.name"
   priority: WARNING
 YAML
-# state ROOT NAME POD NAMESPACE: runsc's state file of the trace's container
-# (JSON strings: \u escapes become the raw characters), rootfs with a passwd.
-state() {
-    mkdir -p "$dir/$1/root" "$dir/$1/bundle/rootfs/etc"
-    echo 'root:x:0:0:root:/root:/bin/sh' >"$dir/$1/bundle/rootfs/etc/passwd"
-    cat >"$dir/$1/root/${cid}_sandbox:$cid.state" <<JSON
-{"id": "$cid", "bundleDir": "$dir/$1/bundle", "spec": {"root": {"path": "rootfs"},
- "process": {"user": {"uid": 0, "gid": 0}}, "annotations": {"io.kubernetes.cri.container-name": "$2",
- "io.kubernetes.cri.sandbox-name": "$3", "io.kubernetes.cri.sandbox-namespace": "$4",
- "io.kubernetes.cri.image-name": "registry:5000/team/app:v2"}}}
-JSON
-}
+# state HOST NAME POD NAMESPACE: host HOST's runsc root and bundle (lib.sh).
+state() { runsc_state "$dir/$1/root" "$dir/$1/bundle" "$2" "$3" "$4"; }
 state a app web-1 shop
 state b 'ev\u001b]0;owned\u0007il' 'pod\u009b2J' 'kube\u202esys'
 

@@ -37,14 +37,7 @@ cat >"$dir/rules.yaml" <<'YAML'
 YAML
 # runsc's state of mixed_syscalls.trace's container, so its host has names
 # (container_info) for the containers view; the other containers have none.
-mkdir -p "$dir/runsc-root" "$dir/bundle/rootfs/etc"
-echo 'root:x:0:0:root:/root:/bin/sh' >"$dir/bundle/rootfs/etc/passwd"
-cat >"$dir/runsc-root/runsc-236711_sandbox:runsc-236711.state" <<JSON
-{"id": "runsc-236711", "bundleDir": "$dir/bundle", "spec": {"root": {"path": "rootfs"},
- "process": {"user": {"uid": 0, "gid": 0}}, "annotations": {"io.kubernetes.cri.container-name": "app",
- "io.kubernetes.cri.sandbox-name": "web-1", "io.kubernetes.cri.sandbox-namespace": "shop",
- "io.kubernetes.cri.image-name": "registry:5000/team/app:v2"}}}
-JSON
+runsc_state "$dir/runsc-root" "$dir/bundle" app web-1 shop
 daemon() {   # daemon NAME: a daemon on $dir/NAME.db
     rm -f "$dir/$1.sock"
     spawn "d_$1" "$bin/seccheckd" --socket "$dir/$1.sock" --db "$dir/$1.db" --batch-size 256 \
