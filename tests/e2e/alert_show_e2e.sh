@@ -124,13 +124,6 @@ assert any("exec /usr/bin/cat" in e["line"] for e in d["window"]["events"]), d["
 assert d["ancestry_notes"] == [], d["ancestry_notes"]
 PY
 
-kill -TERM "$daemon"
-wait "$daemon" || { cat "$dir/daemon.log"; echo "FAIL: seccheckd exited non-zero"; exit 1; }
-daemon=
+e2e_stop_daemon
 
-if [ "$failures" -ne 0 ]; then
-    echo "alert show e2e: $failures check(s) failed; daemon log:"
-    cat "$dir/daemon.log"
-    exit 1
-fi
-echo "alert show e2e: all checks passed"
+e2e_verdict "alert show e2e"

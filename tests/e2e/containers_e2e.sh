@@ -142,12 +142,5 @@ n=$("$seccheckd" events --db "$db" --container web | grep -c ' app1(shop/web-7f9
 [ "$n" -ge 4 ] && ok "seccheckd events --container web: the app's events, its names beside its id ($n)" ||
     fail "events by name: $n"
 
-kill -TERM "$daemon"
-wait "$daemon" || { cat "$dir/daemon.log"; echo "FAIL: seccheckd exited non-zero"; exit 1; }
-daemon=
-if [ "$failures" -ne 0 ]; then
-    echo "containers e2e: $failures check(s) failed; daemon log:"
-    cat "$dir/daemon.log"
-    exit 1
-fi
-echo "containers e2e: all checks passed"
+e2e_stop_daemon
+e2e_verdict "containers e2e"

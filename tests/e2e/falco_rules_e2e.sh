@@ -102,9 +102,7 @@ grep -q "info: listening on" "$dir/daemon.log" || { cat "$dir/daemon.log"; echo 
     </dev/null >"$dir/sandbox.out" 2>"$dir/sandbox.err") ||
     { cat "$dir/sandbox.err"; echo "FAIL: the sandbox failed"; exit 1; }
 
-kill -TERM "$daemon"
-wait "$daemon" || { cat "$dir/daemon.log"; echo "FAIL: seccheckd exited non-zero"; exit 1; }
-daemon=
+e2e_stop_daemon
 
 failures=0
 python3 "$expect" "$fixtures" "$dir" "$port" "$alerts" upstream || failures=$((failures + 1))

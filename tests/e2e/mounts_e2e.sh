@@ -132,12 +132,5 @@ check "output_fields carry them by name" "/data|false|$mounts" \
 grep -q '"container.mount.dest\[\*/hostdata\]":"/data"' "$dir/alerts.json" &&
     ok "the JSON lines carry container.mount.dest[*/hostdata]" || fail "no container.mount.dest in the JSON lines"
 
-kill -TERM "$daemon"
-wait "$daemon" || { cat "$dir/daemon.log"; echo "FAIL: seccheckd exited non-zero"; exit 1; }
-daemon=
-if [ "$failures" -ne 0 ]; then
-    echo "mounts e2e: $failures check(s) failed; daemon log:"
-    cat "$dir/daemon.log"
-    exit 1
-fi
-echo "mounts e2e: all checks passed"
+e2e_stop_daemon
+e2e_verdict "mounts e2e"

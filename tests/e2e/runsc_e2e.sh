@@ -56,9 +56,7 @@ grep -q hello-e2e "$dir/sandbox1.out" || { echo "FAIL: sandbox output missing"; 
 
 # Both connections closed (EOF) before we stop the daemon.
 for _ in $(seq 300); do [ "$(grep -c 'closed (eof)' "$dir/daemon.log")" -ge 2 ] && break; sleep 0.01; done
-kill -TERM "$daemon"
-wait "$daemon" || { cat "$dir/daemon.log"; echo "FAIL: seccheckd exited non-zero"; exit 1; }
-daemon=
+e2e_stop_daemon
 
 failures=0
 check() {   # check DESCRIPTION EXPECTED SQL
@@ -119,9 +117,4 @@ got=$("$seccheckd" events --db "$db" --type SENTRY_EXEC | grep -c ' sh\[[0-9]*\]
 if [ "$got" = 2 ]; then echo "ok   - seccheckd events: the exec of env"; else
     echo "FAIL - seccheckd events: the exec of env: $got lines"; failures=$((failures + 1)); fi
 
-if [ "$failures" -ne 0 ]; then
-    echo "e2e: $failures check(s) failed; daemon log:"
-    cat "$dir/daemon.log"
-    exit 1
-fi
-echo "e2e: all checks passed"
+e2e_verdict "e2e"

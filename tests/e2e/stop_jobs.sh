@@ -37,3 +37,22 @@ e2e_cleanup() {
     stop_jobs
     rm -rf "$dir"
 }
+
+# e2e_stop_daemon: SIGTERM to $daemon, which must exit 0 (else its log,
+# $dir/daemon.log, is shown and the script fails).
+e2e_stop_daemon() {
+    kill -TERM "$daemon"
+    wait "$daemon" || { cat "$dir/daemon.log"; echo "FAIL: seccheckd exited non-zero"; exit 1; }
+    daemon=
+}
+
+# e2e_verdict NAME: with a failed check (the scripts count them in
+# $failures), the daemon's log and exit 1; else NAME: all checks passed.
+e2e_verdict() {
+    if [ "$failures" -ne 0 ]; then
+        echo "$1: $failures check(s) failed; daemon log:"
+        cat "$dir/daemon.log"
+        exit 1
+    fi
+    echo "$1: all checks passed"
+}
