@@ -114,8 +114,10 @@ static void test_fields_of_a_known_container(void **state)
                         "{\"container.duration\":null,\"container.start_ts\":1000000000,\"evt.time\":1500}");
     rules_engine_set_rules(w.engine, rules_ok(all_rule));
     /* a uid the container's passwd does not name: the string "<NA>", as
-     * libs' sinsp_filtercheck_user.cpp:100-108 and _group.cpp:58-68 give it
-     * (not absent: upstream's known_user_in_container compares it) */
+     * libs' sinsp_filtercheck_user.cpp:100-108 and _group.cpp:58-68 give it,
+     * and libs' own test asserts (userspace/libsinsp/test/filterchecks/
+     * user.cpp:54-60 at 48dfd53cd, a removed user); not absent: upstream's
+     * known_user_in_container compares it */
     const char *f = fields_at_start(&w, 2, 4242, 4242);
     assert_non_null(strstr(f, "\"user.name\":\"<NA>\""));
     assert_non_null(strstr(f, "\"user.homedir\":\"<NA>\""));
@@ -124,7 +126,8 @@ static void test_fields_of_a_known_container(void **state)
     world_free(&w);
 }
 
-/* No passwd: uid 0 is root (libs: "root", home "/root", shell "<NA>"),
+/* No passwd: uid 0 is root (libs: "root", home "/root", shell "<NA>":
+ * userspace/libsinsp/test/filterchecks/user.cpp:96-99 at 48dfd53cd),
  * others "<NA>". */
 static void test_uid_0_is_root_without_passwd(void **state)
 {
