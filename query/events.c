@@ -30,7 +30,7 @@
 #include "event_line.h"
 #include "events_central.h"
 #include "events_options.h"
-#include "filter.h"
+#include "ingest_filter.h"
 #include "follow.h"
 #include "sqlutil.h"
 #include "strbuf.h"

@@ -7,7 +7,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "filter.h"
+#include "ingest_filter.h"
 #include "term_color.h"
 
 struct events_options {

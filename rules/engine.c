@@ -5,10 +5,8 @@
 #include <strings.h>
 
 #include "clock.h"
-#include "fields.h"
 #include "filter.h"
 #include "gvisor/container.pb-c.h"
-#include "proctab.h"
 #include "render.h"
 #include "ruleset.h"
 #include "rules.h"

@@ -32,6 +32,10 @@
 #include "diag.h"
 #include "loader.h"
 
+/* The parser (filter/) refuses a macro nested past its own limit; the
+ * loader's must be the same, or the two would say different things. */
+_Static_assert(RULES_MAX_NESTING == FILTER_MAX_MACRO_NESTING, "macro nesting: rules.h and filter.h disagree");
+
 /* ---- the filter's callbacks ---- */
 
 static uint32_t slot_for(void *ctx, const struct fieldref *f)

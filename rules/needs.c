@@ -6,9 +6,7 @@
 #include <string.h>
 
 #include "availability.h"
-#include "fields_class.h"
 #include "filter.h"
-#include "proctab.h"
 #include "ruleset.h"
 #include "rules.h"
 #include "runsc_target.h"
@@ -217,7 +215,7 @@ void rules_needs_free(struct rules_needs *n)
 
 #define MAX_ARGS 32   /* evt.arg fields told apart per rule; more only repeat what these need */
 
-/* What the fields a rule reads need (their definitions say: fields_class.h). */
+/* What the fields a rule reads need (fields_needs, filter.h). */
 struct reads {
     unsigned context, optional, process;
     unsigned release;                       /* the newest runsc release a field needs */
@@ -229,13 +227,14 @@ struct reads {
 static void note_field(void *ctx, const struct fieldref *f)
 {
     struct reads *r = ctx;
-    r->context |= f->def->context;
-    r->optional |= f->def->optional;
-    r->process |= f->def->process;
-    unsigned release = f->def->avail == FIELD_NEWER_RUNSC ? fields_exec_release(f->def) : 0;
-    if (release > r->release) {
-        r->release = release;
-        r->release_field = f->def->name;
+    struct field_needs need;
+    fields_needs(f, &need);
+    r->context |= need.context;
+    r->optional |= need.optional;
+    r->process |= need.process;
+    if (need.release > r->release) {
+        r->release = need.release;
+        r->release_field = fields_name(f);
     }
     if (f->id == F_EVT_ARG && r->nargs < MAX_ARGS)
         r->args[r->nargs++] = f;
@@ -401,7 +400,7 @@ static void consider_syscall(struct adder *a, unsigned t)
 }
 
 /* The optional fields of sentry/execve the process table keeps for what
- * the rule reads of a process's image (fields_class.h FIELD_PROC_*). */
+ * the rule reads of a process's image (FIELD_PROC_*, filter.h). */
 static unsigned exec_optional(unsigned process)
 {
     return (process & FIELD_PROC_BINARY ? RULES_OPT_BINARY_INFO : 0) |

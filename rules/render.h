@@ -18,7 +18,7 @@
 #include <stdint.h>
 
 #include "arena.h"
-#include "fields.h"
+#include "filter.h"
 #include "rules.h"
 #include "strbuf.h"
 

@@ -10,7 +10,6 @@
 #include <stdint.h>
 
 #include "arena.h"
-#include "evtype.h"
 #include "filter.h"
 #include "render.h"
 #include "rules.h"

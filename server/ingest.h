@@ -14,7 +14,7 @@
 
 #include "batch.h"
 #include "decode.h"
-#include "filter.h"
+#include "ingest_filter.h"
 #include "pipeline.h"
 
 struct ingest {

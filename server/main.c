@@ -14,7 +14,7 @@
 #include "deliver.h"
 #include "events.h"
 #include "export.h"
-#include "filter.h"
+#include "ingest_filter.h"
 #include "forward.h"
 #include "gvisor_config.h"
 #include "handoff.h"

@@ -18,7 +18,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "filter.h"
+#include "ingest_filter.h"
 #include "server.h"
 
 enum options_color { OPTIONS_COLOR_AUTO, OPTIONS_COLOR_ALWAYS, OPTIONS_COLOR_NEVER };

@@ -1,7 +1,7 @@
 /* test_chain.c - the tamper-evident batch chain (storage/chain.h): the
  * documented encoding, determinism, the key, key files; and the SQLite
  * sink's use of it (a batches row per batch, chained across runs, key rules
- * at open) checked with verify_main (storage/verify.h). */
+ * at open) checked with verify_main (query/verify.h). */
 #include "unit_util.h"
 
 #include <sys/stat.h>

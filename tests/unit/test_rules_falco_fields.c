@@ -10,7 +10,7 @@
 
 #include <ctype.h>
 
-#include "fields.h"
+#include "filter.h"
 #include "yaml_tree.h"
 
 static struct ctx_parts CP;

@@ -4,23 +4,23 @@
  * names, caches values per event and renders them; a class file knows only
  * where its values come from.
  *
- * Adding a class: a file rules/fields_NAME.c defining a `const struct
+ * Adding a class: a file filter/fields_NAME.c defining a `const struct
  * field_class`, its id base below, its extern here, one line in fields.c's
  * registry and one in CMakeLists.txt. Ids are unique over every class (the
  * base plus the class's own enum), so a fieldref's id names one field.
  */
-#ifndef SECCHECKD_RULES_FIELDS_CLASS_H
-#define SECCHECKD_RULES_FIELDS_CLASS_H
+#ifndef SECCHECKD_FILTER_FIELDS_CLASS_H
+#define SECCHECKD_FILTER_FIELDS_CLASS_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 
-#include "fields.h"
-#include "rules.h"
+#include "filter.h"
+#include "proctab.h"
 
-/* First id of each class (F_EVT_* in fields.h start at 0). */
+/* First id of each class (F_EVT_* in filter.h start at 0). */
 enum field_class_base {
     FIELD_BASE_EVT = 0,
     FIELD_BASE_PROC = 0x100,
@@ -36,23 +36,6 @@ enum field_arg {
     FA_EVT_ARG,     /* .NAME or [N]: a message field */
     FA_ENV_NAME,    /* [NAME]: one environment variable; none: all of them */
     FA_MOUNT,       /* [N] (a mount's index) or [PATH] (a glob of a mount's path), required */
-};
-
-/* What the process table must have been told for a field to have a value:
- * which points rules_needs adds for it (rules/needs.c). */
-enum {
-    FIELD_PROC_IMAGE = 1u << 0,    /* exepath, args: container/start, sentry/clone, sentry/execve */
-    FIELD_PROC_PARENTS = 1u << 1,  /* the parent chain: the same points, with the child's context */
-    FIELD_PROC_COMM = 1u << 2,     /* comm after an exec: the execve enter point's pathname */
-    FIELD_PROC_CWD = 1u << 3,      /* a relative exec path is joined to the cwd */
-    /* What sentry/execve tells of the new image, kept per process and
-     * passed to its children (fields_exec.c): */
-    FIELD_PROC_BINARY = 1u << 4,   /* binary_info: the binary's mode, owner, layer, inode, ctime, memfd */
-    FIELD_PROC_STDIO = 1u << 5,    /* fd_info: the standard streams */
-    FIELD_PROC_PIPES = 1u << 6,    /* pipe_proc_info: the processes at the other ends of stdin/stdout pipes */
-    FIELD_PROC_SESSION = 1u << 7,  /* session and process group: setsid, setpgid, inherited at clone */
-    FIELD_PROC_ENV = 1u << 8,      /* the environment: kept only for rules that read it */
-    FIELD_PROC_SOCKETS = 1u << 9,  /* the sockets a process holds: socket, accept, connect, bind, dup, close */
 };
 
 #define FIELD_MOUNT_GLOB_MAX 4096   /* container.mount.*[PATH]: PATH_MAX */
@@ -96,9 +79,6 @@ struct container_record;
 const struct container_record *fields_container_record(struct evctx *x);
 
 /* ---- shared by the class files ---- */
-
-/* Context fields that identify the event's process entry. */
-#define FIELD_CTX_PROCESS (RULES_CTX_GROUP_ID | RULES_CTX_THREAD_GROUP_START_TIME)
 
 static inline void fv_str(struct fval *v, const char *s, size_t len)
 {
@@ -162,12 +142,10 @@ const struct fdinfo *fields_fd_info(struct evctx *x);
 /* Falco's event parameters (fields_args.c). A list is the parameters of
  * one event type as one message type reports it; ids are 0 to
  * fields_args_lists() - 1. */
+/* (fields_args_list, fields_args_reported and fields_args_optional: filter.h) */
 size_t fields_args_lists(void);
-int fields_args_list(uint16_t message_type, unsigned evtype);          /* -1: none */
 int fields_args_find(int list, const char *name, size_t len);          /* the parameter's index, or -1 */
 bool fields_args_known_name(const char *name, size_t len);             /* some list names it */
-bool fields_args_reported(int list, int param);                        /* gVisor sends its value */
-unsigned fields_args_optional(int list, int param);                    /* RULES_OPT_* it needs */
 /* evt.arg.NAME of that parameter (text, the resolved form), and evt.args. */
 void fields_args_value(struct evctx *x, int list, int param, struct fval *v, struct strbuf *buf);
 void fields_args_all(struct evctx *x, struct fval *v, struct strbuf *buf);

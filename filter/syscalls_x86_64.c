@@ -2,7 +2,7 @@
  * of arch/x86/entry/syscalls/syscall_64.tbl (common and 64 ABIs, through
  * 470 listns, Linux 6.18), the names gVisor's points and Falco's evt.type use.
  * Gaps (337..423, unassigned) are NULL. Generated from the kernel table. */
-#include "evtype.h"
+#include "filter.h"
 
 const char *const evtype_syscall_names[EVTYPE_SYSCALL_LIMIT] = {
     [0] = "read",

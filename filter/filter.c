@@ -17,7 +17,6 @@
 #include "filter_ast.h"
 #include "filter_int.h"
 #include "regex_re2.h"
-#include "rules.h"
 
 static const char *const op_names[OP_COUNT] = {
     [OP_EQ] = "=", [OP_NE] = "!=", [OP_LT] = "<", [OP_LE] = "<=", [OP_GT] = ">", [OP_GE] = ">=",
@@ -1292,8 +1291,8 @@ static struct cnode *compile_macro(struct compiler *C, const struct ast *a)
         C->failed = true;
         return NULL;
     }
-    if (body->macro_depth + 1 > RULES_MAX_NESTING) {
-        cerr(C, a->pos, "macros nested deeper than %d", RULES_MAX_NESTING);
+    if (body->macro_depth + 1 > FILTER_MAX_MACRO_NESTING) {
+        cerr(C, a->pos, "macros nested deeper than %d", FILTER_MAX_MACRO_NESTING);
         return NULL;
     }
     struct cnode *m = leaf(C->env->arena, CN_MACRO);

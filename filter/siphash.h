@@ -6,8 +6,8 @@
  *
  * Header only: a few lines each, inlined where the tables hash.
  */
-#ifndef SECCHECKD_RULES_SIPHASH_H
-#define SECCHECKD_RULES_SIPHASH_H
+#ifndef SECCHECKD_FILTER_SIPHASH_H
+#define SECCHECKD_FILTER_SIPHASH_H
 
 #include <stdint.h>
 #include <sys/random.h>

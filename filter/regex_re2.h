@@ -13,8 +13,8 @@
  * other Perl classes; leftmost-longest), UTF-8, and the whole value must
  * match: `proc.name regex 'ba.*'` is true for bash and false for dbash.
  */
-#ifndef SECCHECKD_RULES_REGEX_RE2_H
-#define SECCHECKD_RULES_REGEX_RE2_H
+#ifndef SECCHECKD_FILTER_REGEX_RE2_H
+#define SECCHECKD_FILTER_REGEX_RE2_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -1,4 +1,4 @@
-#include "filter.h"
+#include "ingest_filter.h"
 
 #include <getopt.h>
 #include <stdio.h>

@@ -1,4 +1,4 @@
-#include "evtype.h"
+#include "filter.h"
 
 #include <stdio.h>
 #include <string.h>

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "filter_int.h"
+#include "proctab.h"
 #include "json.h"
 #include "regex_re2.h"
 

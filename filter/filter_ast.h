@@ -7,8 +7,8 @@
  * The tree lives in a temporary arena for the time of one compile: values
  * a compiled condition keeps are copied out of it.
  */
-#ifndef SECCHECKD_RULES_FILTER_AST_H
-#define SECCHECKD_RULES_FILTER_AST_H
+#ifndef SECCHECKD_FILTER_AST_H
+#define SECCHECKD_FILTER_AST_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -1,11 +1,11 @@
-/* filter.h - which events to keep, decided at ingest.
+/* ingest_filter.h - which events to keep, decided at ingest.
  *
  * By message type (names like SYSCALL_OPEN, or numbers) and by container id;
  * a keep list admits only what it names, a drop list removes what it names.
  * What a filter removes is counted as discarded. Reloadable on SIGHUP.
  */
-#ifndef SECCHECKD_FILTER_H
-#define SECCHECKD_FILTER_H
+#ifndef SECCHECKD_INGEST_FILTER_H
+#define SECCHECKD_INGEST_FILTER_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -1,7 +1,7 @@
 /* filter_int.h - what the compiler (filter.c) and the evaluator
  * (filter_eval.c) of conditions share; not part of rules/'s interface. */
-#ifndef SECCHECKD_RULES_FILTER_INT_H
-#define SECCHECKD_RULES_FILTER_INT_H
+#ifndef SECCHECKD_FILTER_INT_H
+#define SECCHECKD_FILTER_INT_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -1,7 +1,6 @@
 /* fields.c - the field registry: every class's table (fields_class.h),
  * name resolution, the value cache, and the text of a value.
  */
-#include "fields.h"
 
 #include <arpa/inet.h>
 #include <inttypes.h>
@@ -87,6 +86,14 @@ bool fields_same(const struct fieldref *a, const struct fieldref *b)
 }
 enum field_avail fields_avail(const struct fieldref *f) { return f->def->avail; }
 const char *fields_name(const struct fieldref *f) { return f->def->name; }
+
+void fields_needs(const struct fieldref *f, struct field_needs *out)
+{
+    out->context = f->def->context;
+    out->optional = f->def->optional;
+    out->process = f->def->process;
+    out->release = f->def->avail == FIELD_NEWER_RUNSC ? fields_exec_release(f->def) : 0;
+}
 
 /* ---- the message layouts, shared ---- */
 
