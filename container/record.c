@@ -96,7 +96,24 @@ void container_record_release(const struct container_record *pub)
     free(r->users);
     free(r->groups);
     free(r->mounts);
+    free(r->labels);
     free(r);
+}
+
+const char *container_label(const struct container_record *r, const char *key)
+{
+    size_t lo = 0, hi = r && key ? r->nlabels : 0;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        int c = strcmp(r->labels[mid].key, key);
+        if (c == 0)
+            return r->labels[mid].value;
+        if (c < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return NULL;
 }
 
 const struct container_user *container_user_by_uid(const struct container_record *r, uint32_t uid)

@@ -354,6 +354,7 @@ struct container_record *container_reread_users(const struct container_record *o
     r->pub.user_gid = old->user_gid;
     r->pub.created_ns = old->created_ns;
     mounts_copy(r, old);
+    docker_fields_copy(r, old);
     uint64_t ignored = 0;
     users_read(r, r->pub.rootfs, &ignored);
     return finish(r);
