@@ -1,17 +1,14 @@
 /* docker_runtime.c - runsc as a Docker runtime in daemon.json (docker_runtime.h). */
 #include "docker_runtime.h"
 
-#include <errno.h>
-#include <fcntl.h>
+#include "atomic_file.h"
+
 #include <jansson.h>
-#include <libgen.h>
 #include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #define POD_INIT_FLAG "--pod-init-config"
 
@@ -201,91 +198,6 @@ char *docker_runtime_merge(const char *text, size_t len, const char *name, const
     return out;
 }
 
-/* The file's bytes (NUL-terminated) in *text; *len 0 and *text NULL when it does not exist. -1 with err. */
-static int read_file(const char *path, char **text, size_t *len, struct stat *st, char *err, size_t errlen)
-{
-    *text = NULL;
-    *len = 0;
-    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-    if (fd < 0) {
-        if (errno == ENOENT)
-            return 0;
-        return snprintf(err, errlen, "cannot open it: %s", strerror(errno)), -1;
-    }
-    int rc = -1;
-    if (fstat(fd, st) != 0 || !S_ISREG(st->st_mode)) {
-        snprintf(err, errlen, "it is not a regular file");
-    } else if ((uint64_t)st->st_size > DOCKER_RUNTIME_FILE_MAX) {
-        snprintf(err, errlen, "it is larger than 1 MiB");
-    } else if (!(*text = malloc((size_t)st->st_size + 1))) {
-        snprintf(err, errlen, "out of memory");
-    } else {
-        rc = 0;
-        while (*len < (size_t)st->st_size) {
-            ssize_t n = read(fd, *text + *len, (size_t)st->st_size - *len);
-            if (n < 0 && errno == EINTR)
-                continue;
-            if (n <= 0) {
-                snprintf(err, errlen, "cannot read it: %s", n < 0 ? strerror(errno) : "it shrank while read");
-                rc = -1;
-                break;
-            }
-            *len += (size_t)n;
-        }
-        (*text)[*len] = '\0';
-    }
-    close(fd);
-    if (rc != 0) {
-        free(*text);
-        *text = NULL;
-    }
-    return rc;
-}
-
-/* Replaces path by text: a temporary file beside it, fsync, rename, the directory fsync'd. mode, uid and
- * gid of the file it replaces (like: NULL for a new file, 0644). -1 with err. */
-static int write_atomically(const char *path, const char *text, size_t len, const struct stat *like, char *err,
-                            size_t errlen)
-{
-    char tmp[PATH_MAX + 16], dircopy[PATH_MAX];
-    snprintf(dircopy, sizeof(dircopy), "%s", path);
-    const char *dir = dirname(dircopy);
-    int n = snprintf(tmp, sizeof(tmp), "%s.XXXXXX", path);
-    if (n < 0 || (size_t)n >= sizeof(tmp))
-        return snprintf(err, errlen, "%s: path too long", path), -1;
-    int fd = mkostemp(tmp, O_CLOEXEC);
-    if (fd < 0)
-        return snprintf(err, errlen, "cannot create a file in %s: %s", dir, strerror(errno)), -1;
-    bool ok = fchmod(fd, like ? (like->st_mode & 07777) : 0644) == 0;
-    if (ok && like && geteuid() == 0)
-        ok = fchown(fd, like->st_uid, like->st_gid) == 0;
-    for (size_t done = 0; ok && done < len;) {
-        ssize_t w = write(fd, text + done, len - done);
-        if (w < 0 && errno == EINTR)
-            continue;
-        ok = w > 0;
-        if (ok)
-            done += (size_t)w;
-    }
-    ok = ok && fsync(fd) == 0;
-    int saved = errno;
-    ok = close(fd) == 0 && ok;
-    if (ok && rename(tmp, path) != 0) {
-        saved = errno;
-        ok = false;
-    }
-    if (!ok) {
-        unlink(tmp);
-        return snprintf(err, errlen, "cannot write %s: %s", path, strerror(saved)), -1;
-    }
-    int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (dfd >= 0) {
-        fsync(dfd);
-        close(dfd);
-    }
-    return 0;
-}
-
 /* The runtime's path, daemon.json's exec-root and first unix:// host, for the next steps' message. */
 static void note_daemon(const char *text, const char *name, struct docker_runtime_result *out)
 {
@@ -309,35 +221,17 @@ int docker_runtime_install(const char *config_path, const char *name, const char
                            size_t pod_init_len, struct docker_runtime_result *out, char *err, size_t errlen)
 {
     memset(out, 0, sizeof(*out));
-    /* A symlinked daemon.json (configuration management) is changed where it points. */
-    char resolved[PATH_MAX];
-    if (realpath(config_path, resolved))
-        snprintf(out->config_path, sizeof(out->config_path), "%s", resolved);
-    else if (errno == ENOENT)
-        snprintf(out->config_path, sizeof(out->config_path), "%s", config_path);
-    else
-        return snprintf(err, errlen, "%s: %s", config_path, strerror(errno)), -1;
-    char dircopy[PATH_MAX];
-    snprintf(dircopy, sizeof(dircopy), "%s", out->config_path);
-    int n = snprintf(out->pod_init_path, sizeof(out->pod_init_path), "%s/%s-pod-init.json", dirname(dircopy), name);
-    if (n < 0 || (size_t)n >= sizeof(out->pod_init_path) - 1)
-        return snprintf(err, errlen, "%s: path too long", config_path), -1;
-    if (out->pod_init_path[0] != '/') {   /* runsc reads it from its own working directory */
-        char cwd[PATH_MAX], abs[PATH_MAX * 2 + 2];
-        const char *rel = out->pod_init_path;
-        if (!getcwd(cwd, sizeof(cwd)))
-            return snprintf(err, errlen, "cannot tell the working directory: %s", strerror(errno)), -1;
-        n = snprintf(abs, sizeof(abs), "%s/%s", cwd, rel[0] == '.' && rel[1] == '/' ? rel + 2 : rel);
-        if (n < 0 || (size_t)n >= sizeof(out->pod_init_path))
-            return snprintf(err, errlen, "%s: path too long", config_path), -1;
-        memcpy(out->pod_init_path, abs, (size_t)n + 1);
-    }
+    char name_json[96];
+    snprintf(name_json, sizeof(name_json), "%s-pod-init.json", name);
+    if (atomic_file_beside(config_path, name_json, out->config_path, sizeof(out->config_path), out->pod_init_path,
+                           sizeof(out->pod_init_path), err, errlen) != 0)
+        return -1;
 
     char *text = NULL;
     size_t len = 0;
     struct stat st;
     char why[1024];
-    if (read_file(out->config_path, &text, &len, &st, why, sizeof(why)) != 0) {
+    if (atomic_file_read(out->config_path, DOCKER_RUNTIME_FILE_MAX, &text, &len, &st, why, sizeof(why)) != 0) {
         snprintf(err, errlen, "%s: %s; nothing changed", out->config_path, why);
         return -1;
     }
@@ -349,11 +243,11 @@ int docker_runtime_install(const char *config_path, const char *name, const char
         snprintf(err, errlen, "%s: %s; nothing changed", out->config_path, why);
         return -1;
     }
-    int rc = write_atomically(out->pod_init_path, pod_init, pod_init_len, NULL, err, errlen);
+    int rc = atomic_file_replace(out->pod_init_path, pod_init, pod_init_len, NULL, err, errlen);
     if (rc == 0 && out->changed) {
         size_t mlen = strlen(merged);
         merged[mlen] = '\n';   /* json_dumps' text has no final newline; its NUL becomes one */
-        rc = write_atomically(out->config_path, merged, mlen + 1, existed ? &st : NULL, err, errlen);
+        rc = atomic_file_replace(out->config_path, merged, mlen + 1, existed ? &st : NULL, err, errlen);
         merged[mlen] = '\0';
     }
     if (rc == 0)

@@ -9,6 +9,7 @@
 
 #include "cli.h"
 #include "docker_runtime.h"
+#include "runsc_toml.h"
 #include "json.h"
 #include "rules.h"
 #include "runsc_target.h"
@@ -152,7 +153,7 @@ static void usage(FILE *out)
     fprintf(out, "Usage: seccheckd gvisor-config [--points exec|files|net|all[,...]] [--rules PATH...]\n"
                  "                                [--runsc PATH | --runsc-metadata FILE]\n"
                  "                                [--socket PATH] [--retries N]\n"
-                 "                                [--docker-runtime NAME [--docker-config FILE]]\n"
+                 "                                [--docker-runtime NAME [--docker-config FILE] | --runsc-toml FILE]\n"
                  "Prints a runsc pod-init config (runsc --pod-init-config=FILE) that traces the chosen\n"
                  "points to seccheckd's socket, with only the points and fields the target runsc has\n"
                  "(runsc refuses one it does not know, and the sandbox does not start).\n"
@@ -176,7 +177,30 @@ static void usage(FILE *out)
                  "                   other keys and the entry's other arguments are kept); then reload\n"
                  "                   dockerd and run containers with docker run --runtime=NAME\n"
                  "  --docker-config FILE\n"
-                 "                   the daemon.json to change [/etc/docker/daemon.json]\n");
+                 "                   the daemon.json to change [/etc/docker/daemon.json]\n"
+                 "  --runsc-toml FILE\n"
+                 "                   instead of printing it, write the config as " RUNSC_TOML_POD_INIT_NAME " beside\n"
+                 "                   containerd's runsc.toml FILE (ConfigPath; GKE Sandbox:\n"
+                 "                   /run/containerd/runsc/config.toml) and set pod-init-config in its\n"
+                 "                   [runsc_config]; every other line is kept, another pod-init-config\n"
+                 "                   is refused (not clobbered); new pods' sandboxes use it\n");
+}
+
+/* --runsc-toml: the config written beside runsc.toml, pod-init-config set in it, the next step said. */
+static int install_runsc_toml(const struct strbuf *config, const char *toml, const char *socket)
+{
+    char err[2048];
+    struct runsc_toml_result res;
+    if (runsc_toml_install(toml, config->data, config->len, &res, err, sizeof(err)) != 0) {
+        fprintf(stderr, "seccheckd gvisor-config: --runsc-toml %s\n", err);
+        return 1;
+    }
+    printf("wrote %s (the pod-init config: runsc streams to %s)\n", res.pod_init_path, socket);
+    printf("%s: [runsc_config] pod-init-config = \"%s\"%s\n", res.toml_path, res.pod_init_path,
+           res.changed ? " (added; its other lines kept)" : " already: not changed");
+    printf("containerd's runsc shim reads it for each new pod: pods started from now on stream to seccheckd,\n"
+           "running ones keep the config they started with; seccheckd must listen on %s first\n", socket);
+    return 0;
 }
 
 /* The runtime's path in daemon.json: --runsc PATH as an absolute path, else runsc in PATH, else Debian's. */
@@ -253,10 +277,11 @@ int gvisor_config_main(int argc, char **argv)
                                          {"retries", required_argument, NULL, 'r'},
                                          {"docker-runtime", required_argument, NULL, 'D'},
                                          {"docker-config", required_argument, NULL, 'C'},
+                                         {"runsc-toml", required_argument, NULL, 'T'},
                                          {"help", no_argument, NULL, 'h'},
                                          {NULL, 0, NULL, 0}};
     const char *points = NULL, *socket = "/tmp/seccheck.sock", *runsc = NULL, *metadata = NULL;
-    const char *docker_runtime = NULL, *docker_config = NULL;
+    const char *docker_runtime = NULL, *docker_config = NULL, *runsc_toml = NULL;
     const char **rules = calloc((size_t)argc + 1, sizeof(*rules));
     size_t nrules = 0;
     long retries = 0;
@@ -275,6 +300,7 @@ int gvisor_config_main(int argc, char **argv)
         case 's': socket = optarg; break;
         case 'D': docker_runtime = optarg; break;
         case 'C': docker_config = optarg; break;
+        case 'T': runsc_toml = optarg; break;
         case 'r':
             retries = strtol(optarg, &end, 10);
             if (end == optarg || *end || retries < 0 || retries > 1000) {
@@ -301,9 +327,14 @@ int gvisor_config_main(int argc, char **argv)
                         "changes: give --docker-runtime too\n");
         rc = 2;
     }
-    if (rc == 0 && docker_runtime && socket[0] != '/') {
-        fprintf(stderr, "seccheckd gvisor-config: --socket: runsc, started by dockerd, needs an absolute path, got "
-                        "'%s'\n", socket);
+    if (rc == 0 && docker_runtime && runsc_toml) {
+        fprintf(stderr, "seccheckd gvisor-config: --docker-runtime and --runsc-toml both say where the config goes: "
+                        "give one\n");
+        rc = 2;
+    }
+    if (rc == 0 && (docker_runtime || runsc_toml) && socket[0] != '/') {
+        fprintf(stderr, "seccheckd gvisor-config: --socket: runsc, started by the container runtime, needs an "
+                        "absolute path, got '%s'\n", socket);
         rc = 2;
     }
     if (rc == 0 && runsc && metadata) {
@@ -330,6 +361,8 @@ int gvisor_config_main(int argc, char **argv)
     if (rc == 0 && docker_runtime)
         rc = install_docker_runtime(&config, docker_runtime, docker_config ? docker_config : "/etc/docker/daemon.json",
                                     runsc, socket);
+    else if (rc == 0 && runsc_toml)
+        rc = install_runsc_toml(&config, runsc_toml, socket);
     else if (rc == 0)
         fwrite(config.data, 1, config.len, stdout);
     strbuf_free(&config);
