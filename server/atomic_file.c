@@ -66,7 +66,9 @@ int atomic_file_replace(const char *path, const char *text, size_t len, const st
     if (fd < 0)
         return snprintf(err, errlen, "cannot create a file in %s: %s", dir, strerror(errno)), -1;
     bool ok = fchmod(fd, like ? (like->st_mode & 07777) : 0644) == 0;
-    if (ok && like && geteuid() == 0)
+    struct stat made;
+    /* the owner of the file replaced, when the new one did not get it anyway (a chown needs CAP_CHOWN) */
+    if (ok && like && fstat(fd, &made) == 0 && (made.st_uid != like->st_uid || made.st_gid != like->st_gid))
         ok = fchown(fd, like->st_uid, like->st_gid) == 0;
     for (size_t done = 0; ok && done < len;) {
         ssize_t w = write(fd, text + done, len - done);
