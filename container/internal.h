@@ -37,6 +37,9 @@ static inline const char *record_strdup(struct record *r, const char *s)
 {
     return s ? record_strndup(r, s, strlen(s)) : NULL;
 }
+/* image[0..len) as the record's image (cut to CONTAINER_STRING_MAX), split
+ * into repository and tag as Falco's container plugin splits it. */
+void record_set_image(struct record *r, const char *image, size_t len);
 /* The record's why (a fixed text). */
 void record_set_state(struct record *r, enum container_state state, const char *why);
 

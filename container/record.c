@@ -71,6 +71,18 @@ const char *record_strndup(struct record *r, const char *s, size_t len)
     return record_keep(r, copy);
 }
 
+void record_set_image(struct record *r, const char *image, size_t len)
+{
+    if (len > CONTAINER_STRING_MAX)
+        len = CONTAINER_STRING_MAX;
+    size_t repo_len, tag_start, tag_len;
+    container_image_split(image, len, &repo_len, &tag_start, &tag_len);
+    r->pub.image = record_strndup(r, image, len);
+    r->pub.image_repository = record_strndup(r, image, repo_len);
+    if (tag_len)
+        r->pub.image_tag = record_strndup(r, image + tag_start, tag_len);
+}
+
 void record_set_state(struct record *r, enum container_state state, const char *why)
 {
     r->pub.state = state;
