@@ -203,7 +203,8 @@ static void take_labels(struct record *r, json_t *labels)
         if (!l->key || !l->value)
             return;
     }
-    qsort(r->labels, r->pub.nlabels, sizeof(*r->labels), label_order);
+    if (r->pub.nlabels)
+        qsort(r->labels, r->pub.nlabels, sizeof(*r->labels), label_order);
     r->pub.labels = r->labels;
 }
 
@@ -230,16 +231,8 @@ static bool take_answer(struct record *r, const char *text, size_t len, const ch
         json_t *image = json_object_get(config, "Image");
         size_t ilen = json_is_string(image) ? json_string_length(image) : 0;
         const char *ref = json_string_value(image);
-        if (ilen && !memchr(ref, '\0', ilen)) {
-            if (ilen > CONTAINER_STRING_MAX)
-                ilen = CONTAINER_STRING_MAX;
-            size_t repo_len, tag_start, tag_len;
-            container_image_split(ref, ilen, &repo_len, &tag_start, &tag_len);
-            r->pub.image = record_strndup(r, ref, ilen);
-            r->pub.image_repository = record_strndup(r, ref, repo_len);
-            if (tag_len)
-                r->pub.image_tag = record_strndup(r, ref + tag_start, tag_len);
-        }
+        if (ilen && !memchr(ref, '\0', ilen))
+            record_set_image(r, ref, ilen);
         /* "sha256:<hex>": the hex, as the plugin takes it (no '/', after the ':') */
         const char *image_id = json_string_value(json_object_get(doc, "Image"));
         const char *colon = image_id && !strchr(image_id, '/') ? strchr(image_id, ':') : NULL;

@@ -93,6 +93,9 @@ static void serve_one(int fd)
             off += (size_t)snprintf(body + off, sizeof(body) - off, "%s\"k%03d\": \"v\"", i ? ", " : "", i);
         off += (size_t)snprintf(body + off, sizeof(body) - off, "}}}");
         answer(fd, 200, body, off);
+    } else if (strcmp(id, "nolabels") == 0) {
+        snprintf(body, sizeof(body), "{\"Id\": \"nolabels\", \"Name\": \"/plain\", \"Config\": {\"Image\": \"app\", \"Labels\": {}}}");
+        answer(fd, 200, body, strlen(body));
     } else if (strcmp(id, "slow") == 0) {
         sleep(3);   /* past the 2 s bound */
     } else if (strcmp(id, "error") == 0) {
@@ -247,6 +250,16 @@ static void test_label_bounds(void **state)
     assert_int_equal(r->pub.labels_dropped, 300 - CONTAINER_LABELS_MAX);
     for (size_t i = 1; i < r->pub.nlabels; i++)
         assert_true(strcmp(r->pub.labels[i - 1].key, r->pub.labels[i].key) < 0);
+    container_record_release(&r->pub);
+    /* none at all (Docker's usual {}): no label, an empty container.labels, the names all the same */
+    r = ask_docker(d, "nolabels");
+    assert_true(r->pub.names_from_docker);
+    assert_string_equal(r->pub.name, "plain");
+    assert_string_equal(r->pub.image_repository, "app");
+    assert_null(r->pub.image_tag);
+    assert_int_equal(r->pub.nlabels, 0);
+    assert_string_equal(r->pub.labels_text, "");
+    assert_null(container_label(&r->pub, "team"));
     container_record_release(&r->pub);
     docker_source_free(d);
 }
