@@ -52,6 +52,16 @@ for dev in $(sed -n '/^packages=(/,/^)/p' "$src/scripts/setup.sh" | grep -o 'lib
     [ "${runtime_of[$dev]}" = - ] || packages+=("${runtime_of[$dev]}")
 done
 
+# A sanitizer build (scripts/test.sh's ASan stage) links its runtime: the image carries it too.
+for lib in $(ldd "$bin/seccheckd" "$bin/seccheck-dummy" | grep -oE 'lib(asan|ubsan|tsan)\.so\.[0-9]+' | sort -u); do
+    case $lib in
+        libasan.so.8) packages+=(libasan8) ;;
+        libubsan.so.1) packages+=(libubsan1) ;;
+        libtsan.so.2) packages+=(libtsan2) ;;
+        *) die "$bin links $lib: add its package to $0" ;;
+    esac
+done
+
 version=$("$bin/seccheckd" --version | awk '{ print $2; exit }')
 [ -n "$version" ] || die "cannot tell $bin/seccheckd's version"
 commit=$(git -C "$src" rev-parse HEAD 2>/dev/null || echo unknown)
