@@ -55,8 +55,6 @@ printf '# the node'"'"'s own\nlog_level = "info"\n\n[runsc_config]\n  network = 
 manifest=$src/deploy/kubernetes/seccheckd.yaml
 
 failures=0
-ok() { echo "ok   - $1"; }
-fail() { echo "FAIL - $1"; failures=$((failures + 1)); }
 cleanup_more() { [ -z "${receiver:-}" ] || kill "$receiver" 2>/dev/null || true; }
 
 dockerd_start '{}'
@@ -175,9 +173,4 @@ for v in $all; do
 done
 ok "every daemon argument checked, every volume mounted ($all); not run here: $(python3 -c 'import json, sys; print(", ".join(json.load(open(sys.argv[1]))["not_run"]))' "$dir/seccheckd.json") (scheduling)"
 
-if [ $failures -ne 0 ]; then
-    echo "docker.daemonset: $failures check(s) failed; the daemon's log:"
-    cat "$dir/daemon.log"
-    exit 1
-fi
-echo "docker.daemonset: all checks passed"
+docker_verdict daemonset "$dir/daemon.log"

@@ -30,8 +30,46 @@ docker_need() {
     done
 }
 
+# docker_test NAME "$@": a docker.* test's start: its arguments (BIN_DIR
+# SOURCE_DIR CACHE_DIR into bin, src, cache), the tools checked, $dir and
+# the EXIT trap, ok/fail counting into $failures; docker_verdict ends it.
+docker_test() {
+    local name=$1
+    shift
+    bin=${1:?usage: $name.sh SECCHECKD_BIN_DIR SOURCE_DIR CACHE_DIR}
+    src=${2:?usage: $name.sh SECCHECKD_BIN_DIR SOURCE_DIR CACHE_DIR}
+    cache=${3:?usage: $name.sh SECCHECKD_BIN_DIR SOURCE_DIR CACHE_DIR}
+    docker_need
+    docker_scratch "$name"
+    failures=0
+}
+ok() { echo "ok   - $1"; }
+fail() { echo "FAIL - $1"; failures=$((failures + 1)); }
+
+# seccheckd_start ARGS...: the test's seccheckd ($bin) in the background,
+# $daemon its pid (killed by the teardown), its log $dir/daemon.log; returns
+# once it listens.
+seccheckd_start() {
+    "$bin/seccheckd" "$@" 2>"$dir/daemon.log" &
+    daemon=$!
+    for _ in $(seq 500); do grep -q "info: listening on" "$dir/daemon.log" && return 0; sleep 0.01; done
+    cat "$dir/daemon.log"
+    echo "FAIL: seccheckd did not start"
+    exit 1
+}
+
+# docker_verdict NAME LOG: exit 1 with LOG shown when a check failed.
+docker_verdict() {
+    if [ "$failures" -ne 0 ]; then
+        echo "docker.$1: $failures check(s) failed; the daemon's log:"
+        cat "$2"
+        exit 1
+    fi
+    echo "docker.$1: all checks passed"
+}
+
 # docker_scratch NAME: $dir (/tmp/seccheckd-docker-NAME-XXXXXX) and the EXIT
-# trap. The test may define cleanup_more (run first: its own daemons).
+# trap. The test may define cleanup_more (run first: its own processes).
 docker_scratch() {
     dir=$(mktemp -d "/tmp/seccheckd-docker-$1-XXXXXX")
     chmod 755 "$dir"
@@ -81,6 +119,7 @@ docker_leftovers() {
 docker_teardown() {
     local rc=$? pids m
     trap - EXIT
+    [ -z "${daemon:-}" ] || kill -9 "$daemon" 2>/dev/null || true
     if declare -F cleanup_more >/dev/null; then cleanup_more || true; fi
     if [ -n "${DOCKERD_PID:-}" ] && kill -0 "$DOCKERD_PID" 2>/dev/null; then
         # shellcheck disable=SC2046

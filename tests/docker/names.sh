@@ -18,15 +18,7 @@
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 source "$here/lib.sh"
-bin=${1:?usage: names.sh BIN_DIR SOURCE_DIR CACHE_DIR}
-src=${2:?usage: names.sh BIN_DIR SOURCE_DIR CACHE_DIR}
-cache=${3:?usage: names.sh BIN_DIR SOURCE_DIR CACHE_DIR}
-docker_need
-docker_scratch names
-failures=0
-ok() { echo "ok   - $1"; }
-fail() { echo "FAIL - $1"; failures=$((failures + 1)); }
-cleanup_more() { [ -z "${daemon:-}" ] || kill -9 "$daemon" 2>/dev/null || true; }
+docker_test names "$@"
 
 rootfs=$(workload_rootfs "$cache") || exit 1
 
@@ -57,10 +49,8 @@ fi
 dockerd_start "{\"runsc-seccheck\": {\"path\": \"$(command -v runsc)\", \"runtimeArgs\": [\"--network=none\", \"--pod-init-config=$dir/pod-init.json\"]}}"
 dk import "$rootfs" registry.example.com:5000/shop/web:v1.2 >/dev/null
 
-"$bin/seccheckd" --socket "$sock" --db "$db" --rules "$dir/rules.yaml" --rule-matching all --alerts-out "$dir/alerts.json" \
-    --runsc-root "$dir/exec/runtime-runc/moby" --docker-socket "$DOCKER_SOCK" 2>"$dir/daemon.log" &
-daemon=$!
-for _ in $(seq 500); do grep -q "info: listening on" "$dir/daemon.log" && break; sleep 0.01; done
+seccheckd_start --socket "$sock" --db "$db" --rules "$dir/rules.yaml" --rule-matching all --alerts-out "$dir/alerts.json" \
+    --runsc-root "$dir/exec/runtime-runc/moby" --docker-socket "$DOCKER_SOCK"
 grep -q "asking Docker's API on $DOCKER_SOCK" "$dir/daemon.log" && ok "the daemon asks the test's dockerd" ||
     fail "no Docker socket in the daemon's log"
 
@@ -83,7 +73,7 @@ impostor=$(cat "$dir/$web1.cid")
 
 for _ in $(seq 300); do [ "$(grep -c 'closed (eof)' "$dir/daemon.log")" -ge 2 ] && break; sleep 0.02; done
 sleep 0.3
-kill -TERM "$daemon"
+kill -TERM "$daemon" 2>/dev/null || fail "seccheckd was gone before its stop"
 wait "$daemon" || fail "seccheckd exited non-zero"
 daemon=
 
@@ -118,9 +108,4 @@ done
 grep -q 'note=\\u001b\[31mred' "$dir/alerts.json" && ok "the JSON alert line shows the label escaped (\\u001b)" ||
     fail "no escaped label in alerts.json: $(grep -o 'note=[^ ]*' "$dir/alerts.json" | head -2)"
 
-if [ $failures -ne 0 ]; then
-    echo "docker.names: $failures check(s) failed; daemon log:"
-    cat "$dir/daemon.log"
-    exit 1
-fi
-echo "docker.names: all checks passed"
+docker_verdict names "$dir/daemon.log"

@@ -13,15 +13,7 @@
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 source "$here/lib.sh"
-bin=${1:?usage: runtime.sh BIN_DIR SOURCE_DIR CACHE_DIR}
-src=${2:?usage: runtime.sh BIN_DIR SOURCE_DIR CACHE_DIR}
-cache=${3:?usage: runtime.sh BIN_DIR SOURCE_DIR CACHE_DIR}
-docker_need
-docker_scratch runtime
-failures=0
-ok() { echo "ok   - $1"; }
-fail() { echo "FAIL - $1"; failures=$((failures + 1)); }
-cleanup_more() { [ -z "${daemon:-}" ] || kill -9 "$daemon" 2>/dev/null || true; }
+docker_test runtime "$@"
 
 rootfs=$(workload_rootfs "$cache") || exit 1
 runsc=$(command -v runsc)
@@ -30,10 +22,8 @@ dk import "$rootfs" shop/web:v1 >/dev/null
 cp "$dir/daemon.json" "$dir/daemon.json.before"
 
 sock=$dir/seccheck.sock db=$dir/events.db rules=$src/configs/rules/gvisor_rules.yaml
-"$bin/seccheckd" --socket "$sock" --db "$db" --rules "$rules" --alerts-out none \
-    --runsc-root "$dir/exec/runtime-runc/moby" --docker-socket "$DOCKER_SOCK" 2>"$dir/daemon.log" &
-daemon=$!
-for _ in $(seq 500); do grep -q "info: listening on" "$dir/daemon.log" && break; sleep 0.01; done
+seccheckd_start --socket "$sock" --db "$db" --rules "$rules" --alerts-out none \
+    --runsc-root "$dir/exec/runtime-runc/moby" --docker-socket "$DOCKER_SOCK"
 
 "$bin/seccheckd" gvisor-config --docker-runtime runsc-seccheck --docker-config "$dir/daemon.json" --rules "$rules" \
     --socket "$sock" >"$dir/gvcfg.out" 2>"$dir/gvcfg.err" || { cat "$dir/gvcfg.err"; fail "--docker-runtime failed"; }
@@ -70,7 +60,7 @@ fi
 cid=$(cat "$dir/cid" 2>/dev/null || true)
 for _ in $(seq 300); do grep -q 'closed (eof)' "$dir/daemon.log" && break; sleep 0.02; done
 sleep 0.3
-kill -TERM "$daemon"
+kill -TERM "$daemon" 2>/dev/null || fail "seccheckd was gone before its stop"
 wait "$daemon" || fail "seccheckd exited non-zero"
 daemon=
 n=$(sqlite3 "$db" "SELECT count(*) FROM alerts WHERE rule = 'Sensitive file read' AND container_id = '$cid'")
@@ -95,9 +85,4 @@ fi
 cmp -s "$dir/broken/daemon.json" "$dir/broken.copy" && [ "$(ls "$dir/broken")" = daemon.json ] &&
     ok "... left byte for byte, no pod-init config written beside it" || fail "the broken file's directory: $(ls "$dir/broken")"
 
-if [ $failures -ne 0 ]; then
-    echo "docker.runtime: $failures check(s) failed; daemon log:"
-    cat "$dir/daemon.log"
-    exit 1
-fi
-echo "docker.runtime: all checks passed"
+docker_verdict runtime "$dir/daemon.log"
