@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define POD_INIT_FLAG "--pod-init-config"
+#define POD_INIT_NAME "pod-init-config"   /* runsc's flag, without its dashes */
 
 bool docker_runtime_safe_word(const char *s)
 {
@@ -41,9 +41,9 @@ static bool valid_name(const char *name)
 static int pod_init_arg(const char *arg)
 {
     const char *flag = arg[0] == '-' && arg[1] == '-' ? arg + 2 : arg[0] == '-' ? arg + 1 : NULL;
-    if (!flag || strncmp(flag, POD_INIT_FLAG + 2, strlen(POD_INIT_FLAG) - 2) != 0)
+    if (!flag || strncmp(flag, POD_INIT_NAME, strlen(POD_INIT_NAME)) != 0)
         return 0;
-    const char *rest = flag + strlen(POD_INIT_FLAG) - 2;
+    const char *rest = flag + strlen(POD_INIT_NAME);
     return *rest == '=' ? 1 : *rest == '\0' ? 2 : 0;
 }
 
@@ -71,7 +71,7 @@ static json_t *new_args(json_t *entry, const char *pod_init_path, const char *na
             json_array_append(args, v);
     }
     char flag[PATH_MAX + 32];
-    snprintf(flag, sizeof(flag), "%s=%s", POD_INIT_FLAG, pod_init_path);
+    snprintf(flag, sizeof(flag), "--" POD_INIT_NAME "=%s", pod_init_path);
     if (!args || json_array_append_new(args, json_string(flag)) != 0) {
         snprintf(err, errlen, "out of memory");
         json_decref(args);
