@@ -61,6 +61,7 @@
 #define CONTAINER_LABEL_KEY_MAX 256             /* a longer key: the label is not kept */
 #define CONTAINER_LABEL_VALUE_MAX 100           /* a longer value: not kept, as Falco's container plugin's
                                                    label_max_len (default 100) */
+#define CONTAINER_LABELS_BYTES_MAX (16u << 10)  /* keys and values kept per container (past it: not kept) */
 
 /* runsc's usual roots: containerd's runsc shim (Kubernetes, then Docker's
  * containerd namespace), Docker's runtime directory, plain runsc. Used,
@@ -156,7 +157,7 @@ struct container_record {
     const struct container_label *labels;
     size_t nlabels;
     const char *labels_text;
-    uint32_t labels_dropped;        /* past CONTAINER_LABELS_MAX, or a key or value too long */
+    uint32_t labels_dropped;        /* past CONTAINER_LABELS_MAX or _BYTES_MAX, or a key or value too long */
     /* Entries of spec.mounts refused (not an object, no string destination,
      * past the limits) or malformed (a value cut or holding a control
      * character, an option that is not a string). */

@@ -18,7 +18,8 @@
  * resolves a name or an id prefix too, so an answer whose Id is not the id
  * asked is refused: a container named like another's id never lends its
  * names. Labels as the plugin keeps them (a value over its label_max_len,
- * 100, is not kept), at most CONTAINER_LABELS_MAX, keys sorted.
+ * 100, is not kept), at most CONTAINER_LABELS_MAX and
+ * CONTAINER_LABELS_BYTES_MAX of keys and values, keys sorted.
  */
 #include <curl/curl.h>
 #include <jansson.h>
@@ -190,13 +191,16 @@ static void take_labels(struct record *r, json_t *labels)
     }
     const char *key;
     json_t *v;
+    size_t bytes = 0;
     json_object_foreach(labels, key, v) {
         size_t klen = strlen(key), vlen = json_is_string(v) ? json_string_length(v) : 0;
         if (!json_is_string(v) || klen == 0 || klen > CONTAINER_LABEL_KEY_MAX || vlen > CONTAINER_LABEL_VALUE_MAX ||
-            memchr(json_string_value(v), '\0', vlen) || r->pub.nlabels == CONTAINER_LABELS_MAX) {
+            memchr(json_string_value(v), '\0', vlen) || r->pub.nlabels == CONTAINER_LABELS_MAX ||
+            bytes + klen + vlen > CONTAINER_LABELS_BYTES_MAX) {
             r->pub.labels_dropped++;
             continue;
         }
+        bytes += klen + vlen;
         struct container_label *l = &r->labels[r->pub.nlabels++];
         l->key = record_strndup(r, key, klen);
         l->value = record_strndup(r, json_string_value(v), vlen);

@@ -267,8 +267,8 @@ static void render_containers(struct strbuf *o, const struct server *s)
     sample(o, "container_docker_lookups_total", "result", "not_found", st.docker_not_found);
     sample(o, "container_docker_lookups_total", "result", "failed", st.docker_failed);
     sample(o, "container_docker_lookups_total", "result", "refused", st.docker_refused);
-    counter(o, "container_labels_dropped_total", "Docker labels not kept: past 256 a container, a key over 256 "
-            "bytes or a value over 100 (Falco's label_max_len).", st.labels_dropped);
+    counter(o, "container_labels_dropped_total", "Docker labels not kept: past 256 or 16 KiB a container, a key "
+            "over 256 bytes or a value over 100 (Falco's label_max_len).", st.labels_dropped);
 }
 
 /* Counted over every image of the process (the restart state carries them). */

@@ -93,6 +93,12 @@ static void serve_one(int fd)
             off += (size_t)snprintf(body + off, sizeof(body) - off, "%s\"k%03d\": \"v\"", i ? ", " : "", i);
         off += (size_t)snprintf(body + off, sizeof(body) - off, "}}}");
         answer(fd, 200, body, off);
+    } else if (strcmp(id, "wide") == 0) {   /* 200 labels of 250 + 100 bytes: past 16 KiB */
+        size_t off = (size_t)snprintf(body, sizeof(body), "{\"Id\": \"wide\", \"Name\": \"/wide\", \"Config\": {\"Labels\": {");
+        for (int i = 0; i < 200; i++)
+            off += (size_t)snprintf(body + off, sizeof(body) - off, "%s\"%03d%0247d\": \"%0100d\"", i ? ", " : "", i, 0, 0);
+        off += (size_t)snprintf(body + off, sizeof(body) - off, "}}}");
+        answer(fd, 200, body, off);
     } else if (strcmp(id, "nolabels") == 0) {
         snprintf(body, sizeof(body), "{\"Id\": \"nolabels\", \"Name\": \"/plain\", \"Config\": {\"Image\": \"app\", \"Labels\": {}}}");
         answer(fd, 200, body, strlen(body));
@@ -250,6 +256,11 @@ static void test_label_bounds(void **state)
     assert_int_equal(r->pub.labels_dropped, 300 - CONTAINER_LABELS_MAX);
     for (size_t i = 1; i < r->pub.nlabels; i++)
         assert_true(strcmp(r->pub.labels[i - 1].key, r->pub.labels[i].key) < 0);
+    container_record_release(&r->pub);
+    /* keys and values past 16 KiB in all: the rest not kept */
+    r = ask_docker(d, "wide");
+    assert_int_equal(r->pub.nlabels, CONTAINER_LABELS_BYTES_MAX / 350);
+    assert_int_equal(r->pub.labels_dropped, 200 - CONTAINER_LABELS_BYTES_MAX / 350);
     container_record_release(&r->pub);
     /* none at all (Docker's usual {}): no label, an empty container.labels, the names all the same */
     r = ask_docker(d, "nolabels");
