@@ -13,10 +13,11 @@
 # runsc), unmounts every mount under $dir (overlay2 layers, the data-root's
 # own bind mount, network namespaces) and removes $dir.
 #
-# image_rootfs KEY CACHE PACKAGES... builds a root filesystem tarball with
-# mmdebstrap from Debian's packages, cached in CACHE under a name made of
-# its inputs (the packages, the suite, the mirror's sources, mmdebstrap's
-# version and this file), so a rerun imports in seconds.
+# image_rootfs KEY CACHE [OPTIONS] -- PACKAGES... builds a root filesystem
+# tarball with mmdebstrap from Debian's packages, cached in CACHE under a
+# name made of its inputs (the packages and options, the apt sources,
+# mmdebstrap's version and image_rootfs itself), so a rerun imports in
+# seconds; workload_rootfs is the tests' and the bench's image.
 
 DOCKER_CLI=${DOCKER_CLI:-/usr/bin/docker}   # docker.io's CLI (a newer one elsewhere in PATH negotiates too)
 DOCKERD=${DOCKERD:-/usr/sbin/dockerd}
