@@ -14,7 +14,8 @@ usage() {
     cat <<EOF
 Usage: bench/docker_redis.sh [OPTIONS]
 Starts a dockerd of its own (tests/docker/lib.sh: its own data-root,
-exec-root and socket) with three runsc runtimes, imports an image with
+exec-root and socket, in private mount, network and pid namespaces) with
+three runsc runtimes, imports an image with
 redis-server and redis-benchmark built offline by mmdebstrap from Debian's
 packages, and runs redis-benchmark -t set,get in a container per pass,
 --runs times, interleaved (round-robin, rotating start). Reports SET and GET
@@ -45,6 +46,7 @@ EOF
 out='' runs=5 passes=baseline,null,sqlite,discard,python requests=20000 clients=50 run_timeout=300
 cache=$REPO_DIR/build/docker-cache
 cmdline=$0
+args=("$@")
 [ $# -eq 0 ] || cmdline+=$(printf ' %q' "$@")
 while [ $# -gt 0 ]; do
     case $1 in
@@ -74,10 +76,21 @@ for f in redis-null.json redis-remote.json; do [ -f "$configs/$f" ] || die "$con
 docker_need
 
 out=${out:-$(default_out docker-redis)}
+# The image first (mmdebstrap needs the network), then the bench again in private mount, network and pid
+# namespaces: containerd's shims get a /run of their own and nothing the bench starts outlives it.
+if [ -z "${SECCHECKD_DOCKER_NODE:-}" ]; then
+    rootfs=$(workload_rootfs "$cache") || die "could not build the workload image (mmdebstrap)"
+    command -v unshare >/dev/null || die "unshare (util-linux) is needed"
+    SECCHECKD_DOCKER_NODE=1 DOCKER_TEST_ROOTFS=$rootfs exec unshare --mount --net --pid --fork --kill-child \
+        --mount-proc bash "$0" "${args[@]}" --out "$out"
+fi
+rootfs=$DOCKER_TEST_ROOTFS
+mount --make-rprivate /
+mount -t tmpfs tmpfs /run
+ip link set lo up
 bench_init "$out"
 out=$(cd "$out" && pwd)
 echo "$cmdline" >"$out/command.txt"
-rootfs=$(workload_rootfs "$cache") || die "could not build the workload image (mmdebstrap)"
 docker_scratch bench
 trap 'bench_cleanup; docker_teardown' EXIT
 

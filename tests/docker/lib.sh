@@ -1,7 +1,8 @@
 # shellcheck shell=bash
 # tests/docker/lib.sh - sourced by the docker.* tests (and bench/docker_redis.sh):
-# a dockerd of the test's own, images made without a registry, and the
-# teardown that leaves nothing behind on any path.
+# a dockerd of the test's own, images made without a registry, private
+# namespaces to run it in, and the teardown that leaves nothing behind on
+# any path.
 #
 # dockerd_start writes $dir/daemon.json (its own data-root, exec-root,
 # pidfile, socket, trust key, "iptables": false, "bridge": "none", the
@@ -31,16 +32,31 @@ docker_need() {
     done
 }
 
-# docker_test NAME "$@": a docker.* test's start: its arguments (BIN_DIR
-# SOURCE_DIR CACHE_DIR into bin, src, cache), the tools checked, $dir and
-# the EXIT trap, ok/fail counting into $failures; docker_verdict ends it.
+# docker_test NAME SCRIPT ARGS...: a docker.* test's start. Its arguments
+# (BIN_DIR SOURCE_DIR CACHE_DIR into bin, src, cache), the tools checked,
+# the workload image's root filesystem built or taken from the cache
+# ($rootfs), then the script runs again in private mount, network and pid
+# namespaces (a node of its own: a fresh /run for containerd's shims, only
+# loopback, and every process it starts ends with it, even when the test is
+# SIGKILLed), where $dir, the EXIT trap and ok/fail counting into $failures
+# are made; docker_verdict ends it.
 docker_test() {
-    local name=$1
-    shift
+    local name=$1 script=$2
+    shift 2
     bin=${1:?usage: $name.sh SECCHECKD_BIN_DIR SOURCE_DIR CACHE_DIR}
     src=${2:?usage: $name.sh SECCHECKD_BIN_DIR SOURCE_DIR CACHE_DIR}
     cache=${3:?usage: $name.sh SECCHECKD_BIN_DIR SOURCE_DIR CACHE_DIR}
-    docker_need
+    if [ -z "${SECCHECKD_DOCKER_NODE:-}" ]; then
+        docker_need
+        command -v unshare >/dev/null || { echo "FAIL: unshare (util-linux) not installed"; exit 1; }
+        rootfs=$(workload_rootfs "$cache") || exit 1
+        SECCHECKD_DOCKER_NODE=1 DOCKER_TEST_ROOTFS=$rootfs \
+            exec unshare --mount --net --pid --fork --kill-child --mount-proc bash "$script" "$@"
+    fi
+    rootfs=$DOCKER_TEST_ROOTFS
+    mount --make-rprivate /
+    mount -t tmpfs tmpfs /run
+    ip link set lo up
     docker_scratch "$name"
     failures=0
 }

@@ -18,9 +18,8 @@
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 source "$here/lib.sh"
-docker_test names "$@"
+docker_test names "$0" "$@"
 
-rootfs=$(workload_rootfs "$cache") || exit 1
 
 sock=$dir/seccheck.sock db=$dir/events.db
 cat >"$dir/rules.yaml" <<'YAML'

@@ -13,9 +13,8 @@
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 source "$here/lib.sh"
-docker_test runtime "$@"
+docker_test runtime "$0" "$@"
 
-rootfs=$(workload_rootfs "$cache") || exit 1
 runsc=$(command -v runsc)
 dockerd_start "{\"runsc-seccheck\": {\"path\": \"$runsc\", \"runtimeArgs\": [\"--network=none\"]}}"
 dk import "$rootfs" shop/web:v1 >/dev/null
