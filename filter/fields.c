@@ -9,6 +9,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "container.h"
 #include "fields_class.h"
 
 /* By id base: classes[id >> 8]. */
@@ -55,6 +56,7 @@ static const char *arg_text(enum field_arg a)
     case FA_EVT_ARG: return ".NAME or [N]";
     case FA_ENV_NAME: return "[NAME]";
     case FA_MOUNT: return "[N] or [PATH]";
+    case FA_KEY: return "[KEY]";
     default: return NULL;
     }
 }
@@ -218,6 +220,15 @@ int fields_resolve(const char *name, size_t len, const char *arg, size_t arglen,
                 !(out->argname = arena_strndup(a, arg, arglen))) {
                 snprintf(err, errlen, "'%s' needs [N], a mount's index, or [PATH], a glob of its path (1 to %d bytes)",
                          d->name, FIELD_MOUNT_GLOB_MAX);
+                return -1;
+            }
+            out->argname_len = (uint32_t)arglen;
+            return 0;
+        case FA_KEY:
+            if (!has_arg || arglen == 0 || arglen > CONTAINER_LABEL_KEY_MAX ||
+                !(out->argname = arena_strndup(a, arg, arglen))) {
+                snprintf(err, errlen, "'%s' needs [KEY], a label's name (1 to %d bytes)", d->name,
+                         CONTAINER_LABEL_KEY_MAX);
                 return -1;
             }
             out->argname_len = (uint32_t)arglen;

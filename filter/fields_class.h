@@ -36,6 +36,7 @@ enum field_arg {
     FA_EVT_ARG,     /* .NAME or [N]: a message field */
     FA_ENV_NAME,    /* [NAME]: one environment variable; none: all of them */
     FA_MOUNT,       /* [N] (a mount's index) or [PATH] (a glob of a mount's path), required */
+    FA_KEY,         /* [KEY]: a label's name, required */
 };
 
 #define FIELD_MOUNT_GLOB_MAX 4096   /* container.mount.*[PATH]: PATH_MAX */

@@ -22,7 +22,13 @@
  * expression anywhere in the path (plugins/container/src/
  * container_info.cpp:34-66), which its own field descriptions, and the
  * upstream rules' globs (container.mount.dest[/proc*]), do not mean: the
- * glob is kept. */
+ * glob is kept.
+ *
+ * A Docker container's name, image, image id and labels are Docker's
+ * (container/docker.c), as the plugin takes them from Docker's API:
+ * container.label[KEY] one label, container.labels all of them ("k:v, k2",
+ * extract.cpp's concatenate_container_labels), container.image.id the hex
+ * of Docker's image id (go-worker/pkg/container/docker.go). */
 #include <fnmatch.h>
 
 #include "container.h"
@@ -36,6 +42,7 @@ enum {
     F_K8S_POD_NAME, F_K8S_NS_NAME, F_K8S_POD_ID, F_K8S_POD_UID, F_K8S_POD_SANDBOX_ID, F_K8S_POD_FULL_SANDBOX_ID,
     F_CONTAINER_MOUNTS, F_CONTAINER_MOUNT, F_CONTAINER_MOUNT_SOURCE, F_CONTAINER_MOUNT_DEST, F_CONTAINER_MOUNT_MODE,
     F_CONTAINER_MOUNT_RDWR, F_CONTAINER_MOUNT_PROPAGATION,
+    F_CONTAINER_IMAGE_ID, F_CONTAINER_LABEL, F_CONTAINER_LABELS,
 };
 
 #define SHORT_ID_LEN 12   /* Falco's short container and sandbox ids */
@@ -128,6 +135,9 @@ static void container_extract(struct evctx *x, const struct fieldref *f, struct 
     case F_CONTAINER_IMAGE: fv_cstr(v, r->image); return;
     case F_CONTAINER_IMAGE_REPOSITORY: fv_cstr(v, r->image_repository); return;
     case F_CONTAINER_IMAGE_TAG: fv_cstr(v, r->image_tag); return;
+    case F_CONTAINER_IMAGE_ID: fv_cstr(v, r->image_id); return;
+    case F_CONTAINER_LABEL: fv_cstr(v, f->argname ? container_label(r, f->argname) : NULL); return;
+    case F_CONTAINER_LABELS: fv_cstr(v, r->labels_text); return;
     case F_CONTAINER_PRIVILEGED: fv_bool(v, r->privileged); return;
     case F_CONTAINER_START_TS:
         if (r->created_ns > 0)
@@ -178,6 +188,9 @@ static const struct field_def container_defs[] = {
     {"container.mount.mode", FT_STR, FA_MOUNT, F_CONTAINER_MOUNT_MODE, C, 0, 0, FIELD_REPORTED},
     {"container.mount.rdwr", FT_STR, FA_MOUNT, F_CONTAINER_MOUNT_RDWR, C, 0, 0, FIELD_REPORTED},
     {"container.mount.propagation", FT_STR, FA_MOUNT, F_CONTAINER_MOUNT_PROPAGATION, C, 0, 0, FIELD_REPORTED},
+    {"container.image.id", FT_STR, FA_NONE, F_CONTAINER_IMAGE_ID, C, 0, 0, FIELD_REPORTED},
+    {"container.label", FT_STR, FA_KEY, F_CONTAINER_LABEL, C, 0, 0, FIELD_REPORTED},
+    {"container.labels", FT_STR, FA_NONE, F_CONTAINER_LABELS, C, 0, 0, FIELD_REPORTED},
 };
 #undef C
 

@@ -259,6 +259,16 @@ static void render_containers(struct strbuf *o, const struct server *s)
     counter(o, "container_lookup_wait_timeouts_total", "First lookups the writer stopped waiting for (50 ms a "
             "batch); their events went on without names.", st.wait_timeouts);
     counter(o, "container_records_evicted_total", "Container records dropped to stay under 4096.", st.evicted);
+    family(o, "container_docker_lookups_total", "counter", "Questions to Docker's API (--docker-socket) about a "
+           "container whose runsc state names none, by result: found (its name, image, labels), not_found (not "
+           "Docker's), failed (no answer in 2 s, an HTTP error), refused (an answer over 1 MiB, not JSON, or about "
+           "another container).");
+    sample(o, "container_docker_lookups_total", "result", "found", st.docker_found);
+    sample(o, "container_docker_lookups_total", "result", "not_found", st.docker_not_found);
+    sample(o, "container_docker_lookups_total", "result", "failed", st.docker_failed);
+    sample(o, "container_docker_lookups_total", "result", "refused", st.docker_refused);
+    counter(o, "container_labels_dropped_total", "Docker labels not kept: past 256 or 16 KiB a container, a key "
+            "over 256 bytes or a value over 100 (Falco's label_max_len).", st.labels_dropped);
 }
 
 /* Counted over every image of the process (the restart state carries them). */

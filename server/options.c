@@ -466,6 +466,9 @@ static const struct option_def defs[] = {
     {"runsc-root", "DIR", KIND_CUSTOM, CUSTOM(runsc_roots, parse_runsc_root), RESTART,
      "runsc's root directory (runsc --root), read for container, pod,\nnamespace, image and user names (repeat for "
      "more; none: off)", "those of " CONTAINER_DEFAULT_ROOTS_TEXT " that exist"},
+    {"docker-socket", "PATH", KIND_STRING, STR(docker_socket), RESTART,
+     "Docker's API socket, asked for the name, image and labels of a\nDocker container (its runsc state names none; "
+     "none: off)", "/var/run/docker.sock when it exists"},
     {"help", NULL, KIND_FLAG, 0, 0, 0, 0, NULL, RESTART, "this text (also -h)", NULL},
     {"version", NULL, KIND_FLAG, 0, 0, 0, 0, NULL, RESTART, "print the version", NULL},
 };
@@ -639,6 +642,7 @@ void options_free(struct options *o)
     free(o->drop_containers);
     free(o->rules);
     free(o->runsc_roots);
+    free(o->docker_socket);
     free(o->alerts_out);
     free(o->alerts_url);
     free(o->alerts_url_file);

@@ -62,6 +62,7 @@ struct options {
     uint64_t alerts_timeout_ms; /* reloadable: one request, in all */
     uint64_t alerts_queue;      /* alerts held in memory without the sqlite sink */
     char *runsc_roots;          /* --runsc-root directories, one per line; NULL: the usual ones that exist */
+    char *docker_socket;        /* Docker's API socket; NULL: /var/run/docker.sock when it exists; "none": off */
 };
 
 /* Defaults, with every string owned by o. */

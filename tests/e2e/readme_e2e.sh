@@ -132,6 +132,11 @@ while read -r n kind first; do
     case $first in
         "scripts/setup.sh"*) echo "--- block $n: $first"; echo "    - not run here: it builds the tree"; continue ;;
     esac
+    if grep -q -- '--docker-runtime' "$file"; then
+        echo "--- block $n: $first"
+        echo "    - not run here: it needs a dockerd (docker.runtime runs this flow against a dockerd of its own)"
+        continue
+    fi
     echo "--- block $n ($kind): $first"
     before_block "$first"
     out="$work/logs/block-$n.out"
