@@ -193,6 +193,12 @@ static void rules_handoff_soon(struct sink *base)
 static void rules_handoff(struct sink *base)
 {
     struct rules_sink *s = (struct rules_sink *)base;
+    /* Sequences' partial matches live in this image's memory only: the
+     * new one starts with none (docs/reference.md), said here. */
+    uint64_t partials = atomic_load_explicit(&s->seq[0], memory_order_relaxed);
+    if (partials)
+        log_info("rules: %llu partial matches of sequences end with this image (a restart keeps none): chains "
+                 "begun before it do not complete after it", (unsigned long long)partials);
     sink_handoff(s->inner);
 }
 
