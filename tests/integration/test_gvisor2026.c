@@ -51,7 +51,9 @@ static const struct {
     {"mmap_upper_benign", ""},
     {"ptrace_attach", "Process attached with ptrace,Process attached with ptrace"},
     {"ptrace_benign", ""},
-    {"drop_mmap", "Dropped file loaded as code"},   /* a sequence: its steps below */
+    {"download_exec", "Downloaded file executed"},  /* sequences, their steps checked below */
+    {"download_exec_benign", ""},
+    {"drop_mmap", "Dropped file loaded as code"},
     {"drop_mmap_benign", ""},
 };
 #define NSTORIES (sizeof(stories) / sizeof(stories[0]))
@@ -120,7 +122,7 @@ static void test_over_the_socket(void **state)
     expect_alerts(d);
     /* one JSON line per alert, the default rules' MITRE tags with them */
     long long n = dbq(d, "SELECT count(*) FROM alerts");
-    assert_int_equal(n, 11 + 4);   /* the stories' 11, the fields story's 4 */
+    assert_int_equal(n, 12 + 4);   /* the stories' 12, the fields story's 4 */
     char *log = daemon_read_log(d);
     free(log);
     FILE *fp = fopen(alerts, "r");
