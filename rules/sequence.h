@@ -42,6 +42,7 @@
 #include "ruleset.h"
 #include "rules.h"
 
+#define SEQ_MAX_SEQUENCES 1000    /* in a rule set: each takes ~18 KiB compiled, whatever it holds */
 #define SEQ_MAX_STEPS 16          /* steps of one sequence */
 #define SEQ_MAX_BY 8              /* fields in `by` */
 #define SEQ_MAX_REFS 8            /* %STEP.FIELD comparisons in one step (or unless) */

@@ -173,6 +173,8 @@ static struct lseq *define(struct loader *L, struct seq_collector *c, const char
         memset(s, 0, sizeof(*s));
         return s;
     }
+    if (c->n == SEQ_MAX_SEQUENCES)
+        return NULL;
     struct lseq *s = tmp_alloc(L, sizeof(*s));
     if (!s || vec_grow(L, &c->v, &c->cap, c->n, sizeof(*c->v)) != 0 ||
         lmap_put(&c->names, NULL, name, len, (uint32_t)c->n) != 0) {
@@ -217,8 +219,11 @@ void sequence_read(struct loader *L, const struct lfile *f, const struct ynode *
     if (loader_bool(L, f, item, "enabled", &enabled, NULL) != 0)
         return;
     struct lseq *s = define(L, c, namen->value, namen->len);
-    if (!s)
+    if (!s) {
+        if (!L->oom)
+            error_at(L, at_node(f, namen), "more than %d sequences", SEQ_MAX_SEQUENCES);
         return;
+    }
     s->name = namen->value;
     s->pos = at_node(f, namen);
     s->enabled = enabled;

@@ -690,6 +690,21 @@ static void test_one_step_burst(void **state)
     rules_engine_free(e);
 }
 
+/* A file of sequences by the thousand is refused past SEQ_MAX_SEQUENCES (each
+ * takes ~18 KiB compiled): one error, at the first one too many. */
+static void test_too_many_sequences(void **state)
+{
+    (void)state;
+    struct strbuf text = {0};
+    for (int i = 0; i < 1001; i++)
+        strbuf_printf(&text, "- sequence: s%d\n  desc: d\n  within: 1m\n  output: o\n  priority: INFO\n  steps:\n"
+                      "    - name: a\n      condition: evt.type = open\n", i);
+    char out[4096];
+    rules_errors(text.data, out, sizeof(out));
+    assert_non_null(strstr(out, "t.yaml:8001:13: error: more than 1000 sequences\n"));
+    strbuf_free(&text);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -711,6 +726,7 @@ int main(void)
         cmocka_unit_test(test_rules_change_drops_state),
         cmocka_unit_test(test_rules_and_sequences_both),
         cmocka_unit_test(test_one_step_burst),
+        cmocka_unit_test(test_too_many_sequences),
     };
     return cmocka_run_group_tests(tests, rules_group_setup, rules_group_teardown);
 }
