@@ -1676,7 +1676,11 @@ void rule_set_rule_info(const struct rule_set *rs, size_t i, struct rule_info *o
 
 void rule_set_rule_types(const struct rule_set *rs, size_t i, char *buf, size_t buflen)
 {
-    const struct rule *r = &rs->rules[i];
+    rule_types_text(&rs->rules[i], buf, buflen);
+}
+
+void rule_types_text(const struct rule *r, char *buf, size_t buflen)
+{
     if (!buflen)
         return;
     buf[0] = '\0';

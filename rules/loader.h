@@ -113,6 +113,10 @@ void tb_free(struct tbuild *t);
 void tb_where(const struct tbuild *t, size_t off, const char **file, unsigned *line, unsigned *col);
 /* The fragments of f, one space between two. */
 void tb_join(struct tbuild *t, const struct ftext *f);
+/* The event types r can match as rule_set_rule_types writes them (a
+ * sequence's steps too). */
+void rule_types_text(const struct rule *r, char *buf, size_t buflen);
+
 /* Copies in's bytes [from, to) with where each came from. */
 void tb_copy_range(struct tbuild *out, const struct tbuild *in, size_t from, size_t to);
 

@@ -1147,23 +1147,5 @@ void rule_set_sequence_step(const struct rule_set *rs, size_t i, size_t k, struc
 void rule_set_sequence_step_types(const struct rule_set *rs, size_t i, size_t k, char *buf, size_t buflen)
 {
     const struct sequence *s = &rs->seq->v[i];
-    const struct rule *r = k < s->nsteps ? &s->steps[k].c.rule : &s->unless.rule;
-    if (!buflen)
-        return;
-    buf[0] = '\0';
-    if (r->all_types || evtype_set_is_empty(&r->types)) {
-        snprintf(buf, buflen, r->all_types ? "all" : "none");
-        return;
-    }
-    size_t len = 0;
-    for (unsigned t = 0; t < EVTYPE_COUNT && len + 1 < buflen; t++) {
-        if (!evtype_set_has(&r->types, t))
-            continue;
-        int n = snprintf(buf + len, buflen - len, "%s%s", len ? "," : "", evtype_name(t));
-        if (n < 0)
-            break;
-        len += (size_t)n;
-    }
-    if (len >= buflen)
-        buf[buflen - 1] = '\0';
+    rule_types_text(k < s->nsteps ? &s->steps[k].c.rule : &s->unless.rule, buf, buflen);
 }
