@@ -83,6 +83,8 @@ static void usage(FILE *out)
             "                     (the limits' clock: over --db the daemon's stored receive\n"
             "                     times, over traces this run's; never the events' own times)\n"
             "  --max-processes N  process table bound [%d]\n"
+            "  --sequence-memory BYTES, --sequence-partials N  the bounds of sequences' partial\n"
+            "                     matches, as the daemon's [32M, 1024]\n"
             "  --hostname NAME    the alerts' hostname [this host's]\n"
             "  --rules-absent-fields disable|run   as for check\n"
             "  --help, -h         this text\n"
@@ -786,6 +788,14 @@ static int parse_test(int argc, char **argv, struct test_options *o)
         } else if ((v = value_of(argc, argv, &i, "--rule-matching"))) {
             if (rules_matching_parse(v, &o->cfg.matching) != 0)
                 return usage_error("--rule-matching: expected first or all, got", v);
+        } else if ((v = value_of(argc, argv, &i, "--sequence-memory"))) {
+            if (cli_parse_bytes(v, (uint64_t)1 << 48, &u) != 0 || u < (64u << 10))
+                return usage_error("--sequence-memory: expected a size like 32M, at least 64K, got", v);
+            o->cfg.sequence_max_bytes = (size_t)u;
+        } else if ((v = value_of(argc, argv, &i, "--sequence-partials"))) {
+            if (cli_parse_uint(PROG, "sequence-partials", v, 1, 10000000, &u) != 0)
+                return RC_USAGE;
+            o->cfg.sequence_max_per_group = (size_t)u;
         } else if ((v = value_of(argc, argv, &i, "--max-processes"))) {
             if (cli_parse_uint(PROG, "max-processes", v, 1, 1u << 30, &u) != 0)
                 return RC_USAGE;
@@ -849,6 +859,14 @@ static int test_main(int argc, char **argv)
                 if (t.over_ceiling_per_rule[i])
                     fprintf(stderr, " (%" PRIu64 " over the ceiling)", t.over_ceiling_per_rule[i]);
                 fprintf(stderr, "%s\n", info.enabled ? "" : " [disabled]");
+            }
+            if (rule_set_sequence_count(rules_engine_rules(t.engine))) {
+                struct rules_engine_stats st;
+                rules_engine_get_stats(t.engine, &st);
+                fprintf(stderr, PROG ": sequences: %" PRIu64 " chains begun, %" PRIu64 " evicted by the bounds, %" PRIu64
+                        " expired, %" PRIu64 " cancelled, %" PRIu64 " dropped (a trace's end), %" PRIu64 " waiting\n",
+                        st.sequence_started, st.sequence_evicted, st.sequence_expired, st.sequence_cancelled,
+                        st.sequence_dropped, st.sequence_partials);
             }
             fprintf(stderr, PROG ": %" PRIu64 " event%s, %" PRIu64 " alert%s", t.events, cli_plural(t.events), total,
                     cli_plural(total));

@@ -150,11 +150,32 @@ static void test_agent_workloads_raise_nothing(void **state)
     assert_null(strstr(err, "probe write then exec: 0 alerts"));
 }
 
+/* rules test takes the daemon's bounds and says what became of the chains. */
+static void test_rules_test_bounds(void **state)
+{
+    struct daemon *d = *state;   /* its directory only */
+    char trace[512];
+    snprintf(trace, sizeof(trace), "%s/hostile.trace", d->dir);
+    const char *make[] = {PYTHON, SOURCE_DIR "/bench/rules/hostile_chains.py", trace, "300", NULL};
+    if (run(make) != 0)
+        fail_msg("hostile_chains.py: %s%s", out, err);
+    const char *test[] = {SECCHECKD_BIN, "rules", "test", RULES, "--trace", trace, "--sequence-partials", "100", NULL};
+    assert_int_equal(run(test), 0);
+    /* 300 writes, each beginning a chain of two sequences; 100 of each kept */
+    if (!strstr(err, "seccheckd rules: sequences: 600 chains begun, 400 evicted by the bounds, 0 expired, 0 cancelled, "
+                     "200 dropped (a trace's end), 0 waiting\n"))
+        fail_msg("rules test: %s", err);
+    const char *bad[] = {SECCHECKD_BIN, "rules", "test", RULES, "--trace", trace, "--sequence-memory", "1K", NULL};
+    assert_int_equal(run(bad), 2);
+    assert_non_null(strstr(err, "--sequence-memory: expected a size like 32M, at least 64K, got '1K'"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_restart_keeps_no_partial_match, daemon_setup, daemon_teardown),
         cmocka_unit_test_setup_teardown(test_agent_workloads_raise_nothing, daemon_setup, daemon_teardown),
+        cmocka_unit_test_setup_teardown(test_rules_test_bounds, daemon_setup, daemon_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
