@@ -385,7 +385,7 @@ static int capture_of(struct sc *c, uint16_t step, const struct fieldref *f, con
 
 static int step_named(const struct sequence *s, const char *name, size_t len, uint16_t before)
 {
-    for (uint16_t i = 0; i < before; i++)
+    for (uint16_t i = 0; i < before && i < s->nsteps; i++)
         if (strlen(s->steps[i].name) == len && memcmp(s->steps[i].name, name, len) == 0)
             return i;
     return -1;

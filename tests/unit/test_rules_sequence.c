@@ -271,6 +271,22 @@ static void test_refused_with_positions(void **state)
     }
 }
 
+/* %NAME.FIELD where NAME is no step of the sequence is no reference: the
+ * condition language reads it (here a string), as Falco would. */
+static void test_percent_not_a_step(void **state)
+{
+    (void)state;
+    struct rules_engine *e = engine_seq(SEQ_HEAD "  steps:\n    - name: a\n      condition: evt.type = openat and "
+                                        "fd.name endswith %zz.fd.name\n    - name: b\n      condition: evt.type = execve "
+                                        "and proc.exepath != %nope.x\n  unless: evt.type = procexit and proc.name = "
+                                        "%later.proc.name\n",
+                                        0, 0);
+    struct who p = {1, 60, "sh", "c1"};
+    assert_int_equal(feed(e, open_ev(&p, "%zz.fd.name", false, 0, 0)), 0);
+    assert_int_equal(feed(e, exec_ev(&p, "/bin/ls")), 1);
+    rules_engine_free(e);
+}
+
 static void test_override_and_redefine(void **state)
 {
     (void)state;
@@ -710,6 +726,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_loads_and_lists),
         cmocka_unit_test(test_refused_with_positions),
+        cmocka_unit_test(test_percent_not_a_step),
         cmocka_unit_test(test_override_and_redefine),
         cmocka_unit_test(test_unknown_keys_warn),
         cmocka_unit_test(test_order_matters),
