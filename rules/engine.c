@@ -475,6 +475,8 @@ void rules_alert_sequence_json(struct strbuf *out, const struct alert *a, int64_
     strbuf_putc(out, '}');
 }
 
+bool rules_engine_consistent(const struct rules_engine *e) { return seq_state_consistent(e->seq); }
+
 void rules_engine_get_stats(const struct rules_engine *e, struct rules_engine_stats *out)
 {
     *out = e->stats;

@@ -470,6 +470,10 @@ struct rules_engine_stats {
 };
 void rules_engine_get_stats(const struct rules_engine *e, struct rules_engine_stats *out);
 
+/* Whether the engine's own structures agree with one another (the
+ * sequences' index, lists and counts): for tests and the fuzzer. */
+bool rules_engine_consistent(const struct rules_engine *e);
+
 /* ---- an alert's line again, from what the alerts table keeps ---- */
 
 /* Appends the Falco JSON line of an alert made of these parts (priority as

@@ -208,6 +208,11 @@ void seq_conn_closed(struct seq_state *st, uint64_t conn_id);
  * no event comes back to goes too). */
 void seq_sweep(struct seq_state *st, int64_t now_ns);
 
+/* Whether the index, the lists and the counts agree: every partial match
+ * filed once, in its key's bucket, its links both ways, each connection's
+ * counts and bytes their records'. For tests and the fuzzer. */
+bool seq_state_consistent(const struct seq_state *st);
+
 struct seq_stats {
     uint64_t partials, bytes;     /* now */
     uint64_t started, completed;

@@ -275,7 +275,8 @@ static void index_link(struct seq_state *st, struct seq_partial *p)
     p->hpprev = b;
 }
 
-/* At most one bucket per record (past a million, chains grow instead). */
+/* At most one bucket per record (past a million, chains grow instead).
+ * Only between events: every record is filed then. */
 static void index_grow(struct seq_state *st)
 {
     if (st->stats.partials < st->nbuckets || st->nbuckets >= (1u << 20))
@@ -288,7 +289,7 @@ static void index_grow(struct seq_state *st)
     st->buckets = b;
     st->nbuckets = n;
     for (size_t i = 0; i < st->nslots; i++)
-        if (st->slots[i].p) {
+        if (st->slots[i].p && st->slots[i].p->hpprev) {
             st->slots[i].p->hpprev = NULL;
             index_link(st, st->slots[i].p);
         }
@@ -483,7 +484,6 @@ static struct seq_partial *partial_new(struct seq_state *st, struct seq_conn *c,
     st->bytes += size;
     st->stats.partials++;
     st->stats.started++;
-    index_grow(st);
     return p;
 }
 
@@ -1031,6 +1031,37 @@ void seq_eval(struct seq_state *st, const struct seq_set *set, struct evctx *x, 
         else
             step_later(&e, en->seq, s, en->step, raise, ctx);
     }
+    index_grow(st);
+}
+
+bool seq_state_consistent(const struct seq_state *st)
+{
+    uint64_t filed = 0, listed = 0, bytes = 0;
+    for (size_t b = 0; b < st->nbuckets; b++) {
+        struct seq_partial *const *link = &st->buckets[b];
+        for (const struct seq_partial *p = *link; p; link = &p->hnext, p = p->hnext) {
+            if (p->hpprev != link || (p->key & (st->nbuckets - 1)) != b || st->slots[p->slot].p != p ||
+                ++filed > st->stats.partials)
+                return false;
+        }
+    }
+    for (size_t b = 0; b < st->ncbuckets; b++)
+        for (const struct seq_conn *c = st->cbuckets[b]; c; c = c->next) {
+            uint64_t n = 0, by = 0, in_groups = 0;
+            for (const struct seq_partial *p = c->chead; p && n <= c->count; p = p->cnext) {
+                if (p->conn != c || (p->cnext ? p->cnext->cprev != p : c->ctail != p))
+                    return false;
+                n++;
+                by += p->size;
+            }
+            for (size_t i = 0; i < st->nseq; i++)
+                in_groups += c->groups[i].count;
+            if (n != c->count || by != c->bytes || in_groups != c->count)
+                return false;
+            listed += n;
+            bytes += by;
+        }
+    return filed == st->stats.partials && listed == st->stats.partials && bytes == st->bytes;
 }
 
 void seq_sweep(struct seq_state *st, int64_t now_ns)

@@ -118,6 +118,7 @@ static void evaluate(struct rule_set *rs)
         evaluate_one(e, &op.base, 7, n);
         evaluate_one(e, &ex2.base, 3, n);
     }
+    CHECK(rules_engine_consistent(e));
     rules_engine_free(e);
 }
 

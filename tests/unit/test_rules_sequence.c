@@ -638,11 +638,47 @@ static void test_byte_bound_blinds_only_the_flood(void **state)
     rules_engine_get_stats(e, &st);
     assert_true(st.sequence_bytes <= 64 * 1024);
     assert_true(st.sequence_evicted > 99000);
+    assert_true(rules_engine_consistent(e));
     assert_int_equal(feed(e, exec_ev(&quiet_sh, "/tmp/quiet")), 1);
     assert_int_equal(L.items[0].evicted, 0);   /* the quiet one lost nothing */
     struct who hostile_sh = {9, 67, "sh", "h"};
     assert_int_equal(feed(e, exec_ev(&hostile_sh, "/tmp/h99999")), 1);   /* its newest survive */
     assert_true(L.items[0].evicted > 99000);
+    rules_engine_free(e);
+}
+
+/* Thousands of chains on one connection: the index grows under them (its
+ * buckets double past 1024, 2048, 4096) and every one is still found. */
+static void test_index_grows(void **state)
+{
+    (void)state;
+    struct rules_engine *e = engine_seq(DOWNLOAD_EXEC, 0, 100000);
+    char path[64];
+    for (int i = 0; i < 5000; i++) {
+        snprintf(path, sizeof(path), "/tmp/f%d", i);
+        assert_int_equal(feed(e, open_ev(&CURL, path, true, 0, 0)), 0);
+        if (i % 512 == 0 || (i >= 1020 && i <= 1030))
+            assert_true(rules_engine_consistent(e));
+    }
+    assert_true(rules_engine_consistent(e));
+    struct rules_engine_stats st;
+    rules_engine_get_stats(e, &st);
+    assert_int_equal(st.sequence_partials, 5000);
+    assert_int_equal(st.sequence_evicted, 0);
+    static const int runs[] = {0, 1023, 1024, 2047, 2500, 4095, 4999};
+    for (size_t i = 0; i < sizeof(runs) / sizeof(runs[0]); i++) {
+        snprintf(path, sizeof(path), "/tmp/f%d", runs[i]);
+        assert_int_equal(feed(e, exec_ev(&SH, path)), 1);
+        assert_int_equal(feed(e, exec_ev(&SH, path)), 0);   /* consumed */
+    }
+    rules_engine_get_stats(e, &st);
+    assert_int_equal(st.sequence_partials, 5000 - 7);
+    assert_true(rules_engine_consistent(e));
+    rules_engine_conn_closed(e, 1);
+    assert_true(rules_engine_consistent(e));
+    rules_engine_get_stats(e, &st);
+    assert_int_equal(st.sequence_partials, 0);
+    assert_int_equal(st.sequence_dropped, 5000 - 7);
     rules_engine_free(e);
 }
 
@@ -740,6 +776,7 @@ int main(void)
         cmocka_unit_test(test_alert_json),
         cmocka_unit_test(test_group_bound_and_next_alert),
         cmocka_unit_test(test_byte_bound_blinds_only_the_flood),
+        cmocka_unit_test(test_index_grows),
         cmocka_unit_test(test_rules_change_drops_state),
         cmocka_unit_test(test_rules_and_sequences_both),
         cmocka_unit_test(test_one_step_burst),
