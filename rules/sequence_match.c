@@ -12,7 +12,10 @@
  *   - the index, keyed (connection, sequence, step waited for, by values,
  *     join values) with a secret SipHash key: an event finds the partial
  *     matches it continues by one lookup per join key, however many there
- *     are and whatever values the sandbox chose.
+ *     are and whatever values the sandbox chose. Open addressing over
+ *     8-byte entries (the key's low 32 bits and the record's slot), at most
+ *     half full: a key that is not there costs a probe of a cache line or
+ *     two, never a record's memory.
  * Windows are in the daemon's clock (now_ns), never an event's time.
  * Records are recycled per sequence; every byte, cached ones included, is
  * under max_bytes.
@@ -38,7 +41,7 @@ struct seq_conn;
 struct seq_partial {
     struct seq_partial *gprev, *gnext;
     struct seq_partial *cprev, *cnext;
-    struct seq_partial *hnext, **hpprev;
+    struct seq_partial *hnext;    /* the cache of its sequence's free records */
     struct seq_conn *conn;
     const struct sequence *seq;
     uint32_t seqi;
@@ -50,6 +53,7 @@ struct seq_partial {
     uint32_t dropped_at_start;    /* the connection's dropped_count then */
     uint32_t counted;             /* entries of the count area */
     uint16_t stage;               /* the step it waits for */
+    bool filed;                   /* in the index, under key */
 };
 
 #define HDR_SIZE ((sizeof(struct seq_partial) + 7) & ~(size_t)7)
@@ -90,6 +94,16 @@ struct seq_slot {
     uint32_t next_free;           /* + 1; 0: none */
 };
 
+/* An index entry: the low half of the record's key (its home position and
+ * a fingerprint), and its slot; IX_EMPTY: a free entry. */
+struct ix_entry {
+    uint32_t key_lo;
+    uint32_t slot;
+};
+#define IX_EMPTY UINT32_MAX
+#define IX_MIN 1024
+#define IX_MAX (1u << 22)         /* 32 MiB of entries: beyond it a chain is not begun (counted) */
+
 struct pending {
     uint32_t slot, gen;
     uint16_t step;
@@ -108,8 +122,8 @@ struct seq_state {
     struct seq_conn **cbuckets;
     size_t ncbuckets, nconns;
     /* the index */
-    struct seq_partial **buckets;
-    size_t nbuckets;              /* a power of two */
+    struct ix_entry *ix;
+    size_t ixcap, ixcount;        /* ixcap: a power of two, at least twice ixcount */
     /* records */
     struct seq_slot *slots;
     size_t nslots, capslots;
@@ -254,45 +268,79 @@ static void conn_remove(struct seq_state *st, struct seq_conn *c)
 
 /* ---- the index ---- */
 
-static void index_unlink(struct seq_partial *p)
+static void ix_clear(struct ix_entry *ix, size_t n)
 {
-    if (!p->hpprev)
-        return;
-    *p->hpprev = p->hnext;
-    if (p->hnext)
-        p->hnext->hpprev = p->hpprev;
-    p->hnext = NULL;
-    p->hpprev = NULL;
+    for (size_t i = 0; i < n; i++)
+        ix[i] = (struct ix_entry){0, IX_EMPTY};
 }
 
-static void index_link(struct seq_state *st, struct seq_partial *p)
+static void ix_put(struct ix_entry *ix, size_t cap, uint32_t key_lo, uint32_t slot)
 {
-    struct seq_partial **b = &st->buckets[p->key & (st->nbuckets - 1)];
-    p->hnext = *b;
-    if (*b)
-        (*b)->hpprev = &p->hnext;
-    *b = p;
-    p->hpprev = b;
+    size_t i = key_lo & (cap - 1);
+    while (ix[i].slot != IX_EMPTY)
+        i = (i + 1) & (cap - 1);
+    ix[i] = (struct ix_entry){key_lo, slot};
 }
 
-/* At most one bucket per record (past a million, chains grow instead).
- * Only between events: every record is filed then. */
-static void index_grow(struct seq_state *st)
+/* Room for one more entry, at most half full: false when none can be made. */
+static bool ix_room(struct seq_state *st)
 {
-    if (st->stats.partials < st->nbuckets || st->nbuckets >= (1u << 20))
+    if ((st->ixcount + 1) * 2 <= st->ixcap)
+        return true;
+    if (st->ixcap >= IX_MAX)
+        return st->ixcount + 1 < st->ixcap;   /* fuller, never full */
+    size_t cap = st->ixcap * 2;
+    struct ix_entry *n = malloc(cap * sizeof(*n));
+    if (!n)
+        return st->ixcount + 1 < st->ixcap;
+    ix_clear(n, cap);
+    for (size_t i = 0; i < st->ixcap; i++)
+        if (st->ix[i].slot != IX_EMPTY)
+            ix_put(n, cap, st->ix[i].key_lo, st->ix[i].slot);
+    free(st->ix);
+    st->ix = n;
+    st->ixcap = cap;
+    return true;
+}
+
+/* Files p under p->key; false when the index has no room (p is not filed). */
+static bool index_link(struct seq_state *st, struct seq_partial *p)
+{
+    if (!ix_room(st))
+        return false;
+    ix_put(st->ix, st->ixcap, (uint32_t)p->key, p->slot);
+    st->ixcount++;
+    p->filed = true;
+    return true;
+}
+
+/* Whether the entry at j, whose home is k, stays where it is when i empties:
+ * k lies cyclically in (i, j]. */
+static bool stays(size_t i, size_t j, size_t k)
+{
+    return i <= j ? (i < k && k <= j) : (i < k || k <= j);
+}
+
+static void index_unlink(struct seq_state *st, struct seq_partial *p)
+{
+    if (!p->filed)
         return;
-    size_t n = st->nbuckets * 2;
-    struct seq_partial **b = calloc(n, sizeof(*b));
-    if (!b)
-        return;   /* longer chains: slower, still correct */
-    free(st->buckets);
-    st->buckets = b;
-    st->nbuckets = n;
-    for (size_t i = 0; i < st->nslots; i++)
-        if (st->slots[i].p && st->slots[i].p->hpprev) {
-            st->slots[i].p->hpprev = NULL;
-            index_link(st, st->slots[i].p);
-        }
+    size_t mask = st->ixcap - 1, i = p->key & mask;
+    while (st->ix[i].slot != p->slot)
+        i = (i + 1) & mask;
+    /* backward shift (linear probing's deletion): no tombstones */
+    for (size_t j = i;;) {
+        j = (j + 1) & mask;
+        if (st->ix[j].slot == IX_EMPTY)
+            break;
+        if (stays(i, j, st->ix[j].key_lo & mask))
+            continue;
+        st->ix[i] = st->ix[j];
+        i = j;
+    }
+    st->ix[i] = (struct ix_entry){0, IX_EMPTY};
+    st->ixcount--;
+    p->filed = false;
 }
 
 /* ---- records ---- */
@@ -363,7 +411,7 @@ static void release(struct seq_state *st, struct seq_partial *p, enum why why)
     list_unlink(&g->head, &g->tail, p, false);
     g->count--;
     list_unlink(&c->chead, &c->ctail, p, true);
-    index_unlink(p);
+    index_unlink(st, p);
     c->bytes -= p->size;
     c->count--;
     st->bytes -= p->size;
@@ -504,12 +552,13 @@ struct seq_state *seq_state_new(const struct seq_limits *limits)
     if (!st->lim.max_per_group)
         st->lim.max_per_group = 1;
     siphash_key_random(&st->key);
-    st->nbuckets = 1024;
-    st->buckets = calloc(st->nbuckets, sizeof(*st->buckets));
-    if (!st->buckets) {
+    st->ixcap = IX_MIN;
+    st->ix = malloc(st->ixcap * sizeof(*st->ix));
+    if (!st->ix) {
         free(st);
         return NULL;
     }
+    ix_clear(st->ix, st->ixcap);
     return st;
 }
 
@@ -538,7 +587,7 @@ void seq_state_free(struct seq_state *st)
     if (!st)
         return;
     free_all(st, false);
-    free(st->buckets);
+    free(st->ix);
     free(st->slots);
     free(st->pending);
     free(st->scratch);
@@ -767,16 +816,16 @@ static bool refs_hold(struct ev *e, const struct seq_cond *cond, struct seq_part
     return true;
 }
 
-/* p files under its stage's join key; false when it can never advance. */
+/* p files under its stage's join key; false when it can never advance
+ * (or, the index full, cannot be found). */
 static bool refile(struct ev *e, struct seq_partial *p)
 {
     uint64_t join;
-    index_unlink(p);
+    index_unlink(e->st, p);
     if (!join_of(e->st, p, p->stage, &join))
         return false;
     p->key = index_key(e->st, p->conn->id, p->seqi, p->stage, p->by_hash, join);
-    index_link(e->st, p);
-    return true;
+    return index_link(e->st, p);
 }
 
 /* One more counted event of a count step: true once there are at_least.
@@ -871,17 +920,16 @@ static struct seq_partial *find_waiting(struct ev *e, uint32_t seqi, uint16_t st
 {
     struct seq_state *st = e->st;
     struct seq_partial *best = NULL;
+    size_t mask = st->ixcap - 1;
     for (size_t i = 0; i < nkeys; i++) {
         uint64_t key = index_key(st, e->conn->id, seqi, stage, e->by_hash, keys[i]);
-        for (struct seq_partial *p = st->buckets[key & (st->nbuckets - 1)], *next; p; p = next) {
-            next = p->hnext;
+        for (size_t k = key & mask; st->ix[k].slot != IX_EMPTY; k = (k + 1) & mask) {
+            if (st->ix[k].key_lo != (uint32_t)key)
+                continue;
+            struct seq_partial *p = st->slots[st->ix[k].slot].p;
             if (p->key != key || p->conn != e->conn || p->seqi != seqi || p->stage != stage ||
-                p->by_hash != e->by_hash)
-                continue;
-            if (expired(p, e->now)) {
-                release(st, p, WHY_EXPIRED);
-                continue;
-            }
+                p->by_hash != e->by_hash || expired(p, e->now))
+                continue;   /* an expired one goes with its group's expiry or the sweep */
             if ((!best || p->start_ns < best->start_ns) && (!cond || refs_hold(e, cond, p, false)))
                 best = p;
         }
@@ -904,7 +952,10 @@ static void step_first(struct ev *e, uint32_t seqi, const struct sequence *s, se
             p->by_hash = e->by_hash;
             p->key = key;
             p->dropped_at_start = e->x->ev->header.dropped_count;
-            index_link(st, p);
+            if (!index_link(st, p)) {
+                release(st, p, WHY_EVICTED);
+                return;
+            }
         }
         if (count_event(e, p, step, true))
             step_done(e, p, 0, p->counted, raise, ctx);
@@ -937,7 +988,11 @@ static void step_first(struct ev *e, uint32_t seqi, const struct sequence *s, se
         join = mix(&st->key, join, vals[next->refs[i].capture].hash);
     }
     uint64_t key = index_key(st, e->conn->id, seqi, 1, e->by_hash, join);
-    for (struct seq_partial *p = st->buckets[key & (st->nbuckets - 1)]; p; p = p->hnext)
+    size_t mask = st->ixcap - 1;
+    for (size_t k = key & mask; st->ix[k].slot != IX_EMPTY; k = (k + 1) & mask) {
+        if (st->ix[k].key_lo != (uint32_t)key)
+            continue;
+        struct seq_partial *p = st->slots[st->ix[k].slot].p;
         if (p->key == key && p->conn == e->conn && p->seqi == seqi && p->stage == 1 && p->by_hash == e->by_hash &&
             p->ident == ident) {
             p->start_ns = e->now;   /* the same chain begun again: it starts now */
@@ -950,6 +1005,7 @@ static void step_first(struct ev *e, uint32_t seqi, const struct sequence *s, se
             touch(p, true);
             return;
         }
+    }
     struct seq_partial *p = partial_new(st, e->conn, seqi, e->now);
     if (!p)
         return;
@@ -966,7 +1022,8 @@ static void step_first(struct ev *e, uint32_t seqi, const struct sequence *s, se
         }
     p->stage = 1;
     p->key = key;
-    index_link(st, p);
+    if (!index_link(st, p))
+        release(st, p, WHY_EVICTED);
 }
 
 static void step_later(struct ev *e, uint32_t seqi, const struct sequence *s, uint16_t k, seq_raise_fn raise,
@@ -1031,25 +1088,31 @@ void seq_eval(struct seq_state *st, const struct seq_set *set, struct evctx *x, 
         else
             step_later(&e, en->seq, s, en->step, raise, ctx);
     }
-    index_grow(st);
 }
 
 bool seq_state_consistent(const struct seq_state *st)
 {
     uint64_t filed = 0, listed = 0, bytes = 0;
-    for (size_t b = 0; b < st->nbuckets; b++) {
-        struct seq_partial *const *link = &st->buckets[b];
-        for (const struct seq_partial *p = *link; p; link = &p->hnext, p = p->hnext) {
-            if (p->hpprev != link || (p->key & (st->nbuckets - 1)) != b || st->slots[p->slot].p != p ||
-                ++filed > st->stats.partials)
+    size_t mask = st->ixcap - 1;
+    for (size_t i = 0; i < st->ixcap; i++) {
+        const struct ix_entry *x = &st->ix[i];
+        if (x->slot == IX_EMPTY)
+            continue;
+        const struct seq_partial *p = x->slot < st->nslots ? st->slots[x->slot].p : NULL;
+        if (!p || !p->filed || (uint32_t)p->key != x->key_lo)
+            return false;
+        for (size_t k = x->key_lo & mask; k != i; k = (k + 1) & mask)   /* reachable from its home */
+            if (st->ix[k].slot == IX_EMPTY)
                 return false;
-        }
+        filed++;
     }
+    if (filed != st->ixcount || st->ixcount * 2 > st->ixcap)
+        return false;
     for (size_t b = 0; b < st->ncbuckets; b++)
         for (const struct seq_conn *c = st->cbuckets[b]; c; c = c->next) {
             uint64_t n = 0, by = 0, in_groups = 0;
             for (const struct seq_partial *p = c->chead; p && n <= c->count; p = p->cnext) {
-                if (p->conn != c || (p->cnext ? p->cnext->cprev != p : c->ctail != p))
+                if (p->conn != c || !p->filed || (p->cnext ? p->cnext->cprev != p : c->ctail != p))
                     return false;
                 n++;
                 by += p->size;
