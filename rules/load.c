@@ -23,6 +23,7 @@
 #include "json.h"
 #include "loader.h"
 #include "rules.h"
+#include "sequence.h"
 
 /* Falco's messages (userspace/engine/rule_loading_messages.h). */
 #define WARNING_APPEND                                                                                                \
@@ -309,6 +310,26 @@ static int check_key_kinds(struct loader *L, const struct lfile *f, const struct
             return -1;
         }
     return 0;
+}
+
+/* ---- what sequence_load.c reads items with (loader.h) ---- */
+
+int loader_scalar(struct loader *L, const struct lfile *f, const struct ynode *item, const struct ynode *at,
+                  const char *key, bool optional, const struct ynode **out)
+{
+    return dval(L, f, item, at, key, optional ? DV_OPTIONAL : 0, out);
+}
+
+int loader_bool(struct loader *L, const struct lfile *f, const struct ynode *item, const char *key, bool *out,
+                bool *present)
+{
+    return dbool(L, f, item, key, false, out, present);
+}
+
+void loader_warn_unknown_keys(struct loader *L, const struct lfile *f, const struct ynode *item,
+                              const char *const *known)
+{
+    warn_unknown_keys(L, f, item, known);
 }
 
 /* ---- override: {key: append|replace} ---- */
@@ -1447,6 +1468,8 @@ static void read_item(struct loader *L, const struct lfile *f, const struct ynod
         read_macro(L, f, item);
     else if (ytree_get(item, "rule"))
         read_rule(L, f, item);
+    else if (ytree_get(item, "sequence"))
+        sequence_read(L, f, item);   /* seccheckd's own: Falco's loader skips it (sequence_load.c) */
     else
         warn_at(L, at_node(f, item), "Unknown top level item");
 }
@@ -1577,6 +1600,7 @@ static struct rule_set *loader_end(struct loader *L)
         free(L->rules[i]->exc.v);
         free(L->rules[i]->tags.v);
     }
+    sequence_loader_free(L);
     free(L->lists);
     free(L->macros);
     free(L->rules);
@@ -1652,7 +1676,11 @@ void rule_set_rule_info(const struct rule_set *rs, size_t i, struct rule_info *o
 
 void rule_set_rule_types(const struct rule_set *rs, size_t i, char *buf, size_t buflen)
 {
-    const struct rule *r = &rs->rules[i];
+    rule_types_text(&rs->rules[i], buf, buflen);
+}
+
+void rule_types_text(const struct rule *r, char *buf, size_t buflen)
+{
     if (!buflen)
         return;
     buf[0] = '\0';

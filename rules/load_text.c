@@ -352,6 +352,13 @@ static void tb_copy(struct tbuild *out, const struct tbuild *in, size_t from, si
     }
 }
 
+void tb_copy_range(struct tbuild *out, const struct tbuild *in, size_t from, size_t to)
+{
+    size_t pi = 0;
+    if (in->np && from < to)
+        tb_copy(out, in, from, to, &pi);
+}
+
 /* ---- splicing lists ---- */
 
 /* Falco's quote_item: an item holding a blank, not starting with a quote,

@@ -43,9 +43,15 @@ static int key_cmp(const void *a, const void *b)
 }
 
 static int resolve(const struct tmpl_env *env, const char *ref, size_t reflen, size_t name_len, size_t pos,
-                   struct fieldref *out)
+                   struct fieldref *out, uint16_t *capture1)
 {
     char err[300];
+    *capture1 = 0;
+    if (env->step_field) {
+        int rc = env->step_field(env->ctx, ref, reflen, name_len, pos, out, capture1);
+        if (rc != 0)
+            return rc > 0 ? 0 : -1;
+    }
     bool has_arg = reflen > name_len;
     const char *arg = has_arg ? ref + name_len + 1 : NULL;
     size_t arglen = has_arg ? reflen - name_len - 2 : 0;
@@ -123,7 +129,7 @@ int template_compile(const struct tmpl_env *env, const char *text, size_t len, s
         memset(p, 0, sizeof(*p));
         p->text = text + lit;
         p->len = (uint32_t)(i - lit);
-        if (resolve(env, text + ref_start, reflen, name_len, ref_start, &p->field) != 0) {
+        if (resolve(env, text + ref_start, reflen, name_len, ref_start, &p->field, &p->capture1) != 0) {
             rc = -1;
         } else {
             p->has_field = true;
@@ -132,6 +138,7 @@ int template_compile(const struct tmpl_env *env, const char *text, size_t len, s
             k->key = text + ref_start;
             k->len = (uint32_t)reflen;
             k->field = p->field;
+            k->capture1 = p->capture1;
         }
         lit = i = end;
     }
@@ -221,6 +228,15 @@ void render_tags_json(struct strbuf *out, const char *const *tags, size_t n)
     strbuf_putc(out, ']');
 }
 
+/* A field's value for the alert: the event's, or a sequence step's. */
+static const struct fval *value_of(struct evctx *x, const struct render_rule *r, const struct fieldref *f,
+                                   uint16_t capture1)
+{
+    if (capture1 && r->capture)
+        return r->capture(r->capture_ctx, capture1 - 1u);
+    return fields_get(x, f);
+}
+
 void render_alert(struct evctx *x, const struct render_rule *r, const char *hostname, size_t field_max,
                   uint64_t suppressed, struct render_out *out)
 {
@@ -237,7 +253,7 @@ void render_alert(struct evctx *x, const struct render_rule *r, const char *host
         const struct tmpl_part *p = &t->parts[i];
         strbuf_append(text, p->text, p->len);
         if (p->has_field)
-            text_value(text, fields_get(x, &p->field), field_max);
+            text_value(text, value_of(x, r, &p->field, p->capture1), field_max);
     }
     /* json doubles as scratch for cut values until it is written below */
     strbuf_putc(fields, '{');
@@ -247,20 +263,30 @@ void render_alert(struct evctx *x, const struct render_rule *r, const char *host
             strbuf_putc(fields, ',');
         json_render_string(fields, k->key, k->len);
         strbuf_putc(fields, ':');
-        if (k->field.id == F_EVT_TIME)
+        if (k->field.id == F_EVT_TIME && !k->capture1)
             strbuf_put_i64(fields, x->time_ns);
         else
-            json_value(fields, fields_get(x, &k->field), field_max, json);
+            json_value(fields, value_of(x, r, &k->field, k->capture1), field_max, json);
     }
     strbuf_putc(fields, '}');
     strbuf_reset(json);
-    rules_alert_json(json, hostname, r->name, rules_priority_name(r->priority), x->time_ns, text->data ? text->data : "",
-                     text->len, fields->data ? fields->data : "{}", r->tags_json, suppressed);
+    struct rules_alert_extras extras = {.suppressed = suppressed, .evicted = r->evicted, .sequence = r->sequence_json};
+    rules_alert_json_ex(json, hostname, r->name, rules_priority_name(r->priority), x->time_ns,
+                        text->data ? text->data : "", text->len, fields->data ? fields->data : "{}", r->tags_json,
+                        &extras);
 }
 
 void rules_alert_json(struct strbuf *json, const char *hostname, const char *rule, const char *priority,
                       int64_t time_ns, const char *output, size_t output_len, const char *output_fields,
                       const char *tags, uint64_t suppressed)
+{
+    struct rules_alert_extras extras = {.suppressed = suppressed};
+    rules_alert_json_ex(json, hostname, rule, priority, time_ns, output, output_len, output_fields, tags, &extras);
+}
+
+void rules_alert_json_ex(struct strbuf *json, const char *hostname, const char *rule, const char *priority,
+                         int64_t time_ns, const char *output, size_t output_len, const char *output_fields,
+                         const char *tags, const struct rules_alert_extras *x)
 {
     strbuf_puts(json, "{\"hostname\":");
     json_render_string(json, hostname, strlen(hostname));
@@ -272,9 +298,18 @@ void rules_alert_json(struct strbuf *json, const char *hostname, const char *rul
     json_render_string(json, priority, strlen(priority));
     strbuf_puts(json, ",\"rule\":");
     json_render_string(json, rule, strlen(rule));
-    if (suppressed) {   /* in its sorted place: after rule, before source */
+    /* seccheckd's own keys in their sorted places: after rule, before source */
+    if (x->evicted) {
+        strbuf_puts(json, ",\"" RULES_EVICTED_KEY "\":");
+        strbuf_put_u64(json, x->evicted);
+    }
+    if (x->sequence && x->sequence[0]) {
+        strbuf_puts(json, ",\"" RULES_SEQUENCE_KEY "\":");
+        strbuf_puts(json, x->sequence);
+    }
+    if (x->suppressed) {
         strbuf_puts(json, ",\"" RULES_SUPPRESSED_KEY "\":");
-        strbuf_put_u64(json, suppressed);
+        strbuf_put_u64(json, x->suppressed);
     }
     strbuf_puts(json, ",\"source\":\"syscall\"");
     strbuf_puts(json, ",\"tags\":");

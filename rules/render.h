@@ -27,12 +27,14 @@ struct tmpl_part {
     uint32_t len;
     bool has_field;
     struct fieldref field;
+    uint16_t capture1;          /* a sequence's %STEP.FIELD: its capture + 1 (0: the event's own field) */
 };
 
 struct tmpl_key {
     const char *key;            /* the field as spelled: "proc.aname[2]" */
     uint32_t len;
     struct fieldref field;
+    uint16_t capture1;          /* as in tmpl_part */
 };
 
 struct template {
@@ -49,6 +51,12 @@ struct tmpl_env {
     struct arena *arena;
     uint32_t (*slot)(void *ctx, const struct fieldref *f);
     void (*error)(void *ctx, size_t pos, const char *message);
+    /* Optional (sequences): a reference naming an earlier step's field,
+     * "write.fd.name" (name_len up to the field's argument). 1 when it is
+     * one (*capture1 set, *out its field), 0 when it is not (a field of the
+     * event), -1 after reporting an error. */
+    int (*step_field)(void *ctx, const char *ref, size_t reflen, size_t name_len, size_t pos, struct fieldref *out,
+                      uint16_t *capture1);
 };
 
 /* 0, or -1 after reporting every bad field. */
@@ -60,6 +68,13 @@ struct render_rule {
     enum rules_priority priority;
     const struct template *output;
     const char *tags_json;      /* JSON array, sorted */
+    /* A sequence's alert: its steps' fields (capture1 - 1), and its
+     * RULES_SEQUENCE_KEY object; an alert of a connection whose partial
+     * matches were evicted: how many (RULES_EVICTED_KEY). */
+    const struct fval *(*capture)(void *ctx, unsigned i);
+    void *capture_ctx;
+    const char *sequence_json;
+    uint64_t evicted;
 };
 
 struct render_out {

@@ -133,6 +133,47 @@ struct rule_info {
 };
 void rule_set_rule_info(const struct rule_set *rs, size_t i, struct rule_info *out);
 
+/* ---- sequences ----
+ *
+ * A sequence rule (`- sequence:` items, rules/README.md) raises one alert
+ * when one sandbox connection's events satisfy its steps' conditions in
+ * order within its time (the daemon's clock), with equal `by` fields; a
+ * step may count events, compare a field with an earlier step's, and
+ * `unless` cancels a chain. Falco's own loader skips the item with a
+ * warning ("Unknown top level item"). Alerts of sequences carry each step's
+ * event (RULES_SEQUENCE_KEY). */
+
+#define RULES_SEQUENCE_MAX_STEPS 16
+
+/* Sequences in load order: [0, rule_set_sequence_count). */
+size_t rule_set_sequence_count(const struct rule_set *rs);
+
+struct sequence_info {
+    const char *name;
+    const char *desc;
+    enum rules_priority priority;
+    bool enabled;
+    const char *const *tags;   /* sorted */
+    size_t ntags;
+    const char *file;
+    unsigned line;
+    int64_t within_ns;
+    const char *by;            /* "container.id, proc.pid"; "" when none (the connection alone) */
+    size_t nsteps;
+    bool has_unless;
+};
+void rule_set_sequence_info(const struct rule_set *rs, size_t i, struct sequence_info *out);
+
+struct sequence_step_info {
+    const char *name;
+    uint32_t at_least;         /* 1: one event */
+    const char *distinct;      /* the field counted by distinct values, or NULL */
+};
+/* Step k of sequence i; k == nsteps: its unless (name "unless"). */
+void rule_set_sequence_step(const struct rule_set *rs, size_t i, size_t k, struct sequence_step_info *out);
+/* The event types step k (k == nsteps: unless) can match, as rule_set_rule_types writes them. */
+void rule_set_sequence_step_types(const struct rule_set *rs, size_t i, size_t k, char *buf, size_t buflen);
+
 /* ---- rules that need what gVisor never reports ----
  *
  * Some Falco fields have no gVisor source (evt.buffer: runsc sends no
@@ -247,6 +288,10 @@ enum {
 };
 int rule_set_rule_needs_on(const struct rule_set *rs, size_t i, const struct runsc_target *target, unsigned parts,
                            struct rules_needs *out);
+/* The same for sequence i: what each of its steps and its unless read,
+ * where their events come from (nothing when it is disabled). */
+int rule_set_sequence_needs_on(const struct rule_set *rs, size_t i, const struct runsc_target *target,
+                               unsigned parts, struct rules_needs *out);
 
 /* ---- evaluation ---- */
 
@@ -289,6 +334,13 @@ struct rules_engine_config {
      * (tests give their own); NULL: CLOCK_MONOTONIC. Never an event's time. */
     int64_t (*clock_ns)(void *data);
     void *clock_data;
+    /* Sequences' partial matches (chains begun, not yet complete): at most
+     * sequence_max_bytes of them over every connection (past it the
+     * connection holding the most loses its oldest), and sequence_max_per_group
+     * per (sequence, connection) (past it its oldest goes). Each eviction
+     * is counted and said in the connection's next alert. */
+    size_t sequence_max_bytes;
+    size_t sequence_max_per_group;
 };
 
 #define RULES_DEFAULT_MAX_PROCESSES 65536
@@ -298,6 +350,8 @@ struct rules_engine_config {
 #define RULES_DEFAULT_CEILING 1000.0
 #define RULES_DEFAULT_CEILING_BURST 10000.0
 #define RULES_DEFAULT_OUTPUT_FIELD_MAX 1024
+#define RULES_DEFAULT_SEQUENCE_BYTES (32u << 20)
+#define RULES_DEFAULT_SEQUENCE_PER_GROUP 1024
 
 void rules_engine_config_defaults(struct rules_engine_config *cfg);
 
@@ -330,6 +384,25 @@ struct alert {
     uint64_t suppressed;
     const char *json;           /* the whole alert as one line of Falco's JSON (no newline) */
     size_t json_len;
+    /* Partial matches of sequences on its connection evicted by the bounds
+     * since its previous alert (RULES_EVICTED_KEY). */
+    uint64_t evicted;
+    /* A sequence's alert: each step's event, in order (NULL for a rule's),
+     * and the events the sandbox said it dropped while the chain was open
+     * (a missing step, or a missing unless, may be among them). */
+    const struct alert_step *steps;
+    size_t nsteps;
+    uint64_t sandbox_dropped;
+};
+
+/* One step of a sequence's alert. */
+struct alert_step {
+    const char *name;
+    int64_t time_ns;            /* its event's time (a count step: its last counted event) */
+    int64_t first_time_ns;      /* a count step: its first counted event's time */
+    uint32_t count;             /* a count step: its events (distinct values); else 1 */
+    int64_t event_id;           /* the stored event's id; 0: not known (not stored, or in this batch) */
+    size_t event_index;         /* SIZE_MAX, or its event's index in this batch (id from the batch's) */
 };
 
 /* Alerts of one rule held back in the events evaluated into a list. */
@@ -360,6 +433,19 @@ void alert_list_free(struct alert_list *l);
  * fails: an event that cannot be classified matches nothing. */
 void rules_engine_eval(struct rules_engine *e, const struct event *ev, size_t index, struct alert_list *out);
 
+/* The events evaluated since the previous call were stored, event index i
+ * (as passed to rules_engine_eval) with id first_id + i; 0: they have no
+ * ids. Fills in the ids of l's sequence alerts' steps among them (and
+ * renders their json again) and of the partial matches' steps. */
+void rules_engine_batch_stored(struct rules_engine *e, struct alert_list *l, int64_t first_id);
+
+struct strbuf;
+
+/* A sequence alert's RULES_SEQUENCE_KEY object (nothing for a rule's):
+ * each step's name, event id (those in the batch: first_id + their index;
+ * null when not known), time, and a count step's count and first time. */
+void rules_alert_sequence_json(struct strbuf *out, const struct alert *a, int64_t first_id);
+
 /* Updates the process table only (rebuilding it after a restart). */
 void rules_engine_observe(struct rules_engine *e, const struct event *ev);
 
@@ -373,12 +459,22 @@ struct rules_engine_stats {
     uint64_t over_ceiling;       /* held back by the connections' ceiling */
     uint64_t processes;          /* in the tables now */
     uint64_t process_evictions;  /* removed to stay under max_processes */
+    /* sequences */
+    uint64_t sequence_alerts;
+    uint64_t sequence_partials, sequence_bytes;   /* now */
+    uint64_t sequence_started;
+    uint64_t sequence_evicted;   /* by sequence_max_bytes or sequence_max_per_group */
+    uint64_t sequence_expired;   /* past their sequence's within */
+    uint64_t sequence_cancelled; /* by unless */
+    uint64_t sequence_dropped;   /* when the rules changed, or their connection closed */
 };
 void rules_engine_get_stats(const struct rules_engine *e, struct rules_engine_stats *out);
 
-/* ---- an alert's line again, from what the alerts table keeps ---- */
+/* Whether the engine's own structures agree with one another (the
+ * sequences' index, lists and counts): for tests and the fuzzer. */
+bool rules_engine_consistent(const struct rules_engine *e);
 
-struct strbuf;
+/* ---- an alert's line again, from what the alerts table keeps ---- */
 
 /* Appends the Falco JSON line of an alert made of these parts (priority as
  * rules_priority_name spells it, output_fields and tags as JSON text). The
@@ -392,5 +488,20 @@ void rules_alert_json(struct strbuf *out, const char *hostname, const char *rule
                       int64_t time_ns, const char *output, size_t output_len, const char *output_fields,
                       const char *tags, uint64_t suppressed);
 #define RULES_SUPPRESSED_KEY "seccheckd_suppressed"
+
+/* The same with every key of seccheckd's own, each outside output_fields
+ * and only when there is something to say: RULES_EVICTED_KEY (evicted > 0),
+ * RULES_SEQUENCE_KEY (sequence: a JSON object, rules_alert_sequence_json;
+ * NULL or "" for a rule's alert), RULES_SUPPRESSED_KEY (suppressed > 0). */
+struct rules_alert_extras {
+    uint64_t suppressed;
+    uint64_t evicted;
+    const char *sequence;
+};
+void rules_alert_json_ex(struct strbuf *out, const char *hostname, const char *rule, const char *priority,
+                         int64_t time_ns, const char *output, size_t output_len, const char *output_fields,
+                         const char *tags, const struct rules_alert_extras *extras);
+#define RULES_EVICTED_KEY "seccheckd_evicted"
+#define RULES_SEQUENCE_KEY "seccheckd_sequence"
 
 #endif

@@ -14,6 +14,8 @@
 #include "render.h"
 #include "rules.h"
 
+struct seq_set;
+
 struct rule {
     const char *name;
     const char *desc;
@@ -49,6 +51,7 @@ struct rule_set {
     struct rule_index exits;      /* exit points and every non-syscall point */
     struct rule_index enters;     /* syscall enter points */
     struct filter_owned *owned;   /* what conditions hold outside the arena (compiled regexes) */
+    struct seq_set *seq;          /* the sequences (rules/sequence.h); in the arena, NULL: none */
 };
 
 /* What the process table must keep for the enabled rules (PROC_KEEP_*,

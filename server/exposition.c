@@ -231,6 +231,21 @@ static void render_alerts(struct strbuf *o, const struct server *s)
         counter(o, "rules_process_evictions_total", "Processes removed from the rules' tables to stay under "
                 "--max-processes (the sandbox holding the most loses its least recently used).", evictions);
     }
+    struct sink_sequences sq;
+    if (sink_sequences(s->sink, &sq)) {
+        gauge(o, "rules_sequence_partials", "Sequences' partial matches held (chains begun, not complete), all "
+              "sandboxes.", sq.partials);
+        gauge(o, "rules_sequence_bytes", "Bytes the partial matches hold (at most --sequence-memory).", sq.bytes);
+        counter(o, "rules_sequence_started_total", "Partial matches begun.", sq.started);
+        counter(o, "rules_sequence_evictions_total", "Partial matches evicted by --sequence-memory or "
+                "--sequence-partials (the sandbox holding the most loses its oldest); each said in its "
+                "connection's next alert.", sq.evicted);
+        counter(o, "rules_sequence_expired_total", "Partial matches past their sequence's within.", sq.expired);
+        counter(o, "rules_sequence_cancelled_total", "Partial matches cancelled by their sequence's unless.",
+                sq.cancelled);
+        counter(o, "rules_sequence_dropped_total", "Partial matches dropped because the rules changed, the "
+                "connection closed or the daemon restarted.", sq.dropped);
+    }
 }
 
 /* The container lookups (--runsc-root), when they run. */

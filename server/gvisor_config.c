@@ -89,15 +89,26 @@ static int add_rules(struct rules_needs *out, const char *const *paths, size_t n
     }
     int rc = 0;
     size_t short_rules = 0;
-    for (size_t i = 0; i < rule_set_rule_count(rs) && rc == 0; i++) {
+    size_t nrules = rule_set_rule_count(rs), nseq = rule_set_sequence_count(rs);
+    for (size_t i = 0; i < nrules + nseq && rc == 0; i++) {   /* the rules, then the sequences' steps */
         struct rules_needs need = {0}, cond = {0};
-        rc = rule_set_rule_needs_on(rs, i, target, RULES_NEED_ALL, &need);
-        if (rc == 0)
-            rc = rule_set_rule_needs_on(rs, i, target, RULES_NEED_CONDITION, &cond);
-        if (rc == 0) {
+        const char *file, *name;
+        unsigned line;
+        if (i < nrules) {
+            rc = rule_set_rule_needs_on(rs, i, target, RULES_NEED_ALL, &need);
+            if (rc == 0)
+                rc = rule_set_rule_needs_on(rs, i, target, RULES_NEED_CONDITION, &cond);
             struct rule_info info;
             rule_set_rule_info(rs, i, &info);
-            short_rules += runsc_target_warn(target, info.file, info.line, info.name, &cond, stderr) > 0;
+            file = info.file, line = info.line, name = info.name;
+        } else {
+            rc = rule_set_sequence_needs_on(rs, i - nrules, target, RULES_NEED_ALL, &need);
+            struct sequence_info info;
+            rule_set_sequence_info(rs, i - nrules, &info);
+            file = info.file, line = info.line, name = info.name;
+        }
+        if (rc == 0) {
+            short_rules += runsc_target_warn(target, file, line, name, i < nrules ? &cond : &need, stderr) > 0;
             for (size_t k = 0; k < need.count && rc == 0; k++)
                 rc = rules_needs_add(out, need.items[k].point, need.items[k].optional, need.items[k].context,
                                      need.items[k].why);

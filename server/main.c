@@ -346,6 +346,8 @@ static struct sink *add_rules(const struct options *o, struct sink *sink, struct
     ro.engine.containers = containers;
     ro.engine.ceiling = o->alerts_ceiling;
     ro.engine.ceiling_burst = (double)o->alerts_ceiling_burst;
+    ro.engine.sequence_max_bytes = (size_t)o->sequence_memory;
+    ro.engine.sequence_max_per_group = (size_t)o->sequence_partials;
     char err[512];
     struct sink *s = sink_rules_open(sink, rs, &ro, err, sizeof(err));
     if (!s)

@@ -285,6 +285,16 @@ static int parse_alerts_max(struct options *o, const char *v, char *err, size_t 
     return 0;
 }
 
+static int parse_sequence_memory(struct options *o, const char *v, char *err, size_t errlen)
+{
+    if (cli_parse_bytes(v, BYTES_MAX, &o->sequence_memory) != 0 || o->sequence_memory < (64u << 10)) {
+        snprintf(err, errlen, "--sequence-memory: expected a size like 32M, from 64K to " BYTES_MAX_TEXT ", got '%s'",
+                 v);
+        return -1;
+    }
+    return 0;
+}
+
 /* A rate: decimal, like 10 or 0.5, at most a million a second. */
 static int parse_rate(const char *name, const char *v, double *out, char *err, size_t errlen)
 {
@@ -445,6 +455,12 @@ static const struct option_def defs[] = {
      "are counted and said in\nits next alert (0: no ceiling)", "1000"},
     {"alerts-ceiling-burst", "N", KIND_U64, NUM(alerts_ceiling_burst, 1, 100000000), RESTART,
      "alerts one connection may raise at once", "10000"},
+    {"sequence-memory", "BYTES", KIND_CUSTOM, CUSTOM(sequence_memory, parse_sequence_memory), RESTART,
+     "memory for sequence rules' partial matches (chains begun), all\nsandboxes together; past it the sandbox "
+     "holding the most loses its\noldest (counted, said in its next alert)", "32M"},
+    {"sequence-partials", "N", KIND_U64, NUM(sequence_partials, 1, 10000000), RESTART,
+     "partial matches one sequence keeps per sandbox connection; past\nit its oldest goes (counted, said in its "
+     "next alert)", "1024"},
     {"max-processes", "N", KIND_U64, NUM(max_processes, 16, 10000000), RESTART,
      "processes the rules remember (parents, command lines), all\nsandboxes together; past it the largest "
      "sandbox's oldest go", "65536"},
@@ -613,6 +629,8 @@ void options_init(struct options *o)
     o->log_level = LOG_INFO;
     o->indexes = EVENT_INDEXES_DEFAULT;
     o->alerts_max_bytes = 100u << 20;
+    o->sequence_memory = RULES_DEFAULT_SEQUENCE_BYTES;
+    o->sequence_partials = RULES_DEFAULT_SEQUENCE_PER_GROUP;
     o->alerts_keep = 5;
     o->rule_matching = RULES_DEFAULT_MATCHING;
     o->alerts_rate = RULES_DEFAULT_RATE;

@@ -48,6 +48,8 @@ struct options {
     char *alerts_out;           /* Falco JSON lines ("-": stdout), "none"; NULL: text lines on stdout */
     enum options_color color;   /* the text lines' colour */
     uint64_t alerts_max_bytes;  /* rotate past this size; 0: never */
+    uint64_t sequence_memory;   /* sequences' partial matches, all connections, in bytes */
+    uint64_t sequence_partials; /* ... per sequence and connection */
     uint64_t alerts_keep;       /* rotated files kept */
     int rule_matching;          /* enum rules_matching: first or all */
     double alerts_rate;         /* alerts per second per rule and connection; 0: no per-rule limit */

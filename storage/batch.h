@@ -71,6 +71,10 @@ struct batch_result {
     uint64_t failed;               /* could not be stored (disk, DB error) */
     int64_t write_ns;              /* sink_write_batch took this long; 0: not written */
     uint64_t alert_lines_failed;   /* alerts that could not be written to --alerts-out */
+    /* The SQLite sink stored events[i] as id first_event_id + i (0: the
+     * events have no ids: another sink, or the batch was not stored);
+     * sequences' alerts name their steps by these (rules.h). */
+    int64_t first_event_id;
 };
 
 /* What one connection's share account (fair_share.h) put into a batch. */

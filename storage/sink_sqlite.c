@@ -61,6 +61,7 @@ struct sqlite_sink {
     sqlite3_stmt *chain_last;
     sqlite3_stmt *chain_insert;
     struct chain_batch chain_cur; /* the batch being written */
+    bool ids_contiguous;          /* its events' ids so far are first_event_id + their index */
     uint8_t chain_prev[CHAIN_HASH_LEN];
     char chain_key_id[CHAIN_KEY_ID_HEX]; /* keyed: names the key in meta */
     bool chain_warned;
@@ -98,6 +99,7 @@ static int chain_open(struct sqlite_sink *s, const char *key_file, char *err, si
 static int chain_start(struct sqlite_sink *s, const struct batch *b)
 {
     memset(&s->chain_cur, 0, sizeof(s->chain_cur));
+    s->ids_contiguous = true;
     if (b->count == 0)
         return 0;   /* connection and run updates only: nothing to seal */
     memset(s->chain_prev, 0, sizeof(s->chain_prev));
@@ -131,6 +133,8 @@ static void chain_add_event(struct sqlite_sink *s, const struct event *ev)
     struct chain_row r = {.id = id, .conn_id = (int64_t)ev->conn_id, .recv_ns = ev->recv_ns,
                           .msg_type = ev->header.message_type, .raw = ev->raw, .raw_len = ev->raw_len};
     chain_add_row(s->chain, &r);
+    if (s->chain_cur.events && id != s->chain_cur.last_event_id + 1)
+        s->ids_contiguous = false;   /* then sequences' steps have no ids: first + index would be wrong */
     if (s->chain_cur.events++ == 0)
         s->chain_cur.first_event_id = id;
     s->chain_cur.last_event_id = id;
@@ -204,6 +208,14 @@ static int insert_alerts(struct sqlite_sink *s, const struct batch *b, size_t ev
         sqlite3_bind_text(st, 7, a->output_fields, -1, SQLITE_STATIC);
         sqlite3_bind_text(st, 8, a->tags, -1, SQLITE_STATIC);
         sqlite3_bind_int64(st, 9, (sqlite3_int64)a->suppressed);
+        sqlite3_bind_int64(st, 10, (sqlite3_int64)a->evicted);
+        if (a->nsteps) {   /* the steps in this batch have ids now */
+            strbuf_reset(&s->json);
+            rules_alert_sequence_json(&s->json, a, s->ids_contiguous ? s->chain_cur.first_event_id : 0);
+            sqlite3_bind_text(st, 11, s->json.data ? s->json.data : "", (int)s->json.len, SQLITE_STATIC);
+        } else {
+            sqlite3_bind_null(st, 11);
+        }
         int rc = sqlite3_step(st);
         sqlite3_reset(st);
         if (rc != SQLITE_DONE)
@@ -438,6 +450,8 @@ static void sqlite_write_batch(struct sink *base, struct batch *b)
         }
         if (rc == SQLITE_OK) {
             b->result.stored = b->count;
+            b->result.first_event_id = s->ids_contiguous && (size_t)s->chain_cur.events == b->count ? s->chain_cur.first_event_id
+                                                                                           : 0;
             note_success(s);
             alert_outbox_commit(s->opts.outbox, s->newest_alert);
             s->rows_estimate += (int64_t)b->count;
@@ -752,6 +766,15 @@ static int chain_check_db(struct sqlite_sink *s, const struct sink_sqlite_option
 }
 
 /* Columns added since the tables were first made. */
+/* After alerts_sql: the columns sequences added to the alerts table. */
+static int add_alert_columns(sqlite3 *db, char *err, size_t errlen)
+{
+    if (sqlutil_int(db, "SELECT count(*) FROM pragma_table_info('alerts') WHERE name='sequence'", 1) == 0 &&
+        sqlutil_exec(db, alerts_sequence_columns_sql, err, errlen) != 0)
+        return -1;
+    return 0;
+}
+
 static int add_missing_columns(sqlite3 *db, char *err, size_t errlen)
 {
     if (sqlutil_int(db, "SELECT count(*) FROM pragma_table_info('connections') WHERE name='paused_count'", 1) == 0 &&
@@ -786,7 +809,8 @@ static int setup_schema(struct sqlite_sink *s, const struct sink_sqlite_options 
         create_events_table(s->db, err, errlen) != 0 ||
         check_schema_version(s, err, errlen) != 0 || create_lookup_tables(s->db, err, errlen) != 0 ||
         sqlutil_exec(s->db, views_sql, err, errlen) != 0 ||
-        sqlutil_exec(s->db, alerts_sql, err, errlen) != 0 || container_rows_setup(s->db, err, errlen) != 0 ||
+        sqlutil_exec(s->db, alerts_sql, err, errlen) != 0 || add_alert_columns(s->db, err, errlen) != 0 ||
+        container_rows_setup(s->db, err, errlen) != 0 ||
         event_indexes_apply(s->db, o->indexes, err, errlen) != 0 ||
         sqlutil_exec(s->db, sql, err, errlen) != 0 || chain_check_db(s, o, err, errlen) != 0) {
         sqlutil_exec(s->db, "ROLLBACK", sql, sizeof(sql));

@@ -126,8 +126,9 @@ for r in "${newer_rules[@]}"; do
     fi
 done
 "$seccheckd" rules check "$rules" >"$dir/check.out" 2>"$dir/check.err"
-if grep -qF "6 rules need more than $runsc_bin (runsc version 0.0~20221219.0) sends: they load" "$dir/check.out" &&
-    [ "$(grep -c 'needs a newer runsc' "$dir/check.err")" -ge 6 ]; then
+# (the six rules, and the sequence "Dropped file loaded as code": sequences_e2e.sh)
+if grep -qF "7 rules need more than $runsc_bin (runsc version 0.0~20221219.0) sends: they load" "$dir/check.out" &&
+    [ "$(grep -c 'needs a newer runsc' "$dir/check.err")" -ge 7 ]; then
     ok "rules check: the six 2026 rules load and need a newer runsc"
 else
     fail "rules check did not say which rules need a newer runsc: $(cat "$dir/check.out" "$dir/check.err")"
@@ -198,7 +199,8 @@ wait "$flood"
 expect "Sandbox dropped events" "python3's sandbox dropped events" "$(f evt.dropped_new) > 0"
 wait_closed 2
 
-expected="BPF program loaded|Chroot|Filesystem mounted|Kernel module loaded|Namespace changed|Network tool run|\
+# (and the sequence of /tmp/seccheckd-e2e-x, copied then run: sequences_e2e.sh tests them all)
+expected="BPF program loaded|Chroot|Dropped file executed|Filesystem mounted|Kernel module loaded|Namespace changed|Network tool run|\
 Non-root process setting uid 0|Outbound connection|Package manager run|Process attached with ptrace|\
 Program run from a temporary directory|SSH private key read|Sandbox dropped events|Sensitive file read|\
 Shell started by a non-shell program|Standard streams redirected to a socket|Write below /etc|\
