@@ -72,6 +72,19 @@ const struct field_info *fields_info(size_t i)
     return &info;
 }
 
+/* falcosecurity/plugins 0b3cbd8d8 plugins/container/src/caps/extract/extract.cpp:
+ * the fields whose field_info ends in `true` (lines 118, 141, 231, 241, 326,
+ * 338), which libsinsp flags EPF_FORMAT_SUGGESTED (libs plugin.cpp:513-525). */
+static const char *const suggested[] = {
+    "container.id", "container.name", "container.image.repository", "container.image.tag", "k8s.pod.name",
+    "k8s.ns.name",
+};
+
+const char *fields_suggested(size_t i)
+{
+    return i < sizeof(suggested) / sizeof(suggested[0]) ? suggested[i] : NULL;
+}
+
 enum ftype fields_type(const struct fieldref *f) { return f->def->type; }
 
 bool fields_same(const struct fieldref *a, const struct fieldref *b)

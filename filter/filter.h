@@ -320,6 +320,13 @@ struct field_info {
 size_t fields_count(void);
 const struct field_info *fields_info(size_t i);
 
+/* The fields Falco appends to every rule's output when falco.yaml's
+ * append_output has `suggested_output: true` (its default): those its
+ * container plugin flags as suggested output (falcosecurity/plugins
+ * plugins/container/src/caps/extract/extract.cpp, addOutput), in that
+ * plugin's field order. The i-th name ("container.id"), NULL past the last. */
+const char *fields_suggested(size_t i);
+
 /* Internal state of fd.* extraction, exposed for its size only. */
 struct fdinfo {
     uint32_t gen;

@@ -19,6 +19,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "append_output.h"
 #include "diag.h"
 #include "json.h"
 #include "loader.h"
@@ -1537,6 +1538,7 @@ static struct rule_set *loader_begin(struct loader *L, struct rules_diag *diag)
 {
     memset(L, 0, sizeof(*L));
     L->diag = diag;
+    L->append = append_output_acquire();
     arena_init(&L->tmp, 64 * 1024, SIZE_MAX);
     L->rs = calloc(1, sizeof(*L->rs));
     if (L->rs)
@@ -1589,6 +1591,7 @@ static struct rule_set *loader_end(struct loader *L)
     lmap_free(&L->exc_names);
     lmap_free(&L->macro_bodies);
     arena_free(&L->tmp);
+    append_output_release(L->append);
     if (L->diag->errors || L->oom) {
         rule_set_free(L->rs);
         return NULL;

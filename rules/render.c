@@ -129,6 +129,7 @@ int template_compile(const struct tmpl_env *env, const char *text, size_t len, s
             p->has_field = true;
             out->nparts++;
             struct tmpl_key *k = &out->keys[out->nkeys++];
+            memset(k, 0, sizeof(*k));
             k->key = text + ref_start;
             k->len = (uint32_t)reflen;
             k->field = p->field;
@@ -154,6 +155,53 @@ int template_compile(const struct tmpl_env *env, const char *text, size_t len, s
         if (u == 0 || key_cmp(&out->keys[u - 1], &out->keys[j]) != 0)
             out->keys[u++] = out->keys[j];
     out->nkeys = u;
+    return 0;
+}
+
+int template_add_field(const struct tmpl_env *env, struct template *t, const char *key, size_t keylen,
+                       const char *format, size_t flen, bool raw)
+{
+    struct tmpl_key k = {.key = arena_strndup(env->arena, key, keylen), .len = (uint32_t)keylen};
+    if (!k.key) {
+        env->error(env->ctx, 0, "out of memory");
+        return -1;
+    }
+    if (raw) {
+        size_t name_len = 0, reflen = field_ref_len(key, keylen, &name_len);
+        if (reflen != keylen) {
+            env->error(env->ctx, 0, "expected a field name");
+            return -1;
+        }
+        if (resolve(env, key, keylen, name_len, 0, &k.field) != 0)
+            return -1;
+    } else {
+        struct template *sub = arena_alloc(env->arena, sizeof(*sub));
+        if (!sub) {
+            env->error(env->ctx, 0, "out of memory");
+            return -1;
+        }
+        if (template_compile(env, format, flen, sub) != 0)
+            return -1;
+        k.format = sub;
+    }
+    for (size_t i = 0; i < t->nkeys; i++)
+        if (key_cmp(&t->keys[i], &k) == 0) {
+            t->keys[i] = k;
+            return 0;
+        }
+    struct tmpl_key *keys = arena_alloc(env->arena, (t->nkeys + 1) * sizeof(*keys));
+    if (!keys) {
+        env->error(env->ctx, 0, "out of memory");
+        return -1;
+    }
+    size_t at = 0;
+    while (at < t->nkeys && key_cmp(&t->keys[at], &k) < 0)
+        at++;
+    memcpy(keys, t->keys, at * sizeof(*keys));
+    keys[at] = k;
+    memcpy(keys + at + 1, t->keys + at, (t->nkeys - at) * sizeof(*keys));
+    t->keys = keys;
+    t->nkeys++;
     return 0;
 }
 
@@ -221,6 +269,17 @@ void render_tags_json(struct strbuf *out, const char *const *tags, size_t n)
     strbuf_putc(out, ']');
 }
 
+/* A template's text with the event's values (Falco's OF_NORMAL). */
+static void render_text(struct strbuf *out, struct evctx *x, const struct template *t, size_t field_max)
+{
+    for (size_t i = 0; i < t->nparts; i++) {
+        const struct tmpl_part *p = &t->parts[i];
+        strbuf_append(out, p->text, p->len);
+        if (p->has_field)
+            text_value(out, fields_get(x, &p->field), field_max);
+    }
+}
+
 void render_alert(struct evctx *x, const struct render_rule *r, const char *hostname, size_t field_max,
                   uint64_t suppressed, struct render_out *out)
 {
@@ -233,12 +292,7 @@ void render_alert(struct evctx *x, const struct render_rule *r, const char *host
     strbuf_puts(text, ": ");
     strbuf_puts(text, rules_priority_name(r->priority));
     strbuf_putc(text, ' ');
-    for (size_t i = 0; i < t->nparts; i++) {
-        const struct tmpl_part *p = &t->parts[i];
-        strbuf_append(text, p->text, p->len);
-        if (p->has_field)
-            text_value(text, fields_get(x, &p->field), field_max);
-    }
+    render_text(text, x, t, field_max);
     /* json doubles as scratch for cut values until it is written below */
     strbuf_putc(fields, '{');
     for (size_t i = 0; i < t->nkeys; i++) {
@@ -247,7 +301,11 @@ void render_alert(struct evctx *x, const struct render_rule *r, const char *host
             strbuf_putc(fields, ',');
         json_render_string(fields, k->key, k->len);
         strbuf_putc(fields, ':');
-        if (k->field.id == F_EVT_TIME)
+        if (k->format) {   /* an extra field's text: json is scratch here too */
+            strbuf_reset(json);
+            render_text(json, x, k->format, field_max);
+            json_render_string(fields, json->data ? json->data : "", json->len);
+        } else if (k->field.id == F_EVT_TIME)
             strbuf_put_i64(fields, x->time_ns);
         else
             json_value(fields, fields_get(x, &k->field), field_max, json);

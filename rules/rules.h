@@ -152,6 +152,35 @@ int rules_absent_mode_parse(const char *s, enum rules_absent_mode *out);
  * whether the loader disabled the rule for them. */
 const char *rule_set_rule_absent(const struct rule_set *rs, size_t i, bool *disabled);
 
+/* ---- append_output: what Falco adds to every rule's output ----
+ *
+ * Falco's falco.yaml `append_output` (falcosecurity/falco 130747499b
+ * falco.yaml:750-799): entries, each with an optional `match` (source;
+ * tags, all of which the rule must have; rule, by name) and what it adds to
+ * the rules it matches: `extra_output`, text appended to the output after a
+ * space; `extra_fields`, keys of output_fields only (`- NAME: FORMAT`, a
+ * string, or `- field.name`, the field's value); `suggested_output: true`,
+ * ` container_id=%container.id container_name=%container.name ...` for
+ * each field Falco's container plugin suggests (fields_suggested), so an
+ * alert says which container, pod and image it is about. Falco ships
+ * `- suggested_output: true`: the daemon's and `rules check|test`'s
+ * default ("suggested"). Values take ${VAR} from the environment as
+ * falco.yaml's do. A rule set loaded with none set has none, as Falco's
+ * engine on its own. */
+struct rules_append_output;
+
+#define RULES_APPEND_OUTPUT_DEFAULT "suggested"
+
+/* spec: "suggested" (falco.yaml's default entry), "none", or the path of a
+ * YAML file: a falco.yaml (its append_output; none there: nothing, as
+ * Falco) or the list alone. Every format is checked as a rule's output is.
+ * NULL with the reason in err (FILE:LINE:COLUMN for a file). */
+struct rules_append_output *rules_append_output_load(const char *spec, char *err, size_t errlen);
+void rules_append_output_free(struct rules_append_output *ao);
+/* For the loads that follow, process-wide, as rules_set_absent_mode (a
+ * load under way keeps what it started with); takes ao over, NULL: none. */
+void rules_set_append_output(struct rules_append_output *ao);
+
 /* The event types rule i can match, comma separated ("open,openat"),
  * "all" when its condition does not restrict evt.type, "none" when it can
  * match no event type. Written into buf

@@ -77,6 +77,14 @@ static int add_groups(struct rules_needs *out, bool exec, bool files, bool net)
 static int add_rules(struct rules_needs *out, const char *const *paths, size_t n, const struct runsc_target *target)
 {
     struct rules_diag diag = {0};
+    char err[512];
+    /* the daemon's default append_output: its fields need their context fields too */
+    struct rules_append_output *ao = rules_append_output_load(RULES_APPEND_OUTPUT_DEFAULT, err, sizeof(err));
+    if (!ao) {
+        fprintf(stderr, "seccheckd gvisor-config: %s\n", err);
+        return 1;
+    }
+    rules_set_append_output(ao);
     struct rule_set *rs = rule_set_load(paths, n, &diag);
     rules_diag_print(&diag, stderr);
     rules_diag_free(&diag);

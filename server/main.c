@@ -218,9 +218,25 @@ static void log_rules_loaded(const struct rule_set *rs, const struct rules_diag 
     }
 }
 
+/* --append-output for the rules loads that follow; false with why logged. */
+static bool set_append_output(const struct options *o, const char *what)
+{
+    char err[512];
+    struct rules_append_output *ao =
+        rules_append_output_load(o->append_output ? o->append_output : RULES_APPEND_OUTPUT_DEFAULT, err, sizeof(err));
+    if (!ao) {
+        log_error("%s--append-output: %s", what, err);
+        return false;
+    }
+    rules_set_append_output(ao);
+    return true;
+}
+
 /* The --rules files as one set; NULL with every problem logged. */
 static struct rule_set *load_rules(const struct options *o)
 {
+    if (!set_append_output(o, "rules: "))
+        return NULL;
     char *copy;
     const char *paths[OPTIONS_RULES_MAX];
     size_t n = options_rules_paths(o, &copy, paths, OPTIONS_RULES_MAX);
@@ -368,6 +384,8 @@ static bool reload_rules(struct rules_reload *reloader, const struct options *fr
         log_warn("reload: rules are not applied until a restart (the daemon started without --rules)");
         return false;
     }
+    if (!set_append_output(fresh, "reload: the running rules stay: "))
+        return false;
     char *copy, err[256];
     const char *paths[OPTIONS_RULES_MAX];
     size_t n = options_rules_paths(fresh, &copy, paths, OPTIONS_RULES_MAX);
@@ -551,6 +569,7 @@ static void take_live_settings(struct options *running, struct options *fresh)
     swap_strings(&running->drop_containers, &fresh->drop_containers);
     if (running->rules)   /* without rules at start, a new list waits for a restart */
         swap_strings(&running->rules, &fresh->rules);
+    swap_strings(&running->append_output, &fresh->append_output);
     running->log_level = fresh->log_level;
     running->retain_s = fresh->retain_s;
     running->max_db_bytes = fresh->max_db_bytes;

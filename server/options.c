@@ -423,6 +423,8 @@ static const struct option_def defs[] = {
     {"rules-absent-fields", "disable|run", KIND_CUSTOM, CUSTOM(rules_absent_run, parse_rules_absent), LIVE,
      "a rule whose condition needs a field gVisor never reports\n(evt.buffer, thread.cap_*...) is loaded disabled, "
      "with a warning\nnaming it; run: load it enabled anyway (those fields are\nalways absent)", "disable"},
+    {"append-output", "suggested|none|FILE", KIND_STRING, STR(append_output), LIVE,
+     "what Falco's append_output adds to every rule's output: suggested\n(falco.yaml's default: container_id=%container.id container_name=\n...k8s_ns_name=%k8s.ns.name, so an alert names its container, pod\nand image), none, or a falco.yaml (its append_output entries: match,\nextra_output, extra_fields, suggested_output)", "suggested"},
     {"alerts-out", "PATH", KIND_STRING, STR(alerts_out), RESTART,
      "write each alert as a line of Falco's JSON to PATH (- : stdout);\nnone: nowhere. Without it, --rules prints "
      "Falco's text line per\nalert on stdout (the journal's priority under systemd)",
@@ -638,6 +640,7 @@ void options_free(struct options *o)
     free(o->keep_containers);
     free(o->drop_containers);
     free(o->rules);
+    free(o->append_output);
     free(o->runsc_roots);
     free(o->alerts_out);
     free(o->alerts_url);

@@ -45,6 +45,8 @@ struct options {
     int log_level;                              /* reloadable */
     char *rules;                /* reloadable: rules files and directories, one per line; NULL: no rules */
     bool rules_absent_run;      /* reloadable: run rules needing fields gVisor never reports (rules.h) */
+    char *append_output;        /* reloadable: Falco's append_output (rules.h): suggested, none or a YAML file;
+                                 * NULL: suggested */
     char *alerts_out;           /* Falco JSON lines ("-": stdout), "none"; NULL: text lines on stdout */
     enum options_color color;   /* the text lines' colour */
     uint64_t alerts_max_bytes;  /* rotate past this size; 0: never */
