@@ -19,6 +19,9 @@ static const struct field_class *const classes[] = {
     [FIELD_BASE_CONTAINER >> 8] = &fields_container_class,
     [FIELD_BASE_EXEC >> 8] = &fields_exec_class,
     [FIELD_BASE_USER >> 8] = &fields_user_class,
+    [FIELD_BASE_GEN_EVENT >> 8] = &fields_gen_event_class,
+    [FIELD_BASE_UNREPORTED >> 8] = &fields_unreported_class,
+    [FIELD_BASE_K8SMETA >> 8] = &fields_k8smeta_class,
 };
 #define NCLASSES (sizeof(classes) / sizeof(classes[0]))
 
@@ -55,6 +58,9 @@ static const char *arg_text(enum field_arg a)
     case FA_EVT_ARG: return ".NAME or [N]";
     case FA_ENV_NAME: return "[NAME]";
     case FA_MOUNT: return "[N] or [PATH]";
+    case FA_KEY: return "[KEY] or .KEY";
+    case FA_INDEX: return "[N]";
+    case FA_ENV_LEVEL: return "[NAME] or [N]";
     default: return NULL;
     }
 }
@@ -160,6 +166,24 @@ static bool parse_index(const char *arg, size_t len, int32_t *out)
     return true;
 }
 
+/* The FA_KEY field whose name, then '.', starts name (the longest), or NULL. */
+static const struct field_def *key_prefix_def(const char *name, size_t len)
+{
+    const struct field_def *best = NULL;
+    for (size_t c = 0; c < NCLASSES; c++) {
+        if (!classes[c])
+            continue;
+        for (size_t i = 0; i < classes[c]->ndefs; i++) {
+            const struct field_def *d = &classes[c]->defs[i];
+            size_t n = strlen(d->name);
+            if (d->arg == FA_KEY && len > n + 1 && name[n] == '.' && memcmp(d->name, name, n) == 0 &&
+                (!best || n > strlen(best->name)))
+                best = d;
+        }
+    }
+    return best;
+}
+
 static const struct field_def *find_def(const char *name, size_t len)
 {
     for (size_t c = 0; c < NCLASSES; c++) {
@@ -179,18 +203,27 @@ int fields_resolve(const char *name, size_t len, const char *arg, size_t arglen,
 {
     memset(out, 0, sizeof(*out));
     out->index = -1;
-    static const char evt_arg[] = "evt.arg.";
-    if (len > sizeof(evt_arg) - 1 && memcmp(name, evt_arg, sizeof(evt_arg) - 1) == 0) {
+    static const char *const arg_fields[] = {"evt.arg", "evt.rawarg"};   /* and .NAME */
+    for (size_t i = 0; i < sizeof(arg_fields) / sizeof(arg_fields[0]); i++) {
+        size_t n = strlen(arg_fields[i]);
+        if (len <= n + 1 || memcmp(name, arg_fields[i], n) != 0 || name[n] != '.')
+            continue;
         if (has_arg) {
             snprintf(err, errlen, "'%.*s' takes no [argument]", (int)len, name);
             return -1;
         }
-        out->def = find_def("evt.arg", 7);
+        out->def = find_def(arg_fields[i], n);
         out->id = out->def->id;
-        return fields_evt_resolve_arg(name + sizeof(evt_arg) - 1, len - (sizeof(evt_arg) - 1), -1, a, out, err,
-                                      errlen);
+        return fields_evt_resolve_arg(name + n + 1, len - n - 1, -1, a, out, err, errlen);
     }
     const struct field_def *d = find_def(name, len);
+    if (!d && !has_arg && (d = key_prefix_def(name, len)) != NULL) {
+        /* k8s.pod.label.app: the .KEY form of k8s.pod.label[app] */
+        size_t n = strlen(d->name) + 1;
+        arg = name + n;
+        arglen = len - n;
+        has_arg = true;
+    }
     if (d) {
         out->def = d;
         out->id = d->id;
@@ -231,6 +264,34 @@ int fields_resolve(const char *name, size_t len, const char *arg, size_t arglen,
                 !(out->argname = arena_strndup(a, arg, arglen))) {
                 snprintf(err, errlen, "'%s' needs [N], a mount's index, or [PATH], a glob of its path (1 to %d bytes)",
                          d->name, FIELD_MOUNT_GLOB_MAX);
+                return -1;
+            }
+            out->argname_len = (uint32_t)arglen;
+            return 0;
+        case FA_KEY:
+            if (!has_arg)
+                return 0;
+            if (arglen == 0 || arglen > FIELD_KEY_MAX || !(out->argname = arena_strndup(a, arg, arglen))) {
+                snprintf(err, errlen, "'%s[%.*s]': the argument must be 1 to %d bytes", d->name,
+                         (int)(arglen > 32 ? 32 : arglen), arg, FIELD_KEY_MAX);
+                return -1;
+            }
+            out->argname_len = (uint32_t)arglen;
+            return 0;
+        case FA_INDEX:
+            if (has_arg && (!parse_index(arg, arglen, &out->index) || out->index > PROC_ANCESTORS_MAX)) {
+                snprintf(err, errlen, "'%s[%.*s]': the argument must be a number from 0 to %d", d->name,
+                         (int)(arglen > 32 ? 32 : arglen), arg, PROC_ANCESTORS_MAX);
+                return -1;
+            }
+            return 0;
+        case FA_ENV_LEVEL:
+            if (!has_arg || (parse_index(arg, arglen, &out->index) && out->index <= PROC_ANCESTORS_MAX))
+                return 0;
+            out->index = -1;
+            if (arglen == 0 || arglen > 256 || !(out->argname = arena_strndup(a, arg, arglen))) {
+                snprintf(err, errlen, "'%s[%.*s]': the argument must be a variable name or an ancestor's level",
+                         d->name, (int)(arglen > 32 ? 32 : arglen), arg);
                 return -1;
             }
             out->argname_len = (uint32_t)arglen;

@@ -260,7 +260,7 @@ static void evaluate(struct rules_engine *e, const struct event *ev, const struc
     }
     struct evctx x = {.ev = ev, .cls = *c, .num = e->num, .pt = e->pt, .proc = p, .slots = e->slots, .gen = e->gen,
                       .fd = &e->fd, .fdname = &e->fdname, .dropped_new = dropped_new,
-                      .containers = e->cfg.containers};
+                      .containers = e->cfg.containers, .hostname = e->cfg.hostname};
     x.time_ns = ev->context && ev->context->time_ns ? ev->context->time_ns : ev->recv_ns;
     for (uint32_t i = from; i < to; i++) {
         const struct rule *r = &rs->rules[ix->ids[i]];

@@ -43,6 +43,22 @@
 #define ERROR_NO_PREVIOUS_RULE_REPLACE                                                                                \
     "An 'override.<key>: replace' to a rule was requested but no rule by that name already exists"
 
+/* Said once per load, after Falco's message for the first change to an
+ * item no earlier file defines: the usual cause is a falco_rules.local.yaml
+ * checked (or loaded) without the files it changes, which Falco's
+ * rules_files would have loaded before it. */
+#define HINT_LOAD_ORDER                                                                                               \
+    " (no file loaded before this one defines it: name the file that does first, in Falco's rules_files order, "   \
+    "e.g. seccheckd rules check falco_rules.yaml falco-incubating_rules.yaml falco_rules.local.yaml)"
+
+static const char *order_hint(struct loader *L)
+{
+    if (L->order_hinted)
+        return "";
+    L->order_hinted = true;
+    return HINT_LOAD_ORDER;
+}
+
 /* ---- small utilities ---- */
 
 void *tmp_alloc(struct loader *L, size_t n)
@@ -478,7 +494,7 @@ static void read_list(struct loader *L, const struct lfile *f, const struct ynod
     struct llist *l;
     if (append) {
         if (idx < 0) {
-            error_at(L, at, "list '%s': " ERROR_NO_PREVIOUS_LIST, name);
+            error_at(L, at, "list '%s': " ERROR_NO_PREVIOUS_LIST "%s", name, order_hint(L));
             return;
         }
         l = L->lists[idx];
@@ -535,7 +551,7 @@ static void read_macro(struct loader *L, const struct lfile *f, const struct yno
     struct lmacro *m;
     if (append) {
         if (idx < 0) {
-            error_at(L, at, "macro '%s': " ERROR_NO_PREVIOUS_MACRO, name);
+            error_at(L, at, "macro '%s': " ERROR_NO_PREVIOUS_MACRO "%s", name, order_hint(L));
             return;
         }
         m = L->macros[idx];
@@ -928,7 +944,7 @@ static void rule_append(struct loader *L, const struct lfile *f, struct lpos at,
     if (find_prev_rule(L, at, name, u->source, &r) != 0)
         return;
     if (!r) {
-        error_at(L, at, "rule '%s': " ERROR_NO_PREVIOUS_RULE_APPEND, name);
+        error_at(L, at, "rule '%s': " ERROR_NO_PREVIOUS_RULE_APPEND "%s", name, order_hint(L));
         return;
     }
     if (!update_has_any(u)) {
@@ -987,7 +1003,7 @@ static void rule_replace(struct loader *L, const struct lfile *f, struct lpos at
     if (find_prev_rule(L, at, name, u->source, &r) != 0)
         return;
     if (!r) {
-        error_at(L, at, "rule '%s': " ERROR_NO_PREVIOUS_RULE_REPLACE, name);
+        error_at(L, at, "rule '%s': " ERROR_NO_PREVIOUS_RULE_REPLACE "%s", name, order_hint(L));
         return;
     }
     if (!update_has_any(u)) {
@@ -1275,7 +1291,8 @@ static void read_rule(struct loader *L, const struct lfile *f, const struct ynod
         warn_at(L, at, WARNING_ENABLED);
         long idx = lmap_get(&L->rule_names, NULL, name, strlen(name));
         if (idx < 0) {
-            error_at(L, at, "rule '%s': Rule has 'enabled' key but no rule by that name already exists", name);
+            error_at(L, at, "rule '%s': Rule has 'enabled' key but no rule by that name already exists%s", name,
+                     order_hint(L));
             return;
         }
         L->rules[idx]->enabled = enabled;

@@ -258,6 +258,7 @@ struct loader {
     struct filter_list one_list;
     /* Falco's append_output for this load (rules.h; append_output.h), NULL: none */
     const struct rules_append_output *append;
+    bool order_hinted;                /* the load-order hint was said (load.c) */
     bool oom;
 };
 

@@ -305,7 +305,7 @@ void render_alert(struct evctx *x, const struct render_rule *r, const char *host
             strbuf_reset(json);
             render_text(json, x, k->format, field_max);
             json_render_string(fields, json->data ? json->data : "", json->len);
-        } else if (k->field.id == F_EVT_TIME)
+        } else if (fields_json_time(&k->field))   /* Falco: every time form as nanoseconds */
             strbuf_put_i64(fields, x->time_ns);
         else
             json_value(fields, fields_get(x, &k->field), field_max, json);
