@@ -5,6 +5,8 @@
 #include <strings.h>
 
 #include "clock.h"
+#include "container.h"
+#include "drops.h"
 #include "filter.h"
 #include "gvisor/container.pb-c.h"
 #include "render.h"
@@ -18,6 +20,7 @@ struct rules_engine {
     struct rule_set *rs;
     struct proctab *pt;
     struct throttle throttle;
+    struct drop_monitor drops;    /* RULES_DROP_RULE, when cfg.drop_alerts */
     struct field_slot *slots;
     size_t nslots;
     uint32_t gen;
@@ -38,7 +41,9 @@ void rules_engine_config_defaults(struct rules_engine_config *cfg)
                                         .matching = RULES_DEFAULT_MATCHING, .rate = RULES_DEFAULT_RATE,
                                         .burst = RULES_DEFAULT_BURST, .ceiling = RULES_DEFAULT_CEILING,
                                         .ceiling_burst = RULES_DEFAULT_CEILING_BURST,
-                                        .output_field_max = RULES_DEFAULT_OUTPUT_FIELD_MAX};
+                                        .output_field_max = RULES_DEFAULT_OUTPUT_FIELD_MAX, .drop_alerts = true,
+                                        .drop_threshold = RULES_DEFAULT_DROP_THRESHOLD,
+                                        .drop_rate = RULES_DEFAULT_DROP_RATE, .drop_burst = RULES_DEFAULT_DROP_BURST};
 }
 
 int rules_matching_parse(const char *s, enum rules_matching *out)
@@ -74,6 +79,7 @@ struct rules_engine *rules_engine_new(const struct rules_engine_config *cfg)
         return NULL;
     }
     e->cfg.hostname = e->hostname;
+    drop_monitor_init(&e->drops, cfg->drop_threshold, cfg->drop_rate, cfg->drop_burst);
     if (!e->cfg.clock_ns)
         e->cfg.clock_ns = monotonic_clock;
     if (!e->cfg.output_field_max)
@@ -88,6 +94,7 @@ void rules_engine_free(struct rules_engine *e)
     rule_set_free(e->rs);
     proctab_free(e->pt);
     throttle_free(&e->throttle);
+    drop_monitor_free(&e->drops);
     for (size_t i = 0; i < e->nslots; i++)
         strbuf_free(&e->slots[i].buf);
     free(e->slots);
@@ -245,6 +252,59 @@ static void raise_alert(struct rules_engine *e, struct evctx *x, const struct ru
     e->stats.alerts++;
 }
 
+/* ---- the built-in syscall event drop alert (drops.h) ---- */
+
+/* Appends an alert made of the engine's text, fields and json buffers. */
+static void push_alert(struct rules_engine *e, struct alert_list *out, const struct alert *proto, const char *tags)
+{
+    struct arena *a = store_of(out);
+    if (!a || e->text.failed || e->fields.failed || e->json.failed) {
+        out->dropped++;
+        return;
+    }
+    if (out->count == out->cap) {
+        size_t cap = out->cap ? out->cap * 2 : 16;
+        struct alert *n = realloc(out->items, cap * sizeof(*n));
+        if (!n) {
+            out->dropped++;
+            return;
+        }
+        out->items = n;
+        out->cap = cap;
+    }
+    struct alert al = *proto;
+    al.rule = arena_strndup(a, proto->rule, strlen(proto->rule));
+    al.container_id = proto->container_id ? arena_strndup(a, proto->container_id, strlen(proto->container_id)) : NULL;
+    al.output = arena_strndup(a, e->text.data, e->text.len);
+    al.output_len = e->text.len;
+    al.output_fields = arena_strndup(a, e->fields.data, e->fields.len);
+    al.tags = arena_strndup(a, tags, strlen(tags));
+    al.json = arena_strndup(a, e->json.data, e->json.len);
+    al.json_len = e->json.len;
+    if (!al.rule || (proto->container_id && !al.container_id) || !al.output || !al.output_fields || !al.tags ||
+        !al.json) {
+        out->dropped++;
+        return;
+    }
+    out->items[out->count++] = al;
+    e->stats.alerts++;
+}
+
+static void raise_drop_alert(struct rules_engine *e, const struct event *ev, size_t index,
+                             const struct drop_window *w, struct alert_list *out)
+{
+    const char *container = container_of(ev);
+    const struct container_record *r =
+        container && e->cfg.containers ? container_view_get(e->cfg.containers, ev->conn_id, container) : NULL;
+    int64_t time_ns = ev->context && ev->context->time_ns ? ev->context->time_ns : ev->recv_ns;
+    drop_alert_render(w, time_ns, container, r && r->state == CONTAINER_FOUND ? r : NULL, e->cfg.hostname, &e->text,
+                      &e->fields, &e->json);
+    struct alert proto = {.event_index = index, .rule = RULES_DROP_RULE, .priority = RULES_DEBUG, .time_ns = time_ns,
+                          .container_id = container};
+    push_alert(e, out, &proto, "[]");
+    e->stats.drop_alerts++;
+}
+
 static void evaluate(struct rules_engine *e, const struct event *ev, const struct evclass *c, struct proc *p,
                      const struct proc_effect *fx, uint64_t dropped_new, size_t index, struct alert_list *out)
 {
@@ -280,6 +340,10 @@ void rules_engine_eval(struct rules_engine *e, const struct event *ev, size_t in
     e->stats.events++;
     e->num++;
     uint64_t dropped_new = proctab_dropped_growth(e->pt, ev->conn_id, ev->header.dropped_count);
+    struct drop_window w;
+    if (e->cfg.drop_alerts &&
+        drop_monitor_event(&e->drops, ev->conn_id, dropped_new, e->cfg.clock_ns(e->cfg.clock_data), &w))
+        raise_drop_alert(e, ev, index, &w, out);
     struct evclass c;
     if (!evtype_classify(ev, &c))
         return;
@@ -305,6 +369,7 @@ void rules_engine_conn_closed(struct rules_engine *e, uint64_t conn_id)
 {
     proctab_conn_closed(e->pt, conn_id);
     throttle_conn_closed(&e->throttle, conn_id);
+    drop_monitor_conn_closed(&e->drops, conn_id);
 }
 
 void rules_engine_get_stats(const struct rules_engine *e, struct rules_engine_stats *out)

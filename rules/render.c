@@ -316,10 +316,45 @@ void render_alert(struct evctx *x, const struct render_rule *r, const char *host
                      text->len, fields->data ? fields->data : "{}", r->tags_json, suppressed);
 }
 
+/* Falco's JSON of an internal message (falco_outputs.cpp:186-210): its
+ * output is the message alone, which the text line holds between the
+ * priority and the fields' " (": HH:MM:SS.nnnnnnnnn: Debug MESSAGE (k=v ...). */
+static void internal_json(struct strbuf *json, const char *hostname, const char *rule, const char *priority,
+                          int64_t time_ns, const char *output, size_t output_len, const char *output_fields)
+{
+    const char *msg = output, *end = output + output_len;
+    const char *colon = memmem(output, output_len, ": ", 2);
+    const char *space = colon ? memchr(colon + 2, ' ', (size_t)(end - colon - 2)) : NULL;
+    if (space)
+        msg = space + 1;
+    for (const char *p = end - 1; p > msg; p--)
+        if (p[0] == '(' && p[-1] == ' ') {
+            end = p - 1;
+            break;
+        }
+    strbuf_puts(json, "{\"hostname\":");
+    json_render_string(json, hostname, strlen(hostname));
+    strbuf_puts(json, ",\"output\":");
+    json_render_string(json, msg, (size_t)(end - msg));
+    strbuf_puts(json, ",\"output_fields\":");
+    strbuf_puts(json, output_fields);
+    strbuf_puts(json, ",\"priority\":");
+    json_render_string(json, priority, strlen(priority));
+    strbuf_puts(json, ",\"rule\":");
+    json_render_string(json, rule, strlen(rule));
+    strbuf_puts(json, ",\"source\":\"internal\",\"time\":\"");
+    fields_format_time(json, time_ns, true);
+    strbuf_puts(json, "\"}");
+}
+
 void rules_alert_json(struct strbuf *json, const char *hostname, const char *rule, const char *priority,
                       int64_t time_ns, const char *output, size_t output_len, const char *output_fields,
                       const char *tags, uint64_t suppressed)
 {
+    if (strcmp(rule, RULES_DROP_RULE) == 0) {
+        internal_json(json, hostname, rule, priority, time_ns, output, output_len, output_fields);
+        return;
+    }
     strbuf_puts(json, "{\"hostname\":");
     json_render_string(json, hostname, strlen(hostname));
     strbuf_puts(json, ",\"output\":");

@@ -318,7 +318,22 @@ struct rules_engine_config {
      * (tests give their own); NULL: CLOCK_MONOTONIC. Never an event's time. */
     int64_t (*clock_ns)(void *data);
     void *clock_data;
+    /* Falco's "Falco internal: syscall event drop" (falco.yaml
+     * syscall_event_drops, userspace/falco/event_drops.cpp), per sandbox
+     * connection whatever rules are loaded: once a second of the clock
+     * above, a connection whose sandbox dropped more than drop_threshold of
+     * its events (delivered + dropped) raises it, at most drop_rate a second
+     * after drop_burst; Debug, source "internal", Falco's output_fields
+     * (n_evts, n_drops, ...) and the container's id, name, image and pod.
+     * Not held back by the ceiling or the per-rule limit. */
+    bool drop_alerts;
+    double drop_threshold, drop_rate, drop_burst;
 };
+
+#define RULES_DROP_RULE "Falco internal: syscall event drop"
+#define RULES_DEFAULT_DROP_THRESHOLD 0.1      /* falco.yaml syscall_event_drops.threshold */
+#define RULES_DEFAULT_DROP_RATE 0.03333       /* .rate: one alert every 30 s */
+#define RULES_DEFAULT_DROP_BURST 1.0          /* .max_burst */
 
 #define RULES_DEFAULT_MAX_PROCESSES 65536
 #define RULES_DEFAULT_MATCHING RULES_MATCH_FIRST
@@ -402,6 +417,7 @@ struct rules_engine_stats {
     uint64_t over_ceiling;       /* held back by the connections' ceiling */
     uint64_t processes;          /* in the tables now */
     uint64_t process_evictions;  /* removed to stay under max_processes */
+    uint64_t drop_alerts;        /* RULES_DROP_RULE alerts raised */
 };
 void rules_engine_get_stats(const struct rules_engine *e, struct rules_engine_stats *out);
 
@@ -416,7 +432,10 @@ struct strbuf;
  * written when it was raised, with the same hostname. Falco's keys, in its
  * (alphabetical) order; a suppressed count above 0 adds a key of its own,
  * RULES_SUPPRESSED_KEY, outside output_fields (which stays exactly Falco's:
- * the output's fields and evt.time). */
+ * the output's fields and evt.time). RULES_DROP_RULE's is Falco's internal
+ * message (falco_outputs.cpp handle_msg): source "internal", no tags, its
+ * output the message alone (the text line's, without the time, priority
+ * and fields). */
 void rules_alert_json(struct strbuf *out, const char *hostname, const char *rule, const char *priority,
                       int64_t time_ns, const char *output, size_t output_len, const char *output_fields,
                       const char *tags, uint64_t suppressed);

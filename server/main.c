@@ -362,6 +362,10 @@ static struct sink *add_rules(const struct options *o, struct sink *sink, struct
     ro.engine.containers = containers;
     ro.engine.ceiling = o->alerts_ceiling;
     ro.engine.ceiling_burst = (double)o->alerts_ceiling_burst;
+    ro.engine.drop_alerts = !o->drop_alerts_off;
+    ro.engine.drop_threshold = o->drop_threshold;
+    ro.engine.drop_rate = o->drop_rate;
+    ro.engine.drop_burst = (double)o->drop_burst;
     char err[512];
     struct sink *s = sink_rules_open(sink, rs, &ro, err, sizeof(err));
     if (!s)

@@ -310,6 +310,37 @@ static int parse_alerts_ceiling(struct options *o, const char *v, char *err, siz
     return parse_rate("alerts-ceiling", v, &o->alerts_ceiling, err, errlen);
 }
 
+/* falco.yaml syscall_event_drops.actions, as far as they apply: alert (the
+ * default; Falco's log is the daemon's own warning, always on) or ignore. */
+static int parse_drop_actions(struct options *o, const char *v, char *err, size_t errlen)
+{
+    if (strcmp(v, "alert") != 0 && strcmp(v, "ignore") != 0) {
+        snprintf(err, errlen, "--syscall-event-drops: expected alert or ignore, got '%s'", v);
+        return -1;
+    }
+    o->drop_alerts_off = strcmp(v, "ignore") == 0;
+    return 0;
+}
+
+static int parse_drop_threshold(struct options *o, const char *v, char *err, size_t errlen)
+{
+    char *end;
+    errno = 0;
+    double t = strtod(v, &end);
+    if (errno || end == v || *end || !(t >= 0 && t <= 1)) {
+        snprintf(err, errlen, "--syscall-event-drops-threshold: expected the share of a second's events dropped, "
+                 "from 0 to 1 (0: any drop), got '%s'", v);
+        return -1;
+    }
+    o->drop_threshold = t;
+    return 0;
+}
+
+static int parse_drop_rate(struct options *o, const char *v, char *err, size_t errlen)
+{
+    return parse_rate("syscall-event-drops-rate", v, &o->drop_rate, err, errlen);
+}
+
 static int parse_rule_matching(struct options *o, const char *v, char *err, size_t errlen)
 {
     enum rules_matching m;
@@ -447,6 +478,16 @@ static const struct option_def defs[] = {
      "are counted and said in\nits next alert (0: no ceiling)", "1000"},
     {"alerts-ceiling-burst", "N", KIND_U64, NUM(alerts_ceiling_burst, 1, 100000000), RESTART,
      "alerts one connection may raise at once", "10000"},
+    {"syscall-event-drops", "alert|ignore", KIND_CUSTOM, CUSTOM(drop_alerts_off, parse_drop_actions), RESTART,
+     "a connection whose sandbox dropped more than the threshold of a\nsecond's events raises Falco's \"Falco internal: "
+     "syscall event\ndrop\" (Debug) whatever rules are loaded; ignore: never (the log\nsays drops either way)",
+     "alert"},
+    {"syscall-event-drops-threshold", "F", KIND_CUSTOM, CUSTOM(drop_threshold, parse_drop_threshold), RESTART,
+     "that share of a second's events, delivered and dropped (falco.yaml's\nsyscall_event_drops.threshold)", "0.1"},
+    {"syscall-event-drops-rate", "N", KIND_CUSTOM, CUSTOM(drop_rate, parse_drop_rate), RESTART,
+     "such alerts per second per connection, after the burst", "0.03333"},
+    {"syscall-event-drops-max-burst", "N", KIND_U64, NUM(drop_burst, 1, 1000), RESTART,
+     "such alerts a connection may raise at once", "1"},
     {"max-processes", "N", KIND_U64, NUM(max_processes, 16, 10000000), RESTART,
      "processes the rules remember (parents, command lines), all\nsandboxes together; past it the largest "
      "sandbox's oldest go", "65536"},
@@ -619,6 +660,9 @@ void options_init(struct options *o)
     o->alerts_ceiling = RULES_DEFAULT_CEILING;
     o->alerts_ceiling_burst = (uint64_t)RULES_DEFAULT_CEILING_BURST;
     o->max_processes = RULES_DEFAULT_MAX_PROCESSES;
+    o->drop_threshold = RULES_DEFAULT_DROP_THRESHOLD;
+    o->drop_rate = RULES_DEFAULT_DROP_RATE;
+    o->drop_burst = (uint64_t)RULES_DEFAULT_DROP_BURST;
     o->alerts_timeout_ms = 10000;
     o->alerts_queue = 10000;
 }

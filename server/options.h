@@ -57,6 +57,9 @@ struct options {
     double alerts_ceiling;      /* alerts per second per connection, every rule; 0: no ceiling */
     uint64_t alerts_ceiling_burst;
     uint64_t max_processes;     /* process table entries, all connections */
+    bool drop_alerts_off;       /* --syscall-event-drops ignore: no RULES_DROP_RULE alerts */
+    double drop_threshold, drop_rate;   /* --syscall-event-drops-threshold, -rate (rules.h) */
+    uint64_t drop_burst;        /* --syscall-event-drops-max-burst */
     char *alerts_url;           /* reloadable: where alerts are POSTed (deliver.h); NULL: nowhere */
     char *alerts_url_file;      /* reloadable: a file holding that URL instead (out of ps and config files) */
     char *alerts_ca;            /* reloadable: PEM CAs for an https receiver; NULL: the system's */
