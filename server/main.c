@@ -175,6 +175,22 @@ static void log_settings(const struct options *o)
              c->drop_when_full ? "drop" : "block");
 }
 
+/* Said at start when no rule runs: a daemon started from a config file or
+ * a unit without rules detects nothing, and nothing else would say so. */
+static void log_detection(const struct options *o, uint64_t rules_enabled)
+{
+    if (o->rules && rules_enabled)
+        return;
+    if (o->rules)
+        log_warn("detection off: the rules files hold no enabled rule (--rules)");
+    else if (o->default_rules && !o->rules_none)
+        log_warn("detection off: no rules loaded: --default-rules %s does not exist (cmake --install puts the "
+                 "default rules in %s)", o->default_rules, SECCHECKD_RULES_DIR);
+    else
+        log_warn("detection off: no rules loaded (--rules FILE|DIR%s; cmake --install puts the default rules in %s)",
+                 o->rules_none ? " instead of none" : "", SECCHECKD_RULES_DIR);
+}
+
 /* How many events fit in a sandbox's socket buffer before it drops. */
 static void log_socket_buffer_hint(void)
 {
@@ -898,6 +914,7 @@ int main(int argc, char **argv)
     describe_sinks(&o, sinks, sizeof(sinks));
     log_info("listening on %s, sink %s", o.server.socket_path, sinks);
     log_settings(&o);
+    log_detection(&o, srv.rules_loaded);
     log_socket_buffer_hint();
     notify_send("READY=1");
     uv_run(loop, UV_RUN_DEFAULT);

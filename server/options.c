@@ -219,9 +219,17 @@ static int parse_allow_uid(struct options *o, const char *v, char *err, size_t e
     return rc;
 }
 
-/* Repeatable: each --rules adds a file or directory (kept one per line). */
+/* Repeatable: each --rules adds a file or directory (kept one per line);
+ * none: no rules, and no --default-rules either. */
 static int parse_rules(struct options *o, const char *v, char *err, size_t errlen)
 {
+    if (strcmp(v, "none") == 0) {
+        free(o->rules);
+        o->rules = NULL;
+        o->rules_none = true;
+        return 0;
+    }
+    o->rules_none = false;
     size_t count = 0;
     for (const char *p = o->rules; p && *p; p += strcspn(p, "\n") + (p[strcspn(p, "\n")] != '\0'))
         count++;
@@ -450,7 +458,10 @@ static const struct option_def defs[] = {
      "info"},
     {"rules", "PATH", KIND_CUSTOM, CUSTOM(rules, parse_rules), LIVE,
      "Falco rules file, or directory of *.yaml files, evaluated on every\nevent (repeat for more; SIGHUP reloads "
-     "them)", "none"},
+     "them); none: no rules\n(detection off)", "none"},
+    {"default-rules", "PATH", KIND_STRING, STR(default_rules), LIVE,
+     "the rules file or directory when neither the command line nor the\nconfig file gives --rules (the systemd "
+     "unit's: " SECCHECKD_RULES_DIR ");\nmissing: detection off, said in the log", "none"},
     {"rules-absent-fields", "disable|run", KIND_CUSTOM, CUSTOM(rules_absent_run, parse_rules_absent), LIVE,
      "a rule whose condition needs a field gVisor never reports\n(evt.buffer, thread.cap_*...) is loaded disabled, "
      "with a warning\nnaming it; run: load it enabled anyway (those fields are\nalways absent)", "disable"},
@@ -684,6 +695,7 @@ void options_free(struct options *o)
     free(o->keep_containers);
     free(o->drop_containers);
     free(o->rules);
+    free(o->default_rules);
     free(o->append_output);
     free(o->runsc_roots);
     free(o->alerts_out);
@@ -878,6 +890,19 @@ int options_load_file(struct options *o, const char *path, char *err, size_t err
     return rc;
 }
 
+/* --default-rules when no --rules was given (nor `none`): there, it is the
+ * rules; missing, detection is off (said at start); anything else (a
+ * directory it cannot read) is given to the loader, which says why. */
+static void apply_default_rules(struct options *o)
+{
+    struct stat st;
+    if (o->rules || o->rules_none || !o->default_rules)
+        return;
+    if (stat(o->default_rules, &st) != 0 && errno == ENOENT)
+        return;
+    o->rules = strdup(o->default_rules);
+}
+
 int options_load(struct options *o, int argc, char **argv)
 {
     options_init(o);
@@ -890,7 +915,7 @@ int options_load(struct options *o, int argc, char **argv)
         rc = 2;
     }
     char *config = probe.config_path ? strdup(probe.config_path) : NULL;
-    bool rules_on_command_line = probe.rules != NULL;
+    bool rules_on_command_line = probe.rules != NULL || probe.rules_none;
     bool roots_on_command_line = probe.runsc_roots != NULL;
     struct stat st;
     if (rc == 0 && probe.config_if_exists && !(stat(probe.config_if_exists, &st) != 0 && errno == ENOENT))
@@ -920,6 +945,8 @@ int options_load(struct options *o, int argc, char **argv)
         o->runsc_roots = NULL;
     }
     rc = options_parse_argv(o, argc, argv);
+    if (rc == 0)
+        apply_default_rules(o);
     if (rc == 0) {
         struct filter f = {0};
         char err[256];

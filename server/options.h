@@ -44,6 +44,8 @@ struct options {
     char *keep_containers, *drop_containers;    /* reloadable */
     int log_level;                              /* reloadable */
     char *rules;                /* reloadable: rules files and directories, one per line; NULL: no rules */
+    bool rules_none;            /* --rules none: no rules, whatever --default-rules says */
+    char *default_rules;        /* --default-rules: the rules when none are given (the systemd unit's) */
     bool rules_absent_run;      /* reloadable: run rules needing fields gVisor never reports (rules.h) */
     char *append_output;        /* reloadable: Falco's append_output (rules.h): suggested, none or a YAML file;
                                  * NULL: suggested */

@@ -105,6 +105,11 @@ after_block() {
             check "... for nc" has "$bg" ": Warning Network tool run ("
             check "seccheckd alerts lists them" bash -c "grep -q 'Sensitive file read' '$out' &&
                 grep -q 'Program run from a temporary' '$out' && grep -q 'Network tool run' '$out'" ;;
+        "install -d /run/seccheckd"*)
+            # issue 31 item 4: the shipped config detected nothing (no rules line)
+            check "the shipped config loads the default rules" has "$README_LOGS/$n-fg-1.log" "rules enabled of"
+            check "... and its log does not say detection off" bash -c "! grep -q 'detection off' '$README_LOGS/$n-fg-1.log'"
+            check "a daemon started without rules says detection off" has "$README_LOGS/$n-fg-2.log" "detection off" ;;
         "seccheckd rules check configs/rules/gvisor_rules.yaml my_rules.yaml"*)
             check "the tuning file checks with the defaults first" has "$out" "Outbound connection" ;;
         "seccheckd --metrics-listen 127.0.0.1:9464"*)
