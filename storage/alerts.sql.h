@@ -21,7 +21,11 @@ static const char alerts_sql[] =
     "  output TEXT NOT NULL,"
     "  output_fields TEXT NOT NULL,"     /* JSON object */
     "  tags TEXT NOT NULL,"              /* JSON array */
-    "  suppressed INTEGER NOT NULL DEFAULT 0);"   /* throttled alerts of the rule and container before it */
+    "  suppressed INTEGER NOT NULL DEFAULT 0,"   /* throttled alerts of the rule and container before it */
+    /* The row as the batch chain covers it (chain.h chain_alert_encode):
+     * verify compares the columns with it. NULL: written before alerts
+     * were chained. */
+    "  sealed BLOB);"
     /* Retention deletes alerts with their events, by event id range. */
     "CREATE INDEX IF NOT EXISTS alerts_by_event ON alerts(event_id);"
     /* Each alert with what the event says: who, where, the whole message.
@@ -62,5 +66,5 @@ static const char alerts_sql[] =
     "DROP VIEW temp.delivery_origins;";
 
 static const char insert_alert_sql[] =
-    "INSERT INTO alerts(event_id, rule, priority, time_ns, container_id, output, output_fields, tags, suppressed)"
-    " VALUES(?,?,?,?,?,?,?,?,?)";
+    "INSERT INTO alerts(event_id, rule, priority, time_ns, container_id, output, output_fields, tags, suppressed,"
+    " sealed) VALUES(?,?,?,?,?,?,?,?,?,?)";
