@@ -181,7 +181,8 @@ static int open_db(struct reader *r)
 }
 
 /* A statement over events e: head, "WHERE e.id > ?1 AND e.id <= ?2", the
- * filters of o (?3 container, ?4 process, ?5 since, the types inline), tail.
+ * filters of o (?4 process, ?5 since, ?6 to ?8 container, pod, namespace,
+ * the types inline), tail; ?9 and up are the tail's.
  * 0, or EVENTS_FAILED said. */
 static int filtered_statement(struct reader *r, const struct events_options *o, const char *head, const char *tail,
                               sqlite3_stmt **st)
@@ -249,11 +250,14 @@ static int64_t before_last(struct reader *r, uint64_t n)
         return r->until;
     sqlite3_stmt *st;
     int64_t id = r->after;
-    if (filtered_statement(r, r->o, "SELECT e.id FROM events e", " ORDER BY e.id DESC LIMIT 1 OFFSET ?6", &st) != 0)
+    /* ?9: after the filters' own (the container filter's are ?6 to ?8:
+     * an offset bound at ?6 made --container match nothing here, and -n
+     * and --follow printed every stored event) */
+    if (filtered_statement(r, r->o, "SELECT e.id FROM events e", " ORDER BY e.id DESC LIMIT 1 OFFSET ?9", &st) != 0)
         return id;
     sqlite3_bind_int64(st, 1, r->after);
     sqlite3_bind_int64(st, 2, r->until);
-    sqlite3_bind_int64(st, 6, (int64_t)(n - 1));
+    sqlite3_bind_int64(st, 9, (int64_t)(n - 1));
     if (sqlite3_step(st) == SQLITE_ROW)
         id = sqlite3_column_int64(st, 0) - 1;
     sqlite3_finalize(st);
