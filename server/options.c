@@ -610,6 +610,8 @@ void options_usage(FILE *out)
                  "                        [--since DURATION] [-o compact|json]   (one line per event, as they come)\n"
                  "       seccheckd alerts --db PATH | --to URL [--since DURATION] [--priority LEVEL] [--rule NAME]\n"
                  "                        [--container ID] [--follow] [--json]   (the alerts the rules raised)\n"
+                 "       seccheckd alerts show ID --db PATH | --to URL   (one alert's story: its event, the process's\n"
+                 "                        ancestry, the events around it)\n"
                  "       seccheckd containers --db PATH [--pod NAME] [--namespace NAME] [--json]   (names, counts)\n"
                  "       seccheckd rules check|test PATH...   (rules files: errors, or alerts on recorded events)\n"
                  "       seccheckd forward --db PATH --to URL [--host-id ID]   (to a central PostgreSQL)\n"
@@ -706,6 +708,15 @@ void options_free(struct options *o)
     memset(o, 0, sizeof(*o));
 }
 
+/* What --help prints: the daemon's usage, or a subcommand's that takes
+ * the daemon's options (seccheckd check). */
+static void (*help_printer)(FILE *out) = options_usage;
+
+void options_set_help(void (*usage)(FILE *out))
+{
+    help_printer = usage ? usage : options_usage;
+}
+
 /* getopt_long's value for defs[i]: above every character, so it never
  * meets a short option ('h') or getopt's own '?' and ':'. */
 #define LONG_BASE 256
@@ -734,7 +745,7 @@ int options_parse_argv(struct options *o, int argc, char **argv)
         }
         const struct option_def *d = &defs[ch - LONG_BASE];
         if (strcmp(d->name, "help") == 0) {
-            options_usage(stdout);
+            help_printer(stdout);
             exit(0);
         }
         if (strcmp(d->name, "version") == 0) {

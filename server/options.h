@@ -87,6 +87,9 @@ int options_load(struct options *o, int argc, char **argv);
 
 void options_usage(FILE *out);
 
+/* --help prints usage(out) instead of options_usage (NULL: that again). */
+void options_set_help(void (*usage)(FILE *out));
+
 /* "0.1.0" */
 const char *options_version(void);
 
