@@ -367,7 +367,7 @@ const ProtobufCBinaryData *fields_read_bytes(const ProtobufCMessage *m, const Pr
     return field_ptr(m, f);
 }
 
-void fields_format_time(struct strbuf *out, int64_t ns, bool iso)
+int fields_utc(int64_t ns, struct tm *tm)
 {
     int64_t sec = ns / 1000000000, frac = ns % 1000000000;
     if (frac < 0) {
@@ -375,9 +375,15 @@ void fields_format_time(struct strbuf *out, int64_t ns, bool iso)
         sec--;
     }
     time_t t = (time_t)sec;
+    if (!gmtime_r(&t, tm))
+        memset(tm, 0, sizeof(*tm));
+    return (int)frac;
+}
+
+void fields_format_time(struct strbuf *out, int64_t ns, bool iso)
+{
     struct tm tm;
-    if (!gmtime_r(&t, &tm))
-        memset(&tm, 0, sizeof(tm));
+    int frac = fields_utc(ns, &tm);
     char buf[64];
     int n = iso ? snprintf(buf, sizeof(buf), "%04d-%02d-%02dT%02d:%02d:%02d.%09dZ", tm.tm_year + 1900, tm.tm_mon + 1,
                            tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, (int)frac)

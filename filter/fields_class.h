@@ -155,6 +155,11 @@ int fields_evt_resolve_arg(const char *name, size_t len, int32_t index, struct a
 
 void fields_put_ip(struct strbuf *b, uint8_t family, const uint8_t *ip);
 
+struct tm;
+/* ns since the epoch as UTC calendar time in *tm (zeros past gmtime's
+ * range); the nanoseconds of its second. */
+int fields_utc(int64_t ns, struct tm *tm);
+
 /* The event's fd as fd.* sees it (fields_fd.c), computed once per event. */
 const struct fdinfo *fields_fd_info(struct evctx *x);
 

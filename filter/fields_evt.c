@@ -23,8 +23,10 @@ enum {
 static char io_dir(unsigned t)
 {
     switch (t) {
-    case 0: case 17: case 19: case 45: case 47: case 295: case 299: case 327: return 'r';   /* read, pread64, readv, recvfrom, recvmsg, preadv, recvmmsg, preadv2 */
-    case 1: case 18: case 20: case 40: case 44: case 46: case 296: case 307: case 328: return 'w';   /* write, pwrite64, writev, sendfile, sendto, sendmsg, pwritev, sendmmsg, pwritev2 */
+    /* read, pread64, readv, recvfrom, recvmsg, preadv, recvmmsg, preadv2 */
+    case 0: case 17: case 19: case 45: case 47: case 295: case 299: case 327: return 'r';
+    /* write, pwrite64, writev, sendfile, sendto, sendmsg, pwritev, sendmmsg, pwritev2 */
+    case 1: case 18: case 20: case 40: case 44: case 46: case 296: case 307: case 328: return 'w';
     default: return 0;
     }
 }

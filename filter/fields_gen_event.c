@@ -21,15 +21,8 @@ enum {
  * %FT%T.nnnnnnnnn%z. */
 static void put_time(struct strbuf *b, int64_t ns, bool date, bool with_ns, bool iso)
 {
-    int64_t sec = ns / 1000000000, frac = ns % 1000000000;
-    if (frac < 0) {
-        frac += 1000000000;
-        sec--;
-    }
-    time_t t = (time_t)sec;
     struct tm tm;
-    if (!gmtime_r(&t, &tm))
-        memset(&tm, 0, sizeof(tm));
+    int frac = fields_utc(ns, &tm);
     if (iso) {
         strbuf_printf(b, "%04d-%02d-%02dT%02d:%02d:%02d.%09d+0000", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
                       tm.tm_hour, tm.tm_min, tm.tm_sec, (int)frac);

@@ -672,15 +672,15 @@ static void read_row(const PGresult *r, int i, struct cbatch *cb)
 static int walk(struct cverifier *v, bool keyed)
 {
     const char *p[] = {v->host};
-    PGresult *r = PQexecParams(v->pg,
-                               v->chained_alerts
-                                   ? "DECLARE chain CURSOR FOR SELECT id, run_id, first_event_id, last_event_id, events,"
-                                     " committed_ns, prev_hash, hash, keyed::bigint, alerts, first_alert_id FROM"
-                                     " batches WHERE host_id = $1 ORDER BY id"
-                                   : "DECLARE chain CURSOR FOR SELECT id, run_id, first_event_id, last_event_id, events,"
-                                     " committed_ns, prev_hash, hash, keyed::bigint, NULL::bigint, NULL::bigint FROM"
-                                     " batches WHERE host_id = $1 ORDER BY id",
-                               1, NULL, p, NULL, NULL, 1);
+    /* a central schema from before the chain covered alerts has no alerts columns */
+    const char *sql = v->chained_alerts
+                          ? "DECLARE chain CURSOR FOR SELECT id, run_id, first_event_id, last_event_id, events,"
+                            " committed_ns, prev_hash, hash, keyed::bigint, alerts, first_alert_id FROM"
+                            " batches WHERE host_id = $1 ORDER BY id"
+                          : "DECLARE chain CURSOR FOR SELECT id, run_id, first_event_id, last_event_id, events,"
+                            " committed_ns, prev_hash, hash, keyed::bigint, NULL::bigint, NULL::bigint FROM"
+                            " batches WHERE host_id = $1 ORDER BY id";
+    PGresult *r = PQexecParams(v->pg, sql, 1, NULL, p, NULL, NULL, 1);
     if (PQresultStatus(r) != PGRES_COMMAND_OK) {
         print_pg_error(v->pg, "reading batches");
         PQclear(r);

@@ -491,7 +491,8 @@ static void explain_miss(const struct alerts_options *o, const struct miss_sourc
     if (o->follow && m->count(m->ctx, o) != 0)
         return;   /* some pass: following goes on after them */
     fprintf(stderr, PROG ": none of the %" PRId64 " alert%s in %s pass%s the filters%s; each alone:\n", total,
-            cli_plural((uint64_t)total), m->where, total == 1 ? "es" : "", o->follow ? " (waiting for new ones)" : "");
+            cli_plural((uint64_t)total), m->where, total == 1 ? "es" : "",
+            o->follow ? " (waiting for new ones)" : "");
     struct strbuf line = {0};
     if (o->rule)
         say_filter(o, m, 'r', &line);

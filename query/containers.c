@@ -143,18 +143,6 @@ static void print_header(struct strbuf *line, bool host_column)
 
 /* ---- nothing printed: why, on stderr (as seccheckd events says it) ---- */
 
-/* " '--pod VALUE'" escaped, then why. */
-static void say_filter(const char *option, const char *value, const char *why)
-{
-    struct strbuf line = {0};
-    strbuf_printf(&line, "  %s '", option);
-    event_line_plain(&line, value, strlen(value), 200);
-    strbuf_printf(&line, "': %s\n", why);
-    if (!line.failed)
-        fputs(line.data, stderr);
-    strbuf_free(&line);
-}
-
 /* How many containers pass f: local (db) or central (pg, host ""
  * every one). -1 on an error. */
 static long long count_passing(sqlite3 *db, PGconn *pg, const char *host, const struct container_filter *f)
@@ -211,7 +199,7 @@ static void explain_nothing(sqlite3 *db, PGconn *pg, const char *host, const str
     };
     for (size_t i = 0; i < sizeof(each) / sizeof(each[0]); i++)
         if (each[i].value && count_passing(db, pg, host, &each[i].one) == 0)
-            say_filter(each[i].option, each[i].value, each[i].why);
+            event_line_say_option(each[i].option, each[i].value, each[i].why);
 }
 
 static int print_rows(sqlite3 *db, const struct containers_options *o)

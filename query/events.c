@@ -277,18 +277,6 @@ static bool any_passes(struct reader *r, const struct events_options *f)
     return yes;
 }
 
-/* "  --OPTION 'VALUE': why", the value escaped. */
-static void say_value(const char *option, const char *value, const char *why)
-{
-    struct strbuf line = {0};
-    strbuf_printf(&line, "  %s '", option);
-    event_line_plain(&line, value, strlen(value), 200);
-    strbuf_printf(&line, "': %s\n", why);
-    if (!line.failed)
-        fputs(line.data, stderr);
-    strbuf_free(&line);
-}
-
 /* Nothing was printed: says why on stderr (the output stays empty), each
  * filter that alone matches no stored event named. */
 static void explain_nothing(struct reader *r)
@@ -308,24 +296,26 @@ static void explain_nothing(struct reader *r)
     struct events_options f = none;
     f.container = o->container;
     if (o->container && !any_passes(r, &f))
-        say_value("--container", o->container, "no event of that container (seccheckd containers lists them)");
+        event_line_say_option("--container", o->container,
+                              "no event of that container (seccheckd containers lists them)");
     f = none;
     f.pod = o->pod;
     if (o->pod && !any_passes(r, &f))
-        say_value("--pod", o->pod, "no event of that pod's containers (seccheckd containers lists them)");
+        event_line_say_option("--pod", o->pod, "no event of that pod's containers (seccheckd containers lists them)");
     f = none;
     f.ns = o->ns;
     if (o->ns && !any_passes(r, &f))
-        say_value("--namespace", o->ns, "no event of that namespace's containers (seccheckd containers lists them)");
+        event_line_say_option("--namespace", o->ns,
+                              "no event of that namespace's containers (seccheckd containers lists them)");
     f = none;
     f.process = o->process;
     if (o->process && !any_passes(r, &f))
-        say_value("--process", o->process, "no event of a process of that name");
+        event_line_say_option("--process", o->process, "no event of a process of that name");
     f = none;
     f.types = o->types;
     f.type_filter = o->type_filter;
     if (o->types && !any_passes(r, &f))
-        say_value("--type", o->types, "no event of those types");
+        event_line_say_option("--type", o->types, "no event of those types");
     f = none;
     f.has_since = o->has_since;
     if (o->has_since && !any_passes(r, &f))

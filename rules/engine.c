@@ -202,6 +202,8 @@ static const char *container_of(const struct event *ev)
                                                                                      : NULL;
 }
 
+static void push_alert(struct rules_engine *e, struct alert_list *out, const struct alert *proto, const char *tags);
+
 static void raise_alert(struct rules_engine *e, struct evctx *x, const struct rule *r, size_t index,
                         struct alert_list *out)
 {
@@ -220,41 +222,15 @@ static void raise_alert(struct rules_engine *e, struct evctx *x, const struct ru
     struct render_rule rr = {.name = r->name, .priority = r->priority, .output = &r->output, .tags_json = r->tags_json};
     struct render_out ro = {.text = &e->text, .fields = &e->fields, .json = &e->json};
     render_alert(x, &rr, e->cfg.hostname, e->cfg.output_field_max, suppressed, &ro);
-    struct arena *a = store_of(out);
-    if (!a || e->text.failed || e->fields.failed || e->json.failed) {
-        out->dropped++;
-        return;
-    }
-    if (out->count == out->cap) {
-        size_t cap = out->cap ? out->cap * 2 : 16;
-        struct alert *n = realloc(out->items, cap * sizeof(*n));
-        if (!n) {
-            out->dropped++;
-            return;
-        }
-        out->items = n;
-        out->cap = cap;
-    }
-    struct alert al = {.event_index = index, .priority = r->priority, .time_ns = x->time_ns, .suppressed = suppressed};
-    al.rule = arena_strndup(a, r->name, strlen(r->name));
-    al.container_id = container ? arena_strndup(a, container, strlen(container)) : NULL;
-    al.output = arena_strndup(a, e->text.data, e->text.len);
-    al.output_len = e->text.len;
-    al.output_fields = arena_strndup(a, e->fields.data, e->fields.len);
-    al.tags = arena_strndup(a, r->tags_json, strlen(r->tags_json));
-    al.json = arena_strndup(a, e->json.data, e->json.len);
-    al.json_len = e->json.len;
-    if (!al.rule || (container && !al.container_id) || !al.output || !al.output_fields || !al.tags || !al.json) {
-        out->dropped++;
-        return;
-    }
-    out->items[out->count++] = al;
-    e->stats.alerts++;
+    struct alert proto = {.event_index = index, .rule = r->name, .priority = r->priority, .time_ns = x->time_ns,
+                          .suppressed = suppressed, .container_id = container};
+    push_alert(e, out, &proto, r->tags_json);
 }
 
 /* ---- the built-in syscall event drop alert (drops.h) ---- */
 
-/* Appends an alert made of the engine's text, fields and json buffers. */
+/* Appends an alert made of the engine's text, fields and json buffers
+ * (a rule's, rendered by raise_alert, or the drop alert's). */
 static void push_alert(struct rules_engine *e, struct alert_list *out, const struct alert *proto, const char *tags)
 {
     struct arena *a = store_of(out);

@@ -312,8 +312,27 @@ void render_alert(struct evctx *x, const struct render_rule *r, const char *host
     }
     strbuf_putc(fields, '}');
     strbuf_reset(json);
-    rules_alert_json(json, hostname, r->name, rules_priority_name(r->priority), x->time_ns, text->data ? text->data : "",
-                     text->len, fields->data ? fields->data : "{}", r->tags_json, suppressed);
+    rules_alert_json(json, hostname, r->name, rules_priority_name(r->priority), x->time_ns,
+                     text->data ? text->data : "", text->len, fields->data ? fields->data : "{}", r->tags_json,
+                     suppressed);
+}
+
+/* {"hostname":..,"output":..,"output_fields":..,"priority":..,"rule":..
+ * without the closing brace: the keys every alert's JSON starts with, in
+ * Falco's (sorted) order. */
+static void json_head(struct strbuf *json, const char *hostname, const char *output, size_t output_len,
+                      const char *output_fields, const char *priority, const char *rule)
+{
+    strbuf_puts(json, "{\"hostname\":");
+    json_render_string(json, hostname, strlen(hostname));
+    strbuf_puts(json, ",\"output\":");
+    json_render_string(json, output, output_len);
+    strbuf_puts(json, ",\"output_fields\":");
+    strbuf_puts(json, output_fields);
+    strbuf_puts(json, ",\"priority\":");
+    json_render_string(json, priority, strlen(priority));
+    strbuf_puts(json, ",\"rule\":");
+    json_render_string(json, rule, strlen(rule));
 }
 
 /* Falco's JSON of an internal message (falco_outputs.cpp:186-210): its
@@ -332,16 +351,7 @@ static void internal_json(struct strbuf *json, const char *hostname, const char 
             end = p - 1;
             break;
         }
-    strbuf_puts(json, "{\"hostname\":");
-    json_render_string(json, hostname, strlen(hostname));
-    strbuf_puts(json, ",\"output\":");
-    json_render_string(json, msg, (size_t)(end - msg));
-    strbuf_puts(json, ",\"output_fields\":");
-    strbuf_puts(json, output_fields);
-    strbuf_puts(json, ",\"priority\":");
-    json_render_string(json, priority, strlen(priority));
-    strbuf_puts(json, ",\"rule\":");
-    json_render_string(json, rule, strlen(rule));
+    json_head(json, hostname, msg, (size_t)(end - msg), output_fields, priority, rule);
     strbuf_puts(json, ",\"source\":\"internal\",\"time\":\"");
     fields_format_time(json, time_ns, true);
     strbuf_puts(json, "\"}");
@@ -355,16 +365,7 @@ void rules_alert_json(struct strbuf *json, const char *hostname, const char *rul
         internal_json(json, hostname, rule, priority, time_ns, output, output_len, output_fields);
         return;
     }
-    strbuf_puts(json, "{\"hostname\":");
-    json_render_string(json, hostname, strlen(hostname));
-    strbuf_puts(json, ",\"output\":");
-    json_render_string(json, output, output_len);
-    strbuf_puts(json, ",\"output_fields\":");
-    strbuf_puts(json, output_fields);
-    strbuf_puts(json, ",\"priority\":");
-    json_render_string(json, priority, strlen(priority));
-    strbuf_puts(json, ",\"rule\":");
-    json_render_string(json, rule, strlen(rule));
+    json_head(json, hostname, output, output_len, output_fields, priority, rule);
     if (suppressed) {   /* in its sorted place: after rule, before source */
         strbuf_puts(json, ",\"" RULES_SUPPRESSED_KEY "\":");
         strbuf_put_u64(json, suppressed);

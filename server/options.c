@@ -466,7 +466,11 @@ static const struct option_def defs[] = {
      "a rule whose condition needs a field gVisor never reports\n(evt.buffer, thread.cap_*...) is loaded disabled, "
      "with a warning\nnaming it; run: load it enabled anyway (those fields are\nalways absent)", "disable"},
     {"append-output", "suggested|none|FILE", KIND_STRING, STR(append_output), LIVE,
-     "what Falco's append_output adds to every rule's output: suggested\n(falco.yaml's default: container_id=%container.id container_name=\n...k8s_ns_name=%k8s.ns.name, so an alert names its container, pod\nand image), none, or a falco.yaml (its append_output entries: match,\nextra_output, extra_fields, suggested_output)", "suggested"},
+     "what Falco's append_output adds to every rule's output: suggested\n(falco.yaml's default: "
+     "container_id=%container.id container_name=\n...k8s_ns_name=%k8s.ns.name, so an alert names its container, "
+     "pod\nand image), none, or a falco.yaml (its append_output entries: match,\nextra_output, extra_fields, "
+     "suggested_output)",
+     "suggested"},
     {"alerts-out", "PATH", KIND_STRING, STR(alerts_out), RESTART,
      "write each alert as a line of Falco's JSON to PATH (- : stdout);\nnone: nowhere. Without it, --rules prints "
      "Falco's text line per\nalert on stdout (the journal's priority under systemd)",
@@ -490,8 +494,9 @@ static const struct option_def defs[] = {
     {"alerts-ceiling-burst", "N", KIND_U64, NUM(alerts_ceiling_burst, 1, 100000000), RESTART,
      "alerts one connection may raise at once", "10000"},
     {"syscall-event-drops", "alert|ignore", KIND_CUSTOM, CUSTOM(drop_alerts_off, parse_drop_actions), RESTART,
-     "a connection whose sandbox dropped more than the threshold of a\nsecond's events raises Falco's \"Falco internal: "
-     "syscall event\ndrop\" (Debug) whatever rules are loaded; ignore: never (the log\nsays drops either way)",
+     "a connection whose sandbox dropped more than the threshold of a\nsecond's events raises Falco's \"Falco "
+     "internal: syscall event\ndrop\" (Debug) whatever rules are loaded; ignore: never (the log\nsays drops "
+     "either way)",
      "alert"},
     {"syscall-event-drops-threshold", "F", KIND_CUSTOM, CUSTOM(drop_threshold, parse_drop_threshold), RESTART,
      "that share of a second's events, delivered and dropped (falco.yaml's\nsyscall_event_drops.threshold)", "0.1"},

@@ -188,7 +188,8 @@ static const char *without_readers_context(const char *config)
             memmem(ctx, n - (size_t)(ctx - line), "\"container_id\"", 14) &&
             memmem(ctx, n - (size_t)(ctx - line), "\"process_name\"", 14))
             continue;
-        len += (size_t)snprintf(list + len, sizeof(list) - len, "%s%.*s", len ? "; " : "", (int)(n < 60 ? n : 60), line);
+        int shown = (int)(n < 60 ? n : 60);
+        len += (size_t)snprintf(list + len, sizeof(list) - len, "%s%.*s", len ? "; " : "", shown, line);
         if (len >= sizeof(list))
             break;
     }
@@ -209,7 +210,8 @@ static void test_every_point_says_container_time_process(void **state)
     if (missing[0])
         fail_msg("the default rules' points without time, container_id or process_name: %s", missing);
     assert_non_null(strstr(out, "{\"name\": \"sentry/task_exit\", \"context_fields\": [\"time\", \"thread_id\", "
-                                "\"group_id\", \"thread_group_start_time\", \"container_id\", \"cwd\", \"process_name\"]}"));
+                                "\"group_id\", \"thread_group_start_time\", \"container_id\", \"cwd\", "
+                                "\"process_name\"]}"));
     assert_int_equal(seccheckd("gvisor-config", "--runsc", "2022-12", "--rules",
                                SOURCE_DIR "/tests/fixtures/falco_rules/falco_rules.yaml", "--rules",
                                SOURCE_DIR "/tests/fixtures/falco_rules/falco-incubating_rules.yaml", NULL), 0);

@@ -216,7 +216,8 @@ static void test_refused(void **state)
         const char *yaml, *error;
     } cases[] = {
         {"append_output:\n  - extra_output: \"x=%no.such\"\n", ":2:5: append_output: extra_output: unknown field"},
-        {"append_output:\n  - extra_fields:\n      - a: x\n      - a: y\n", ":4:9: append_output: extra_fields: 'a' is given twice"},
+        {"append_output:\n  - extra_fields:\n      - a: x\n      - a: y\n",
+         ":4:9: append_output: extra_fields: 'a' is given twice"},
         {"append_output:\n  - extra_fields: [not.a.field]\n", ":2:5: append_output: extra_fields: unknown field"},
         {"append_output:\n  - suggested_output: maybe\n", ":2:23: append_output: suggested_output: expected true"},
         {"append_output:\n  - extra: x\n", ":2:5: append_output: unknown key 'extra'"},

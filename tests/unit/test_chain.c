@@ -511,7 +511,8 @@ static struct chain_alert sample_alert(bool with_container)
 {
     return (struct chain_alert){.event_id = 42, .time_ns = 1700000000, .suppressed = 3, .rule = "Shadow read",
                                 .rule_len = 11, .priority = "Warning", .priority_len = 7,
-                                .container_id = with_container ? "c1" : NULL, .container_id_len = with_container ? 2 : 0,
+                                .container_id = with_container ? "c1" : NULL,
+                                .container_id_len = with_container ? 2 : 0,
                                 .output = out_nul, .output_len = sizeof(out_nul) - 1, .output_fields = "{\"a\":1}",
                                 .output_fields_len = 7, .tags = "[\"t\"]", .tags_len = 5};
 }
