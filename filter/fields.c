@@ -20,6 +20,9 @@ static const struct field_class *const classes[] = {
     [FIELD_BASE_CONTAINER >> 8] = &fields_container_class,
     [FIELD_BASE_EXEC >> 8] = &fields_exec_class,
     [FIELD_BASE_USER >> 8] = &fields_user_class,
+    [FIELD_BASE_GEN_EVENT >> 8] = &fields_gen_event_class,
+    [FIELD_BASE_UNREPORTED >> 8] = &fields_unreported_class,
+    [FIELD_BASE_K8SMETA >> 8] = &fields_k8smeta_class,
 };
 #define NCLASSES (sizeof(classes) / sizeof(classes[0]))
 
@@ -56,7 +59,9 @@ static const char *arg_text(enum field_arg a)
     case FA_EVT_ARG: return ".NAME or [N]";
     case FA_ENV_NAME: return "[NAME]";
     case FA_MOUNT: return "[N] or [PATH]";
-    case FA_KEY: return "[KEY]";
+    case FA_KEY: return "[KEY] or .KEY";
+    case FA_INDEX: return "[N]";
+    case FA_ENV_LEVEL: return "[NAME] or [N]";
     default: return NULL;
     }
 }
@@ -72,6 +77,19 @@ const struct field_info *fields_info(size_t i)
     info.arg = arg_text(d->arg);
     info.avail = d->avail;
     return &info;
+}
+
+/* falcosecurity/plugins 0b3cbd8d8 plugins/container/src/caps/extract/extract.cpp:
+ * the fields whose field_info ends in `true` (lines 118, 141, 231, 241, 326,
+ * 338), which libsinsp flags EPF_FORMAT_SUGGESTED (libs plugin.cpp:513-525). */
+static const char *const suggested[] = {
+    "container.id", "container.name", "container.image.repository", "container.image.tag", "k8s.pod.name",
+    "k8s.ns.name",
+};
+
+const char *fields_suggested(size_t i)
+{
+    return i < sizeof(suggested) / sizeof(suggested[0]) ? suggested[i] : NULL;
 }
 
 enum ftype fields_type(const struct fieldref *f) { return f->def->type; }
@@ -149,6 +167,24 @@ static bool parse_index(const char *arg, size_t len, int32_t *out)
     return true;
 }
 
+/* The FA_KEY field whose name, then '.', starts name (the longest), or NULL. */
+static const struct field_def *key_prefix_def(const char *name, size_t len)
+{
+    const struct field_def *best = NULL;
+    for (size_t c = 0; c < NCLASSES; c++) {
+        if (!classes[c])
+            continue;
+        for (size_t i = 0; i < classes[c]->ndefs; i++) {
+            const struct field_def *d = &classes[c]->defs[i];
+            size_t n = strlen(d->name);
+            if (d->arg == FA_KEY && len > n + 1 && name[n] == '.' && memcmp(d->name, name, n) == 0 &&
+                (!best || n > strlen(best->name)))
+                best = d;
+        }
+    }
+    return best;
+}
+
 static const struct field_def *find_def(const char *name, size_t len)
 {
     for (size_t c = 0; c < NCLASSES; c++) {
@@ -168,18 +204,27 @@ int fields_resolve(const char *name, size_t len, const char *arg, size_t arglen,
 {
     memset(out, 0, sizeof(*out));
     out->index = -1;
-    static const char evt_arg[] = "evt.arg.";
-    if (len > sizeof(evt_arg) - 1 && memcmp(name, evt_arg, sizeof(evt_arg) - 1) == 0) {
+    static const char *const arg_fields[] = {"evt.arg", "evt.rawarg"};   /* and .NAME */
+    for (size_t i = 0; i < sizeof(arg_fields) / sizeof(arg_fields[0]); i++) {
+        size_t n = strlen(arg_fields[i]);
+        if (len <= n + 1 || memcmp(name, arg_fields[i], n) != 0 || name[n] != '.')
+            continue;
         if (has_arg) {
             snprintf(err, errlen, "'%.*s' takes no [argument]", (int)len, name);
             return -1;
         }
-        out->def = find_def("evt.arg", 7);
+        out->def = find_def(arg_fields[i], n);
         out->id = out->def->id;
-        return fields_evt_resolve_arg(name + sizeof(evt_arg) - 1, len - (sizeof(evt_arg) - 1), -1, a, out, err,
-                                      errlen);
+        return fields_evt_resolve_arg(name + n + 1, len - n - 1, -1, a, out, err, errlen);
     }
     const struct field_def *d = find_def(name, len);
+    if (!d && !has_arg && (d = key_prefix_def(name, len)) != NULL) {
+        /* k8s.pod.label.app: the .KEY form of k8s.pod.label[app] */
+        size_t n = strlen(d->name) + 1;
+        arg = name + n;
+        arglen = len - n;
+        has_arg = true;
+    }
     if (d) {
         out->def = d;
         out->id = d->id;
@@ -225,10 +270,29 @@ int fields_resolve(const char *name, size_t len, const char *arg, size_t arglen,
             out->argname_len = (uint32_t)arglen;
             return 0;
         case FA_KEY:
-            if (!has_arg || arglen == 0 || arglen > CONTAINER_LABEL_KEY_MAX ||
-                !(out->argname = arena_strndup(a, arg, arglen))) {
-                snprintf(err, errlen, "'%s' needs [KEY], a label's name (1 to %d bytes)", d->name,
-                         CONTAINER_LABEL_KEY_MAX);
+            if (!has_arg)
+                return 0;
+            if (arglen == 0 || arglen > FIELD_KEY_MAX || !(out->argname = arena_strndup(a, arg, arglen))) {
+                snprintf(err, errlen, "'%s[%.*s]': the argument must be 1 to %d bytes", d->name,
+                         (int)(arglen > 32 ? 32 : arglen), arg, FIELD_KEY_MAX);
+                return -1;
+            }
+            out->argname_len = (uint32_t)arglen;
+            return 0;
+        case FA_INDEX:
+            if (has_arg && (!parse_index(arg, arglen, &out->index) || out->index > PROC_ANCESTORS_MAX)) {
+                snprintf(err, errlen, "'%s[%.*s]': the argument must be a number from 0 to %d", d->name,
+                         (int)(arglen > 32 ? 32 : arglen), arg, PROC_ANCESTORS_MAX);
+                return -1;
+            }
+            return 0;
+        case FA_ENV_LEVEL:
+            if (!has_arg || (parse_index(arg, arglen, &out->index) && out->index <= PROC_ANCESTORS_MAX))
+                return 0;
+            out->index = -1;
+            if (arglen == 0 || arglen > 256 || !(out->argname = arena_strndup(a, arg, arglen))) {
+                snprintf(err, errlen, "'%s[%.*s]': the argument must be a variable name or an ancestor's level",
+                         d->name, (int)(arglen > 32 ? 32 : arglen), arg);
                 return -1;
             }
             out->argname_len = (uint32_t)arglen;
@@ -304,7 +368,7 @@ const ProtobufCBinaryData *fields_read_bytes(const ProtobufCMessage *m, const Pr
     return field_ptr(m, f);
 }
 
-void fields_format_time(struct strbuf *out, int64_t ns, bool iso)
+int fields_utc(int64_t ns, struct tm *tm)
 {
     int64_t sec = ns / 1000000000, frac = ns % 1000000000;
     if (frac < 0) {
@@ -312,9 +376,15 @@ void fields_format_time(struct strbuf *out, int64_t ns, bool iso)
         sec--;
     }
     time_t t = (time_t)sec;
+    if (!gmtime_r(&t, tm))
+        memset(tm, 0, sizeof(*tm));
+    return (int)frac;
+}
+
+void fields_format_time(struct strbuf *out, int64_t ns, bool iso)
+{
     struct tm tm;
-    if (!gmtime_r(&t, &tm))
-        memset(&tm, 0, sizeof(tm));
+    int frac = fields_utc(ns, &tm);
     char buf[64];
     int n = iso ? snprintf(buf, sizeof(buf), "%04d-%02d-%02dT%02d:%02d:%02d.%09dZ", tm.tm_year + 1900, tm.tm_mon + 1,
                            tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, (int)frac)

@@ -28,6 +28,9 @@ enum field_class_base {
     FIELD_BASE_CONTAINER = 0x300,
     FIELD_BASE_EXEC = 0x400,
     FIELD_BASE_USER = 0x500,
+    FIELD_BASE_GEN_EVENT = 0x600,
+    FIELD_BASE_UNREPORTED = 0x700,
+    FIELD_BASE_K8SMETA = 0x800,
 };
 
 enum field_arg {
@@ -36,8 +39,12 @@ enum field_arg {
     FA_EVT_ARG,     /* .NAME or [N]: a message field */
     FA_ENV_NAME,    /* [NAME]: one environment variable; none: all of them */
     FA_MOUNT,       /* [N] (a mount's index) or [PATH] (a glob of a mount's path), required */
-    FA_KEY,         /* [KEY]: a label's name, required */
+    FA_KEY,         /* [KEY] or .KEY (a label's name, an event type): argname; none allowed */
+    FA_INDEX,       /* [N]: index; none: -1 (proc.acmdline: every ancestor's, libs' reading) */
+    FA_ENV_LEVEL,   /* [NAME] (argname) or [N] (index), or none: proc.aenv */
 };
+
+#define FIELD_KEY_MAX 256   /* an FA_KEY argument */
 
 #define FIELD_MOUNT_GLOB_MAX 4096   /* container.mount.*[PATH]: PATH_MAX */
 
@@ -73,11 +80,22 @@ extern const struct field_class fields_exec_class;
 unsigned fields_exec_release(const struct field_def *d);
 
 extern const struct field_class fields_user_class;
+/* libs' gen_event class: the event's time in Falco's other forms, its
+ * source, the host (fields_gen_event.c). */
+extern const struct field_class fields_gen_event_class;
+/* What libs and Falco's container plugin define that gVisor and the node
+ * cannot feed, or that Falco itself leaves empty (fields_unreported.c). */
+extern const struct field_class fields_unreported_class;
+/* Falco's k8smeta plugin (fields_k8smeta.c). */
+extern const struct field_class fields_k8smeta_class;
 
 /* The event's container record from runsc's state (container.h), NULL
  * when not known; asked once per event (fields_container.c). */
 struct container_record;
 const struct container_record *fields_container_record(struct evctx *x);
+/* container.id of the event (its first 12 characters when it is 64 hex
+ * digits, as Falco's); absent when the event carries none. */
+void fields_container_id(const struct evctx *x, struct fval *v);
 
 /* ---- shared by the class files ---- */
 
@@ -136,6 +154,11 @@ int fields_evt_resolve_arg(const char *name, size_t len, int32_t index, struct a
                            char *err, size_t errlen);
 
 void fields_put_ip(struct strbuf *b, uint8_t family, const uint8_t *ip);
+
+struct tm;
+/* ns since the epoch as UTC calendar time in *tm (zeros past gmtime's
+ * range); the nanoseconds of its second. */
+int fields_utc(int64_t ns, struct tm *tm);
 
 /* The event's fd as fd.* sees it (fields_fd.c), computed once per event. */
 const struct fdinfo *fields_fd_info(struct evctx *x);

@@ -115,6 +115,13 @@ static void mount_extract(const struct container_record *r, const struct fieldre
     fv_str(v, s, strlen(s));
 }
 
+void fields_container_id(const struct evctx *x, struct fval *v)
+{
+    const char *id = event_container_id(x);
+    if (id)
+        fv_str(v, id, is_hex64(id) ? SHORT_ID_LEN : strlen(id));
+}
+
 static void container_extract(struct evctx *x, const struct fieldref *f, struct fval *v, struct strbuf *buf)
 {
     (void)buf;
@@ -122,7 +129,7 @@ static void container_extract(struct evctx *x, const struct fieldref *f, struct 
     if (!id)
         return;
     switch (f->id) {
-    case F_CONTAINER_ID: fv_str(v, id, is_hex64(id) ? SHORT_ID_LEN : strlen(id)); return;
+    case F_CONTAINER_ID: fields_container_id(x, v); return;
     case F_CONTAINER_FULL_ID: fv_cstr(v, id); return;
     case F_CONTAINER_TYPE: fv_cstr(v, "gvisor"); return;
     default: break;

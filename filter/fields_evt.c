@@ -12,6 +12,25 @@
 #include "json.h"
 #include "trace_names.h"
 
+/* More of libs' event class (sinsp_filtercheck_event.cpp), after filter.h's ids. */
+enum {
+    F_EVT_RAWARG = F_EVT_COUNT, F_EVT_TYPE_IS, F_SYSCALL_TYPE, F_EVT_INFO, F_EVT_IS_IO, F_EVT_IS_IO_READ,
+    F_EVT_IS_IO_WRITE, F_EVT_IO_DIR,
+};
+
+/* libs' EF_READS_FROM_FD / EF_WRITES_TO_FD syscalls (driver/event_table.c),
+ * by x86_64 number: 'r', 'w', or 0. */
+static char io_dir(unsigned t)
+{
+    switch (t) {
+    /* read, pread64, readv, recvfrom, recvmsg, preadv, recvmmsg, preadv2 */
+    case 0: case 17: case 19: case 45: case 47: case 295: case 299: case 327: return 'r';
+    /* write, pwrite64, writev, sendfile, sendto, sendmsg, pwritev, sendmmsg, pwritev2 */
+    case 1: case 18: case 20: case 40: case 44: case 46: case 296: case 307: case 328: return 'w';
+    default: return 0;
+    }
+}
+
 static bool is_open_type(unsigned t)
 {
     return t == SYS_OPEN || t == SYS_OPENAT || t == SYS_OPENAT2 || t == SYS_OPEN_BY_HANDLE_AT;
@@ -283,7 +302,33 @@ static void evt_extract(struct evctx *x, const struct fieldref *f, struct fval *
     case F_EVT_IS_OPEN_WRITE:
     case F_EVT_IS_OPEN_EXEC: evt_is_open(x, f->id, v); return;
     case F_EVT_ARG: evt_arg(x, f, v, buf); return;
-    case F_EVT_ARGS: fields_args_all(x, v, buf); return;
+    case F_EVT_RAWARG: {   /* the message field's own value; a parameter it names otherwise: evt.arg's */
+        uint16_t type = ev->header.message_type;
+        struct fieldref raw = *f;
+        if (type <= DECODE_TYPE_MAX && f->arg[type])
+            raw.falco = NULL;
+        evt_arg(x, &raw, v, buf);
+        return;
+    }
+    case F_EVT_ARGS:
+    case F_EVT_INFO: fields_args_all(x, v, buf); return;   /* libs: evt.info falls through to evt.args */
+    case F_EVT_TYPE_IS: {
+        const char *name = evtype_name(x->cls.type);
+        if (f->argname)
+            fv_uint(v, name && strlen(name) == f->argname_len && memcmp(name, f->argname, f->argname_len) == 0);
+        return;
+    }
+    case F_SYSCALL_TYPE:
+        if (x->cls.type < EVTYPE_SYSCALL_LIMIT)
+            fv_cstr(v, evtype_name(x->cls.type));
+        return;
+    case F_EVT_IS_IO: fv_bool(v, io_dir(x->cls.type) != 0); return;
+    case F_EVT_IS_IO_READ: fv_bool(v, io_dir(x->cls.type) == 'r'); return;
+    case F_EVT_IS_IO_WRITE: fv_bool(v, io_dir(x->cls.type) == 'w'); return;
+    case F_EVT_IO_DIR:
+        if (io_dir(x->cls.type))
+            fv_cstr(v, io_dir(x->cls.type) == 'r' ? "read" : "write");
+        return;
     case F_EVT_BUFFER: return;   /* runsc sends no read or write data */
     case F_GVISOR_POINT:
         if (!x->have_point) {
@@ -316,6 +361,14 @@ static const struct field_def evt_defs[] = {
     {"gvisor.point", FT_STR, FA_NONE, F_GVISOR_POINT, 0, 0, 0, FIELD_REPORTED},
     {"evt.args", FT_STR, FA_NONE, F_EVT_ARGS, P, RULES_OPT_FD_PATH, 0, FIELD_REPORTED},
     {"evt.buffer", FT_STR, FA_NONE, F_EVT_BUFFER, 0, 0, 0, FIELD_NEVER},
+    {"evt.rawarg", FT_DYN, FA_EVT_ARG, F_EVT_RAWARG, 0, 0, 0, FIELD_REPORTED},
+    {"evt.type.is", FT_UINT, FA_KEY, F_EVT_TYPE_IS, 0, 0, 0, FIELD_REPORTED},
+    {"syscall.type", FT_STR, FA_NONE, F_SYSCALL_TYPE, 0, 0, 0, FIELD_REPORTED},
+    {"evt.info", FT_STR, FA_NONE, F_EVT_INFO, P, RULES_OPT_FD_PATH, 0, FIELD_REPORTED},
+    {"evt.is_io", FT_BOOL, FA_NONE, F_EVT_IS_IO, 0, 0, 0, FIELD_REPORTED},
+    {"evt.is_io_read", FT_BOOL, FA_NONE, F_EVT_IS_IO_READ, 0, 0, 0, FIELD_REPORTED},
+    {"evt.is_io_write", FT_BOOL, FA_NONE, F_EVT_IS_IO_WRITE, 0, 0, 0, FIELD_REPORTED},
+    {"evt.io_dir", FT_STR, FA_NONE, F_EVT_IO_DIR, 0, 0, 0, FIELD_REPORTED},
 };
 #undef P
 

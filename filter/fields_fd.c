@@ -18,6 +18,7 @@ enum {
     F_FD_TYPE, F_FD_L4PROTO, F_FD_SOCKFAMILY, F_FD_IP, F_FD_PORT, F_FD_NET, F_FD_CNET, F_FD_SNET, F_FD_LNET,
     F_FD_RNET, F_FD_CONNECTED, F_FD_NAME_CHANGED, F_FD_NAMERAW,
     F_FD_CIP_NAME, F_FD_SIP_NAME, F_FD_LIP_NAME, F_FD_RIP_NAME,
+    F_FD_UID, F_FD_CONTAINERNAME, F_FD_CONTAINERDIRECTORY,
 };
 
 enum { ROLE_NONE, ROLE_SERVER_REMOTE, ROLE_CLIENT_REMOTE, ROLE_SERVER_LOCAL };
@@ -485,6 +486,23 @@ static void fd_ip(struct fdinfo *fi, bool want, struct fval *v)
 
 static bool has_fd(const struct fdinfo *fi) { return fi->has_num || fi->has_name; }
 
+/* fd.directory: a directory fd's name, a file's text before its last '/'
+ * ("/" for one at the root); false for anything else. */
+static bool fd_directory(const struct fdinfo *fi, const char **dir, size_t *len)
+{
+    if (!fi->has_name || (fi->typechar != 'f' && fi->typechar != 'd') || fi->name[0] != '/')
+        return false;
+    if (fi->typechar == 'd') {
+        *dir = fi->name;
+        *len = fi->name_len;
+        return true;
+    }
+    size_t dlen = (size_t)((const char *)memrchr(fi->name, '/', fi->name_len) - fi->name);
+    *dir = dlen ? fi->name : "/";
+    *len = dlen ? dlen : 1;
+    return true;
+}
+
 static void fd_extract(struct evctx *x, const struct fieldref *f, struct fval *v, struct strbuf *buf)
 {
     uint16_t id = f->id;
@@ -509,26 +527,58 @@ static void fd_extract(struct evctx *x, const struct fieldref *f, struct fval *v
             fv_buf(v, buf);
         }
         return;
-    case F_FD_DIRECTORY:
-    case F_FD_FILENAME: {
-        if (!fi->has_name || (fi->typechar != 'f' && fi->typechar != 'd') || fi->name[0] != '/')
-            return;
-        if (fi->typechar == 'd') {
-            if (id == F_FD_DIRECTORY)
-                fv_str(v, fi->name, fi->name_len);
-            return;
-        }
-        const char *slash = memrchr(fi->name, '/', fi->name_len);
-        size_t dlen = (size_t)(slash - fi->name);
-        if (id == F_FD_FILENAME)
-            fv_str(v, slash + 1, fi->name_len - dlen - 1);
-        else if (dlen == 0)
-            fv_str(v, "/", 1);
-        else {
+    case F_FD_UID: {   /* libs: the thread id, then the fd number, as text */
+        const Gvisor__Common__ContextData *ctx = x->ev->context;
+        if (fi->has_num && ctx && ctx->thread_id > 0) {
             strbuf_reset(buf);
-            strbuf_append(buf, fi->name, dlen);
+            strbuf_put_i64(buf, ctx->thread_id);
+            strbuf_put_i64(buf, fi->num);
             fv_buf(v, buf);
         }
+        return;
+    }
+    case F_FD_CONTAINERNAME: {   /* libs: container.id ':' fd.name */
+        struct fval cid = {0};
+        fields_container_id(x, &cid);
+        if (fi->has_name && cid.kind == FV_STR) {
+            strbuf_reset(buf);
+            strbuf_append(buf, cid.s, cid.len);
+            strbuf_putc(buf, ':');
+            strbuf_append(buf, fi->name, fi->name_len);
+            fv_buf(v, buf);
+        }
+        return;
+    }
+    case F_FD_CONTAINERDIRECTORY: {   /* libs: container.id ':' fd.directory */
+        struct fval cid = {0};
+        const char *dir;
+        size_t dlen;
+        fields_container_id(x, &cid);
+        if (cid.kind == FV_STR && fd_directory(fi, &dir, &dlen)) {
+            strbuf_reset(buf);
+            strbuf_append(buf, cid.s, cid.len);
+            strbuf_putc(buf, ':');
+            strbuf_append(buf, dir, dlen);
+            fv_buf(v, buf);
+        }
+        return;
+    }
+    case F_FD_DIRECTORY: {
+        const char *dir;
+        size_t dlen;
+        if (fd_directory(fi, &dir, &dlen)) {
+            strbuf_reset(buf);
+            strbuf_append(buf, dir, dlen);
+            fv_buf(v, buf);
+        }
+        return;
+    }
+    case F_FD_FILENAME: {
+        if (!fi->has_name || fi->typechar != 'f' || fi->name[0] != '/')
+            return;
+        const char *slash = memrchr(fi->name, '/', fi->name_len);
+        size_t dlen = (size_t)(slash - fi->name);
+        fv_str(v, slash + 1, fi->name_len - dlen - 1);
         return;
     }
     case F_FD_SIP: fd_ip(fi, server, v); return;
@@ -617,6 +667,11 @@ static const struct field_def fd_defs[] = {
     {"fd.sip.name", FT_STR, FA_NONE, F_FD_SIP_NAME, 0, 0, 0, FIELD_NEVER},
     {"fd.lip.name", FT_STR, FA_NONE, F_FD_LIP_NAME, 0, 0, 0, FIELD_NEVER},
     {"fd.rip.name", FT_STR, FA_NONE, F_FD_RIP_NAME, 0, 0, 0, FIELD_NEVER},
+    {"fd.uid", FT_STR, FA_NONE, F_FD_UID, RULES_CTX_THREAD_ID, 0, 0, FIELD_REPORTED},
+    {"fd.containername", FT_STR, FA_NONE, F_FD_CONTAINERNAME, NAME_CTX | RULES_CTX_CONTAINER_ID, RULES_OPT_FD_PATH, 0,
+     FIELD_REPORTED},
+    {"fd.containerdirectory", FT_STR, FA_NONE, F_FD_CONTAINERDIRECTORY, NAME_CTX | RULES_CTX_CONTAINER_ID,
+     RULES_OPT_FD_PATH, 0, FIELD_REPORTED},
 };
 #undef P
 #undef SOCKETS

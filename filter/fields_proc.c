@@ -13,6 +13,10 @@ enum {
     F_THREAD_TID, F_THREAD_VTID, F_PROC_SID, F_PROC_SNAME, F_PROC_SID_EXE, F_PROC_SID_EXEPATH, F_PROC_IS_SID_LEADER,
     F_PROC_VPGID, F_PROC_VPGID_NAME, F_PROC_VPGID_EXE, F_PROC_VPGID_EXEPATH, F_PROC_IS_VPGID_LEADER, F_PROC_ENV,
     F_THREAD_CAP_PERMITTED, F_THREAD_CAP_INHERITABLE, F_THREAD_CAP_EFFECTIVE,
+    /* the rest of libs' thread class that the table can give */
+    F_PROC_PGID, F_PROC_PGID_NAME, F_PROC_PGID_EXE, F_PROC_PGID_EXEPATH, F_PROC_IS_PGID_LEADER, F_PROC_CMDNARGS,
+    F_PROC_CMDLENARGS, F_PROC_EXELINE, F_PROC_ACMDLINE, F_PROC_AARGS, F_PROC_AENV, F_THREAD_ISMAIN, F_PROC_PID_TS,
+    F_PROC_PPID_TS, F_PROC_PPID_DURATION, F_PROC_LOGINSHELLID,
 };
 
 static void cmdline(const struct proc *p, struct fval *v, struct strbuf *buf)
@@ -141,6 +145,84 @@ static void env_field(const struct proc *p, const struct fieldref *f, struct fva
     }
 }
 
+/* The time since start (0: unknown), saturated, never overflowing: both
+ * times are the sandbox's. */
+static void duration_since(struct evctx *x, int64_t start, struct fval *v)
+{
+    int64_t d;
+    if (start)
+        fv_int(v, !__builtin_sub_overflow(x->time_ns, start, &d) ? d : start < 0 ? INT64_MAX : INT64_MIN);
+}
+
+/* proc.acmdline and proc.aargs without an index: libs joins those of
+ * every ancestor, parent first (traverse_parent_state), by spaces. */
+static void all_ancestors(struct evctx *x, const struct proc *p, bool args, struct fval *v, struct strbuf *buf)
+{
+    strbuf_reset(buf);
+    const struct proc *q = p;
+    for (unsigned i = 0; i < PROC_ANCESTORS_MAX; i++) {
+        const struct proc *up = proctab_parent(x->pt, q);
+        if (!up || up == q)
+            break;
+        if (buf->len)
+            strbuf_putc(buf, ' ');
+        if (!args) {
+            strbuf_puts(buf, up->name);
+            if (up->args.len)
+                strbuf_putc(buf, ' ');
+        }
+        strbuf_append(buf, up->args.data, up->args.len);
+        q = up;
+    }
+    if (buf->len)
+        fv_buf(v, buf);
+}
+
+/* proc.aenv (libs sinsp_filtercheck_thread.cpp TYPE_AENV): no argument or
+ * [0], the process's own environment; [N], the N-th ancestor's; [NAME],
+ * NAME's value in the nearest ancestor (the parent first) that sets it. */
+static void aenv_field(struct evctx *x, const struct proc *p, const struct fieldref *f, struct fval *v,
+                       struct strbuf *buf)
+{
+    if (!f->argname) {
+        const struct proc *a = f->index > 0 ? ancestor(x, (unsigned)f->index) : p;
+        if (a && a->has_env)
+            fv_str(v, a->env.len ? a->env.data : "", a->env.len);
+        return;
+    }
+    struct fieldref named = *f;
+    fv_str(v, "", 0);
+    const struct proc *q = p;
+    for (unsigned i = 0; i < 20; i++) {   /* libs looks up to 20 levels */
+        const struct proc *up = proctab_parent(x->pt, q);
+        if (!up || up == q)
+            return;
+        struct fval one = {0};
+        env_field(up, &named, &one, buf);
+        if (one.kind == FV_STR && one.len) {
+            *v = one;
+            return;
+        }
+        q = up;
+    }
+}
+
+/* proc.loginshellid: the pid of the oldest process, the event's own
+ * included, whose name ends in "sh" (libs' test: bash, sh, zsh...). */
+static void login_shell(struct evctx *x, const struct proc *p, struct fval *v)
+{
+    const struct proc *q = p, *shell = NULL;
+    for (unsigned i = 0; q && i <= PROC_ANCESTORS_MAX; i++) {
+        size_t n = strlen(q->name);
+        if (n >= 2 && q->name[n - 2] == 's' && q->name[n - 1] == 'h')
+            shell = q;
+        const struct proc *up = proctab_parent(x->pt, q);
+        q = up == q ? NULL : up;
+    }
+    if (shell)
+        fv_int(v, shell->tgid);
+}
+
 static void proc_extract(struct evctx *x, const struct fieldref *f, struct fval *v, struct strbuf *buf)
 {
     const struct proc *p = x->proc;
@@ -161,6 +243,10 @@ static void proc_extract(struct evctx *x, const struct fieldref *f, struct fval 
     case F_THREAD_CAP_INHERITABLE:
     case F_THREAD_CAP_EFFECTIVE:
         return;   /* runsc sends no capabilities */
+    case F_THREAD_ISMAIN:
+        if (ctx && ctx->thread_id > 0 && ctx->thread_group_id > 0)
+            fv_bool(v, ctx->thread_id == ctx->thread_group_id);
+        return;
     case F_PROC_PPID:   /* runsc release-20260525.0 on sends it: no table needed */
         if (ctx && ctx->parent_thread_group_id > 0 && ctx->parent_thread_group_id != ctx->thread_group_id) {
             fv_int(v, ctx->parent_thread_group_id);
@@ -190,14 +276,7 @@ static void proc_extract(struct evctx *x, const struct fieldref *f, struct fval 
         strbuf_putc(buf, '/');
         fv_buf(v, buf);
         return;
-    case F_PROC_DURATION:
-        if (p->start_ns) {   /* both times are the sandbox's: saturate, never overflow */
-            int64_t d;
-            fv_int(v, !__builtin_sub_overflow(x->time_ns, p->start_ns, &d) ? d
-                      : p->start_ns < 0                                  ? INT64_MAX
-                                                                         : INT64_MIN);
-        }
-        return;
+    case F_PROC_DURATION: duration_since(x, p->start_ns, v); return;
     case F_PROC_PPID:
     case F_PROC_PVPID:
         if ((parent = proctab_parent(x->pt, p)))
@@ -217,15 +296,52 @@ static void proc_extract(struct evctx *x, const struct fieldref *f, struct fval 
         fields_ancestor(x, f, f->index < 0 ? 1 : (unsigned)f->index, v);
         return;
     case F_PROC_SID: if (p->sid) fv_int(v, p->sid); return;
-    case F_PROC_VPGID: if (p->pgid) fv_int(v, p->pgid); return;
+    /* the sandbox's pids are the only ones: proc.pgid is proc.vpgid */
+    case F_PROC_VPGID: case F_PROC_PGID: if (p->pgid) fv_int(v, p->pgid); return;
     case F_PROC_IS_SID_LEADER: if (p->sid) fv_bool(v, p->sid == p->tgid); return;
-    case F_PROC_IS_VPGID_LEADER: if (p->pgid) fv_bool(v, p->pgid == p->tgid); return;
+    case F_PROC_IS_VPGID_LEADER: case F_PROC_IS_PGID_LEADER: if (p->pgid) fv_bool(v, p->pgid == p->tgid); return;
     case F_PROC_SNAME: leader_field(x, p, true, 0, v); return;
     case F_PROC_SID_EXE: leader_field(x, p, true, 1, v); return;
     case F_PROC_SID_EXEPATH: leader_field(x, p, true, 2, v); return;
-    case F_PROC_VPGID_NAME: leader_field(x, p, false, 0, v); return;
-    case F_PROC_VPGID_EXE: leader_field(x, p, false, 1, v); return;
-    case F_PROC_VPGID_EXEPATH: leader_field(x, p, false, 2, v); return;
+    case F_PROC_VPGID_NAME: case F_PROC_PGID_NAME: leader_field(x, p, false, 0, v); return;
+    case F_PROC_VPGID_EXE: case F_PROC_PGID_EXE: leader_field(x, p, false, 1, v); return;
+    case F_PROC_VPGID_EXEPATH: case F_PROC_PGID_EXEPATH: leader_field(x, p, false, 2, v); return;
+    case F_PROC_CMDNARGS: fv_uint(v, p->nargs); return;
+    case F_PROC_CMDLENARGS: fv_uint(v, p->lenargs); return;
+    case F_PROC_EXELINE:   /* libs: exe, a space, the args */
+        strbuf_reset(buf);
+        strbuf_append(buf, p->exe.data, p->exe.len);
+        strbuf_putc(buf, ' ');
+        strbuf_append(buf, p->args.data, p->args.len);
+        fv_buf(v, buf);
+        return;
+    case F_PROC_ACMDLINE:
+    case F_PROC_AARGS: {
+        bool args = f->id == F_PROC_AARGS;
+        if (f->index < 0) {
+            all_ancestors(x, p, args, v, buf);
+            return;
+        }
+        const struct proc *a = ancestor(x, (unsigned)f->index);
+        if (!a)
+            return;
+        if (args)
+            fv_str(v, a->args.len ? a->args.data : "", a->args.len);
+        else
+            cmdline(a, v, buf);
+        return;
+    }
+    case F_PROC_AENV: aenv_field(x, p, f, v, buf); return;
+    case F_PROC_PID_TS: if (p->start_ns) fv_int(v, p->start_ns); return;
+    case F_PROC_PPID_TS:
+        if ((parent = proctab_parent(x->pt, p)) && parent->start_ns)
+            fv_int(v, parent->start_ns);
+        return;
+    case F_PROC_PPID_DURATION:
+        if ((parent = proctab_parent(x->pt, p)))
+            duration_since(x, parent->start_ns, v);
+        return;
+    case F_PROC_LOGINSHELLID: login_shell(x, p, v); return;
     case F_PROC_ENV: env_field(p, f, v, buf); return;
     case F_PROC_PNAME:
         if ((parent = proctab_parent(x->pt, p)))
@@ -292,6 +408,27 @@ static const struct field_def proc_defs[] = {
     {"thread.cap_permitted", FT_STR, FA_NONE, F_THREAD_CAP_PERMITTED, 0, 0, 0, FIELD_NEVER},
     {"thread.cap_inheritable", FT_STR, FA_NONE, F_THREAD_CAP_INHERITABLE, 0, 0, 0, FIELD_NEVER},
     {"thread.cap_effective", FT_STR, FA_NONE, F_THREAD_CAP_EFFECTIVE, 0, 0, 0, FIELD_NEVER},
+    {"proc.pgid", FT_INT, FA_NONE, F_PROC_PGID, P, 0, FIELD_PROC_SESSION, FIELD_REPORTED},
+    {"proc.pgid.name", FT_STR, FA_NONE, F_PROC_PGID_NAME, NAME, 0, FIELD_PROC_SESSION | FIELD_PROC_PARENTS,
+     FIELD_REPORTED},
+    {"proc.pgid.exe", FT_STR, FA_NONE, F_PROC_PGID_EXE, P, 0, FIELD_PROC_SESSION | PARENTS, FIELD_REPORTED},
+    {"proc.pgid.exepath", FT_STR, FA_NONE, F_PROC_PGID_EXEPATH, P | RULES_CTX_CWD, 0,
+     FIELD_PROC_SESSION | PARENTS | FIELD_PROC_CWD, FIELD_REPORTED},
+    {"proc.is_pgid_leader", FT_BOOL, FA_NONE, F_PROC_IS_PGID_LEADER, P, 0, FIELD_PROC_SESSION, FIELD_REPORTED},
+    {"proc.cmdnargs", FT_UINT, FA_NONE, F_PROC_CMDNARGS, P, 0, FIELD_PROC_IMAGE, FIELD_REPORTED},
+    {"proc.cmdlenargs", FT_UINT, FA_NONE, F_PROC_CMDLENARGS, P, 0, FIELD_PROC_IMAGE, FIELD_REPORTED},
+    {"proc.exeline", FT_STR, FA_NONE, F_PROC_EXELINE, P, 0, FIELD_PROC_IMAGE, FIELD_REPORTED},
+    {"proc.acmdline", FT_STR, FA_INDEX, F_PROC_ACMDLINE, NAME, 0, PARENTS | FIELD_PROC_COMM, FIELD_REPORTED},
+    {"proc.aargs", FT_STR, FA_INDEX, F_PROC_AARGS, P, 0, PARENTS, FIELD_REPORTED},
+    {"proc.aenv", FT_STR, FA_ENV_LEVEL, F_PROC_AENV, P, RULES_OPT_ENVV | RULES_OPT_ENV,
+     PARENTS | FIELD_PROC_ENV, FIELD_REPORTED},
+    {"thread.ismain", FT_BOOL, FA_NONE, F_THREAD_ISMAIN, RULES_CTX_THREAD_ID | RULES_CTX_GROUP_ID, 0, 0,
+     FIELD_REPORTED},
+    {"proc.pid.ts", FT_INT, FA_NONE, F_PROC_PID_TS, P, 0, 0, FIELD_REPORTED},
+    {"proc.ppid.ts", FT_INT, FA_NONE, F_PROC_PPID_TS, P, 0, FIELD_PROC_PARENTS, FIELD_REPORTED},
+    {"proc.ppid.duration", FT_INT, FA_NONE, F_PROC_PPID_DURATION, P, 0, FIELD_PROC_PARENTS, FIELD_REPORTED},
+    {"proc.loginshellid", FT_INT, FA_NONE, F_PROC_LOGINSHELLID, NAME, 0, PARENTS | FIELD_PROC_COMM,
+     FIELD_REPORTED},
 };
 #undef P
 #undef NAME

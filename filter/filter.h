@@ -295,6 +295,7 @@ struct evctx {
     struct container_view *containers;
     const struct container_record *container;
     bool have_container;
+    const char *hostname;         /* evt.hostname: the engine's (the alerts' "hostname"); NULL: absent */
 };
 
 /* The value of f for the context's event (cached in f's slot). */
@@ -303,6 +304,10 @@ const struct fval *fields_get(struct evctx *x, const struct fieldref *f);
 /* proc.aname / proc.apid of the level-th ancestor (1: parent), for the
  * any-ancestor walk; FV_ABSENT past the known chain. */
 void fields_ancestor(struct evctx *x, const struct fieldref *f, unsigned level, struct fval *out);
+
+/* Whether f is one of the event's time forms (evt.time, evt.datetime...),
+ * which Falco's output_fields give as the integer of nanoseconds. */
+bool fields_json_time(const struct fieldref *f);
 
 /* Text of a value as Falco prints it (`<NA>` when absent): appended to out. */
 void fields_render_text(struct strbuf *out, const struct fval *v);
@@ -319,6 +324,13 @@ struct field_info {
 };
 size_t fields_count(void);
 const struct field_info *fields_info(size_t i);
+
+/* The fields Falco appends to every rule's output when falco.yaml's
+ * append_output has `suggested_output: true` (its default): those its
+ * container plugin flags as suggested output (falcosecurity/plugins
+ * plugins/container/src/caps/extract/extract.cpp, addOutput), in that
+ * plugin's field order. The i-th name ("container.id"), NULL past the last. */
+const char *fields_suggested(size_t i);
 
 /* Internal state of fd.* extraction, exposed for its size only. */
 struct fdinfo {

@@ -177,9 +177,16 @@ static void set_joined(struct proctab *pt, struct pstr *s, char *const *argv, si
     s->len = (uint32_t)len;
 }
 
-static void set_args(struct proctab *pt, struct pstr *s, char *const *argv, size_t argc, size_t from)
+/* argv[from..] as proc.args, and their count and length (libs' m_args). */
+static void set_args(struct proctab *pt, struct proc *p, char *const *argv, size_t argc, size_t from)
 {
-    set_joined(pt, s, argv, argc, from, PROC_ARGS_MAX);
+    set_joined(pt, &p->args, argv, argc, from, PROC_ARGS_MAX);
+    p->nargs = p->lenargs = 0;
+    for (size_t i = from; i < argc; i++) {
+        p->nargs++;
+        size_t n = argv[i] ? strlen(argv[i]) : 0;
+        p->lenargs = n > UINT32_MAX - p->lenargs ? UINT32_MAX : p->lenargs + (uint32_t)n;
+    }
 }
 
 size_t proc_comm_len(const char *s, size_t len)
@@ -402,6 +409,7 @@ static void reset(struct proc *p, int64_t start_ns)
     p->exec_tid = 0;
     p->name[0] = '\0';
     p->exepath.len = p->args.len = p->cwd.len = p->exec_file.len = 0;
+    p->nargs = p->lenargs = 0;
     p->exe.len = p->env.len = 0;
     p->has_env = false;
     p->sid = p->pgid = 0;
@@ -852,6 +860,8 @@ static void inherit(struct proctab *pt, struct proc *child, const struct proc *p
     memcpy(child->name, parent->name, sizeof(child->name));
     pstr_copy(pt, &child->exepath, &parent->exepath, PROC_EXEPATH_MAX);
     pstr_copy(pt, &child->args, &parent->args, PROC_ARGS_MAX);
+    child->nargs = parent->nargs;
+    child->lenargs = parent->lenargs;
     pstr_copy(pt, &child->cwd, &parent->cwd, PROC_CWD_MAX);
     pstr_copy(pt, &child->exe, &parent->exe, PROC_EXE_MAX);
     if (parent->has_env && (pt->keep & PROC_KEEP_ENV)) {
@@ -918,7 +928,7 @@ static void exec_image(struct proctab *pt, struct proc *p, const char *exepath, 
         pstr_set(pt, &p->exepath, exepath, strlen(exepath), PROC_EXEPATH_MAX);
     else
         set_path(pt, &p->exepath, p->cwd.data, p->cwd.len, exepath, PROC_EXEPATH_MAX);
-    set_args(pt, &p->args, argv, argc, 1);
+    set_args(pt, p, argv, argc, 1);
     size_t blen;
     const char *b = base_name(file, &blen);
     if (blen)
@@ -1039,7 +1049,7 @@ struct proc *proctab_apply(struct proctab *pt, const struct event *ev, struct pr
             if (!p->name[0] && blen)
                 set_name(p, b, blen);
         }
-        set_args(pt, &p->args, m->args, m->n_args, 1);
+        set_args(pt, p, m->args, m->n_args, 1);
         if (m->n_args > 0 && m->args[0])
             pstr_set(pt, &p->exe, m->args[0], strlen(m->args[0]), PROC_EXE_MAX);
         exec_env(pt, p, m->env, m->n_env);

@@ -104,6 +104,7 @@ struct proc {
     int32_t exec_tid;           /* thread whose sentry/execve awaits its syscall exit; 0: none */
     char name[PROC_NAME_MAX + 1];
     struct pstr exepath, args, cwd;
+    uint32_t nargs, lenargs;    /* proc.cmdnargs, proc.cmdlenargs: argv[1..] before joining */
     struct pstr exe;            /* argv[0] (proc.exe) */
     struct pstr env;            /* kept only when the rules read it (proctab_keep) */
     bool has_env;               /* env holds what the last exec (or start) sent */

@@ -12,6 +12,12 @@
  * every decoded column and detail compared with what the row holds; rows
  * that differ are named with their columns (the first VERIFY_LIST_MAX, then
  * a count). --hash-only skips that.
+ *
+ * The chain covers each batch's alerts too (chain.h): their sealed records
+ * are hashed after the events, a missing or an added alert of the batch is
+ * named by its id, and each alert's columns are compared with its sealed
+ * record, as an event's with its raw. Batches written before alerts were
+ * chained (alerts NULL) cover none: said, counted.
  */
 #include "verify.h"
 
@@ -68,11 +74,29 @@ struct batch_findings {
 
 #define RAW_UNDECODABLE (1u << 31)
 
+/* The alerts' columns compared with their sealed record, in this order
+ * (bit i of a finding's columns). */
+static const char *const alert_columns[] = {"event_id", "rule", "priority", "time_ns", "container_id", "output",
+                                            "output_fields", "tags", "suppressed", "evicted", "sequence", "sealed"};
+enum { ALERT_COL_SEALED = 11 };
+
+struct alert_findings {
+    int64_t ids[VERIFY_LIST_MAX];
+    uint32_t columns[VERIFY_LIST_MAX];
+    int listed;
+    int64_t count;
+};
+
 struct verifier {
     sqlite3 *db;
     struct chain *chain;
     sqlite3_stmt *rows;       /* the events of one batch */
     sqlite3_stmt *count;      /* events in an id range */
+    sqlite3_stmt *alerts;     /* the alerts of an id range (NULL: no alerts table with sealed records) */
+    sqlite3_stmt *stray;      /* alerts of an event range outside an id range */
+    struct alert_findings alert_found;   /* of the batch being checked */
+    int64_t alerts_altered, alerts_listed, alerts_verified;
+    int64_t uncovered;        /* batches written before alerts were chained */
     bool hash_only;
     struct event_redecoder redecoder;
     int64_t v2_first;         /* rows from this id on are schema version 2's */
@@ -84,6 +108,8 @@ struct verifier {
 struct batch_row {
     int64_t id, run_id, first, last, events, committed_ns;
     bool has_range;            /* first/last are not NULL */
+    bool covers_alerts;        /* alerts not NULL (chain.h) */
+    int64_t alerts, first_alert;
     int64_t keyed;
     uint8_t prev[CHAIN_HASH_LEN], hash[CHAIN_HASH_LEN];
     int prev_len, hash_len;
@@ -141,9 +167,14 @@ static bool read_batch(sqlite3_stmt *st, struct batch_row *b)
     copy_hash(st, 6, b->prev, &b->prev_len);
     copy_hash(st, 7, b->hash, &b->hash_len);
     b->keyed = sqlite3_column_int64(st, 8);
+    b->covers_alerts = is_int(st, 9);
+    b->alerts = sqlite3_column_int64(st, 9);
+    b->first_alert = sqlite3_column_int64(st, 10);
     bool range_ok = b->has_range || (sqlite3_column_type(st, 2) == SQLITE_NULL &&
                                      sqlite3_column_type(st, 3) == SQLITE_NULL);
-    return is_int(st, 0) && is_int(st, 1) && range_ok && is_int(st, 4) && is_int(st, 5) && is_int(st, 8);
+    bool alerts_ok = b->covers_alerts ? b->alerts >= 0 && (b->alerts == 0 || (is_int(st, 10) && b->first_alert > 0))
+                                      : sqlite3_column_type(st, 9) == SQLITE_NULL;
+    return is_int(st, 0) && is_int(st, 1) && range_ok && is_int(st, 4) && is_int(st, 5) && is_int(st, 8) && alerts_ok;
 }
 
 /* "batch 17 (events 69633..73728)" */
@@ -215,6 +246,164 @@ static void report_findings(struct verifier *v, const struct batch_row *b)
     v->altered += v->found.count;
 }
 
+/* ---- alerts ---- */
+
+static bool same_bytes(sqlite3_stmt *st, int col, const char *want, size_t len)
+{
+    if (sqlite3_column_type(st, col) != SQLITE_TEXT)
+        return false;
+    const void *p = sqlite3_column_blob(st, col);
+    return (size_t)sqlite3_column_bytes(st, col) == len && (len == 0 || (p && memcmp(p, want, len) == 0));
+}
+
+/* Row st (an alert) against its sealed record: the columns that differ
+ * (bits of alert_columns), ALERT_COL_SEALED alone when sealed is not one. */
+static uint32_t alert_differs(sqlite3_stmt *st, const void *sealed, size_t len)
+{
+    struct chain_alert a;
+    if (!sealed || chain_alert_decode(sealed, len, &a) != 0)
+        return 1u << ALERT_COL_SEALED;
+    uint32_t d = 0;
+    if (!is_int(st, 1) || sqlite3_column_int64(st, 1) != a.event_id)
+        d |= 1u << 0;
+    if (!same_bytes(st, 2, a.rule, a.rule_len))
+        d |= 1u << 1;
+    if (!same_bytes(st, 3, a.priority, a.priority_len))
+        d |= 1u << 2;
+    if (!is_int(st, 4) || sqlite3_column_int64(st, 4) != a.time_ns)
+        d |= 1u << 3;
+    if (a.container_id ? !same_bytes(st, 5, a.container_id, a.container_id_len)
+                       : sqlite3_column_type(st, 5) != SQLITE_NULL)
+        d |= 1u << 4;
+    if (!same_bytes(st, 6, a.output, a.output_len))
+        d |= 1u << 5;
+    if (!same_bytes(st, 7, a.output_fields, a.output_fields_len))
+        d |= 1u << 6;
+    if (!same_bytes(st, 8, a.tags, a.tags_len))
+        d |= 1u << 7;
+    if (!is_int(st, 9) || sqlite3_column_int64(st, 9) != a.suppressed)
+        d |= 1u << 8;
+    if (!is_int(st, 11) || sqlite3_column_int64(st, 11) != a.evicted)
+        d |= 1u << 9;
+    if (a.sequence ? !same_bytes(st, 12, a.sequence, a.sequence_len) : sqlite3_column_type(st, 12) != SQLITE_NULL)
+        d |= 1u << 10;
+    return d;
+}
+
+/* "alert 7 (batch 3, event 17): altered: output is not what was sealed" */
+static void print_alert_finding(int64_t id, int64_t batch, uint32_t columns)
+{
+    printf("alert %" PRId64 " (batch %" PRId64 "): altered: ", id, batch);
+    if (columns & (1u << ALERT_COL_SEALED)) {
+        printf("its sealed record is not one\n");
+        return;
+    }
+    int n = 0;
+    for (int i = 0; i < ALERT_COL_SEALED; i++)
+        if (columns & (1u << i))
+            printf("%s%s", n++ ? ", " : "", alert_columns[i]);
+    printf(" %s not what was sealed\n", n == 1 ? "is" : "are");
+}
+
+/* The batch's sealed alerts into the hash, in id order; missing ones are
+ * not (the hash then fails, check_batch names them first). 0 or -1. */
+static int add_alerts(struct verifier *v, const struct batch_row *b)
+{
+    memset(&v->alert_found, 0, sizeof(v->alert_found));
+    if (b->alerts == 0)
+        return 0;
+    if (!v->alerts)
+        return 0;   /* no alerts table: check_batch says they are missing */
+    sqlite3_stmt *st = v->alerts;
+    sqlite3_bind_int64(st, 1, b->first_alert);
+    sqlite3_bind_int64(st, 2, b->first_alert + b->alerts - 1);
+    int step;
+    while ((step = sqlite3_step(st)) == SQLITE_ROW) {
+        const void *sealed = sqlite3_column_type(st, 10) == SQLITE_BLOB ? sqlite3_column_blob(st, 10) : NULL;
+        size_t len = sealed ? (size_t)sqlite3_column_bytes(st, 10) : 0;
+        chain_add_alert(v->chain, sealed ? sealed : "", len);
+        uint32_t differ = v->hash_only ? 0 : alert_differs(st, sealed, len);
+        if (!differ)
+            continue;
+        struct alert_findings *f = &v->alert_found;
+        if (f->listed < VERIFY_LIST_MAX) {
+            f->ids[f->listed] = sqlite3_column_int64(st, 0);
+            f->columns[f->listed++] = differ;
+        }
+        f->count++;
+    }
+    sqlite3_reset(st);
+    if (step != SQLITE_DONE) {
+        fprintf(stderr, PROG ": reading alerts: %s\n", sqlite3_errmsg(v->db));
+        return -1;
+    }
+    return 0;
+}
+
+/* The batch's alerts all there, none added: 0, or VERIFY_BAD with the
+ * verdict printed (name: the batch's label), or VERIFY_USAGE. */
+static int check_alert_ids(struct verifier *v, const struct batch_row *b, const char *name)
+{
+    int64_t lo = b->first_alert, hi = b->first_alert + b->alerts - 1;
+    if (b->alerts > 0) {
+        if (b->first_alert > INT64_MAX - b->alerts) {
+            printf("%s: altered: its alert range is out of bounds\n", name);
+            return VERIFY_BAD;
+        }
+        int64_t missing[VERIFY_LIST_MAX], nmissing = 0, present = 0, expect = lo;
+        sqlite3_stmt *st = NULL;
+        if (v->alerts && sqlite3_prepare_v2(v->db, "SELECT id FROM alerts WHERE id BETWEEN ?1 AND ?2 ORDER BY id", -1,
+                                            &st, NULL) != SQLITE_OK) {
+            fprintf(stderr, PROG ": reading alerts: %s\n", sqlite3_errmsg(v->db));
+            return VERIFY_USAGE;
+        }
+        if (st) {
+            sqlite3_bind_int64(st, 1, lo);
+            sqlite3_bind_int64(st, 2, hi);
+            while (sqlite3_step(st) == SQLITE_ROW) {
+                int64_t id = sqlite3_column_int64(st, 0);
+                for (; expect < id; expect++, nmissing++)
+                    if (nmissing < VERIFY_LIST_MAX)
+                        missing[nmissing] = expect;
+                expect = id + 1;
+                present++;
+            }
+            sqlite3_finalize(st);
+        }
+        for (; expect <= hi; expect++, nmissing++)
+            if (nmissing < VERIFY_LIST_MAX)
+                missing[nmissing] = expect;
+        if (nmissing) {
+            printf("%s: deleted alerts: %" PRId64 " of %" PRId64 " sealed alerts present; missing: alert", name,
+                   present, b->alerts);
+            for (int64_t i = 0; i < nmissing && i < VERIFY_LIST_MAX; i++)
+                printf("%s %" PRId64, i ? "," : "", missing[i]);
+            printf("%s\n", nmissing > VERIFY_LIST_MAX ? " ..." : "");
+            return VERIFY_BAD;
+        }
+    }
+    if (!v->stray || !b->has_range)
+        return 0;
+    sqlite3_stmt *st = v->stray;
+    sqlite3_bind_int64(st, 1, b->first);
+    sqlite3_bind_int64(st, 2, b->last);
+    sqlite3_bind_int64(st, 3, b->alerts ? lo : 1);
+    sqlite3_bind_int64(st, 4, b->alerts ? hi : 0);
+    int64_t stray = 0, first = 0;
+    if (sqlite3_step(st) == SQLITE_ROW) {
+        stray = sqlite3_column_int64(st, 0);
+        first = sqlite3_column_int64(st, 1);
+    }
+    sqlite3_reset(st);
+    if (stray) {
+        printf("%s: inserted alerts: %" PRId64 " alert%s of its events %s not among the %" PRId64 " it sealed "
+               "(alert %" PRId64 ")\n", name, stray, cli_plural((uint64_t)stray), stray == 1 ? "is" : "are", b->alerts,
+               first);
+        return VERIFY_BAD;
+    }
+    return 0;
+}
+
 /* Recomputes b's hash from its rows into out; *present: rows found.
  * 0, VERIFY_BAD with *why set (a row edited to another type), or
  * VERIFY_USAGE on a read error. */
@@ -258,9 +447,12 @@ static int recompute(struct verifier *v, const struct batch_row *b, int64_t *pre
             return VERIFY_USAGE;
         }
     }
+    if (b->covers_alerts && add_alerts(v, b) != 0)
+        return VERIFY_USAGE;
     struct chain_batch cb = {.id = b->id, .run_id = b->run_id, .first_event_id = b->has_range ? b->first : 0,
                              .last_event_id = b->has_range ? b->last : 0, .events = b->events,
-                             .committed_ns = b->committed_ns};
+                             .committed_ns = b->committed_ns, .covers_alerts = b->covers_alerts,
+                             .alerts = b->alerts, .first_alert_id = b->alerts ? b->first_alert : 0};
     if (chain_finish(v->chain, &cb, out) != 0) {
         char e[256];
         fprintf(stderr, PROG ": OpenSSL: %s\n", chain_openssl_error(e, sizeof(e)));
@@ -356,11 +548,20 @@ static int check_batch(struct verifier *v, const struct batch_row *b, const stru
         printf("%s: %s\n", name, why);
         return VERIFY_BAD;
     }
+    if (b->covers_alerts && (rc = check_alert_ids(v, b, name)) != 0)
+        return rc;
     if (b->hash_len != CHAIN_HASH_LEN || memcmp(hash, b->hash, CHAIN_HASH_LEN) != 0) {
         printf("%s: altered: hash mismatch\n", name);
         return VERIFY_BAD;
     }
     report_findings(v, b);
+    for (int i = 0; i < v->alert_found.listed && v->alerts_listed < VERIFY_LIST_MAX; i++, v->alerts_listed++)
+        print_alert_finding(v->alert_found.ids[i], b->id, v->alert_found.columns[i]);
+    v->alerts_altered += v->alert_found.count;
+    if (b->covers_alerts)
+        v->alerts_verified += b->alerts;
+    else
+        v->uncovered++;
     return 0;
 }
 
@@ -471,9 +672,25 @@ static int verify_db(struct verifier *v, const char *key_file, const struct chai
         fprintf(stderr, PROG ": %s\n", sqlite3_errmsg(v->db));
         return VERIFY_USAGE;
     }
+    bool chained_alerts = sqlutil_int(v->db, "SELECT count(*) FROM pragma_table_info('batches') WHERE"
+                                             " name = 'first_alert_id'", 0) > 0;
+    if (sqlutil_int(v->db, "SELECT count(*) FROM pragma_table_info('alerts') WHERE name = 'sealed'", 0) > 0 &&
+        (sqlite3_prepare_v2(v->db, "SELECT id, event_id, rule, priority, time_ns, container_id, output, output_fields,"
+                                   " tags, suppressed, sealed, evicted, sequence FROM alerts WHERE id BETWEEN ?1 AND ?2"
+                                   " ORDER BY id", -1,
+                            &v->alerts, NULL) != SQLITE_OK ||
+         sqlite3_prepare_v2(v->db, "SELECT count(*), min(id) FROM alerts WHERE event_id BETWEEN ?1 AND ?2"
+                                   " AND (id < ?3 OR id > ?4)", -1, &v->stray, NULL) != SQLITE_OK)) {
+        fprintf(stderr, PROG ": %s\n", sqlite3_errmsg(v->db));
+        return VERIFY_USAGE;
+    }
     sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(v->db, "SELECT id, run_id, first_event_id, last_event_id, events, committed_ns,"
-                                  " prev_hash, hash, keyed FROM batches ORDER BY id", -1, &st, NULL) != SQLITE_OK) {
+    if (sqlite3_prepare_v2(v->db, chained_alerts ? "SELECT id, run_id, first_event_id, last_event_id, events,"
+                                                   " committed_ns, prev_hash, hash, keyed, alerts, first_alert_id"
+                                                   " FROM batches ORDER BY id"
+                                                 : "SELECT id, run_id, first_event_id, last_event_id, events,"
+                                                   " committed_ns, prev_hash, hash, keyed, NULL, NULL"
+                                                   " FROM batches ORDER BY id", -1, &st, NULL) != SQLITE_OK) {
         fprintf(stderr, PROG ": %s\n", sqlite3_errmsg(v->db));
         return VERIFY_USAGE;
     }
@@ -516,6 +733,16 @@ static int verify_db(struct verifier *v, const char *key_file, const struct chai
         return VERIFY_USAGE;
     if (unsealed > 0)
         printf("note: %" PRId64 " events after id %" PRId64 " are not yet sealed in the chain\n", unsealed, last);
+    if (v->uncovered)
+        printf("note: %" PRId64 " batch%s written before alerts were chained: %s alerts are not covered\n",
+               v->uncovered, v->uncovered == 1 ? " was" : "es were", v->uncovered == 1 ? "its" : "their");
+    if (v->alerts_altered) {
+        if (v->alerts_altered > v->alerts_listed)
+            printf("... and %" PRId64 " more altered alert%s\n", v->alerts_altered - v->alerts_listed,
+                   cli_plural((uint64_t)(v->alerts_altered - v->alerts_listed)));
+        printf("altered: %" PRId64 " alert%s with columns that differ from what was sealed (the chain verifies)\n",
+               v->alerts_altered, cli_plural((uint64_t)v->alerts_altered));
+    }
     if (v->altered) {
         if (v->altered > v->listed)
             printf("... and %" PRId64 " more altered event%s\n", v->altered - v->listed,
@@ -526,10 +753,13 @@ static int verify_db(struct verifier *v, const char *key_file, const struct chai
                cli_plural((uint64_t)nevents));
         return VERIFY_BAD;
     }
+    if (v->alerts_altered)
+        return VERIFY_BAD;
     if (v->hash_only)
         printf("note: --hash-only: the decoded columns and detail were not compared with raw\n");
-    printf("ok: %" PRId64 " batch%s, %" PRId64 " event%s verified\n", nbatches, nbatches == 1 ? "" : "es", nevents,
-           cli_plural((uint64_t)nevents));
+    printf("ok: %" PRId64 " batch%s, %" PRId64 " event%s, %" PRId64 " alert%s verified\n", nbatches,
+           nbatches == 1 ? "" : "es", nevents, cli_plural((uint64_t)nevents), v->alerts_verified,
+           cli_plural((uint64_t)v->alerts_verified));
     if (prev) {
         char hex[2 * CHAIN_HASH_LEN + 1];
         to_hex(prev->hash, CHAIN_HASH_LEN, hex);
@@ -605,6 +835,8 @@ int verify_main(int argc, char **argv)
 out:
     sqlite3_finalize(v.rows);
     sqlite3_finalize(v.count);
+    sqlite3_finalize(v.alerts);
+    sqlite3_finalize(v.stray);
     if (v.db)
         sqlite3_close(v.db);
     chain_free(v.chain);

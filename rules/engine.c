@@ -5,6 +5,8 @@
 #include <strings.h>
 
 #include "clock.h"
+#include "container.h"
+#include "drops.h"
 #include "filter.h"
 #include "gvisor/container.pb-c.h"
 #include "json.h"
@@ -20,6 +22,7 @@ struct rules_engine {
     struct rule_set *rs;
     struct proctab *pt;
     struct throttle throttle;
+    struct drop_monitor drops;    /* RULES_DROP_RULE, when cfg.drop_alerts */
     struct field_slot *slots;
     size_t nslots;
     uint32_t gen;
@@ -44,7 +47,9 @@ void rules_engine_config_defaults(struct rules_engine_config *cfg)
                                         .ceiling_burst = RULES_DEFAULT_CEILING_BURST,
                                         .output_field_max = RULES_DEFAULT_OUTPUT_FIELD_MAX,
                                         .sequence_max_bytes = RULES_DEFAULT_SEQUENCE_BYTES,
-                                        .sequence_max_per_group = RULES_DEFAULT_SEQUENCE_PER_GROUP};
+                                        .sequence_max_per_group = RULES_DEFAULT_SEQUENCE_PER_GROUP, .drop_alerts = true,
+                                        .drop_threshold = RULES_DEFAULT_DROP_THRESHOLD,
+                                        .drop_rate = RULES_DEFAULT_DROP_RATE, .drop_burst = RULES_DEFAULT_DROP_BURST};
 }
 
 int rules_matching_parse(const char *s, enum rules_matching *out)
@@ -84,6 +89,7 @@ struct rules_engine *rules_engine_new(const struct rules_engine_config *cfg)
         return NULL;
     }
     e->cfg.hostname = e->hostname;
+    drop_monitor_init(&e->drops, cfg->drop_threshold, cfg->drop_rate, cfg->drop_burst);
     if (!e->cfg.clock_ns)
         e->cfg.clock_ns = monotonic_clock;
     if (!e->cfg.output_field_max)
@@ -100,6 +106,7 @@ void rules_engine_free(struct rules_engine *e)
     seq_state_free(e->seq);
     strbuf_free(&e->seq_json);
     throttle_free(&e->throttle);
+    drop_monitor_free(&e->drops);
     for (size_t i = 0; i < e->nslots; i++)
         strbuf_free(&e->slots[i].buf);
     free(e->slots);
@@ -245,10 +252,11 @@ static int alert_steps(struct arena *a, const struct seq_raise *r, struct alert 
     return 0;
 }
 
+static bool push_alert(struct rules_engine *e, struct alert_list *out, const struct alert *proto, const char *tags);
+
 static void raise_alert(struct rules_engine *e, struct evctx *x, const struct raise_what *w, size_t index,
                         struct alert_list *out)
 {
-    const char *container = container_of(x->ev);
     uint64_t suppressed;
     enum throttle_verdict v =
         throttle_take(&e->throttle, w->name, x->ev->conn_id, e->cfg.clock_ns(e->cfg.clock_data), &suppressed);
@@ -261,7 +269,8 @@ static void raise_alert(struct rules_engine *e, struct evctx *x, const struct ra
         return;
     }
     struct arena *a = store_of(out);
-    struct alert al = {.event_index = index, .priority = w->priority, .time_ns = x->time_ns, .suppressed = suppressed,
+    struct alert al = {.event_index = index, .rule = w->name, .priority = w->priority, .time_ns = x->time_ns,
+                       .suppressed = suppressed, .container_id = container_of(x->ev),
                        .evicted = seq_take_evicted(e->seq, x->ev->conn_id)};
     struct render_rule rr = {.name = w->name, .priority = w->priority, .output = w->output, .tags_json = w->tags_json,
                              .evicted = al.evicted};
@@ -272,41 +281,59 @@ static void raise_alert(struct rules_engine *e, struct evctx *x, const struct ra
         }
         strbuf_reset(&e->seq_json);
         rules_alert_sequence_json(&e->seq_json, &al, 0);
+        if (e->seq_json.failed) {
+            out->dropped++;
+            return;
+        }
         rr.capture = captured;
         rr.capture_ctx = (void *)w->seq->values;
-        rr.sequence_json = e->seq_json.failed ? NULL : e->seq_json.data;
+        rr.sequence_json = e->seq_json.data;
     }
     struct render_out ro = {.text = &e->text, .fields = &e->fields, .json = &e->json};
     render_alert(x, &rr, e->cfg.hostname, e->cfg.output_field_max, suppressed, &ro);
-    if (!a || e->text.failed || e->fields.failed || e->json.failed || (w->seq && e->seq_json.failed)) {
+    if (push_alert(e, out, &al, w->tags_json))
+        e->stats.sequence_alerts += w->seq != NULL;
+}
+
+/* ---- the built-in syscall event drop alert (drops.h) ---- */
+
+/* Appends an alert made of proto and the engine's text, fields and json
+ * buffers (a rule's or a sequence's, rendered by raise_alert, or the drop
+ * alert's); false when memory ran out (counted in the list). */
+static bool push_alert(struct rules_engine *e, struct alert_list *out, const struct alert *proto, const char *tags)
+{
+    struct arena *a = store_of(out);
+    if (!a || e->text.failed || e->fields.failed || e->json.failed) {
         out->dropped++;
-        return;
+        return false;
     }
     if (out->count == out->cap) {
         size_t cap = out->cap ? out->cap * 2 : 16;
         struct alert *n = realloc(out->items, cap * sizeof(*n));
         if (!n) {
             out->dropped++;
-            return;
+            return false;
         }
         out->items = n;
         out->cap = cap;
     }
-    al.rule = arena_strndup(a, w->name, strlen(w->name));
-    al.container_id = container ? arena_strndup(a, container, strlen(container)) : NULL;
+    struct alert al = *proto;
+    al.rule = arena_strndup(a, proto->rule, strlen(proto->rule));
+    al.container_id = proto->container_id ? arena_strndup(a, proto->container_id, strlen(proto->container_id)) : NULL;
     al.output = arena_strndup(a, e->text.data, e->text.len);
     al.output_len = e->text.len;
     al.output_fields = arena_strndup(a, e->fields.data, e->fields.len);
-    al.tags = arena_strndup(a, w->tags_json, strlen(w->tags_json));
+    al.tags = arena_strndup(a, tags, strlen(tags));
     al.json = arena_strndup(a, e->json.data, e->json.len);
     al.json_len = e->json.len;
-    if (!al.rule || (container && !al.container_id) || !al.output || !al.output_fields || !al.tags || !al.json) {
+    if (!al.rule || (proto->container_id && !al.container_id) || !al.output || !al.output_fields || !al.tags ||
+        !al.json) {
         out->dropped++;
-        return;
+        return false;
     }
     out->items[out->count++] = al;
     e->stats.alerts++;
-    e->stats.sequence_alerts += w->seq != NULL;
+    return true;
 }
 
 /* A sequence completed on the event (sequence_match.c calls it). */
@@ -334,6 +361,21 @@ static bool sequences_for(const struct rule_set *rs, const struct evclass *c)
     return ix->off[c->type] != ix->off[c->type + 1];
 }
 
+static void raise_drop_alert(struct rules_engine *e, const struct event *ev, size_t index,
+                             const struct drop_window *w, struct alert_list *out)
+{
+    const char *container = container_of(ev);
+    const struct container_record *r =
+        container && e->cfg.containers ? container_view_get(e->cfg.containers, ev->conn_id, container) : NULL;
+    int64_t time_ns = ev->context && ev->context->time_ns ? ev->context->time_ns : ev->recv_ns;
+    drop_alert_render(w, time_ns, container, r && r->state == CONTAINER_FOUND ? r : NULL, e->cfg.hostname, &e->text,
+                      &e->fields, &e->json);
+    struct alert proto = {.event_index = index, .rule = RULES_DROP_RULE, .priority = RULES_DEBUG, .time_ns = time_ns,
+                          .container_id = container};
+    push_alert(e, out, &proto, "[]");
+    e->stats.drop_alerts++;
+}
+
 static void evaluate(struct rules_engine *e, const struct event *ev, const struct evclass *c, struct proc *p,
                      const struct proc_effect *fx, uint64_t dropped_new, size_t index, struct alert_list *out)
 {
@@ -350,7 +392,7 @@ static void evaluate(struct rules_engine *e, const struct event *ev, const struc
     }
     struct evctx x = {.ev = ev, .cls = *c, .num = e->num, .pt = e->pt, .proc = p, .slots = e->slots, .gen = e->gen,
                       .fd = &e->fd, .fdname = &e->fdname, .dropped_new = dropped_new,
-                      .containers = e->cfg.containers};
+                      .containers = e->cfg.containers, .hostname = e->cfg.hostname};
     x.time_ns = ev->context && ev->context->time_ns ? ev->context->time_ns : ev->recv_ns;
     for (uint32_t i = from; i < to; i++) {
         const struct rule *r = &rs->rules[ix->ids[i]];
@@ -378,6 +420,10 @@ void rules_engine_eval(struct rules_engine *e, const struct event *ev, size_t in
     e->stats.events++;
     e->num++;
     uint64_t dropped_new = proctab_dropped_growth(e->pt, ev->conn_id, ev->header.dropped_count);
+    struct drop_window w;
+    if (e->cfg.drop_alerts &&
+        drop_monitor_event(&e->drops, ev->conn_id, dropped_new, e->cfg.clock_ns(e->cfg.clock_data), &w))
+        raise_drop_alert(e, ev, index, &w, out);
     struct evclass c;
     if (!evtype_classify(ev, &c))
         return;
@@ -404,6 +450,7 @@ void rules_engine_conn_closed(struct rules_engine *e, uint64_t conn_id)
     proctab_conn_closed(e->pt, conn_id);
     throttle_conn_closed(&e->throttle, conn_id);
     seq_conn_closed(e->seq, conn_id);   /* its partial matches go (counted as dropped) */
+    drop_monitor_conn_closed(&e->drops, conn_id);
 }
 
 void rules_engine_batch_stored(struct rules_engine *e, struct alert_list *l, int64_t first_id)

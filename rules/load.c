@@ -19,6 +19,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "append_output.h"
 #include "diag.h"
 #include "json.h"
 #include "loader.h"
@@ -42,6 +43,22 @@
     "Rule uses 'append' or 'override.<key>: append' but no rule by that name already exists"
 #define ERROR_NO_PREVIOUS_RULE_REPLACE                                                                                \
     "An 'override.<key>: replace' to a rule was requested but no rule by that name already exists"
+
+/* Said once per load, after Falco's message for the first change to an
+ * item no earlier file defines: the usual cause is a falco_rules.local.yaml
+ * checked (or loaded) without the files it changes, which Falco's
+ * rules_files would have loaded before it. */
+#define HINT_LOAD_ORDER                                                                                               \
+    " (no file loaded before this one defines it: name the file that does first, in Falco's rules_files order, "   \
+    "e.g. seccheckd rules check falco_rules.yaml falco-incubating_rules.yaml falco_rules.local.yaml)"
+
+static const char *order_hint(struct loader *L)
+{
+    if (L->order_hinted)
+        return "";
+    L->order_hinted = true;
+    return HINT_LOAD_ORDER;
+}
 
 /* ---- small utilities ---- */
 
@@ -498,7 +515,7 @@ static void read_list(struct loader *L, const struct lfile *f, const struct ynod
     struct llist *l;
     if (append) {
         if (idx < 0) {
-            error_at(L, at, "list '%s': " ERROR_NO_PREVIOUS_LIST, name);
+            error_at(L, at, "list '%s': " ERROR_NO_PREVIOUS_LIST "%s", name, order_hint(L));
             return;
         }
         l = L->lists[idx];
@@ -555,7 +572,7 @@ static void read_macro(struct loader *L, const struct lfile *f, const struct yno
     struct lmacro *m;
     if (append) {
         if (idx < 0) {
-            error_at(L, at, "macro '%s': " ERROR_NO_PREVIOUS_MACRO, name);
+            error_at(L, at, "macro '%s': " ERROR_NO_PREVIOUS_MACRO "%s", name, order_hint(L));
             return;
         }
         m = L->macros[idx];
@@ -948,7 +965,7 @@ static void rule_append(struct loader *L, const struct lfile *f, struct lpos at,
     if (find_prev_rule(L, at, name, u->source, &r) != 0)
         return;
     if (!r) {
-        error_at(L, at, "rule '%s': " ERROR_NO_PREVIOUS_RULE_APPEND, name);
+        error_at(L, at, "rule '%s': " ERROR_NO_PREVIOUS_RULE_APPEND "%s", name, order_hint(L));
         return;
     }
     if (!update_has_any(u)) {
@@ -1007,7 +1024,7 @@ static void rule_replace(struct loader *L, const struct lfile *f, struct lpos at
     if (find_prev_rule(L, at, name, u->source, &r) != 0)
         return;
     if (!r) {
-        error_at(L, at, "rule '%s': " ERROR_NO_PREVIOUS_RULE_REPLACE, name);
+        error_at(L, at, "rule '%s': " ERROR_NO_PREVIOUS_RULE_REPLACE "%s", name, order_hint(L));
         return;
     }
     if (!update_has_any(u)) {
@@ -1295,7 +1312,8 @@ static void read_rule(struct loader *L, const struct lfile *f, const struct ynod
         warn_at(L, at, WARNING_ENABLED);
         long idx = lmap_get(&L->rule_names, NULL, name, strlen(name));
         if (idx < 0) {
-            error_at(L, at, "rule '%s': Rule has 'enabled' key but no rule by that name already exists", name);
+            error_at(L, at, "rule '%s': Rule has 'enabled' key but no rule by that name already exists%s", name,
+                     order_hint(L));
             return;
         }
         L->rules[idx]->enabled = enabled;
@@ -1560,6 +1578,7 @@ static struct rule_set *loader_begin(struct loader *L, struct rules_diag *diag)
 {
     memset(L, 0, sizeof(*L));
     L->diag = diag;
+    L->append = append_output_acquire();
     arena_init(&L->tmp, 64 * 1024, SIZE_MAX);
     L->rs = calloc(1, sizeof(*L->rs));
     if (L->rs)
@@ -1613,6 +1632,7 @@ static struct rule_set *loader_end(struct loader *L)
     lmap_free(&L->exc_names);
     lmap_free(&L->macro_bodies);
     arena_free(&L->tmp);
+    append_output_release(L->append);
     if (L->diag->errors || L->oom) {
         rule_set_free(L->rs);
         return NULL;

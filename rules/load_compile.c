@@ -28,6 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "append_output.h"
 #include "availability.h"
 #include "diag.h"
 #include "loader.h"
@@ -780,8 +781,11 @@ static void compile_rule(struct loader *L, struct lrule *lr)
     struct tmpl_env tenv = {.ctx = L, .arena = &rs->arena, .slot = slot_for, .error = on_error};
     L->visible = UINT32_MAX;
     begin_collect(L);
+    append_output_text(L, lr, &out_text);
     L->cur_text = &out_text;
     int trc = template_compile(&tenv, out_text.buf ? out_text.buf : "", out_text.len, &r->output);
+    if (trc == 0)
+        trc = append_output_fields(L, lr, &tenv, &r->output);
     L->cur_text = &cond_text;
     struct cnode *cond = filter_parse(&env, cond_text.buf ? cond_text.buf : "", cond_text.len);
     L->cur_text = NULL;

@@ -108,6 +108,8 @@ void tb_gen(struct tbuild *t, const struct lfile *f, const struct ynode *n, cons
 static inline void tb_gens(struct tbuild *t, const struct lfile *f, const struct ynode *n, const char *s);
 /* Drops the text from byte len on. */
 void tb_truncate(struct tbuild *t, size_t len);
+/* Removes every occurrence of needle; what is left keeps its positions. */
+void tb_remove_all(struct tbuild *t, const char *needle);
 void tb_free(struct tbuild *t);
 /* Where byte off of the text came from: file, line and column. */
 void tb_where(const struct tbuild *t, size_t off, const char **file, unsigned *line, unsigned *col);
@@ -261,6 +263,9 @@ struct loader {
     uint32_t one_len[1];
     struct filter_list one_list;
     struct seq_collector *seqc;       /* the `- sequence:` items (sequence_load.c) */
+    /* Falco's append_output for this load (rules.h; append_output.h), NULL: none */
+    const struct rules_append_output *append;
+    bool order_hinted;                /* the load-order hint was said (load.c) */
     bool oom;
 };
 

@@ -30,11 +30,16 @@ struct tmpl_part {
     uint16_t capture1;          /* a sequence's %STEP.FIELD: its capture + 1 (0: the event's own field) */
 };
 
+struct template;
+
 struct tmpl_key {
-    const char *key;            /* the field as spelled: "proc.aname[2]" */
+    const char *key;            /* the field as spelled: "proc.aname[2]", or an extra field's name */
     uint32_t len;
     struct fieldref field;
     uint16_t capture1;          /* as in tmpl_part */
+    /* An append_output extra field NAME: FORMAT (rules.h): its value is
+     * that template's text, a string; NULL: the field's own value. */
+    const struct template *format;
 };
 
 struct template {
@@ -61,6 +66,15 @@ struct tmpl_env {
 
 /* 0, or -1 after reporting every bad field. */
 int template_compile(const struct tmpl_env *env, const char *text, size_t len, struct template *out);
+
+/* Adds a key to t's output_fields only, as Falco's append_output
+ * extra_fields do (formats.cpp): raw, key is a field ("evt.hostname") and
+ * its value the field's; else key is a name of one's own and its value the
+ * text of format (a template), a string. A key t has already (the
+ * output's, or an earlier extra's) takes the new value, as in Falco. 0, or
+ * -1 after reporting the problem. */
+int template_add_field(const struct tmpl_env *env, struct template *t, const char *key, size_t keylen,
+                       const char *format, size_t flen, bool raw);
 
 /* A rule as the renderer needs it. */
 struct render_rule {

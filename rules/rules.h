@@ -193,6 +193,35 @@ int rules_absent_mode_parse(const char *s, enum rules_absent_mode *out);
  * whether the loader disabled the rule for them. */
 const char *rule_set_rule_absent(const struct rule_set *rs, size_t i, bool *disabled);
 
+/* ---- append_output: what Falco adds to every rule's output ----
+ *
+ * Falco's falco.yaml `append_output` (falcosecurity/falco 130747499b
+ * falco.yaml:750-799): entries, each with an optional `match` (source;
+ * tags, all of which the rule must have; rule, by name) and what it adds to
+ * the rules it matches: `extra_output`, text appended to the output after a
+ * space; `extra_fields`, keys of output_fields only (`- NAME: FORMAT`, a
+ * string, or `- field.name`, the field's value); `suggested_output: true`,
+ * ` container_id=%container.id container_name=%container.name ...` for
+ * each field Falco's container plugin suggests (fields_suggested), so an
+ * alert says which container, pod and image it is about. Falco ships
+ * `- suggested_output: true`: the daemon's and `rules check|test`'s
+ * default ("suggested"). Values take ${VAR} from the environment as
+ * falco.yaml's do. A rule set loaded with none set has none, as Falco's
+ * engine on its own. */
+struct rules_append_output;
+
+#define RULES_APPEND_OUTPUT_DEFAULT "suggested"
+
+/* spec: "suggested" (falco.yaml's default entry), "none", or the path of a
+ * YAML file: a falco.yaml (its append_output; none there: nothing, as
+ * Falco) or the list alone. Every format is checked as a rule's output is.
+ * NULL with the reason in err (FILE:LINE:COLUMN for a file). */
+struct rules_append_output *rules_append_output_load(const char *spec, char *err, size_t errlen);
+void rules_append_output_free(struct rules_append_output *ao);
+/* For the loads that follow, process-wide, as rules_set_absent_mode (a
+ * load under way keeps what it started with); takes ao over, NULL: none. */
+void rules_set_append_output(struct rules_append_output *ao);
+
 /* The event types rule i can match, comma separated ("open,openat"),
  * "all" when its condition does not restrict evt.type, "none" when it can
  * match no event type. Written into buf
@@ -341,7 +370,22 @@ struct rules_engine_config {
      * is counted and said in the connection's next alert. */
     size_t sequence_max_bytes;
     size_t sequence_max_per_group;
+    /* Falco's "Falco internal: syscall event drop" (falco.yaml
+     * syscall_event_drops, userspace/falco/event_drops.cpp), per sandbox
+     * connection whatever rules are loaded: once a second of the clock
+     * above, a connection whose sandbox dropped more than drop_threshold of
+     * its events (delivered + dropped) raises it, at most drop_rate a second
+     * after drop_burst; Debug, source "internal", Falco's output_fields
+     * (n_evts, n_drops, ...) and the container's id, name, image and pod.
+     * Not held back by the ceiling or the per-rule limit. */
+    bool drop_alerts;
+    double drop_threshold, drop_rate, drop_burst;
 };
+
+#define RULES_DROP_RULE "Falco internal: syscall event drop"
+#define RULES_DEFAULT_DROP_THRESHOLD 0.1      /* falco.yaml syscall_event_drops.threshold */
+#define RULES_DEFAULT_DROP_RATE 0.03333       /* .rate: one alert every 30 s */
+#define RULES_DEFAULT_DROP_BURST 1.0          /* .max_burst */
 
 #define RULES_DEFAULT_MAX_PROCESSES 65536
 #define RULES_DEFAULT_MATCHING RULES_MATCH_FIRST
@@ -467,6 +511,7 @@ struct rules_engine_stats {
     uint64_t sequence_expired;   /* past their sequence's within */
     uint64_t sequence_cancelled; /* by unless */
     uint64_t sequence_dropped;   /* when the rules changed, or their connection closed */
+    uint64_t drop_alerts;        /* RULES_DROP_RULE alerts raised */
 };
 void rules_engine_get_stats(const struct rules_engine *e, struct rules_engine_stats *out);
 
@@ -483,7 +528,10 @@ bool rules_engine_consistent(const struct rules_engine *e);
  * written when it was raised, with the same hostname. Falco's keys, in its
  * (alphabetical) order; a suppressed count above 0 adds a key of its own,
  * RULES_SUPPRESSED_KEY, outside output_fields (which stays exactly Falco's:
- * the output's fields and evt.time). */
+ * the output's fields and evt.time). RULES_DROP_RULE's is Falco's internal
+ * message (falco_outputs.cpp handle_msg): source "internal", no tags, its
+ * output the message alone (the text line's, without the time, priority
+ * and fields). */
 void rules_alert_json(struct strbuf *out, const char *hostname, const char *rule, const char *priority,
                       int64_t time_ns, const char *output, size_t output_len, const char *output_fields,
                       const char *tags, uint64_t suppressed);

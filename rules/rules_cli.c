@@ -63,6 +63,11 @@ static void usage(FILE *out)
             "                     an empty list to fill, as in Falco) / off (enabled: false); what\n"
             "                     changes in behaviour against Falco; a count of each (runsc:\n"
             "                     --runsc, else the one in PATH, else 2022-12)\n"
+            "  --append-output suggested|none|FILE\n"
+            "                     what Falco's append_output adds to each rule's output, as the\n"
+            "                     daemon's option: suggested (falco.yaml's default: container_id,\n"
+            "                     container_name, image, k8s_pod_name, k8s_ns_name), none, or a\n"
+            "                     falco.yaml's append_output [suggested] (check and test)\n"
             "  --rules-absent-fields disable|run\n"
             "                     rules whose condition needs a field gVisor never reports\n"
             "                     (evt.buffer, thread.cap_*...) are loaded disabled, each listed\n"
@@ -406,6 +411,19 @@ static int set_absent_mode(const char *v)
     return RC_OK;
 }
 
+/* --append-output SPEC (rules.h): 0, or RC_USAGE said. */
+static int set_append_output(const char *spec)
+{
+    char err[512];
+    struct rules_append_output *ao = rules_append_output_load(spec, err, sizeof(err));
+    if (!ao) {
+        fprintf(stderr, PROG ": --append-output: %s\n", err);
+        return RC_USAGE;
+    }
+    rules_set_append_output(ao);
+    return RC_OK;
+}
+
 /* Rules whose condition reads what target does not send (they raise
  * nothing for it; an output field would only be <NA>): a warning for each
  * part; the number of such rules, or -1 out of memory. */
@@ -427,7 +445,7 @@ static long check_runsc(const struct rule_set *rs, const struct runsc_target *ta
 }
 
 struct check_options {
-    const char *pod_init, *runsc, *metadata, *absent;
+    const char *pod_init, *runsc, *metadata, *absent, *append;
     bool falco;
 };
 
@@ -459,8 +477,12 @@ static int parse_check(int argc, char **argv, struct check_options *o)
             rc = check_option(argc, argv, &first, "--runsc-metadata", &o->metadata);
         if (rc == 0)
             rc = check_option(argc, argv, &first, "--rules-absent-fields", &o->absent);
+        if (rc == 0)
+            rc = check_option(argc, argv, &first, "--append-output", &o->append);
         if (rc < 0) {
             usage_error(strncmp(argv[first], "--pod-init", 10) == 0 ? "--pod-init needs a FILE"
+                        : strncmp(argv[first], "--append-output", 15) == 0 ? "--append-output needs suggested, none "
+                                                                             "or a FILE"
                         : strncmp(argv[first], "--runsc-metadata", 16) == 0 ? "--runsc-metadata needs a FILE"
                         : strncmp(argv[first], "--rules-absent-fields", 21) == 0
                             ? "--rules-absent-fields needs disable or run"
@@ -472,6 +494,8 @@ static int parse_check(int argc, char **argv, struct check_options *o)
             break;
     }
     if (o->absent && set_absent_mode(o->absent) != RC_OK)
+        return -1;
+    if (o->append && set_append_output(o->append) != RC_OK)
         return -1;
     if (o->runsc && o->metadata) {
         usage_error("--runsc and --runsc-metadata both name the target: give one", NULL);
@@ -805,6 +829,9 @@ static int parse_test(int argc, char **argv, struct test_options *o)
         } else if ((v = value_of(argc, argv, &i, "--rules-absent-fields"))) {
             if (set_absent_mode(v) != RC_OK)
                 return RC_USAGE;
+        } else if ((v = value_of(argc, argv, &i, "--append-output"))) {
+            if (set_append_output(v) != RC_OK)
+                return RC_USAGE;
         } else {
             return usage_error("test: unknown option", a);
         }
@@ -899,6 +926,8 @@ int rules_main(int argc, char **argv)
             usage(stdout);
             return RC_OK;
         }
+    if (set_append_output(RULES_APPEND_OUTPUT_DEFAULT) != RC_OK)   /* falco.yaml's, as the daemon's */
+        return RC_FAILED;
     if (strcmp(argv[1], "check") == 0)
         return check_main(argc - 1, argv + 1);
     if (strcmp(argv[1], "test") == 0)

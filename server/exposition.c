@@ -75,6 +75,12 @@ static void render_connections(struct strbuf *o, const struct server *s)
         dropped += c->rec.sandbox_dropped;
     counter(o, "sandbox_dropped_total", "Events the sandboxes dropped before sending (their dropped_count, "
             "wrap-safe, summed over open and closed connections).", dropped);
+    family(o, "connection_sandbox_dropped_total", "counter",
+           "Events this open connection's sandbox dropped before sending (its socket buffer was full).");
+    for (const struct conn *c = s->conns; c; c = c->next)
+        if (c->rec.id)   /* 0: still handshaking, no id yet */
+            strbuf_printf(o, "seccheckd_connection_sandbox_dropped_total{conn=\"%" PRIu64 "\"} %" PRIu64 "\n",
+                          c->rec.id, c->rec.sandbox_dropped);
 }
 
 /* Time c has spent paused, the pause going on included. */

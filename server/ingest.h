@@ -55,6 +55,11 @@ struct ingest {
 #define INGEST_DROP_NS_EACH 10
 #define INGEST_DROP_STALE_NS 10000000000LL
 
+/* A sandbox's drops are a warning in the log as they are seen: the first
+ * at once, then at most one line per connection this often, with what it
+ * dropped since the previous one. */
+#define INGEST_DROP_LOG_NS 10000000000LL
+
 /* The most drops a header read at recv_ns may add to rec's. */
 uint64_t ingest_drop_allowance(const struct conn_record *rec, int64_t recv_ns);
 /* truncated: the kernel cut the packet (MSG_TRUNC), it was larger than the

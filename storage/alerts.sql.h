@@ -23,7 +23,11 @@ static const char alerts_sql[] =
     "  tags TEXT NOT NULL,"              /* JSON array */
     "  suppressed INTEGER NOT NULL DEFAULT 0,"   /* throttled alerts of the rule and container before it */
     "  evicted INTEGER NOT NULL DEFAULT 0,"      /* the connection's sequences' partial matches evicted before it */
-    "  sequence TEXT);"                          /* a sequence's alert: its steps' events (rules.h RULES_SEQUENCE_KEY) */
+    "  sequence TEXT,"                           /* a sequence's alert: its steps' events (rules.h RULES_SEQUENCE_KEY) */
+    /* The row as the batch chain covers it (chain.h chain_alert_encode):
+     * verify compares the columns with it. NULL: written before alerts
+     * were chained. */
+    "  sealed BLOB);"
     /* Retention deletes alerts with their events, by event id range. */
     "CREATE INDEX IF NOT EXISTS alerts_by_event ON alerts(event_id);"
     /* Each alert with what the event says: who, where, the whole message.
@@ -71,4 +75,4 @@ static const char alerts_sequence_columns_sql[] =
 
 static const char insert_alert_sql[] =
     "INSERT INTO alerts(event_id, rule, priority, time_ns, container_id, output, output_fields, tags, suppressed,"
-    " evicted, sequence) VALUES(?,?,?,?,?,?,?,?,?,?,?)";
+    " evicted, sequence, sealed) VALUES(?,?,?,?,?,?,?,?,?,?,?,?)";

@@ -54,6 +54,11 @@ struct conn_record {
      * new image (0 there: the bound counts from connect_ns). */
     int64_t emptied_ns;            /* the socket was last read empty: what came later was sent later */
     int64_t drops_since_ns;        /* emptied_ns when the last counted header was read */
+    /* The drops' warning in the log (ingest.c), at most every
+     * INGEST_DROP_LOG_NS per connection: when it was last said, and the
+     * total then. */
+    int64_t drops_logged_ns;
+    uint64_t drops_logged;
 };
 
 /* Counts of what the loop saw while the batch was open. */
