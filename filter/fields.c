@@ -59,7 +59,8 @@ static const char *arg_text(enum field_arg a)
     case FA_EVT_ARG: return ".NAME or [N]";
     case FA_ENV_NAME: return "[NAME]";
     case FA_MOUNT: return "[N] or [PATH]";
-    case FA_KEY: return "[KEY] or .KEY";
+    case FA_KEY:
+    case FA_KEY_REQUIRED: return "[KEY] or .KEY";
     case FA_INDEX: return "[N]";
     case FA_ENV_LEVEL: return "[NAME] or [N]";
     default: return NULL;
@@ -167,6 +168,8 @@ static bool parse_index(const char *arg, size_t len, int32_t *out)
     return true;
 }
 
+static bool takes_key(const struct field_def *d) { return d->arg == FA_KEY || d->arg == FA_KEY_REQUIRED; }
+
 /* The FA_KEY field whose name, then '.', starts name (the longest), or NULL. */
 static const struct field_def *key_prefix_def(const char *name, size_t len)
 {
@@ -177,7 +180,7 @@ static const struct field_def *key_prefix_def(const char *name, size_t len)
         for (size_t i = 0; i < classes[c]->ndefs; i++) {
             const struct field_def *d = &classes[c]->defs[i];
             size_t n = strlen(d->name);
-            if (d->arg == FA_KEY && len > n + 1 && name[n] == '.' && memcmp(d->name, name, n) == 0 &&
+            if (takes_key(d) && len > n + 1 && name[n] == '.' && memcmp(d->name, name, n) == 0 &&
                 (!best || n > strlen(best->name)))
                 best = d;
         }
@@ -269,6 +272,12 @@ int fields_resolve(const char *name, size_t len, const char *arg, size_t arglen,
             }
             out->argname_len = (uint32_t)arglen;
             return 0;
+        case FA_KEY_REQUIRED:
+            if (!has_arg) {
+                snprintf(err, errlen, "'%s' needs [KEY] (or .KEY), a label's name", d->name);
+                return -1;
+            }
+            /* fall through */
         case FA_KEY:
             if (!has_arg)
                 return 0;

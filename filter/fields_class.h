@@ -40,6 +40,7 @@ enum field_arg {
     FA_ENV_NAME,    /* [NAME]: one environment variable; none: all of them */
     FA_MOUNT,       /* [N] (a mount's index) or [PATH] (a glob of a mount's path), required */
     FA_KEY,         /* [KEY] or .KEY (a label's name, an event type): argname; none allowed */
+    FA_KEY_REQUIRED,/* the same, required: the plugins' labels (req_key_arg, {.key, .required}) */
     FA_INDEX,       /* [N]: index; none: -1 (proc.acmdline: every ancestor's, libs' reading) */
     FA_ENV_LEVEL,   /* [NAME] (argname) or [N] (index), or none: proc.aenv */
 };

@@ -196,7 +196,7 @@ static const struct field_def container_defs[] = {
     {"container.mount.rdwr", FT_STR, FA_MOUNT, F_CONTAINER_MOUNT_RDWR, C, 0, 0, FIELD_REPORTED},
     {"container.mount.propagation", FT_STR, FA_MOUNT, F_CONTAINER_MOUNT_PROPAGATION, C, 0, 0, FIELD_REPORTED},
     {"container.image.id", FT_STR, FA_NONE, F_CONTAINER_IMAGE_ID, C, 0, 0, FIELD_REPORTED},
-    {"container.label", FT_STR, FA_KEY, F_CONTAINER_LABEL, C, 0, 0, FIELD_REPORTED},
+    {"container.label", FT_STR, FA_KEY_REQUIRED, F_CONTAINER_LABEL, C, 0, 0, FIELD_REPORTED},
     {"container.labels", FT_STR, FA_NONE, F_CONTAINER_LABELS, C, 0, 0, FIELD_REPORTED},
 };
 #undef C
