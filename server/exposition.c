@@ -256,9 +256,20 @@ static void render_containers(struct strbuf *o, const struct server *s)
             over_limit);
     counter(o, "container_records_foreign_total", "Container records withheld from a connection: another sandbox's.",
             foreign);
-    counter(o, "container_lookup_wait_timeouts_total", "First lookups the writer stopped waiting for (50 ms a "
+    counter(o, "container_lookup_wait_timeouts_total", "First lookups the writer stopped waiting for (100 ms a "
             "batch); their events went on without names.", st.wait_timeouts);
-    counter(o, "container_records_evicted_total", "Container records dropped to stay under 4096.", st.evicted);
+    counter(o, "container_records_evicted_total", "Container records dropped to stay under 4096 records and 256 MiB.",
+            st.evicted);
+    gauge(o, "container_records", "Container records the lookup cache holds.", st.records);
+    gauge(o, "container_record_bytes", "Bytes of those records (names, users, groups, mounts), about.",
+          st.record_bytes);
+    family(o, "container_connections_bound_total", "counter", "Connections bound to their sandbox, by how: peer "
+           "(the runsc command that connected), container (the first container they named), restart (as the image "
+           "before this one had them); none: closed without a sandbox.");
+    sample(o, "container_connections_bound_total", "by", "peer", st.bound_peer);
+    sample(o, "container_connections_bound_total", "by", "container", st.bound_container);
+    sample(o, "container_connections_bound_total", "by", "restart", st.bound_restart);
+    sample(o, "container_connections_bound_total", "by", "none", st.unbound);
 }
 
 /* Counted over every image of the process (the restart state carries them). */

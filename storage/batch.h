@@ -54,6 +54,10 @@ struct conn_record {
      * new image (0 there: the bound counts from connect_ns). */
     int64_t emptied_ns;            /* the socket was last read empty: what came later was sent later */
     int64_t drops_since_ns;        /* emptied_ns when the last counted header was read */
+    /* The sandbox it streams from (container.h), "" while not known: the
+     * containers' stage fills it in the batch's copy, on the writer thread. */
+    char sandbox[CONTAINER_ID_MAX];
+    uint8_t sandbox_bound_by;      /* enum container_bound_by */
 };
 
 /* Counts of what the loop saw while the batch was open. */

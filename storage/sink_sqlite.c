@@ -234,6 +234,8 @@ static int upsert_conn(struct sqlite_sink *s, const struct conn_record *c)
     sqlite3_bind_int64(st, 16, (sqlite3_int64)c->dropped_count_regressions);
     sqlite3_bind_int64(st, 17, (sqlite3_int64)c->paused_count);
     sqlite3_bind_int64(st, 18, c->paused_ns);
+    sqlutil_bind_text(st, 19, c->sandbox);
+    sqlutil_bind_text(st, 20, container_bound_by_name((enum container_bound_by)c->sandbox_bound_by));
     int rc = sqlite3_step(st);
     sqlite3_reset(st);
     return rc == SQLITE_DONE ? 0 : -1;
@@ -756,6 +758,9 @@ static int add_missing_columns(sqlite3 *db, char *err, size_t errlen)
 {
     if (sqlutil_int(db, "SELECT count(*) FROM pragma_table_info('connections') WHERE name='paused_count'", 1) == 0 &&
         sqlutil_exec(db, conn_pause_columns_sql, err, errlen) != 0)
+        return -1;
+    if (sqlutil_int(db, "SELECT count(*) FROM pragma_table_info('connections') WHERE name='sandbox'", 1) == 0 &&
+        sqlutil_exec(db, conn_sandbox_columns_sql, err, errlen) != 0)
         return -1;
     if (sqlutil_int(db, "SELECT count(*) FROM pragma_table_info('runs') WHERE name='reopen_reason'", 1) == 0 &&
         sqlutil_exec(db, runs_reopen_column_sql, err, errlen) != 0)

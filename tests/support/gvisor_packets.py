@@ -425,6 +425,23 @@ def story_fields(s):
     s.syscall("ptrace", 2, sysno=101, request=16, pid=1)
 
 
+def reads_shadow(s, own, named):
+    """A sandbox whose own (root) container is `own`, as its first event says, reading
+    /etc/shadow in the name of container `named` (a compromised sandbox forges the id)."""
+    s.container = own
+    s.start(1, ["/bin/sh"])
+    s.container = named
+    s.syscall("open", 1, result=3, sysno=257, fd=-100, pathname="/etc/shadow", flags=0)
+
+
+def story_shadow_victim(s):
+    reads_shadow(s, "victim-ctr", "victim-ctr")
+
+
+def story_shadow_forger(s):
+    reads_shadow(s, "tenant-ctr", "victim-ctr")
+
+
 STORIES = {name[len("story_"):]: fn for name, fn in globals().items() if name.startswith("story_")}
 
 

@@ -1,0 +1,176 @@
+/* Integration: names follow the sandbox, not the id it claims (issue 32
+ * items 2-3). Two sandboxes, each its own connection, with state files in a
+ * runsc root made here as runsc writes them: the victim's container
+ * (payments/payments-db-0/db) and a tenant's. The tenant's sandbox reads
+ * /etc/shadow in the name of the victim's container id (packets of
+ * tests/support/gvisor_packets.py: shadow_victim, shadow_forger). The rules
+ * may not give the forged event the victim's names, even when the tenant's
+ * own state file was refused (over 4 MiB); a lookup that finds nothing (the
+ * victim's file gone, after a restart) never erases names found before. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "daemon.h"
+
+#define PACKETS SOURCE_DIR "/tests/support/gvisor_packets.py"
+#define PYTHON "/usr/bin/python3"   /* Debian's, with python3-protobuf */
+#define VICTIM "victim-ctr"
+#define TENANT "tenant-ctr"
+
+static const char rules_yaml[] =
+    "- rule: Trusted read\n"
+    "  desc: the payments namespace may read it (an exception by namespace)\n"
+    "  condition: evt.type in (open, openat) and fd.name = /etc/shadow and k8s.ns.name = payments\n"
+    "  output: trusted read (ns=%k8s.ns.name pod=%k8s.pod.name container=%container.id)\n"
+    "  priority: INFORMATIONAL\n"
+    "- rule: Untrusted read\n"
+    "  desc: anyone else\n"
+    "  condition: evt.type in (open, openat) and fd.name = /etc/shadow and not k8s.ns.name = payments\n"
+    "  output: untrusted read (ns=%k8s.ns.name pod=%k8s.pod.name container=%container.id)\n"
+    "  priority: WARNING\n";
+
+struct fixture {
+    struct daemon d;
+    char root[300], rules[300], metrics[300];
+};
+
+static char out[1 << 16], err[1 << 14];
+
+static void setup(struct fixture *f)
+{
+    daemon_prepare(&f->d);
+    snprintf(f->root, sizeof(f->root), "%s/runsc-root", f->d.dir);
+    snprintf(f->rules, sizeof(f->rules), "%s/rules.yaml", f->d.dir);
+    snprintf(f->metrics, sizeof(f->metrics), "unix:%s/m.sock", f->d.dir);
+    assert_int_equal(mkdir(f->root, 0755), 0);
+    write_file(f->rules, rules_yaml);
+}
+
+/* id's state file as runsc writes it (runsc/container/state_file.go), its
+ * own sandbox's root container, with CRI's annotations; padding bytes of
+ * environment (a tenant's ConfigMaps) make it as large as that. */
+static void write_state(const struct fixture *f, const char *id, const char *ns, const char *pod,
+                        const char *name, size_t padding)
+{
+    char path[512];
+    snprintf(path, sizeof(path), "%s/%s_sandbox:%s.state", f->root, id, id);
+    FILE *fp = fopen(path, "w");
+    assert_non_null(fp);
+    fprintf(fp, "{\"id\":\"%s\",\"spec\":{\"ociVersion\":\"1.0.2-dev\",\"process\":{\"user\":{\"uid\":0,\"gid\":0},"
+                "\"args\":[\"/bin/sh\"],\"env\":[\"PATH=/bin\",\"PAD=", id);
+    for (size_t i = 0; i < padding; i++)
+        fputc('x', fp);
+    fprintf(fp, "\"],\"cwd\":\"/\"},\"root\":{\"path\":\"/nonexistent-rootfs\"},\"annotations\":{"
+                "\"io.kubernetes.cri.container-type\":\"container\",\"io.kubernetes.cri.container-name\":\"%s\","
+                "\"io.kubernetes.cri.sandbox-name\":\"%s\",\"io.kubernetes.cri.sandbox-namespace\":\"%s\","
+                "\"io.kubernetes.cri.sandbox-id\":\"%s\"}},\"bundleDir\":\"/nonexistent\","
+                "\"createdAt\":\"2026-12-01T19:56:01Z\",\"status\":\"running\",\"sandbox\":{\"id\":\"%s\",\"pid\":2}}",
+            name, pod, ns, id, id);
+    assert_int_equal(fclose(fp), 0);
+}
+
+static void start(struct fixture *f)
+{
+    const char *args[] = {"--runsc-root", f->root, "--rules", f->rules, "--alerts-out", "none", "--alerts-rate", "0",
+                          "--metrics-listen", f->metrics, NULL};
+    assert_true(daemon_start(&f->d, SECCHECKD_BIN, args));
+}
+
+/* One sandbox connection telling story (gvisor_packets.py), then its close
+ * stored (the n-th close of this daemon). */
+static void sandbox(struct fixture *f, const char *story, int n)
+{
+    const char *argv[] = {PYTHON, PACKETS, "send", f->d.socket, story, NULL};
+    int rc = run_command(argv, out, sizeof(out), err, sizeof(err));
+    if (rc != 0)
+        fail_msg("gvisor_packets.py send %s: exit %d (%s)\n%s", story, rc, rc == 127 ? "no python3" : "failed", err);
+    if (!daemon_wait_log(&f->d, "closed (eof)", n, 10000))
+        fail_msg("connection %d did not close", n);
+}
+
+static long long q(const struct fixture *f, const char *sql) { return db_query_int(f->d.db, sql); }
+
+/* Waits until sql counts want (the writer commits after the close is logged). */
+static void wait_count(const struct fixture *f, const char *sql, long long want)
+{
+    for (int i = 0; i < 500 && q(f, sql) != want; i++)
+        sleep_ms(10);
+    if (q(f, sql) != want)
+        fail_msg("%s: %lld, want %lld", sql, q(f, sql), want);
+}
+
+/* Item 2: the tenant's own state file refused (over 4 MiB) still binds its
+ * connection to its own sandbox: the forged read takes no names. */
+static void test_refused_own_state_still_binds(void **state)
+{
+    (void)state;
+    struct fixture f;
+    setup(&f);
+    write_state(&f, VICTIM, "payments", "payments-db-0", "db", 0);
+    write_state(&f, TENANT, "team-b", "job-7", "worker", (4u << 20) + 1);
+    start(&f);
+    sandbox(&f, "shadow_victim", 1);
+    sandbox(&f, "shadow_forger", 2);
+    wait_count(&f, "SELECT count(*) FROM alerts", 2);
+    assert_int_equal(q(&f, "SELECT count(*) FROM container_info WHERE container_id = '" TENANT "' AND state = "
+                           "'refused' AND why LIKE '%larger than 4 MiB%'"), 1);
+    assert_int_equal(q(&f, "SELECT count(*) FROM alerts WHERE rule = 'Untrusted read' AND container_id = '" VICTIM
+                           "'"), 1);
+    assert_int_equal(q(&f, "SELECT count(*) FROM alerts WHERE rule = 'Trusted read'"), 1);   /* the victim's own */
+    wait_count(&f, "SELECT count(*) FROM connections WHERE sandbox = '" TENANT "'", 1);
+    assert_true(metric_scrape(f.metrics + strlen("unix:"), "seccheckd_container_records_foreign_total") >= 1);
+    assert_int_equal(daemon_stop(&f.d), 0);
+    daemon_cleanup(&f.d);
+}
+
+/* Item 3: after the victim's container ended (its state file gone) and a
+ * restart (the cache forgot it), a sandbox naming its id makes a lookup
+ * that finds nothing: the names found before stay, in every reader. */
+static void test_nothing_found_never_erases(void **state)
+{
+    (void)state;
+    struct fixture f;
+    setup(&f);
+    write_state(&f, VICTIM, "payments", "payments-db-0", "db", 0);
+    write_state(&f, TENANT, "team-b", "job-7", "worker", 0);
+    start(&f);
+    sandbox(&f, "shadow_victim", 1);
+    wait_count(&f, "SELECT count(*) FROM alerts", 1);
+    wait_count(&f, "SELECT count(*) FROM container_info WHERE container_id = '" VICTIM "' AND state = 'found'", 1);
+    assert_int_equal(daemon_stop(&f.d), 0);
+
+    char path[512];
+    snprintf(path, sizeof(path), "%s/%s_sandbox:%s.state", f.root, VICTIM, VICTIM);
+    assert_int_equal(unlink(path), 0);   /* runsc deleted it: the container ended */
+    start(&f);
+    sandbox(&f, "shadow_forger", 1);
+    sandbox(&f, "shadow_victim", 2);   /* an id named again, looked up again (by its own sandbox too) */
+    wait_count(&f, "SELECT count(*) FROM alerts", 3);
+    /* the lookups ended (found nothing) and their rows were offered: give them their attempts (1.5 s) */
+    for (int i = 0; i < 300 && metric_scrape(f.metrics + strlen("unix:"), "seccheckd_containers_unknown_total") < 1;
+         i++)
+        sleep_ms(10);
+    sandbox(&f, "shadow_forger", 3);   /* a batch that carries the unknown records */
+    wait_count(&f, "SELECT count(*) FROM alerts", 4);
+    assert_int_equal(q(&f, "SELECT count(*) FROM container_info WHERE container_id = '" VICTIM "' AND state = 'found'"
+                           " AND pod_name = 'payments-db-0' AND sandbox = '" VICTIM "'"), 1);
+    assert_int_equal(daemon_stop(&f.d), 0);
+    daemon_cleanup(&f.d);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_refused_own_state_still_binds),
+        cmocka_unit_test(test_nothing_found_never_erases),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
