@@ -144,7 +144,14 @@ static int print_rows(sqlite3 *db, const struct containers_options *o)
 {
     struct strbuf sql = {0}, line = {0};
     strbuf_puts(&sql, select_sql);
-    container_filter_sql(&sql, &o->filter, "container_id", 1, sqlutil_has(db, "table", "container_info"));
+    /* Each row has its own sandbox's names (views.sql.h): the filters read them there. */
+    bool has_info = sqlutil_has(db, "table", "container_info");
+    if (o->filter.container)
+        strbuf_puts(&sql, has_info ? " AND (container_id = ?1 OR name = ?1)" : " AND container_id = ?1");
+    if (o->filter.pod)
+        strbuf_puts(&sql, has_info ? " AND pod_name = ?2" : " AND ?2 IS NULL");
+    if (o->filter.ns)
+        strbuf_puts(&sql, has_info ? " AND pod_namespace = ?3" : " AND ?3 IS NULL");
     strbuf_puts(&sql, " ORDER BY first_seen, container_id");
     sqlite3_stmt *st = NULL;
     int rc = sql.failed ? SQLITE_NOMEM : sqlite3_prepare_v2(db, sql.data, -1, &st, NULL);

@@ -1,12 +1,14 @@
 /* Integration: names follow the sandbox, not the id it claims (issue 32
- * items 2-3). Two sandboxes, each its own connection, with state files in a
+ * items 1-3). Two sandboxes, each its own connection, with state files in a
  * runsc root made here as runsc writes them: the victim's container
  * (payments/payments-db-0/db) and a tenant's. The tenant's sandbox reads
  * /etc/shadow in the name of the victim's container id (packets of
- * tests/support/gvisor_packets.py: shadow_victim, shadow_forger). The rules
- * may not give the forged event the victim's names, even when the tenant's
- * own state file was refused (over 4 MiB); a lookup that finds nothing (the
- * victim's file gone, after a restart) never erases names found before. */
+ * tests/support/gvisor_packets.py: shadow_victim, shadow_forger). Neither
+ * the rules nor any reader (alerts, its --pod, events --namespace,
+ * containers) may give the forged event the victim's names, whether the
+ * tenant's own state file was read, refused (over 4 MiB), or the victim's
+ * file is gone after a restart; a lookup that finds nothing never erases
+ * names found before. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -107,6 +109,101 @@ static void wait_count(const struct fixture *f, const char *sql, long long want)
         fail_msg("%s: %lld, want %lld", sql, q(f, sql), want);
 }
 
+/* Runs `seccheckd ARGS... --db DB` into out. */
+static void cmd(const struct fixture *f, const char *const *args)
+{
+    const char *argv[16] = {SECCHECKD_BIN};
+    size_t n = 1;
+    for (; args[n - 1]; n++)
+        argv[n] = args[n - 1];
+    argv[n++] = "--db";
+    argv[n++] = f->d.db;
+    argv[n] = NULL;
+    int rc = run_command(argv, out, sizeof(out), err, sizeof(err));
+    if (rc != 0)
+        fail_msg("seccheckd %s exited %d: %s", args[0], rc, err);
+}
+
+static int lines_with(const char *text, const char *needle)
+{
+    int n = 0;
+    for (const char *p = text; (p = strstr(p, needle)) != NULL; p += strlen(needle))
+        n++;
+    return n;
+}
+
+static int lines(const char *text)
+{
+    int n = 0;
+    for (; *text; text++)
+        n += *text == '\n';
+    return n;
+}
+
+/* Item 1: every reader gives the victim's names to the victim's own events only. */
+static void test_readers_name_only_the_own_sandbox(void **state)
+{
+    (void)state;
+    struct fixture f;
+    setup(&f);
+    write_state(&f, VICTIM, "payments", "payments-db-0", "db", 0);
+    write_state(&f, TENANT, "team-b", "job-7", "worker", 0);
+    start(&f);
+    sandbox(&f, "shadow_victim", 1);
+    sandbox(&f, "shadow_forger", 2);
+    wait_count(&f, "SELECT count(*) FROM alerts", 2);
+    wait_count(&f, "SELECT count(*) FROM connections WHERE close_ns IS NOT NULL", 2);
+
+    /* each connection bound to its own sandbox, by the first container it named */
+    assert_int_equal(q(&f, "SELECT count(*) FROM connections WHERE sandbox = '" VICTIM "' AND sandbox_bound_by = "
+                           "'container'"), 1);
+    assert_int_equal(q(&f, "SELECT count(*) FROM connections WHERE sandbox = '" TENANT "' AND sandbox_bound_by = "
+                           "'container'"), 1);
+    assert_int_equal(q(&f, "SELECT count(*) FROM container_info WHERE container_id = '" VICTIM "' AND state = 'found'"
+                           " AND sandbox = '" VICTIM "' AND pod_namespace = 'payments'"), 1);
+    /* the rules: the forged read is the tenant's, untrusted */
+    assert_int_equal(q(&f, "SELECT count(*) FROM alerts WHERE rule = 'Trusted read'"), 1);
+    assert_int_equal(q(&f, "SELECT count(*) FROM alerts WHERE rule = 'Untrusted read' AND output LIKE "
+                           "'%untrusted read (ns=<NA> pod=<NA> container=" VICTIM ")'"), 1);
+
+    /* seccheckd alerts: the victim's names beside its own alert only, the forged one marked */
+    cmd(&f, (const char *const[]){"alerts", NULL});
+    assert_int_equal(lines_with(out, "payments/payments-db-0/db"), 1);
+    assert_int_equal(lines_with(out, "!foreign"), 1);
+    const char *forged = strstr(out, "untrusted read");
+    assert_non_null(forged);
+    const char *line_start = forged;
+    while (line_start > out && line_start[-1] != '\n')
+        line_start--;
+    assert_non_null(strstr(line_start, "!foreign"));
+    assert_true(strstr(line_start, "!foreign") < forged);
+    /* --pod and --namespace: the victim's own */
+    cmd(&f, (const char *const[]){"alerts", "--pod", "payments-db-0", "--json", NULL});
+    assert_int_equal(lines(out), 1);
+    assert_non_null(strstr(out, "trusted read (ns=payments"));
+    cmd(&f, (const char *const[]){"alerts", "--container", "db", "--json", NULL});
+    assert_int_equal(lines(out), 1);
+    cmd(&f, (const char *const[]){"events", "--namespace", "payments", NULL});
+    assert_int_equal(lines(out), 2);   /* its start and its open */
+    assert_int_equal(lines_with(out, VICTIM "(payments/payments-db-0/db)"), 2);
+    cmd(&f, (const char *const[]){"events", "--container", VICTIM, NULL});
+    assert_int_equal(lines(out), 3);   /* by id: every event naming it, the forged one marked */
+    assert_int_equal(lines_with(out, VICTIM "(!foreign)"), 1);
+
+    /* seccheckd containers and the view: the forged event is a row of its own, not the victim's */
+    assert_int_equal(q(&f, "SELECT count(*) FROM containers WHERE container_id = '" VICTIM "' AND lookup = 'found' "
+                           "AND pod_name = 'payments-db-0' AND events = 2 AND alerts = 1"), 1);
+    assert_int_equal(q(&f, "SELECT count(*) FROM containers WHERE container_id = '" VICTIM "' AND lookup = 'foreign' "
+                           "AND name IS NULL AND events = 1 AND alerts = 1 AND sandbox = '" TENANT "'"), 1);
+    cmd(&f, (const char *const[]){"containers", NULL});
+    assert_int_equal(lines_with(out, " foreign"), 1);
+    cmd(&f, (const char *const[]){"containers", "--pod", "payments-db-0", "--json", NULL});
+    assert_int_equal(lines(out), 1);
+    assert_non_null(strstr(out, "\"events\":2"));
+    assert_int_equal(daemon_stop(&f.d), 0);
+    daemon_cleanup(&f.d);
+}
+
 /* Item 2: the tenant's own state file refused (over 4 MiB) still binds its
  * connection to its own sandbox: the forged read takes no names. */
 static void test_refused_own_state_still_binds(void **state)
@@ -162,6 +259,10 @@ static void test_nothing_found_never_erases(void **state)
     wait_count(&f, "SELECT count(*) FROM alerts", 4);
     assert_int_equal(q(&f, "SELECT count(*) FROM container_info WHERE container_id = '" VICTIM "' AND state = 'found'"
                            " AND pod_name = 'payments-db-0' AND sandbox = '" VICTIM "'"), 1);
+    cmd(&f, (const char *const[]){"alerts", "--pod", "payments-db-0", "--json", NULL});
+    assert_int_equal(lines(out), 2);   /* the victim's alert of each run */
+    cmd(&f, (const char *const[]){"alerts", NULL});
+    assert_int_equal(lines_with(out, "payments/payments-db-0/db"), 2);
     assert_int_equal(daemon_stop(&f.d), 0);
     daemon_cleanup(&f.d);
 }
@@ -169,6 +270,7 @@ static void test_nothing_found_never_erases(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_readers_name_only_the_own_sandbox),
         cmocka_unit_test(test_refused_own_state_still_binds),
         cmocka_unit_test(test_nothing_found_never_erases),
     };
