@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <sqlite3.h>
@@ -104,11 +105,38 @@ static const char *col(sqlite3_stmt *st, int i)
     return s && s[0] ? s : "-";
 }
 
+/* Bytes of the first n characters of s[0..len) (UTF-8; a byte that is
+ * not counts as one). */
+static size_t chars_bytes(const char *s, size_t len, size_t n, size_t *chars)
+{
+    size_t i = 0, c = 0;
+    for (; i < len && c < n; c++) {
+        i++;
+        while (i < len && ((unsigned char)s[i] & 0xc0) == 0x80)
+            i++;
+    }
+    *chars = c;
+    return i;
+}
+
+/* text escaped in a column of width characters and two spaces: a longer
+ * one is cut to width - 3 characters and "...", so the next column starts
+ * where the header says. */
 static void cell(struct strbuf *line, const char *text, size_t width)
 {
-    size_t before = line->len;
-    event_line_plain(line, text, strlen(text), width);
-    for (size_t n = line->len - before; n < width + 2; n++)
+    struct strbuf cut = {0};
+    event_line_plain(&cut, text, strlen(text), 4 * width);
+    size_t chars, all = chars_bytes(cut.data ? cut.data : "", cut.len, SIZE_MAX, &chars);
+    if (chars > width) {
+        all = chars_bytes(cut.data, cut.len, width - 3, &chars);
+        strbuf_append(line, cut.data, all);
+        strbuf_puts(line, "...");
+        chars += 3;
+    } else if (all) {
+        strbuf_append(line, cut.data, all);
+    }
+    strbuf_free(&cut);
+    for (; chars < width + 2; chars++)
         strbuf_putc(line, ' ');
 }
 

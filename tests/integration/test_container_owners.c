@@ -267,12 +267,50 @@ static void test_nothing_found_never_erases(void **state)
     daemon_cleanup(&f.d);
 }
 
+/* Characters (UTF-8) of s before p. */
+static size_t chars_before(const char *s, const char *p)
+{
+    size_t n = 0;
+    for (; s < p; s++)
+        n += ((unsigned char)*s & 0xc0) != 0x80;
+    return n;
+}
+
+/* seccheckd containers: a name longer than its column, with an escape and
+ * UTF-8 in it, is cut within the column ("...", issue 32, a smaller item:
+ * "...[+N bytes]" overran it), so the next column starts under its header. */
+static void test_containers_cells_fit(void **state)
+{
+    (void)state;
+    struct fixture f;
+    setup(&f);
+    write_state(&f, VICTIM, "payments", "payments-db-0",
+                "caf\\u00e9-\\u001b[31m-a-container-name-far-longer-than-its-column-of-twenty", 0);
+    start(&f);
+    sandbox(&f, "shadow_victim", 1);
+    wait_count(&f, "SELECT count(*) FROM containers WHERE lookup = 'found'", 1);
+    cmd(&f, (const char *const[]){"containers", NULL});
+    const char *header = out, *row = strchr(out, '\n');
+    assert_non_null(row);
+    row++;
+    const char *pod_head = strstr(header, "POD"), *pod = strstr(row, "payments-db-0");
+    assert_non_null(pod_head);
+    assert_non_null(pod);
+    assert_int_equal(chars_before(row, pod), chars_before(header, pod_head));
+    assert_non_null(strstr(row, "caf\xc3\xa9-\\x1b[31m-a-c...  payments-db-0"));
+    assert_null(strstr(row, "[+"));
+    assert_null(strchr(row, '\x1b'));
+    assert_int_equal(daemon_stop(&f.d), 0);
+    daemon_cleanup(&f.d);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_readers_name_only_the_own_sandbox),
         cmocka_unit_test(test_refused_own_state_still_binds),
         cmocka_unit_test(test_nothing_found_never_erases),
+        cmocka_unit_test(test_containers_cells_fit),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
