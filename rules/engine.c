@@ -228,7 +228,8 @@ static void raise_alert(struct rules_engine *e, struct evctx *x, const struct ru
         out->items = n;
         out->cap = cap;
     }
-    struct alert al = {.event_index = index, .priority = r->priority, .time_ns = x->time_ns, .suppressed = suppressed};
+    struct alert al = {.event_index = index, .conn_id = x->ev->conn_id, .priority = r->priority, .time_ns = x->time_ns,
+                       .suppressed = suppressed};
     al.rule = arena_strndup(a, r->name, strlen(r->name));
     al.container_id = container ? arena_strndup(a, container, strlen(container)) : NULL;
     al.output = arena_strndup(a, e->text.data, e->text.len);

@@ -317,6 +317,7 @@ const struct rule_set *rules_engine_rules(const struct rules_engine *e);
  * its reset. */
 struct alert {
     size_t event_index;         /* the index passed to rules_engine_eval */
+    uint64_t conn_id;           /* the event's connection (delivery shares its queue by it) */
     const char *rule;
     enum rules_priority priority;
     int64_t time_ns;            /* the event's time (context time_ns, else its receive time) */
