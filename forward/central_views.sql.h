@@ -36,6 +36,15 @@ static const char central_views_sql[] =
      * mirror adds them; a host of an older build has none: NULL). */
     "ALTER TABLE connections ADD COLUMN IF NOT EXISTS sandbox text, ADD COLUMN IF NOT EXISTS sandbox_bound_by text;\n"
     "ALTER TABLE container_info ADD COLUMN IF NOT EXISTS sandbox text;\n"
+    /* alerts show's ancestry (query/show_store_pg.c), as the host's
+     * (storage/event_indexes.c): each generation's exec and clone found by
+     * index, so a forged chain costs what a real one does; partial, only
+     * exec, clone and fork-exit rows. */
+    "CREATE INDEX IF NOT EXISTS events_execs ON events(host_id, conn_id, thread_group_id, id) WHERE msg_type = 3;\n"
+    "CREATE INDEX IF NOT EXISTS events_clones ON events(host_id, conn_id, (detail -> 'created_thread_group_id'), id)\n"
+    "  WHERE msg_type = 2;\n"
+    "CREATE INDEX IF NOT EXISTS events_fork_exits ON events(host_id, conn_id, result, id)\n"
+    "  WHERE msg_type IN (23, 29) AND is_exit = 1;\n"
     /* container_names: each host's newest container_info row of each
      * container (a row replaced on the host, its passwd changed, comes
      * again with a higher id). A container id is only unique per host, so

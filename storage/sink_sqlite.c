@@ -792,7 +792,7 @@ static int setup_schema(struct sqlite_sink *s, const struct sink_sqlite_options 
         check_schema_version(s, err, errlen) != 0 || create_lookup_tables(s->db, err, errlen) != 0 ||
         sqlutil_exec(s->db, views_sql, err, errlen) != 0 ||
         sqlutil_exec(s->db, alerts_sql, err, errlen) != 0 || container_rows_setup(s->db, err, errlen) != 0 ||
-        event_indexes_apply(s->db, o->indexes, err, errlen) != 0 ||
+        event_indexes_apply(s->db, o->indexes, err, errlen) != 0 || event_indexes_ancestry(s->db, err, errlen) != 0 ||
         sqlutil_exec(s->db, sql, err, errlen) != 0 || chain_check_db(s, o, err, errlen) != 0) {
         sqlutil_exec(s->db, "ROLLBACK", sql, sizeof(sql));
         return -1;
