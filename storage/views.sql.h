@@ -59,7 +59,8 @@ static const char views_sql[] =
      * What gVisor's 2026 releases add, NULL where runsc did not send it:
      * layer (upper, lower, upper+lower; none: a binary in neither, shown
      * by the ctime release-20260721.0 sends with the lower flag), in_memfd
-     * (1/0 where binary_size or nlink show release-20260727.0),
+     * (1/0 where binary_size or nlink show release-20260727.0; 1 where the
+     * flag itself is true),
      * exec_session (the context's is_exec_session), and the processes at
      * the other ends of stdin and stdout pipes as their contexts name them. */
     "CREATE VIEW execs AS\n"
@@ -73,9 +74,10 @@ static const char views_sql[] =
     "            THEN CASE WHEN json_type(e.detail, '$.binary_overlayfs_lower') = 'true' THEN 'upper+lower' ELSE 'upper' END\n"
     "            WHEN json_type(e.detail, '$.binary_overlayfs_lower') = 'true' THEN 'lower'\n"
     "            WHEN json_type(e.detail, '$.binary_ctime') = 'object' THEN 'none' END AS layer,\n"
-    "       CASE WHEN (json_type(e.detail, '$.binary_size') IN ('integer', 'real') AND json_extract(e.detail, '$.binary_size') > 0)\n"
+    "       CASE WHEN json_type(e.detail, '$.binary_in_memfd') = 'true' THEN 1\n"
+    "            WHEN (json_type(e.detail, '$.binary_size') IN ('integer', 'real') AND json_extract(e.detail, '$.binary_size') > 0)\n"
     "              OR (json_type(e.detail, '$.binary_nlink') IN ('integer', 'real') AND json_extract(e.detail, '$.binary_nlink') > 0)\n"
-    "            THEN CASE WHEN json_type(e.detail, '$.binary_in_memfd') = 'true' THEN 1 ELSE 0 END END AS in_memfd,\n"
+    "            THEN 0 END AS in_memfd,\n"
     "       e.is_exec_session AS exec_session,\n"
     "       CASE WHEN json_type(e.detail, '$.pipe_input_proc.context_data.thread_group_id') = 'integer'\n"
     "            THEN json_extract(e.detail, '$.pipe_input_proc.context_data.thread_group_id') END AS pipe_input_pid,\n"
