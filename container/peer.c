@@ -89,21 +89,23 @@ static const char *env_value(const char *const *env, size_t n, const char *name)
     return NULL;
 }
 
-/* The value of --root (or -root) among args[1..end). */
-static const char *root_flag(const char *const *args, size_t end)
+/* The value of --NAME (or -NAME; NAME=VALUE or NAME VALUE, as Go's flag
+ * package takes it) among args[from..end), the last one given; NULL. */
+static const char *flag_value(const char *const *args, size_t from, size_t end, const char *name)
 {
-    const char *root = NULL;
-    for (size_t i = 1; i < end; i++) {
+    const char *value = NULL;
+    size_t len = strlen(name);
+    for (size_t i = from; i < end; i++) {
         const char *a = args[i];
         if (a[0] != '-')
             continue;
         a += a[1] == '-' ? 2 : 1;
-        if (strncmp(a, "root=", 5) == 0)
-            root = a + 5;
-        else if (strcmp(a, "root") == 0 && i + 1 < end)
-            root = args[++i];
+        if (strncmp(a, name, len) == 0 && a[len] == '=')
+            value = a + len + 1;
+        else if (strcmp(a, name) == 0 && i + 1 < end)
+            value = args[++i];
     }
-    return root;
+    return value;
 }
 
 /* path made absolute against the peer's working directory (malloc'd);
@@ -173,7 +175,7 @@ static enum peer_outcome named_sandbox(int procfd, const char *const *args, size
     out->why = "its command line ends in no container id";
     if (nargs <= sub + 1 || last[0] == '-' || !container_id_valid(last))
         return PEER_NONE;
-    const char *root = root_flag(args, sub);
+    const char *root = flag_value(args, 1, sub, "root");
     char *fallback = NULL;
     if (!root) {
         const char *xdg = env_value(env, nenv, "XDG_RUNTIME_DIR");
@@ -241,17 +243,7 @@ static enum peer_outcome locked_sandbox(const char *lock, const struct peer *p, 
  * directory (runsc's default), absolute (malloc'd). */
 static char *bundle_of(int procfd, const char *const *args, size_t nargs, size_t sub)
 {
-    const char *bundle = NULL;
-    for (size_t i = sub + 1; i < nargs; i++) {
-        const char *a = args[i];
-        if (a[0] != '-')
-            continue;
-        a += a[1] == '-' ? 2 : 1;
-        if (strncmp(a, "bundle=", 7) == 0)
-            bundle = a + 7;
-        else if (strcmp(a, "bundle") == 0 && i + 1 < nargs)
-            bundle = args[++i];
-    }
+    const char *bundle = flag_value(args, sub + 1, nargs, "bundle");
     return absolute(procfd, bundle ? bundle : "");
 }
 

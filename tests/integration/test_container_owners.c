@@ -140,18 +140,25 @@ static int lines(const char *text)
     return n;
 }
 
+/* The victim's sandbox, then the tenant's forging the victim's container
+ * id (its own state file padded by tenant_padding bytes), both stored. */
+static void victim_then_forger(struct fixture *f, size_t tenant_padding)
+{
+    setup(f);
+    write_state(f, VICTIM, "payments", "payments-db-0", "db", 0);
+    write_state(f, TENANT, "team-b", "job-7", "worker", tenant_padding);
+    start(f);
+    sandbox(f, "shadow_victim", 1);
+    sandbox(f, "shadow_forger", 2);
+    wait_count(f, "SELECT count(*) FROM alerts", 2);
+}
+
 /* Item 1: every reader gives the victim's names to the victim's own events only. */
 static void test_readers_name_only_the_own_sandbox(void **state)
 {
     (void)state;
     struct fixture f;
-    setup(&f);
-    write_state(&f, VICTIM, "payments", "payments-db-0", "db", 0);
-    write_state(&f, TENANT, "team-b", "job-7", "worker", 0);
-    start(&f);
-    sandbox(&f, "shadow_victim", 1);
-    sandbox(&f, "shadow_forger", 2);
-    wait_count(&f, "SELECT count(*) FROM alerts", 2);
+    victim_then_forger(&f, 0);
     wait_count(&f, "SELECT count(*) FROM connections WHERE close_ns IS NOT NULL", 2);
 
     /* each connection bound to its own sandbox, by the first container it named */
@@ -210,13 +217,7 @@ static void test_refused_own_state_still_binds(void **state)
 {
     (void)state;
     struct fixture f;
-    setup(&f);
-    write_state(&f, VICTIM, "payments", "payments-db-0", "db", 0);
-    write_state(&f, TENANT, "team-b", "job-7", "worker", (4u << 20) + 1);
-    start(&f);
-    sandbox(&f, "shadow_victim", 1);
-    sandbox(&f, "shadow_forger", 2);
-    wait_count(&f, "SELECT count(*) FROM alerts", 2);
+    victim_then_forger(&f, (4u << 20) + 1);
     assert_int_equal(q(&f, "SELECT count(*) FROM container_info WHERE container_id = '" TENANT "' AND state = "
                            "'refused' AND why LIKE '%larger than 4 MiB%'"), 1);
     assert_int_equal(q(&f, "SELECT count(*) FROM alerts WHERE rule = 'Untrusted read' AND container_id = '" VICTIM

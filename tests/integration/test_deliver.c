@@ -662,20 +662,27 @@ static void test_rejected_alert_is_skipped(void **state)
 /* Without a database: a bounded queue in memory. The receiver down, 200
  * alerts into a queue of 50: 150 dropped and counted, one log line; the
  * 50 arrive, the first ones, in order, once it is back. */
+/* A daemon without a database, its queue of 50, delivering to r (down:
+ * 503); one connection's 200 alerts sent, 150 of them dropped. */
+static void fill_queue_of_50(struct daemon *d, struct receiver *r, struct setup *f)
+{
+    receiver_start(r, d, "recv", NULL, NULL);
+    receiver_control(r, "503");
+    const char *extra[] = {"--sink", "discard", "--alerts-url", receiver_url(r, "http", "/"), "--alerts-queue", "50",
+                           NULL};
+    assert_true(daemon_start(d, SECCHECKD_BIN, setup_args(f, d, extra)));
+    send_alerts(d, 0, 200, 1);
+    assert_true(wait_metric(f->metrics, FAILED, 1, 5000));
+    assert_int_equal(metric_scrape(f->metrics, DROPPED), 150);
+}
+
 static void test_queue_without_database_drops_and_counts(void **state)
 {
     struct daemon *d = *state;
     struct receiver r;
-    receiver_start(&r, d, "recv", NULL, NULL);
-    receiver_control(&r, "503");
     struct setup f;
-    const char *extra[] = {"--sink", "discard", "--alerts-url", receiver_url(&r, "http", "/"), "--alerts-queue", "50",
-                           NULL};
-    assert_true(daemon_start(d, SECCHECKD_BIN, setup_args(&f, d, extra)));
+    fill_queue_of_50(d, &r, &f);
     char *out = f.out, *metrics = f.metrics;
-    send_alerts(d, 0, 200, 1);
-    assert_true(wait_metric(metrics, FAILED, 1, 5000));
-    assert_int_equal(metric_scrape(metrics, DROPPED), 150);
     assert_int_equal(metric_scrape(metrics, LAG), 50);
     assert_int_equal(daemon_log_count(d, "the delivery queue is full (50 alerts waiting)"), 1);   /* once a minute */
     receiver_control(&r, "ok");
@@ -712,16 +719,9 @@ static void test_queue_is_shared_by_connections(void **state)
 {
     struct daemon *d = *state;
     struct receiver r;
-    receiver_start(&r, d, "recv", NULL, NULL);
-    receiver_control(&r, "503");
     struct setup f;
-    const char *extra[] = {"--sink", "discard", "--alerts-url", receiver_url(&r, "http", "/"), "--alerts-queue", "50",
-                           NULL};
-    assert_true(daemon_start(d, SECCHECKD_BIN, setup_args(&f, d, extra)));
+    fill_queue_of_50(d, &r, &f);     /* the flooder */
     char *metrics = f.metrics;
-    send_alerts(d, 0, 200, 1);       /* the flooder */
-    assert_true(wait_metric(metrics, FAILED, 1, 5000));
-    assert_int_equal(metric_scrape(metrics, DROPPED), 150);
     send_alerts(d, 1000, 1001, 2);   /* the victim's one alert */
     for (int i = 0; i < 500 && metric_scrape(metrics, DROPPED) < 151; i++)
         sleep_ms(10);
