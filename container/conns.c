@@ -88,10 +88,10 @@ void container_cache_conn_opened(struct container_cache *c, uint64_t conn_id, in
 {
     if (!c)
         return;
-    struct ucred cred;
+    struct ucred cred = {0};
     socklen_t len = sizeof(cred);
     if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0)
-        cred.pid = 0;
+        cred = (struct ucred){0};
     int pidfd = -1;
     len = sizeof(pidfd);
     if (getsockopt(fd, SOL_SOCKET, SO_PEERPIDFD, &pidfd, &len) != 0 || pidfd < 0)
