@@ -240,11 +240,13 @@ void container_cache_close(struct container_cache *c);   /* NULL: nothing */
  * makes (gVisor pkg/sentry/seccheck/config.go SetupSinks, called by `runsc
  * create`, `run`, `do`, `trace create`): a connection's peer is that runsc
  * command on the host, waiting for the handshake's answer, not the sandbox
- * (which a compromised workload owns). Its command line names the sandbox
- * (container/peer.c): a connection is bound to it from its open, whatever
- * becomes of the sandbox's state file, and its sandbox's own state file is
- * looked for from then on (every CONTAINER_OPEN_RETRY_NS, for at most
- * CONTAINER_OPEN_WINDOW_NS) and kept when runsc deletes it. A peer that is
+ * (which a compromised workload owns). The container lock file it holds
+ * open then, `<root>/<id>_sandbox:<sandbox>.lock`, names the sandbox and
+ * the root (else its command line: container/peer.c): a connection is
+ * bound to it from its open, whatever becomes of the sandbox's state file,
+ * and its sandbox's own state file is looked for from then on (every
+ * CONTAINER_OPEN_RETRY_NS, for at most CONTAINER_OPEN_WINDOW_NS; its bundle's
+ * config.json read meanwhile) and kept when runsc deletes it. A peer that is
  * not runsc (or gone, or in another pid namespace) binds nothing; then the
  * first container the connection names binds it: the sandbox its state
  * file's name gives (a sandbox's first event is its root container's,
