@@ -323,16 +323,78 @@ static int set_num_cmp(const void *x, const void *y)
 
 /* ---- what a condition can match, what it reads ---- */
 
+/* What one walk of a condition learned about each macro body it met: a
+ * macro used twice under a condition (m2: m1 or m1, m3: m2 or m2...) is
+ * answered once per walk, not once per use, so a walk costs the distinct
+ * nodes, not the expanded ones (issue 32 item 7: a 30 KB file of doubling
+ * macros took 215 s to check, 95% of it in the same bodies' answers).
+ * Open addressing by pointer; out of memory, bodies are walked again. */
+struct body_memo {
+    const struct cnode **keys;
+    unsigned char *vals;
+    size_t cap, n, size;    /* size: bytes of one value */
+};
+
+static uint64_t ptr_hash(const void *p)
+{
+    return ((uint64_t)(uintptr_t)p >> 4) * 0x9e3779b97f4a7c15ull;
+}
+
+/* body's value: *known when it was stored before; NULL when no room. */
+static void *memo_slot(struct body_memo *m, const struct cnode *body, bool *known)
+{
+    *known = false;
+    if ((m->n + 1) * 2 > m->cap) {
+        size_t cap = m->cap ? m->cap * 2 : 64;
+        const struct cnode **keys = calloc(cap, sizeof(*keys));
+        unsigned char *vals = calloc(cap, m->size);
+        if (!keys || !vals) {
+            free(keys);
+            free(vals);
+            return NULL;
+        }
+        for (size_t i = 0; i < m->cap; i++)
+            if (m->keys[i]) {
+                size_t j = ptr_hash(m->keys[i]) & (cap - 1);
+                while (keys[j])
+                    j = (j + 1) & (cap - 1);
+                keys[j] = m->keys[i];
+                memcpy(vals + j * m->size, m->vals + i * m->size, m->size);
+            }
+        free(m->keys);
+        free(m->vals);
+        m->keys = keys;
+        m->vals = vals;
+        m->cap = cap;
+    }
+    size_t j = ptr_hash(body) & (m->cap - 1);
+    while (m->keys[j] && m->keys[j] != body)
+        j = (j + 1) & (m->cap - 1);
+    *known = m->keys[j] != NULL;
+    if (!*known) {
+        m->keys[j] = body;
+        m->n++;
+    }
+    return m->vals + j * m->size;
+}
+
+static void memo_free(struct body_memo *m)
+{
+    free(m->keys);
+    free(m->vals);
+}
+
 struct probe {
     unsigned type;
     char dir;
     const char *point;
+    struct body_memo memo;   /* per body: may be true, may be false */
 };
 
 static bool plain(const struct check *c) { return !c->lhs && !c->rhs; }
 
 /* Three-valued: *t when n may be true, *f when it may be false. */
-static void may(const struct cnode *n, const struct probe *p, bool *t, bool *f)
+static void may(const struct cnode *n, struct probe *p, bool *t, bool *f)
 {
     bool kt, kf;
     switch (n->kind) {
@@ -374,9 +436,21 @@ static void may(const struct cnode *n, const struct probe *p, bool *t, bool *f)
     case CN_NOT:
         may(n->kids[0], p, f, t);
         return;
-    case CN_MACRO:
+    case CN_MACRO: {
+        bool known;
+        bool *answer = memo_slot(&p->memo, n->body, &known);
+        if (answer && known) {
+            *t = answer[0];
+            *f = answer[1];
+            return;
+        }
         may(n->body, p, t, f);
+        if (answer && (answer = memo_slot(&p->memo, n->body, &known)) != NULL) {   /* the memo may have grown */
+            answer[0] = *t;
+            answer[1] = *f;
+        }
         return;
+    }
     case CN_AND:
     case CN_OR:
         *t = n->kind == CN_AND;
@@ -398,9 +472,10 @@ static void may(const struct cnode *n, const struct probe *p, bool *t, bool *f)
 
 bool filter_may_match(const struct cnode *n, unsigned t, char dir, const char *point)
 {
-    struct probe p = {.type = t, .dir = dir, .point = point};
+    struct probe p = {.type = t, .dir = dir, .point = point, .memo = {.size = 2 * sizeof(bool)}};
     bool yes, no;
     may(n, &p, &yes, &no);
+    memo_free(&p.memo);
     return yes;
 }
 
@@ -414,8 +489,11 @@ static void expr_fields(const struct fexpr *e, void (*fn)(void *ctx, const struc
         expr_fields(e->args[i], fn, ctx);
 }
 
-void filter_fields(const struct cnode *n, void (*fn)(void *ctx, const struct fieldref *f), void *ctx)
+/* Each macro body once per walk (memo: the bodies met). */
+static void fields_of(const struct cnode *n, void (*fn)(void *ctx, const struct fieldref *f), void *ctx,
+                      struct body_memo *met)
 {
+    bool known;
     switch (n->kind) {
     case CN_CHECK:
         if (n->chk->lhs)
@@ -424,16 +502,26 @@ void filter_fields(const struct cnode *n, void (*fn)(void *ctx, const struct fie
             fn(ctx, &n->chk->field);
         expr_fields(n->chk->rhs, fn, ctx);
         return;
-    case CN_MACRO: filter_fields(n->body, fn, ctx); return;
+    case CN_MACRO:
+        if (!memo_slot(met, n->body, &known) || !known)
+            fields_of(n->body, fn, ctx, met);
+        return;
     case CN_AND:
     case CN_OR:
     case CN_NOT:
         for (uint32_t i = 0; i < n->n; i++)
-            filter_fields(n->kids[i], fn, ctx);
+            fields_of(n->kids[i], fn, ctx, met);
         return;
     case CN_TYPES:
     case CN_CONST: return;
     }
+}
+
+void filter_fields(const struct cnode *n, void (*fn)(void *ctx, const struct fieldref *f), void *ctx)
+{
+    struct body_memo met = {.size = 1};
+    fields_of(n, fn, ctx, &met);
+    memo_free(&met);
 }
 
 /* Where an evt.dir check is true, asked of the very comparison the events
@@ -477,16 +565,31 @@ static void reach_leaf(const struct cnode *n, struct filter_reach *t, struct fil
     }   /* CN_CONST, `x in ()`: no restriction, as in Falco */
 }
 
-void filter_reach(const struct cnode *n, struct filter_reach *t, struct filter_reach *f)
+static void reach(const struct cnode *n, struct filter_reach *t, struct filter_reach *f, struct body_memo *memo)
 {
     struct filter_reach kt, kf;
     switch (n->kind) {
     case CN_NOT:
-        filter_reach(n->kids[0], f, t);
+        reach(n->kids[0], f, t, memo);
         return;
-    case CN_MACRO:
-        filter_reach(n->body, t, f);
+    case CN_MACRO: {
+        bool known;
+        struct filter_reach *answer = memo_slot(memo, n->body, &known);
+        if (answer && known) {
+            *t = answer[0];
+            *f = answer[1];
+            return;
+        }
+        reach(n->body, t, f, memo);
+        if (answer) {   /* looked up again: the slot may have moved as the memo grew */
+            answer = memo_slot(memo, n->body, &known);
+            if (answer) {
+                answer[0] = *t;
+                answer[1] = *f;
+            }
+        }
         return;
+    }
     case CN_AND:
     case CN_OR: {
         bool and = n->kind == CN_AND;
@@ -494,7 +597,7 @@ void filter_reach(const struct cnode *n, struct filter_reach *t, struct filter_r
         reach_all(meet);
         reach_none(join);
         for (uint32_t i = 0; i < n->n; i++) {
-            filter_reach(n->kids[i], &kt, &kf);
+            reach(n->kids[i], &kt, &kf, memo);
             const struct filter_reach *km = and ? &kt : &kf, *kj = and ? &kf : &kt;
             evtype_set_and(&meet->types, &km->types);
             meet->dirs &= km->dirs;
@@ -506,6 +609,13 @@ void filter_reach(const struct cnode *n, struct filter_reach *t, struct filter_r
     default:
         reach_leaf(n, t, f);
     }
+}
+
+void filter_reach(const struct cnode *n, struct filter_reach *t, struct filter_reach *f)
+{
+    struct body_memo memo = {.size = 2 * sizeof(struct filter_reach)};
+    reach(n, t, f, &memo);
+    memo_free(&memo);
 }
 
 /* ---- building nodes ---- */

@@ -479,7 +479,9 @@ static void exec_binary_facts(struct proc *p, const Gvisor__Sentry__ExecveInfo *
         im->lower = m->binary_overlayfs_lower;
         im->ctime_ns = timespec_ns(m->binary_ctime);
     }
-    if (m->binary_size > 0 || m->binary_nlink > 0) {
+    /* The release that sends the flag sends the size and link count too: a
+     * non-zero one shows it, and so does the flag itself when true. */
+    if (m->binary_size > 0 || m->binary_nlink > 0 || m->binary_in_memfd) {
         im->known |= PROC_IMAGE_MEMFD;
         im->memfd = m->binary_in_memfd;
     }

@@ -526,7 +526,7 @@ struct local_reader {
     struct follow follow;
     int64_t after;
     int64_t since_ns, since_event;  /* --since: its bound, the last event received before it */
-    bool has_info;                  /* the database has container_info (names) */
+    struct container_names names;   /* what the database can join (container_filter.h) */
 };
 
 /* The filters after "WHERE a.id > ?1": ?2 the last event received before
@@ -537,14 +537,14 @@ static struct container_filter container_filter_of(const struct alerts_options *
     return (struct container_filter){.container = o->container, .pod = o->pod, .ns = o->ns};
 }
 
-static void local_filters(struct strbuf *sql, const struct alerts_options *o, bool has_info)
+static void local_filters(struct strbuf *sql, const struct alerts_options *o, const struct container_names *names)
 {
     if (o->has_since)
         strbuf_puts(sql, " AND a.event_id > ?2");
     if (o->rule)   /* SQLite's lower(): ASCII letters */
         strbuf_puts(sql, " AND instr(lower(a.rule), lower(?3)) > 0");
     struct container_filter cf = container_filter_of(o);
-    container_filter_sql(sql, &cf, "a.container_id", 6, has_info);
+    container_filter_sql(sql, &cf, names, "a.container_id", "e.conn_id", 6);
     priority_filter(sql, o);
 }
 
@@ -554,7 +554,7 @@ static int local_statement(struct local_reader *r, const char *head, const char 
     const struct alerts_options *o = r->o;
     struct strbuf sql = {0};
     strbuf_puts(&sql, head);
-    local_filters(&sql, o, sqlutil_has(r->db, "table", "container_info"));
+    local_filters(&sql, o, &r->names);
     strbuf_puts(&sql, tail);
     int rc = sql.failed ? SQLITE_NOMEM : sqlite3_prepare_v2(r->db, sql.data, -1, st, NULL);
     strbuf_free(&sql);
@@ -572,35 +572,48 @@ static int local_statement(struct local_reader *r, const char *head, const char 
     return 0;
 }
 
+/* "FROM alerts a" with each alert's event e and its container's names i
+ * (container_filter.h), and the filters' WHERE start. */
+static void local_from(const struct local_reader *r, struct strbuf *sql)
+{
+    strbuf_puts(sql, " FROM alerts a LEFT JOIN events e ON e.id = a.event_id");
+    container_names_join(sql, &r->names, "a.container_id", "e.conn_id");
+    strbuf_puts(sql, " WHERE a.id > ?1");
+}
+
 static int local_prepare(struct local_reader *r)
 {
     char tail[64];
     snprintf(tail, sizeof(tail), " ORDER BY a.id LIMIT %d", ROWS_PER_READ);
-#define LOCAL_COLUMNS                                                                                           \
-    "SELECT a.id, a.time_ns, a.rule, a.priority, a.container_id, a.output, " ALERT_OUTBOX_OBJECT_SQL(             \
-        "a.output_fields") ", " ALERT_OUTBOX_ARRAY_SQL("a.tags") ", e.recv_ns, a.suppressed, "
-    return local_statement(r, r->has_info ? LOCAL_COLUMNS CONTAINER_NAMES_SQL("i.pod_namespace", "i.pod_name", "i.name")
-                                                " FROM alerts a LEFT JOIN events e ON e.id = a.event_id"
-                                                " LEFT JOIN container_info i ON i.container_id = a.container_id"
-                                                " WHERE a.id > ?1"
-                                          : LOCAL_COLUMNS "NULL FROM alerts a LEFT JOIN events e ON e.id = a.event_id"
-                                                          " WHERE a.id > ?1",
-                           tail, &r->rows);
-#undef LOCAL_COLUMNS
+    struct strbuf head = {0};
+    strbuf_puts(&head, "SELECT a.id, a.time_ns, a.rule, a.priority, a.container_id, a.output, "
+                       ALERT_OUTBOX_OBJECT_SQL("a.output_fields") ", " ALERT_OUTBOX_ARRAY_SQL("a.tags")
+                       ", e.recv_ns, a.suppressed, ");
+    container_names_label(&head, &r->names, "a.container_id");
+    local_from(r, &head);
+    int rc = head.failed ? ALERTS_FAILED : local_statement(r, head.data, tail, &r->rows);
+    strbuf_free(&head);
+    return rc;
 }
 
-/* Whether an alert to print names a container whose names are known
- * (then the table has a column for them). */
+/* Whether an alert to print names a container whose names (or foreign
+ * label) are known (then the table has a column for them). */
 static bool local_any_named(struct local_reader *r)
 {
-    if (!r->has_info)
+    if (!r->names.has_info)
         return false;
+    struct strbuf head = {0};
+    strbuf_puts(&head, "SELECT EXISTS(SELECT 1");
+    local_from(r, &head);
+    strbuf_puts(&head, " AND (");
+    container_names_label(&head, &r->names, "a.container_id");
+    strbuf_puts(&head, ") IS NOT NULL");
     sqlite3_stmt *st;
-    if (local_statement(r, "SELECT EXISTS(SELECT 1 FROM alerts a JOIN container_info i ON i.container_id = "
-                           "a.container_id WHERE a.id > ?1 AND coalesce(i.name, i.pod_name, i.pod_namespace) "
-                           "IS NOT NULL", ")", &st) != 0)
+    bool yes = !head.failed && local_statement(r, head.data, ")", &st) == 0;
+    strbuf_free(&head);
+    if (!yes)
         return false;
-    bool yes = sqlite3_step(st) == SQLITE_ROW && sqlite3_column_int(st, 0) != 0;
+    yes = sqlite3_step(st) == SQLITE_ROW && sqlite3_column_int(st, 0) != 0;
     sqlite3_finalize(st);
     return yes;
 }
@@ -677,7 +690,7 @@ static int64_t local_count(void *ctx, const struct alerts_options *filters)
     r->after = 0;
     sqlite3_stmt *st;
     if (local_statement(r, "SELECT count(*) FROM alerts a LEFT JOIN events e ON e.id = a.event_id WHERE a.id > ?1",
-                        "", &st) == 0) {
+                        "", &st) == 0) {   /* the filters name i only inside their own subqueries */
         if (sqlite3_step(st) == SQLITE_ROW)
             n = sqlite3_column_int64(st, 0);
         sqlite3_finalize(st);
@@ -704,7 +717,7 @@ static void local_top(void *ctx, const char *column, struct strbuf *out)
 /* The database is there and holds alerts: 0, or ALERTS_FAILED said. */
 static int local_check(struct local_reader *r)
 {
-    r->has_info = sqlutil_has(r->db, "table", "container_info");
+    container_names_probe(r->db, &r->names);
     if (sqlutil_has(r->db, "table", "alerts"))
         return 0;
     fprintf(stderr, PROG ": %s has no alerts table: it was written by a seccheckd without rules (start this "
@@ -773,7 +786,7 @@ static int run_local(const struct alerts_options *o, struct printer *p)
     if (rc == 0)
         p->sandbox_column = !o->json && (o->follow || local_clock_apart(&r));
     if (rc == 0)
-        p->names_column = !o->json && r.has_info && (o->follow || local_any_named(&r));
+        p->names_column = !o->json && r.names.has_info && (o->follow || local_any_named(&r));
     if (rc == 0)
         rc = local_prepare(&r);
     if (rc == 0 && o->wide)
@@ -877,8 +890,8 @@ struct central_reader {
 static void central_filters(struct strbuf *sql, const struct central_reader *r, const struct alerts_options *o)
 {
     strbuf_puts(sql, " FROM alerts a LEFT JOIN events e ON e.host_id = a.host_id AND e.id = a.event_id");
-    if (r->has_names)
-        strbuf_puts(sql, " LEFT JOIN container_names n ON n.host_id = a.host_id AND n.container_id = a.container_id");
+    if (r->has_names)   /* the names of the alert's own sandbox's container (container_filter.h) */
+        central_names_join(sql, "a.host_id", "a.container_id", "e.conn_id");
     strbuf_puts(sql, " LEFT JOIN jsonb_each_text($1::jsonb) c ON c.key = a.host_id"
                      " WHERE a.id > coalesce(c.value::bigint, 0) AND ($2 = '' OR a.host_id = $2)"
                      " AND ($3::bigint IS NULL OR e.recv_ns >= $3::bigint)"
@@ -909,7 +922,7 @@ static void central_sql(struct central_reader *r)
                      /* to_jsonb: a hosts table of a forwarder before hostname has none */
                      " (SELECT to_jsonb(h) ->> 'hostname' FROM hosts h WHERE h.host_id = a.host_id),"
                      " a.suppressed, ");
-    strbuf_puts(sql, r->has_names ? CONTAINER_NAMES_SQL("n.pod_namespace", "n.pod_name", "n.container_name") : "NULL");
+    strbuf_puts(sql, r->has_names ? CENTRAL_NAMES_LABEL_SQL("a.host_id", "a.container_id") : "NULL");
     central_filters(sql, r, r->o);
     strbuf_printf(sql, " ORDER BY a.host_id, a.id LIMIT %d", ROWS_PER_READ);
 }
@@ -945,7 +958,8 @@ static bool central_clock_apart(struct central_reader *r)
  * centrally (the table's names column). */
 static bool central_any_named(struct central_reader *r)
 {
-    return r->has_names && central_any_alert(r, "coalesce(n.container_name, n.pod_name, n.pod_namespace) IS NOT NULL");
+    return r->has_names &&
+           central_any_alert(r, "(" CENTRAL_NAMES_LABEL_SQL("a.host_id", "a.container_id") ") IS NOT NULL");
 }
 
 static int64_t central_count(void *ctx, const struct alerts_options *filters)
@@ -1057,7 +1071,7 @@ static int central_ready(struct central_reader *r, bool *lasting, char *err, siz
     *lasting = false;
     if (!r->pg && !(r->pg = central_connect(r->o->to_url, lasting, err, errlen)))
         return -1;
-    PGresult *res = PQexec(r->pg, "SELECT to_regclass('alerts') IS NOT NULL, to_regclass('container_names') IS NOT NULL");
+    PGresult *res = PQexec(r->pg, "SELECT to_regclass('alerts') IS NOT NULL, " CENTRAL_NAMES_READY_SQL);
     bool ok = PQresultStatus(res) == PGRES_TUPLES_OK, has = ok && strcmp(PQgetvalue(res, 0, 0), "t") == 0;
     /* The statement follows the schema it reads: one made before names were shipped has none. */
     bool names = ok && strcmp(PQgetvalue(res, 0, 1), "t") == 0;

@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -105,11 +106,38 @@ static const char *col(sqlite3_stmt *st, int i)
     return s && s[0] ? s : "-";
 }
 
+/* Bytes of the first n characters of s[0..len) (UTF-8; a byte that is
+ * not counts as one). */
+static size_t chars_bytes(const char *s, size_t len, size_t n, size_t *chars)
+{
+    size_t i = 0, c = 0;
+    for (; i < len && c < n; c++) {
+        i++;
+        while (i < len && ((unsigned char)s[i] & 0xc0) == 0x80)
+            i++;
+    }
+    *chars = c;
+    return i;
+}
+
+/* text escaped in a column of width characters and two spaces: a longer
+ * one is cut to width - 3 characters and "...", so the next column starts
+ * where the header says. */
 static void cell(struct strbuf *line, const char *text, size_t width)
 {
-    size_t before = line->len;
-    event_line_plain(line, text, strlen(text), width);
-    for (size_t n = line->len - before; n < width + 2; n++)
+    struct strbuf cut = {0};
+    event_line_plain(&cut, text, strlen(text), 4 * width);
+    size_t chars, all = chars_bytes(cut.data ? cut.data : "", cut.len, SIZE_MAX, &chars);
+    if (chars > width) {
+        all = chars_bytes(cut.data, cut.len, width - 3, &chars);
+        strbuf_append(line, cut.data, all);
+        strbuf_puts(line, "...");
+        chars += 3;
+    } else if (all) {
+        strbuf_append(line, cut.data, all);
+    }
+    strbuf_free(&cut);
+    for (; chars < width + 2; chars++)
         strbuf_putc(line, ' ');
 }
 
@@ -141,6 +169,20 @@ static void print_header(struct strbuf *line, bool host_column)
     printf("%.*s\n", (int)line->len, line->data);
 }
 
+/* " AND ..." for the filter over the containers view, parameters ?1 to ?3
+ * (container_filter_bind). Each row has its own sandbox's names
+ * (views.sql.h): the filters read them there. */
+static void filter_rows(struct strbuf *sql, sqlite3 *db, const struct container_filter *f)
+{
+    bool has_info = sqlutil_has(db, "table", "container_info");
+    if (f->container)
+        strbuf_puts(sql, has_info ? " AND (container_id = ?1 OR name = ?1)" : " AND container_id = ?1");
+    if (f->pod)
+        strbuf_puts(sql, has_info ? " AND pod_name = ?2" : " AND ?2 IS NULL");
+    if (f->ns)
+        strbuf_puts(sql, has_info ? " AND pod_namespace = ?3" : " AND ?3 IS NULL");
+}
+
 /* ---- nothing printed: why, on stderr (as seccheckd events says it) ---- */
 
 /* How many containers pass f: local (db) or central (pg, host ""
@@ -159,7 +201,7 @@ static long long count_passing(sqlite3 *db, PGconn *pg, const char *host, const 
     }
     struct strbuf sql = {0};
     strbuf_puts(&sql, "SELECT count(*) FROM containers WHERE 1");
-    container_filter_sql(&sql, f, "container_id", 1, sqlutil_has(db, "table", "container_info"));
+    filter_rows(&sql, db, f);
     sqlite3_stmt *st = NULL;
     long long n = -1;
     if (!sql.failed && sqlite3_prepare_v2(db, sql.data, -1, &st, NULL) == SQLITE_OK) {
@@ -206,7 +248,7 @@ static int print_rows(sqlite3 *db, const struct containers_options *o)
 {
     struct strbuf sql = {0}, line = {0};
     strbuf_puts(&sql, select_sql);
-    container_filter_sql(&sql, &o->filter, "container_id", 1, sqlutil_has(db, "table", "container_info"));
+    filter_rows(&sql, db, &o->filter);
     strbuf_puts(&sql, " ORDER BY first_seen, container_id");
     sqlite3_stmt *st = NULL;
     int rc = sql.failed ? SQLITE_NOMEM : sqlite3_prepare_v2(db, sql.data, -1, &st, NULL);

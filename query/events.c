@@ -191,7 +191,9 @@ static int filtered_statement(struct reader *r, const struct events_options *o, 
     strbuf_puts(&sql, head);
     strbuf_puts(&sql, " WHERE e.id > ?1 AND e.id <= ?2");
     struct container_filter cf = {.container = o->container, .pod = o->pod, .ns = o->ns};
-    container_filter_sql(&sql, &cf, "e.container_id", 6, sqlutil_has(r->db, "table", "container_info"));
+    struct container_names names;
+    container_names_probe(r->db, &names);
+    container_filter_sql(&sql, &cf, &names, "e.container_id", "e.conn_id", 6);
     if (o->process)
         strbuf_puts(&sql, " AND e.process_name = ?4");
     if (o->has_since)
@@ -224,22 +226,27 @@ static int filtered_statement(struct reader *r, const struct events_options *o, 
     "SELECT e.id, json_object('id', f.id, 'conn_id', f.conn_id, 'recv_ns', f.recv_ns, 'msg_type', f.msg_type,"  \
     " 'type_name', f.type_name, 'dropped_count', f.dropped_count, 'decode_error', f.decode_error, 'message',"   \
     " json(f.message)) FROM events e JOIN events_full f ON f.id = e.id"
-/* The compact line's columns, the container's names last (NULL without
- * container_info: an older database). */
-#define COMPACT_HEAD "SELECT e.id, e.recv_ns, e.msg_type, e.raw, NULL FROM events e"
-#define COMPACT_NAMED_HEAD                                                                                       \
-    "SELECT e.id, e.recv_ns, e.msg_type, e.raw, " CONTAINER_NAMES_SQL("i.pod_namespace", "i.pod_name", "i.name") \
-    " FROM events e LEFT JOIN container_info i ON i.container_id = e.container_id"
-
-/* The statement that reads the next rows after ?1 up to ?2, filtered. */
+/* The statement that reads the next rows after ?1 up to ?2, filtered:
+ * JSON, or the compact line's columns with the container's names (or its
+ * foreign label) last (container_filter.h; NULL without container_info). */
 static int prepare_rows(struct reader *r)
 {
     char tail[64];
     snprintf(tail, sizeof(tail), " ORDER BY e.id LIMIT %d", ROWS_PER_READ);
-    const char *head = r->o->json                                          ? JSON_HEAD
-                       : sqlutil_has(r->db, "table", "container_info") ? COMPACT_NAMED_HEAD
-                                                                        : COMPACT_HEAD;
-    return filtered_statement(r, r->o, head, tail, &r->rows);
+    if (r->o->json)
+        return filtered_statement(r, r->o, JSON_HEAD, tail, &r->rows);
+    struct container_names names;
+    container_names_probe(r->db, &names);
+    struct strbuf head = {0};
+    strbuf_puts(&head, "SELECT e.id, e.recv_ns, e.msg_type, e.raw, ");
+    container_names_label(&head, &names, "e.container_id");
+    strbuf_puts(&head, " FROM events e");
+    container_names_join(&head, &names, "e.container_id", "e.conn_id");
+    int rc = head.failed ? EVENTS_FAILED : filtered_statement(r, r->o, head.data, tail, &r->rows);
+    if (head.failed)
+        fprintf(stderr, PROG ": out of memory\n");
+    strbuf_free(&head);
+    return rc;
 }
 
 /* -n N: the id before the last N rows that pass the filters between

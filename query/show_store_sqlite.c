@@ -25,8 +25,9 @@ static const char *const event_sql[] = {
     [SHOW_EVENT] = EVENT_COLUMNS " WHERE id = ?1 LIMIT ?2",
     [SHOW_LAST_EXEC] = EVENT_COLUMNS " WHERE msg_type = 3 AND conn_id = ?1 AND thread_group_id = ?2"
                        " AND (?3 IS NULL OR thread_group_start_time_ns = ?3) AND id <= ?4 ORDER BY id DESC LIMIT ?5",
-    [SHOW_CLONE] = EVENT_COLUMNS " WHERE msg_type = 2 AND conn_id = ?1 AND id <= ?4 AND thread_group_id != ?2"
-                   " AND json_extract(detail, '$.created_thread_group_id') = ?2"
+    /* The first terms are the partial indexes' (storage/event_indexes.c), as they are written there. */
+    [SHOW_CLONE] = EVENT_COLUMNS " WHERE msg_type = 2 AND conn_id = ?1"
+                   " AND json_extract(detail, '$.created_thread_group_id') = ?2 AND id <= ?4 AND thread_group_id != ?2"
                    " AND (?3 IS NULL OR json_extract(detail, '$.created_thread_start_time_ns') = ?3)"
                    " ORDER BY id DESC LIMIT ?5",
     [SHOW_START] = EVENT_COLUMNS " WHERE msg_type = 1 AND conn_id = ?1 AND id <= ?2 ORDER BY id DESC LIMIT ?3",

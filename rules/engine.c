@@ -269,8 +269,8 @@ static void raise_alert(struct rules_engine *e, struct evctx *x, const struct ra
         return;
     }
     struct arena *a = store_of(out);
-    struct alert al = {.event_index = index, .rule = w->name, .priority = w->priority, .time_ns = x->time_ns,
-                       .suppressed = suppressed, .container_id = container_of(x->ev),
+    struct alert al = {.event_index = index, .conn_id = x->ev->conn_id, .rule = w->name, .priority = w->priority,
+                       .time_ns = x->time_ns, .suppressed = suppressed, .container_id = container_of(x->ev),
                        .evicted = seq_take_evicted(e->seq, x->ev->conn_id)};
     struct render_rule rr = {.name = w->name, .priority = w->priority, .output = w->output, .tags_json = w->tags_json,
                              .evicted = al.evicted};
@@ -370,8 +370,8 @@ static void raise_drop_alert(struct rules_engine *e, const struct event *ev, siz
     int64_t time_ns = ev->context && ev->context->time_ns ? ev->context->time_ns : ev->recv_ns;
     drop_alert_render(w, time_ns, container, r && r->state == CONTAINER_FOUND ? r : NULL, e->cfg.hostname, &e->text,
                       &e->fields, &e->json);
-    struct alert proto = {.event_index = index, .rule = RULES_DROP_RULE, .priority = RULES_DEBUG, .time_ns = time_ns,
-                          .container_id = container};
+    struct alert proto = {.event_index = index, .conn_id = ev->conn_id, .rule = RULES_DROP_RULE,
+                          .priority = RULES_DEBUG, .time_ns = time_ns, .container_id = container};
     push_alert(e, out, &proto, "[]");
     e->stats.drop_alerts++;
 }

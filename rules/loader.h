@@ -236,6 +236,7 @@ struct loader {
     struct lrule **rules;
     size_t nlists, nmacros, nrules, caplists, capmacros, caprules;
     struct lmap list_names, macro_names, rule_names, exc_names, macro_bodies;
+    uint64_t expanded_total;      /* enabled rules' condition nodes, macros expanded (RULES_MAX_EXPANDED_SET) */
     uint32_t next_index;          /* Falco's m_cur_index */
     size_t items;
     bool items_exceeded;

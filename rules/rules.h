@@ -92,6 +92,10 @@ struct rule_set;
 /* Levels of a condition's tree once its macros are expanded: what one
  * event's evaluation may recurse through. */
 #define RULES_MAX_TREE_DEPTH 4096
+/* Nodes of all enabled rules' conditions once their macros are expanded
+ * (each rule's alone: filter.h FILTER_MAX_EXPANDED): what one event may
+ * cost. falcosecurity/rules' three files come to 2,419 together. */
+#define RULES_MAX_EXPANDED_SET 200000
 /* Lists whose names hold a blank, a comma, a parenthesis or '=' (Falco
  * loads them; each is searched for in every condition's text). */
 #define RULES_MAX_SPACED_LISTS 64
@@ -415,6 +419,7 @@ const struct rule_set *rules_engine_rules(const struct rules_engine *e);
  * its reset. */
 struct alert {
     size_t event_index;         /* the index passed to rules_engine_eval */
+    uint64_t conn_id;           /* the event's connection (delivery shares its queue by it) */
     const char *rule;
     enum rules_priority priority;
     int64_t time_ns;            /* the event's time (context time_ns, else its receive time) */

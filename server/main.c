@@ -352,6 +352,11 @@ static void choose_alert_output(const struct options *o, const char **path, stru
     }
 }
 
+static void conn_ready(uint64_t conn_id, int fd, void *data)
+{
+    container_cache_conn_opened(data, conn_id, fd);
+}
+
 /* The rules in front of the sink: on the writer thread, alerts stored with
  * their events (and, without a database, offered to delivery). Takes
  * ownership of sink and rs; NULL after printing why. */
@@ -889,7 +894,11 @@ int main(int argc, char **argv)
         rule_set_free(rules);
     }
     if (sink && containers) {
-        sink = sink_containers_open(sink, containers, container_view, err, sizeof(err));
+        sink = sink_containers_open(sink, containers, container_view,
+                                    strstr(o.sink, "sqlite") ? o.db_path : NULL, err, sizeof(err));
+        /* Each connection's peer is read as it handshakes: its sandbox. */
+        srv.cfg.on_conn_ready = sink ? conn_ready : NULL;
+        srv.cfg.conn_ready_data = containers;
     } else {
         container_view_free(container_view);
         container_cache_close(containers);

@@ -70,11 +70,11 @@ int runsc_roots_open(const struct options *o, struct container_cache **cache, st
         for (const char *const *d = container_default_roots; *d && n < CONTAINER_ROOTS_MAX; d++)
             if (access(*d, F_OK) == 0)
                 roots[n++] = *d;
-        if (n == 0) {
-            log_info("containers: none of runsc's usual roots exists (%s): container, pod and user names stay "
-                     "unknown; give --runsc-root DIR (the runtime's runsc --root)", CONTAINER_DEFAULT_ROOTS_TEXT);
-            return 0;
-        }
+        if (n == 0)
+            log_info("containers: none of runsc's usual roots exists (%s): names come from the state a connecting "
+                     "runsc command keeps elsewhere (runsc do's, its --root), else give --runsc-root DIR",
+                     CONTAINER_DEFAULT_ROOTS_TEXT);
+
     }
     for (size_t i = 0; i < n; i++)
         check_root(roots[i]);

@@ -59,6 +59,10 @@ struct conn_record {
      * total then. */
     int64_t drops_logged_ns;
     uint64_t drops_logged;
+    /* The sandbox it streams from (container.h), "" while not known: the
+     * containers' stage fills it in the batch's copy, on the writer thread. */
+    char sandbox[CONTAINER_ID_MAX];
+    uint8_t sandbox_bound_by;      /* enum container_bound_by */
 };
 
 /* Counts of what the loop saw while the batch was open. */

@@ -57,7 +57,13 @@ static const char schema_sql[] =
     "  decode_errors INTEGER NOT NULL,"
     "  close_reason TEXT,"
     "  paused_count INTEGER NOT NULL DEFAULT 0,"   /* reading paused: over its fair share of the queue */
-    "  paused_ns INTEGER NOT NULL DEFAULT 0);"
+    "  paused_ns INTEGER NOT NULL DEFAULT 0,"
+    /* The sandbox it streams from (runsc's id): its container_info rows
+     * (same sandbox) name its events; NULL while not known. How it was
+     * known: 'peer' (the runsc command that connected), 'container' (the
+     * state file of the first container it named), 'restart'. */
+    "  sandbox TEXT,"
+    "  sandbox_bound_by TEXT);"
 
     /* Tamper evidence (chain.h): one row per committed batch of events, in
      * the batch's transaction; hash chains on from the previous row. */
@@ -137,17 +143,22 @@ static const char insert_event_v1_sql[] = INSERT_EVENT_COLUMNS ", type_name) VAL
 static const char upsert_conn_sql[] =
     "INSERT INTO connections(id, run_id, peer_pid, peer_uid, peer_gid, connect_ns, close_ns,"
     " client_version, messages, bytes, last_dropped_count, sandbox_dropped, rejected,"
-    " decode_errors, close_reason, dropped_count_regressions, paused_count, paused_ns)"
-    " VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
+    " decode_errors, close_reason, dropped_count_regressions, paused_count, paused_ns, sandbox, sandbox_bound_by)"
+    " VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
     " ON CONFLICT(id) DO UPDATE SET close_ns=excluded.close_ns,"
     " client_version=excluded.client_version, messages=excluded.messages,"
     " bytes=excluded.bytes, last_dropped_count=excluded.last_dropped_count,"
     " sandbox_dropped=excluded.sandbox_dropped, rejected=excluded.rejected,"
     " decode_errors=excluded.decode_errors, close_reason=excluded.close_reason,"
     " dropped_count_regressions=excluded.dropped_count_regressions,"
-    " paused_count=excluded.paused_count, paused_ns=excluded.paused_ns";
+    " paused_count=excluded.paused_count, paused_ns=excluded.paused_ns,"
+    " sandbox=coalesce(connections.sandbox, excluded.sandbox),"   /* bound once: never rebound */
+    " sandbox_bound_by=coalesce(connections.sandbox_bound_by, excluded.sandbox_bound_by)";
 
 /* A database made before the connections table had them. */
+static const char conn_sandbox_columns_sql[] =
+    "ALTER TABLE connections ADD COLUMN sandbox TEXT;"
+    "ALTER TABLE connections ADD COLUMN sandbox_bound_by TEXT;";
 static const char conn_pause_columns_sql[] =
     "ALTER TABLE connections ADD COLUMN paused_count INTEGER NOT NULL DEFAULT 0;"
     "ALTER TABLE connections ADD COLUMN paused_ns INTEGER NOT NULL DEFAULT 0;";

@@ -145,12 +145,14 @@ struct sink *sink_rules_open(struct sink *inner, struct rule_set *rules, const s
 
 /* Container records from runsc's state (container.h) in front of inner:
  * on the writer thread, a container's first events wait (bounded) for its
- * first lookup, and the records go with the batches to the SQLite sink
- * (container_info rows). view is the one the rules read (the engine's
- * config holds it too). Takes ownership of inner, cache and view; on
- * failure closes them. */
+ * first lookup, the records go with the batches to the SQLite sink
+ * (container_info rows), and connection snapshots get their sandbox. view
+ * is the one the rules read (the engine's config holds it too). history_db
+ * (NULL: none): the database whose open connections keep their sandbox
+ * after a restart. Takes ownership of inner, cache and view; on failure
+ * closes them. */
 struct sink *sink_containers_open(struct sink *inner, struct container_cache *cache, struct container_view *view,
-                                  char *err, size_t errlen);
+                                  const char *history_db, char *err, size_t errlen);
 
 /* False for a sink without the containers' stage. */
 static inline bool sink_container_stats(struct sink *s, struct container_cache_stats *st, uint64_t *foreign,

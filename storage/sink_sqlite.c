@@ -318,6 +318,8 @@ static int upsert_conn(struct sqlite_sink *s, const struct conn_record *c)
     sqlite3_bind_int64(st, 16, (sqlite3_int64)c->dropped_count_regressions);
     sqlite3_bind_int64(st, 17, (sqlite3_int64)c->paused_count);
     sqlite3_bind_int64(st, 18, c->paused_ns);
+    sqlutil_bind_text(st, 19, c->sandbox);
+    sqlutil_bind_text(st, 20, container_bound_by_name((enum container_bound_by)c->sandbox_bound_by));
     int rc = sqlite3_step(st);
     sqlite3_reset(st);
     return rc == SQLITE_DONE ? 0 : -1;
@@ -866,6 +868,9 @@ static int add_missing_columns(sqlite3 *db, char *err, size_t errlen)
     if (sqlutil_int(db, "SELECT count(*) FROM pragma_table_info('connections') WHERE name='paused_count'", 1) == 0 &&
         sqlutil_exec(db, conn_pause_columns_sql, err, errlen) != 0)
         return -1;
+    if (sqlutil_int(db, "SELECT count(*) FROM pragma_table_info('connections') WHERE name='sandbox'", 1) == 0 &&
+        sqlutil_exec(db, conn_sandbox_columns_sql, err, errlen) != 0)
+        return -1;
     if (sqlutil_int(db, "SELECT count(*) FROM pragma_table_info('runs') WHERE name='reopen_reason'", 1) == 0 &&
         sqlutil_exec(db, runs_reopen_column_sql, err, errlen) != 0)
         return -1;
@@ -896,9 +901,8 @@ static int setup_schema(struct sqlite_sink *s, const struct sink_sqlite_options 
         check_schema_version(s, err, errlen) != 0 || create_lookup_tables(s->db, err, errlen) != 0 ||
         sqlutil_exec(s->db, views_sql, err, errlen) != 0 ||
         sqlutil_exec(s->db, alerts_sql, err, errlen) != 0 || add_alert_columns(s->db, err, errlen) != 0 ||
-        add_alert_chain_columns(s->db, err, errlen) != 0 ||
-        container_rows_setup(s->db, err, errlen) != 0 ||
-        event_indexes_apply(s->db, o->indexes, err, errlen) != 0 ||
+        add_alert_chain_columns(s->db, err, errlen) != 0 || container_rows_setup(s->db, err, errlen) != 0 ||
+        event_indexes_apply(s->db, o->indexes, err, errlen) != 0 || event_indexes_ancestry(s->db, err, errlen) != 0 ||
         sqlutil_exec(s->db, sql, err, errlen) != 0 || chain_check_db(s, o, err, errlen) != 0) {
         sqlutil_exec(s->db, "ROLLBACK", sql, sizeof(sql));
         return -1;

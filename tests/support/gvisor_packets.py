@@ -12,6 +12,9 @@ these bytes, so a field seccheckd's schema got wrong shows as a wrong value.
   gvisor_packets.py trace-one FILE SCENARIO... all in one trace file (one connection: their
                                              processes' ids overlap, for storage tests only)
   gvisor_packets.py send SOCKET SCENARIO...  a sandbox connection each: handshake, packets
+  gvisor_packets.py forged-chain FILE EVENTS [DEPTH]
+                                             a trace whose last event's process has a forged
+                                             ancestry DEPTH deep (64), EVENTS events in between
   gvisor_packets.py list                     the scenarios
 
 A scenario is a short story one sandbox tells: an attack from the default
@@ -470,6 +473,48 @@ def story_fields(s):
     s.syscall("ptrace", 2, sysno=101, request=16, pid=1)
 
 
+def reads_shadow(s, own, named):
+    """A sandbox whose own (root) container is `own`, as its first event says, reading
+    /etc/shadow in the name of container `named` (a compromised sandbox forges the id)."""
+    s.container = own
+    s.start(1, ["/bin/sh"])
+    s.container = named
+    s.syscall("open", 1, result=3, sysno=257, fd=-100, pathname="/etc/shadow", flags=0)
+
+
+def story_shadow_victim(s):
+    reads_shadow(s, "victim-ctr", "victim-ctr")
+
+
+def story_shadow_forger(s):
+    reads_shadow(s, "tenant-ctr", "victim-ctr")
+
+
+def forged_chain(events, depth=64):
+    """A compromised sandbox's sentry/clone events, each naming the next pid as
+    the parent of the one before (the oldest ancestor's clone first), then
+    `events` events of ordinary work (clones of other processes, execs, opens),
+    last the chain's bottom process opening /etc/shadow (an alert to show).
+    Each generation of `seccheckd alerts show` looks for its process's clone
+    and exec before the one it came from: every clone and exec row in between
+    is in the way unless an index fits (issue 32 item 9)."""
+    s = Sandbox("forged-chain")
+    s.start(1, ["/bin/sh"])
+    bottom = 100000
+    for gen in range(depth, 0, -1):
+        s.clone(bottom + gen, bottom + gen - 1)
+    for i in range(events):
+        worker = 2 + i % 50
+        if i % 4 in (0, 1):
+            s.clone(worker, 200000 + i)
+        elif i % 4 == 2:
+            s.execve(worker, "/usr/bin/true", ["true", str(i)])
+        else:
+            s.syscall("open", worker, result=3, sysno=257, fd=-100, pathname="/tmp/f%d" % (i % 1000), flags=0)
+    s.syscall("open", bottom, result=3, sysno=257, fd=-100, pathname="/etc/shadow", flags=0)
+    return s.packets
+
+
 STORIES = {name[len("story_"):]: fn for name, fn in globals().items() if name.startswith("story_")}
 
 
@@ -510,6 +555,9 @@ def main(argv):
         return check_schema(argv[2])
     if len(argv) == 2 and argv[1] == "list":
         print("\n".join(sorted(STORIES)))
+        return 0
+    if len(argv) in (4, 5) and argv[1] == "forged-chain":
+        write_trace(argv[2], forged_chain(int(argv[3]), int(argv[4]) if len(argv) == 5 else 64))
         return 0
     if len(argv) >= 4 and argv[1] == "trace-one":
         write_trace(argv[2], [p for name in argv[3:] for p in story_packets(name)])

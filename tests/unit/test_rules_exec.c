@@ -124,6 +124,17 @@ static void test_binary_facts(void **state)
                          "\"proc.exe_ino.ctime_duration_proc_start\":1005,\"proc.is_exe_from_memfd\":true,"
                          "\"proc.is_exe_lower_layer\":true,\"proc.is_exe_upper_layer\":false,"
                          "\"proc.is_exe_writable\":false}");
+    /* binary_in_memfd true with size and nlink 0 (issue 32, a smaller item):
+     * a true value is sent only by a release that has the flag, so it is
+     * true, not absent (it was <NA>) */
+    m.binary_size = 0;
+    m.binary_nlink = 0;
+    m.binary_in_memfd = true;
+    ev = exec_ev(&m, 11, "/memfd:y (deleted)", 5004);
+    expect_fields(e, ev, "{\"evt.time\":5004,\"proc.exe_ino\":4242,\"proc.exe_ino.ctime\":3,"
+                         "\"proc.exe_ino.ctime_duration_proc_start\":1008,\"proc.is_exe_from_memfd\":true,"
+                         "\"proc.is_exe_lower_layer\":true,\"proc.is_exe_upper_layer\":false,"
+                         "\"proc.is_exe_writable\":false}");
     /* runsc 2022-12's binary_info: mode and owner only; the flags it never
      * sends are absent, not false */
     gvisor__sentry__execve_info__init(&m);
