@@ -424,16 +424,14 @@ struct rules_append_output *rules_append_output_load(const char *spec, char *err
 
 /* ---- applied to a rule (rule_loader_compiler.cpp:445-493) ---- */
 
-static const struct frag *output_frag(const struct lrule *lr) { return lr->output.head; }
-
-void append_output_text(struct loader *L, const struct lrule *lr, struct tbuild *out)
+void append_output_text(struct loader *L, const struct ao_target *t, struct tbuild *out)
 {
-    const struct frag *g = output_frag(lr);
+    const struct frag *g = t->output;
     if (!g)
         return;
     for (size_t i = 0; L->append && i < L->append->n; i++) {
         const struct ao_entry *e = &L->append->entries[i];
-        if (!append_output_matches(e, lr->name, lr->source ? lr->source : "", lr->tags.v, lr->tags.n))
+        if (!append_output_matches(e, t->name, t->source ? t->source : "", t->tags, t->ntags))
             continue;
         if (e->extra_output) {
             tb_gen(out, g->file, g->node, " ", 1);
@@ -453,23 +451,24 @@ void append_output_text(struct loader *L, const struct lrule *lr, struct tbuild 
     /* rule_loader_compiler.cpp:464-472: the container plugin adds what
      * %container.info stood for, so it becomes nothing */
     if (out->buf && strstr(out->buf, "%container.info")) {
-        warn_at(L, lr->pos, "rule '%s': %%container.info is deprecated and no more useful, and will be dropped by "
+        warn_at(L, *t->pos, "rule '%s': %%container.info is deprecated and no more useful, and will be dropped by "
                 "Falco 1.0.0. The container plugin will automatically add required fields to the output message "
-                "(here: append-output)", lr->name);
+                "(here: append-output)", t->name);
         tb_remove_all(out, "%container.info");
     }
 }
 
-int append_output_fields(struct loader *L, const struct lrule *lr, const struct tmpl_env *env, struct template *t)
+int append_output_fields(struct loader *L, const struct ao_target *t, const struct tmpl_env *env,
+                         struct template *tpl)
 {
     for (size_t i = 0; L->append && i < L->append->n; i++) {
         const struct ao_entry *e = &L->append->entries[i];
-        if (!append_output_matches(e, lr->name, lr->source ? lr->source : "", lr->tags.v, lr->tags.n))
+        if (!append_output_matches(e, t->name, t->source ? t->source : "", t->tags, t->ntags))
             continue;
         for (size_t f = 0; f < e->nfields; f++) {
             const struct ao_field *fd = &e->fields[f];
             const char *fmt = fd->format ? fd->format : "";
-            if (template_add_field(env, t, fd->key, strlen(fd->key), fmt, strlen(fmt), fd->raw) != 0)
+            if (template_add_field(env, tpl, fd->key, strlen(fd->key), fmt, strlen(fmt), fd->raw) != 0)
                 return -1;
         }
     }

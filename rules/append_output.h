@@ -50,17 +50,30 @@ void append_output_release(const struct rules_append_output *ao);
 bool append_output_matches(const struct ao_entry *e, const char *name, const char *source, const char *const *tags,
                            size_t ntags);
 
-/* The loader's side (load_compile.c): appends the matching entries'
- * extra_output and suggested fields to a rule's output text, then drops
- * %container.info (with Falco's warning); and adds their extra_fields to
- * its compiled output. */
+/* The loader's side: what an entry is matched against (Falco's match:
+ * the item's name, source and tags) and where the text it adds comes from,
+ * for a rule (load_compile.c) or a sequence (sequence_load.c) alike. */
 struct loader;
-struct lrule;
+struct frag;
+struct lpos;
 struct tbuild;
 struct tmpl_env;
 struct template;
-void append_output_text(struct loader *L, const struct lrule *lr, struct tbuild *out);
-/* 0, or -1 after reporting the problem. */
-int append_output_fields(struct loader *L, const struct lrule *lr, const struct tmpl_env *env, struct template *t);
+struct ao_target {
+    const char *name;
+    const char *source;           /* "": syscall */
+    const char *const *tags;
+    size_t ntags;
+    const struct frag *output;    /* the output's text: where added text is said to come from; NULL: none */
+    const struct lpos *pos;       /* where a warning points */
+};
+
+/* Appends the matching entries' extra_output and suggested fields to the
+ * output text, then drops %container.info (with Falco's warning). */
+void append_output_text(struct loader *L, const struct ao_target *t, struct tbuild *out);
+/* Adds the matching entries' extra_fields to the compiled output; 0, or
+ * -1 after reporting the problem. */
+int append_output_fields(struct loader *L, const struct ao_target *t, const struct tmpl_env *env,
+                         struct template *tpl);
 
 #endif

@@ -781,11 +781,13 @@ static void compile_rule(struct loader *L, struct lrule *lr)
     struct tmpl_env tenv = {.ctx = L, .arena = &rs->arena, .slot = slot_for, .error = on_error};
     L->visible = UINT32_MAX;
     begin_collect(L);
-    append_output_text(L, lr, &out_text);
+    struct ao_target target = {.name = lr->name, .source = lr->source, .tags = lr->tags.v, .ntags = lr->tags.n,
+                               .output = lr->output.head, .pos = &lr->pos};
+    append_output_text(L, &target, &out_text);
     L->cur_text = &out_text;
     int trc = template_compile(&tenv, out_text.buf ? out_text.buf : "", out_text.len, &r->output);
     if (trc == 0)
-        trc = append_output_fields(L, lr, &tenv, &r->output);
+        trc = append_output_fields(L, &target, &tenv, &r->output);
     L->cur_text = &cond_text;
     struct cnode *cond = filter_parse(&env, cond_text.buf ? cond_text.buf : "", cond_text.len);
     L->cur_text = NULL;

@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "append_output.h"
 #include "availability.h"
 #include "diag.h"
 #include "loader.h"
@@ -862,8 +863,15 @@ static int compile_output(struct sc *c)
     struct tmpl_env env = {.ctx = c, .arena = &c->L->rs->arena, .slot = sc_slot, .error = sc_error,
                            .step_field = step_field};
     struct loader *L = c->L;
+    /* Falco's append_output, as on a rule's (a sequence matches an entry by
+     * its name and tags; its source is syscall's) */
+    struct ao_target target = {.name = c->s->name, .source = "", .tags = c->s->tags, .ntags = c->s->ntags,
+                               .output = &g, .pos = &c->ls->pos};
+    append_output_text(L, &target, &text);
     L->cur_text = &text;
     int rc = template_compile(&env, text.buf ? text.buf : "", text.len, &c->s->output);
+    if (rc == 0)
+        rc = append_output_fields(L, &target, &env, &c->s->output);
     L->cur_text = NULL;
     if (text.oom)
         L->oom = true;
@@ -1019,10 +1027,10 @@ static void compile_sequence(struct loader *L, const struct lseq *ls, struct seq
         if (compile_cond(&c, ls->unless, s->nsteps, &s->unless) != 0)
             return;
     }
+    tags_of(&c);   /* before the output: append_output matches the tags */
     owner_of(&c, "output");
     if (compile_output(&c) != 0)
         return;
-    tags_of(&c);
     for (uint16_t i = 0; i < s->nsteps; i++)
         reads_beside(&c, &s->steps[i].c, i, i + 1 == s->nsteps);
     if (s->has_unless)

@@ -175,6 +175,11 @@ static void containers_process_table(struct sink *base, uint64_t *processes, uin
     sink_process_table(((struct containers_sink *)base)->inner, processes, evictions);
 }
 
+static void containers_sequences(struct sink *base, struct sink_sequences *out)
+{
+    sink_sequences(((struct containers_sink *)base)->inner, out);
+}
+
 static void containers_set_rules(struct sink *base, struct rule_set *rs)
 {
     sink_set_rules(((struct containers_sink *)base)->inner, rs);
@@ -202,6 +207,7 @@ static const struct sink_ops containers_ops = {
     .set_retention = containers_set_retention,
     .retention_deleted = containers_retention_deleted,
     .process_table = containers_process_table,
+    .sequences = containers_sequences,
     .handoff_soon = containers_handoff_soon,
     .handoff = containers_handoff,
     .finish = containers_finish,
@@ -249,6 +255,8 @@ struct sink *sink_containers_open(struct sink *inner, struct container_cache *ca
     s->ops = containers_ops;
     if (!inner->ops->process_table)
         s->ops.process_table = NULL;   /* no rules inside: no process tables to report */
+    if (!inner->ops->sequences)
+        s->ops.sequences = NULL;       /* ... nor sequences */
     s->base.ops = &s->ops;
     s->base.first_conn_id = inner->first_conn_id;
     s->inner = inner;

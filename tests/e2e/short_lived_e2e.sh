@@ -96,7 +96,7 @@ named=0
 for i in $(seq "$runs"); do
     got=$(q "SELECT output FROM alerts WHERE container_id = 'shadow$i'")
     if [ "$got" = "$(q "SELECT output FROM alerts WHERE container_id = 'shadow$i' AND output LIKE
-                        '%shadow read (ns=batch pod=job-$i user=svc container=shadow$i)'")" ] && [ -n "$got" ]; then
+                        '%shadow read (ns=batch pod=job-$i user=svc container=shadow$i)%'")" ] && [ -n "$got" ]; then
         named=$((named + 1))
     else
         echo "     shadow$i: ${got:-no alert}"
@@ -128,7 +128,7 @@ do_ctr=$(q "SELECT sandbox FROM connections WHERE sandbox_bound_by = 'peer' AND 
 check "runsc do: its container found in runsc do's own root" "found|root" \
     "SELECT state, user_name FROM container_info WHERE container_id = '$do_ctr' AND state_file LIKE '%/runsc-do%'"
 check "runsc do: its alert names its user from the host's passwd" 1 \
-    "SELECT count(*) FROM alerts WHERE container_id = '$do_ctr' AND output LIKE '%user=root container=$do_ctr)'"
+    "SELECT count(*) FROM alerts WHERE container_id = '$do_ctr' AND output LIKE '%user=root container=$do_ctr)%'"
 out=$("$seccheckd" containers --db "$db" --container "$do_ctr")
 echo "$out" | grep -q "^$do_ctr .* found$" && ok "seccheckd containers: LOOKUP found for runsc do" ||
     fail "seccheckd containers for runsc do: $out"
