@@ -47,8 +47,21 @@ static void pg_error(PGconn *pg, const char *what, char *err, size_t errlen)
     snprintf(err, errlen, "%s: %s", what, line);
 }
 
+/* The SQLSTATE of this thread's last failed statement (central_error_is_data). */
+static _Thread_local char last_sqlstate[6];
+
+bool central_error_is_data(void)
+{
+    /* 22 data exception, 23 integrity constraint violation, 42 syntax
+     * error or access rule violation (a column of another type). */
+    return strncmp(last_sqlstate, "22", 2) == 0 || strncmp(last_sqlstate, "23", 2) == 0 ||
+           strncmp(last_sqlstate, "42", 2) == 0;
+}
+
 static int result_error(PGresult *res, PGconn *pg, const char *what, char *err, size_t errlen)
 {
+    const char *state = res ? PQresultErrorField(res, PG_DIAG_SQLSTATE) : NULL;
+    snprintf(last_sqlstate, sizeof(last_sqlstate), "%s", state ? state : "");
     char line[1024];
     central_message_line(res ? PQresultErrorMessage(res) : PQerrorMessage(pg), line, sizeof(line));
     snprintf(err, errlen, "%s: %s", what, line);
@@ -384,6 +397,13 @@ int central_begin(PGconn *pg, const char *host_id, const char *hostname, struct 
     memset(head, 0, sizeof(*head));
     if (exec_command(pg, "BEGIN", "begin", err, errlen) != 0)
         return -1;
+    return central_begin_host(pg, host_id, hostname, head, err, errlen);
+}
+
+int central_begin_host(PGconn *pg, const char *host_id, const char *hostname, struct central_head *head, char *err,
+                       size_t errlen)
+{
+    memset(head, 0, sizeof(*head));
     const char *v[] = {host_id, hostname};
     /* No write when the name is the same: the row is locked next anyway. */
     PGresult *res = exec_params(pg, "INSERT INTO hosts(host_id, hostname) VALUES($1, nullif($2, ''))"

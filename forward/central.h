@@ -48,6 +48,11 @@ PGconn *central_connect(const char *url, bool *lasting, char *err, size_t errlen
  * forwarders by an advisory lock. 0, or -1 with err. */
 int central_ensure_schema(PGconn *pg, const struct local *l, char *err, size_t errlen);
 
+/* Whether this thread's last statement that failed was refused for the
+ * data it held (SQLSTATE class 22, 23 or 42), not for the server's state:
+ * a message that makes the server refuse it will never be taken. */
+bool central_error_is_data(void);
+
 /* Where a host's central chain ends. */
 struct central_head {
     int64_t last_batch_id;          /* 0: nothing yet */
@@ -59,6 +64,10 @@ struct central_head {
  * shown beside the id, set or updated; "" leaves it), then read FOR UPDATE. */
 int central_begin(PGconn *pg, const char *host_id, const char *hostname, struct central_head *head, char *err,
                   size_t errlen);
+/* The same for another host inside the open transaction (several hosts'
+ * batches in one, rows locked in the order they come). */
+int central_begin_host(PGconn *pg, const char *host_id, const char *hostname, struct central_head *head, char *err,
+                       size_t errlen);
 int central_commit(PGconn *pg, char *err, size_t errlen);
 void central_rollback(PGconn *pg);
 

@@ -1,0 +1,146 @@
+# nats.sh - a throwaway 3-node NATS JetStream cluster for the fleet tests
+# and the bench (sourced after lib.sh, which gives $dir and spawn).
+#
+#   nats_user NAME PASSWORD [host|central|admin]
+#                  adds a user before nats_start: a host may publish only its
+#                  own subjects (seccheck.*.NAME.batch, seccheck.alerts.NAME),
+#                  read its own last message and position (direct gets) and
+#                  the stream's info; central may only consume (its durable
+#                  consumers, acks) and publish positions; admin may do
+#                  anything in the account. Writes $dir/nats/NAME.auth
+#                  (USER:PASSWORD, mode 600) for --nats-auth.
+#   nats_start [TLS_DIR]
+#                  starts nodes n1 n2 n3 on free 127.0.0.1 ports, each with
+#                  a cluster {} block routing to the other two, JetStream
+#                  (file store under $dir/nats/nI), the account FLEET with the
+#                  users above and a system account; waits until each node's
+#                  /healthz?js-enabled-only=true answers and its /jsz names a
+#                  meta leader. With TLS_DIR (its
+#                  server.pem, server.key), clients need TLS. Sets NATS_URLS
+#                  (the three client URLs, comma-separated), NATS_PORT[1..3],
+#                  NATS_MON[1..3], and the pids nats_n1.. (spawned: ended by
+#                  fleet_cleanup).
+#   nats_kill I    kill -9 node I (its pid stays in spawned; harmless)
+#   nats_restart I starts node I again on the same ports and store
+#   nats_leader STREAM   the server name of the stream's leader ("" if none)
+#   nats_node_of NAME    the index (1-3) of the server called NAME
+#   nats_jsz I ARGS      GET /jsz?ARGS on node I's monitor port
+#
+# Host users are named by the host id's subject token (the ids these tests
+# use need no escaping: letters, digits and '-').
+
+NATS_SERVER=${NATS_SERVER:-$(command -v nats-server)}
+nats_users=()
+
+free_port() {
+    python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()'
+}
+
+nats_user() {   # nats_user NAME PASSWORD ROLE
+    local name=$1 pw=$2 role=${3:-host} perms
+    case $role in
+    host)
+        perms="permissions: {
+          publish: { allow: [\"seccheck.*.$name.batch\", \"seccheck.alerts.$name\",
+                             \"\$JS.API.DIRECT.GET.SECCHECK.seccheck.*.$name.batch\",
+                             \"\$JS.API.DIRECT.GET.SECCHECK_APPLIED.seccheck.applied.$name\",
+                             \"\$JS.API.STREAM.INFO.SECCHECK\"] }
+          subscribe: { allow: [\"_INBOX_$name.>\"] } }" ;;
+    central)
+        perms="permissions: {
+          publish: { allow: [\"\$JS.API.STREAM.INFO.SECCHECK\", \"\$JS.API.CONSUMER.CREATE.SECCHECK.>\",
+                             \"\$JS.API.CONSUMER.DURABLE.CREATE.SECCHECK.>\", \"\$JS.API.CONSUMER.INFO.SECCHECK.>\",
+                             \"\$JS.API.CONSUMER.MSG.NEXT.SECCHECK.>\", \"\$JS.ACK.SECCHECK.>\",
+                             \"seccheck.applied.*\"] }
+          subscribe: { allow: [\"_INBOX_seccheck-central.>\"] } }" ;;
+    admin) perms="" ;;
+    esac
+    nats_users+=("{ user: \"$name\", password: \"$pw\"${perms:+, $perms} }")
+    mkdir -p "$dir/nats"
+    (umask 077; echo "$name:$pw" >"$dir/nats/$name.auth")
+}
+
+nats_conf() {   # nats_conf I TLS_DIR
+    local i=$1 tls=$2 j routes=()
+    for j in 1 2 3; do
+        [ "$j" = "$i" ] || routes+=("nats-route://127.0.0.1:${NATS_CLUSTER[$j]}")
+    done
+    {
+        echo "server_name: n$i"
+        echo "listen: 127.0.0.1:${NATS_PORT[$i]}"
+        echo "http: 127.0.0.1:${NATS_MON[$i]}"
+        echo "jetstream { store_dir: \"$dir/nats/n$i\", max_memory_store: 64MB, max_file_store: 4GB }"
+        echo "cluster { name: seccheck, listen: 127.0.0.1:${NATS_CLUSTER[$i]}, routes: [$(IFS=,; echo "${routes[*]}")] }"
+        [ -n "$tls" ] && echo "tls { cert_file: \"$tls/server.pem\", key_file: \"$tls/server.key\" }"
+        echo "accounts {"
+        echo "  FLEET: { jetstream: enabled, users: ["
+        printf '    %s\n' "${nats_users[@]}"
+        echo "  ] }"
+        echo "  SYS: { users: [ { user: sys, password: sys-pw } ] }"
+        echo "}"
+        echo "system_account: SYS"
+    } >"$dir/nats/n$i.conf"
+}
+
+nats_start() {
+    local tls=${1:-} i
+    if [ ! -x "$NATS_SERVER" ]; then
+        echo "nats-server not found: apt-get install -y nats-server (or run scripts/setup.sh)" >&2
+        return 1
+    fi
+    mkdir -p "$dir/nats"
+    NATS_PORT=() NATS_MON=() NATS_CLUSTER=()
+    for i in 1 2 3; do
+        NATS_PORT[$i]=$(free_port)
+        NATS_MON[$i]=$(free_port)
+        NATS_CLUSTER[$i]=$(free_port)
+    done
+    local scheme=nats
+    [ -n "$tls" ] && scheme=tls
+    NATS_URLS="$scheme://127.0.0.1:${NATS_PORT[1]},$scheme://127.0.0.1:${NATS_PORT[2]},$scheme://127.0.0.1:${NATS_PORT[3]}"
+    for i in 1 2 3; do
+        nats_conf "$i" "$tls"
+        nats_restart "$i" || return 1
+    done
+    for i in 1 2 3; do
+        wait_for 30 nats_healthy "$i" || { echo "nats node n$i did not come up:" >&2; tail -5 "$dir/nats_n$i.log" >&2; return 1; }
+    done
+}
+
+nats_restart() {   # nats_restart I
+    spawn "nats_n$1" "$NATS_SERVER" -c "$dir/nats/n$1.conf"
+}
+
+# Up, and JetStream's meta group has a leader (until then the API times out).
+nats_healthy() {
+    curl -fs "http://127.0.0.1:${NATS_MON[$1]}/healthz?js-enabled-only=true" >/dev/null &&
+        nats_jsz "$1" "" | python3 -c 'import json, sys; sys.exit(0 if (json.load(sys.stdin).get("meta_cluster") or {}).get("leader") else 1)'
+}
+
+nats_kill() {   # nats_kill I
+    local var="nats_n$1"
+    kill -KILL "${!var}" 2>/dev/null
+    wait "${!var}" 2>/dev/null
+}
+
+nats_jsz() { curl -fs "http://127.0.0.1:${NATS_MON[$1]}/jsz?$2"; }
+
+# The stream's leader, as the first node that answers knows it.
+nats_leader() {
+    local i out
+    for i in 1 2 3; do
+        out=$(nats_jsz "$i" "acc=FLEET&streams=true" 2>/dev/null) || continue
+        python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+for a in d.get("account_details", []):
+    for s in a.get("stream_detail", []):
+        if s["name"] == sys.argv[1]:
+            print((s.get("cluster") or {}).get("leader", ""))
+            sys.exit(0)
+' "$1" <<<"$out" && return 0
+    done
+    return 1
+}
+
+nats_node_of() { echo "${1#n}"; }
