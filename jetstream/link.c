@@ -213,7 +213,8 @@ int js_link_connect(struct js_link *l, const struct js_link_options *o, bool *la
         natsOptions_Destroy(opts);
         return -1;
     }
-    if (tls && o->ca_file && (s = natsOptions_LoadCATrustedCertificates(opts, o->ca_file)) != NATS_OK) {
+    /* A nats:// server that requires TLS gets it too (nats.c upgrades): the CA counts there as well. */
+    if (o->ca_file && (s = natsOptions_LoadCATrustedCertificates(opts, o->ca_file)) != NATS_OK) {
         snprintf(err, errlen, "--nats-ca %s: cannot load it: %s", o->ca_file, natsStatus_GetText(s));
         natsOptions_Destroy(opts);
         *lasting = true;

@@ -266,6 +266,21 @@ static int ensure_local(struct publisher *p, enum error_kind *kind, char *err, s
     return local_load_columns(&p->local, &changed, &p->lasting, err, errlen);
 }
 
+/* A request the servers dropped because this user may not make it: their
+ * asynchronous error says so (the request itself only times out). The
+ * permissions do not change by retrying: lasting. */
+static bool denied(struct publisher *p, const char *what, char *err, size_t errlen)
+{
+    char async[256];
+    js_link_take_async_error(&p->link, async, sizeof(async));
+    if (!strcasestr(async, "permissions violation"))
+        return false;
+    snprintf(err, errlen, "the servers refused %s: %s (the user of --nats-auth may use only its own host's "
+             "subjects and inbox: is --host-id %s the host this user is for?)", what, async, p->o.host_id);
+    p->lasting = true;
+    return true;
+}
+
 static int ensure_link(struct publisher *p, enum error_kind *kind, char *err, size_t errlen)
 {
     if (p->connected)
@@ -283,6 +298,17 @@ static int ensure_link(struct publisher *p, enum error_kind *kind, char *err, si
     if (rc != 0) {
         *kind = ERR_STREAM;
         p->lasting = rc == -2;
+        char what[128];
+        snprintf(what, sizeof(what), "the info of stream %s", p->o.stream.name);
+        denied(p, what, err, errlen);
+        js_link_close(&p->link);
+        return -1;
+    }
+    if (p->o.stream.partitions && k != p->o.stream.partitions) {   /* js_stream_verify names it; belt and braces */
+        *kind = ERR_STREAM;
+        p->lasting = true;
+        snprintf(err, errlen, "stream %s has %u partitions, --partitions says %u", p->o.stream.name, k,
+                 p->o.stream.partitions);
         js_link_close(&p->link);
         return -1;
     }
@@ -378,9 +404,12 @@ static int resume(struct publisher *p, enum error_kind *kind, char *err, size_t 
             return -1;
         }
     } else if (s != NATS_NOT_FOUND) {
-        char why[300];
-        js_status_text(s, 0, why, sizeof(why));
-        snprintf(err, errlen, "reading the last message on %s: %s", p->subject, why);
+        char why[300], what[JS_TOKEN_MAX + 96];
+        snprintf(what, sizeof(what), "reading the last message on %s", p->subject);
+        if (!denied(p, what, err, errlen)) {
+            js_status_text(s, 0, why, sizeof(why));
+            snprintf(err, errlen, "%s: %s", what, why);
+        }
         return -1;
     }
     p->pos = pos;
@@ -798,9 +827,13 @@ static int publish(struct publisher *p, enum error_kind *kind, char *err, size_t
         jsPubAck_Destroy(ack);
         return 0;
     }
-    char why[400], async[256];
+    char why[400], what[JS_TOKEN_MAX + 96];
     js_status_text(s, code, why, sizeof(why));
-    js_link_take_async_error(&p->link, async, sizeof(async));
+    snprintf(what, sizeof(what), "publishing on %s", p->subject);
+    if (denied(p, what, err, errlen)) {
+        *kind = ERR_REFUSED;
+        return -1;
+    }
     if (code == JSStreamWrongLastSequenceErr) {
         /* The subject moved on: our message got in and its answer was lost,
          * or another publisher uses this host id. The last message tells. */
@@ -811,12 +844,6 @@ static int publish(struct publisher *p, enum error_kind *kind, char *err, size_t
         return 0;
     }
     p->paused_total++;
-    if (strstr(async, "Permissions Violation") || strstr(async, "permissions violation")) {
-        snprintf(err, errlen, "the server refused %s: %s (the user of --nats-auth may publish only its own host's "
-                 "subjects: is --host-id right?)", p->subject, async);
-        *kind = ERR_REFUSED;
-        return -1;
-    }
     snprintf(err, errlen, "publishing %s: %s%s", pd->msg_id, why,
              s == NATS_TIMEOUT || s == NATS_NO_RESPONDERS ? " (no answer: servers down, or no quorum)" : "");
     if (s == NATS_CONNECTION_CLOSED)

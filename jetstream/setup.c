@@ -153,7 +153,9 @@ static int create_or_check(struct js_link *l, jsStreamConfig *cfg, const struct 
     s = js_AddStream(&si, l->js, cfg, NULL, &code);
     if (s != NATS_OK) {
         js_status_text(s, code, why, sizeof(why));
-        fprintf(stderr, PROG ": creating stream %s: %s\n", cfg->Name, why);
+        fprintf(stderr, PROG ": creating stream %s: %s%s\n", cfg->Name, why,
+                strstr(why, "insufficient") ? " (lower --max-bytes or --replicas, or give the servers more "
+                                              "jetstream max_file_store)" : "");
         return -1;
     }
     jsStreamInfo_Destroy(si);

@@ -15,7 +15,8 @@
 #                  (file store under $dir/nats/nI), the account FLEET with the
 #                  users above and a system account; waits until each node's
 #                  /healthz?js-enabled-only=true answers and its /jsz names a
-#                  meta leader. With TLS_DIR (its
+#                  meta leader. NATS_MAX_PAYLOAD=N sets the servers' max_payload
+#                  (a smaller one makes large batches go in chunks). With TLS_DIR (its
 #                  server.pem, server.key), clients need TLS. Sets NATS_URLS
 #                  (the three client URLs, comma-separated), NATS_PORT[1..3],
 #                  NATS_MON[1..3], and the pids nats_n1.. (spawned: ended by
@@ -69,6 +70,7 @@ nats_conf() {   # nats_conf I TLS_DIR
         echo "server_name: n$i"
         echo "listen: 127.0.0.1:${NATS_PORT[$i]}"
         echo "http: 127.0.0.1:${NATS_MON[$i]}"
+        [ -n "${NATS_MAX_PAYLOAD:-}" ] && echo "max_payload: $NATS_MAX_PAYLOAD"
         echo "jetstream { store_dir: \"$dir/nats/n$i\", max_memory_store: 64MB, max_file_store: 4GB }"
         echo "cluster { name: seccheck, listen: 127.0.0.1:${NATS_CLUSTER[$i]}, routes: [$(IFS=,; echo "${routes[*]}")] }"
         [ -n "$tls" ] && echo "tls { cert_file: \"$tls/server.pem\", key_file: \"$tls/server.key\" }"
@@ -144,3 +146,16 @@ for a in d.get("account_details", []):
 }
 
 nats_node_of() { echo "${1#n}"; }
+
+# nats_tls DIR: a CA and a server certificate for 127.0.0.1 in DIR
+# (ca.pem, server.pem, server.key), for nats_start DIR.
+nats_tls() {
+    mkdir -p "$1"
+    openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj "/CN=seccheckd test CA" \
+        -keyout "$1/ca.key" -out "$1/ca.pem" >/dev/null 2>&1 &&
+    openssl req -newkey rsa:2048 -nodes -subj "/CN=127.0.0.1" -keyout "$1/server.key" -out "$1/server.csr" \
+        >/dev/null 2>&1 &&
+    printf 'subjectAltName = IP:127.0.0.1\n' >"$1/san.ext" &&
+    openssl x509 -req -in "$1/server.csr" -CA "$1/ca.pem" -CAkey "$1/ca.key" -CAcreateserial -days 2 \
+        -extfile "$1/san.ext" -out "$1/server.pem" >/dev/null 2>&1
+}

@@ -9,7 +9,8 @@
  *                                                        until COUNT came or SECONDS passed
  *   nats_tool URLS AUTHFILE req SUBJECT JSON            prints the reply
  *
- * AUTHFILE: USER:PASSWORD on its first line ("-": none). */
+ * AUTHFILE: USER:PASSWORD on its first line ("-": none). NATS_TOOL_CA=FILE:
+ * TLS, trusting that CA. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,6 +41,11 @@ static natsConnection *connect_to(const char *urls, const char *auth)
     natsOptions_SetServers(o, list, n);
     natsOptions_SetErrorHandler(o, on_error, NULL);
     natsOptions_SetTimeout(o, 5000);
+    const char *ca = getenv("NATS_TOOL_CA");   /* tls:// servers: trust this CA */
+    if (ca && *ca) {
+        natsOptions_SetSecure(o, true);
+        natsOptions_LoadCATrustedCertificates(o, ca);
+    }
     if (strcmp(auth, "-") != 0) {
         char line[512] = "";
         FILE *f = fopen(auth, "r");
