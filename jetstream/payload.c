@@ -287,7 +287,6 @@ static int compress_into(struct js_codec *c, const void *a, size_t alen, const v
                          struct strbuf *out, char *err, size_t errlen)
 {
     size_t total = alen + blen, bound = ZSTD_compressBound(total), start = out->len;
-    strbuf_append(out, NULL, 0);
     if (out->cap - out->len < bound) {   /* grow once to the bound */
         size_t want = out->len + bound + 1;
         char *data = realloc(out->data, want);
@@ -702,7 +701,6 @@ static int inflate(struct js_codec *c, const uint8_t *src, size_t len, bool zstd
         snprintf(err, errlen, "not one zstd frame declaring at most %u bytes", 4 + JS_HEADER_MAX + JS_BODY_MAX);
         return -1;
     }
-    strbuf_append(&c->plain, NULL, 0);
     if (c->plain.cap < size + 1) {
         char *d = realloc(c->plain.data, (size_t)size + 1);
         if (!d) {

@@ -9,8 +9,10 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
+#include "clock.h"
 #include "internal.h"
 #include "log.h"
 
@@ -20,7 +22,7 @@
 struct setup_options {
     const char *urls, *auth_file, *ca_file;
     struct js_stream_spec spec;
-    uint64_t timeout_ms;
+    uint64_t timeout_ms, wait_s;
 };
 
 static void usage(FILE *out)
@@ -42,6 +44,8 @@ static void usage(FILE *out)
             "  --max-age DURATION     messages older than this go (longer than any consumer's outage) [7d]\n"
             "  --duplicate-window D   how long Nats-Msg-Id deduplicates [2m]\n"
             "  --timeout-ms N         connecting, and each request [5000]\n"
+            "  --wait S               servers that do not answer yet (starting, electing a leader) are\n"
+            "                         asked again for this long [30]\n"
             "  --help                 this text\n"
             "\n"
             "Exit status: 0 the stream is ready (made now, or there already as asked), 1 it differs or\n"
@@ -57,9 +61,10 @@ static int parse(struct setup_options *o, int argc, char **argv)
         {"partitions", required_argument, NULL, 'k'},  {"replicas", required_argument, NULL, 'r'},
         {"max-bytes", required_argument, NULL, 'b'},   {"max-age", required_argument, NULL, 'g'},
         {"duplicate-window", required_argument, NULL, 'd'}, {"timeout-ms", required_argument, NULL, 'T'},
-        {"help", no_argument, NULL, 'h'},              {NULL, 0, NULL, 0},
+        {"wait", required_argument, NULL, 'w'},        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
     };
-    *o = (struct setup_options){.timeout_ms = 5000,
+    *o = (struct setup_options){.timeout_ms = 5000, .wait_s = 30,
                                 .spec = {.name = JS_DEFAULT_STREAM, .replicas = 3, .max_bytes = 10LL << 30,
                                          .max_age_ns = 7 * 86400 * NS_PER_S, .duplicates_ns = 120 * NS_PER_S,
                                          .partitions = 1}};
@@ -98,6 +103,7 @@ static int parse(struct setup_options *o, int argc, char **argv)
             o->spec.duplicates_ns = (int64_t)v * NS_PER_S;
             break;
         case 'T': if (cli_parse_uint(PROG, "timeout-ms", optarg, 100, 600000, &o->timeout_ms)) return 2; break;
+        case 'w': if (cli_parse_uint(PROG, "wait", optarg, 0, 3600, &o->wait_s)) return 2; break;
         case 'h': usage(stdout); return -1;
         default: cli_report_getopt_error(PROG, ch, argv); return 2;
         }
@@ -118,13 +124,15 @@ static int parse(struct setup_options *o, int argc, char **argv)
     return 0;
 }
 
-/* Makes stream cfg, or checks the one there against it. 0 ready, 1 differs, -1 error. */
+/* Makes stream cfg, or checks the one there against it. 0 ready, 1 differs, -1 error, -2 no answer (yet). */
 static int create_or_check(struct js_link *l, jsStreamConfig *cfg, const struct js_stream_spec *spec, bool main)
 {
     jsStreamInfo *si = NULL;
     jsErrCode code = 0;
     natsStatus s = js_GetStreamInfo(&si, l->js, cfg->Name, NULL, &code);
     char why[400];
+    if (s == NATS_TIMEOUT || s == NATS_NO_RESPONDERS)
+        return -2;   /* JetStream not up yet: no meta leader */
     if (s == NATS_OK) {
         struct strbuf diffs = {0};
         int n = 0;
@@ -176,21 +184,35 @@ int jetstream_setup_main(int argc, char **argv)
     if (rc != 0)
         return rc < 0 ? 0 : rc;
     struct js_link l = {0};
-    bool lasting;
+    bool lasting = false, said = false;
     char err[1024];
     struct js_link_options lo = {.urls = o.urls, .auth_file = o.auth_file, .ca_file = o.ca_file,
                                  .name = "seccheckd nats-setup", .timeout_ms = (int64_t)o.timeout_ms};
-    if (js_link_connect(&l, &lo, &lasting, err, sizeof(err)) != 0) {
-        fprintf(stderr, PROG ": %s\n", err);
-        return 1;
-    }
     jsStreamConfig cfg, applied;
     char description[256], applied_name[128];
     const char *subjects[1], *applied_subjects[1];
     js_stream_config(&cfg, &o.spec, description, sizeof(description), subjects);
     js_applied_config(&applied, &o.spec, applied_name, sizeof(applied_name), applied_subjects);
-    int a = create_or_check(&l, &cfg, &o.spec, true);
-    int b = a < 0 ? -1 : create_or_check(&l, &applied, &o.spec, false);
+    int64_t deadline = monotonic_ns() + (int64_t)o.wait_s * NS_PER_S;
+    int a = -2, b = -2;
+    for (;;) {
+        if (!l.nc && js_link_connect(&l, &lo, &lasting, err, sizeof(err)) != 0) {
+            a = -3;
+        } else {
+            a = create_or_check(&l, &cfg, &o.spec, true);
+            b = a < 0 ? -1 : create_or_check(&l, &applied, &o.spec, false);
+            snprintf(err, sizeof(err), "no answer from JetStream (the servers starting, or electing a leader)");
+        }
+        if ((a != -3 && a != -2 && b != -2) || lasting || monotonic_ns() >= deadline)
+            break;
+        if (!said)
+            fprintf(stderr, PROG ": %s; asking again for up to %" PRIu64 " s (--wait)\n", err, o.wait_s);
+        said = true;
+        js_link_close(&l);
+        usleep(500 * 1000);
+    }
+    if (a == -3 || a == -2 || b == -2)
+        fprintf(stderr, PROG ": %s\n", err);
     js_link_close(&l);
     return a == 0 && b == 0 ? 0 : 1;
 }

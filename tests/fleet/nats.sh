@@ -2,18 +2,19 @@
 # and the bench (sourced after lib.sh, which gives $dir and spawn).
 #
 #   nats_user NAME PASSWORD [host|central|admin]
-#                  adds a user before nats_start: a host may publish only its
-#                  own subjects (seccheck.*.NAME.batch, seccheck.alerts.NAME),
-#                  read its own last message and position (direct gets) and
-#                  the stream's info; central may only consume (its durable
-#                  consumers, acks) and publish positions; admin may do
-#                  anything in the account. Writes $dir/nats/NAME.auth
+#                  a user for nats_start, with the permissions
+#                  configs/nats/accounts.sh gives (central and admin are
+#                  named so): a host may publish only its own subjects, read
+#                  its own last message and position and the stream's info;
+#                  central may only consume and publish positions; admin may
+#                  do anything in the account. Writes $dir/nats/NAME.auth
 #                  (USER:PASSWORD, mode 600) for --nats-auth.
 #   nats_start [TLS_DIR]
 #                  starts nodes n1 n2 n3 on free 127.0.0.1 ports, each with
 #                  a cluster {} block routing to the other two, JetStream
 #                  (file store under $dir/nats/nI), the account FLEET with the
-#                  users above and a system account; waits until each node's
+#                  users above and a system account (accounts.sh's
+#                  accounts.conf, included); waits until each node's
 #                  /healthz?js-enabled-only=true answers and its /jsz names a
 #                  meta leader. NATS_MAX_PAYLOAD=N sets the servers' max_payload
 #                  (a smaller one makes large batches go in chunks). With TLS_DIR (its
@@ -31,34 +32,19 @@
 # use need no escaping: letters, digits and '-').
 
 NATS_SERVER=${NATS_SERVER:-$(command -v nats-server)}
-nats_users=()
 
 free_port() {
     python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()'
 }
 
+NATS_ACCOUNTS=$(cd "$(dirname "${BASH_SOURCE[0]}")/../../configs/nats" && pwd)/accounts.sh
+nats_hosts=()
+
 nats_user() {   # nats_user NAME PASSWORD ROLE
-    local name=$1 pw=$2 role=${3:-host} perms
-    case $role in
-    host)
-        perms="permissions: {
-          publish: { allow: [\"seccheck.*.$name.batch\", \"seccheck.alerts.$name\",
-                             \"\$JS.API.DIRECT.GET.SECCHECK.seccheck.*.$name.batch\",
-                             \"\$JS.API.DIRECT.GET.SECCHECK_APPLIED.seccheck.applied.$name\",
-                             \"\$JS.API.STREAM.INFO.SECCHECK\"] }
-          subscribe: { allow: [\"_INBOX_$name.>\"] } }" ;;
-    central)
-        perms="permissions: {
-          publish: { allow: [\"\$JS.API.STREAM.INFO.SECCHECK\", \"\$JS.API.CONSUMER.CREATE.SECCHECK.>\",
-                             \"\$JS.API.CONSUMER.DURABLE.CREATE.SECCHECK.>\", \"\$JS.API.CONSUMER.INFO.SECCHECK.>\",
-                             \"\$JS.API.CONSUMER.MSG.NEXT.SECCHECK.>\", \"\$JS.ACK.SECCHECK.>\",
-                             \"seccheck.applied.*\"] }
-          subscribe: { allow: [\"_INBOX_seccheck-central.>\"] } }" ;;
-    admin) perms="" ;;
-    esac
-    nats_users+=("{ user: \"$name\", password: \"$pw\"${perms:+, $perms} }")
+    local name=$1 pw=$2 role=${3:-host}
+    [ "$role" = host ] && nats_hosts+=("$name")
     mkdir -p "$dir/nats"
-    (umask 077; echo "$name:$pw" >"$dir/nats/$name.auth")
+    (umask 077; echo "$name:$pw" >"$dir/nats/$name.auth")   # accounts.sh keeps it
 }
 
 nats_conf() {   # nats_conf I TLS_DIR
@@ -74,13 +60,7 @@ nats_conf() {   # nats_conf I TLS_DIR
         echo "jetstream { store_dir: \"$dir/nats/n$i\", max_memory_store: 64MB, max_file_store: 4GB }"
         echo "cluster { name: seccheck, listen: 127.0.0.1:${NATS_CLUSTER[$i]}, routes: [$(IFS=,; echo "${routes[*]}")] }"
         [ -n "$tls" ] && echo "tls { cert_file: \"$tls/server.pem\", key_file: \"$tls/server.key\" }"
-        echo "accounts {"
-        echo "  FLEET: { jetstream: enabled, users: ["
-        printf '    %s\n' "${nats_users[@]}"
-        echo "  ] }"
-        echo "  SYS: { users: [ { user: sys, password: sys-pw } ] }"
-        echo "}"
-        echo "system_account: SYS"
+        echo "include \"accounts.conf\""
     } >"$dir/nats/n$i.conf"
 }
 
@@ -91,6 +71,7 @@ nats_start() {
         return 1
     fi
     mkdir -p "$dir/nats"
+    "$NATS_ACCOUNTS" "$dir/nats" "${nats_hosts[@]}" >/dev/null || return 1
     NATS_PORT=() NATS_MON=() NATS_CLUSTER=()
     for i in 1 2 3; do
         NATS_PORT[$i]=$(free_port)
