@@ -73,7 +73,6 @@ for i in $(seq 0 "$nhosts"); do nats_user "bench-$i" "pw-$i" host; done
 nats_start || exit 1
 PG_FSYNC=on PG_SHARED_BUFFERS=128MB pg_start "$dir" || exit 1
 admin=(--nats-auth "$dir/nats/admin.auth")
-tool() { "$bin/nats_tool" "$NATS_URLS" "$dir/nats/admin.auth" "$@"; }
 
 now() { date +%s.%N; }
 cpu_s() { awk -v t="$(getconf CLK_TCK)" '{ sub(/.*\) /, ""); printf "%.2f", ($12 + $13) / t }' "/proc/$1/stat" 2>/dev/null || echo 0; }
@@ -86,9 +85,9 @@ fresh_tables() {
             refusals, alerts, container_info, nats_positions CASCADE" >/dev/null
     psql_c "CHECKPOINT" >/dev/null
 }
-fresh_stream() {   # fresh_stream K
-    tool req '$JS.API.STREAM.DELETE.SECCHECK' '' >/dev/null
-    tool req '$JS.API.STREAM.DELETE.SECCHECK_APPLIED' '' >/dev/null
+fresh_stream() {   # fresh_stream K: a new cluster, its stream of K partitions
+    nats_stop
+    nats_start || exit 1
     "$bin/seccheckd" nats-setup --to "$NATS_URLS" "${admin[@]}" --partitions "$1" --max-bytes 3G >/dev/null ||
         { echo "bench/nats.sh: nats-setup failed" >&2; exit 1; }
 }

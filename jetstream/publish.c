@@ -102,7 +102,7 @@ struct publisher {
     struct strbuf alert_line;
     /* the central copy's position, as seccheckd central published it */
     int64_t applied, applied_read_ns, saved, saved_ns;
-    bool applied_warned;
+    bool applied_warned, central_caught_up;
     uint64_t backoff_ms;
     bool lasting;
     int exit_status;
@@ -872,6 +872,11 @@ static void read_applied(struct publisher *p, bool now)
         if (end != text && v >= 0)
             p->applied = v;
         natsMsg_Destroy(m);
+        /* Once each time it gets there: the end of the whole way. */
+        bool all_in = p->applied >= p->pos.at_batch && p->pos.at_batch > 0 && p->lag.batches == 0;
+        if (all_in && !p->central_caught_up)
+            log_info("forward: host %s: the central copy has every batch, up to %" PRId64, p->o.host_id, p->applied);
+        p->central_caught_up = all_in;
     } else if (s != NATS_NOT_FOUND && !p->applied_warned) {
         char why[300];
         js_status_text(s, 0, why, sizeof(why));

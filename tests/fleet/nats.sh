@@ -23,6 +23,7 @@
 #                  NATS_MON[1..3], and the pids nats_n1.. (spawned: ended by
 #                  fleet_cleanup).
 #   nats_kill I    kill -9 node I (its pid stays in spawned; harmless)
+#   nats_stop      every node killed and its store removed
 #   nats_restart I starts node I again on the same ports and store
 #   nats_leader STREAM   the server name of the stream's leader ("" if none)
 #   nats_node_of NAME    the index (1-3) of the server called NAME
@@ -104,6 +105,13 @@ nats_kill() {   # nats_kill I
     local var="nats_n$1"
     kill -KILL "${!var}" 2>/dev/null
     wait "${!var}" 2>/dev/null
+}
+
+# Every node ended and its store removed (nats_start makes a new cluster).
+nats_stop() {
+    local i
+    for i in 1 2 3; do nats_kill "$i"; done
+    rm -rf "$dir/nats/n1" "$dir/nats/n2" "$dir/nats/n3"
 }
 
 nats_jsz() { curl -fs "http://127.0.0.1:${NATS_MON[$1]}/jsz?$2"; }
