@@ -34,8 +34,14 @@
 
 NATS_SERVER=${NATS_SERVER:-$(command -v nats-server)}
 
-free_port() {
-    python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()'
+# N free 127.0.0.1 ports, distinct: all held open until each is chosen.
+free_ports() {
+    python3 -c '
+import socket, sys
+held = [socket.socket() for _ in range(int(sys.argv[1]))]
+for s in held:
+    s.bind(("127.0.0.1", 0))
+print(" ".join(str(s.getsockname()[1]) for s in held))' "$1"
 }
 
 NATS_ACCOUNTS=$(cd "$(dirname "${BASH_SOURCE[0]}")/../../configs/nats" && pwd)/accounts.sh
@@ -73,26 +79,47 @@ nats_start() {
     fi
     mkdir -p "$dir/nats"
     "$NATS_ACCOUNTS" "$dir/nats" "${nats_hosts[@]}" >/dev/null || return 1
-    NATS_PORT=() NATS_MON=() NATS_CLUSTER=()
-    for i in 1 2 3; do
-        NATS_PORT[$i]=$(free_port)
-        NATS_MON[$i]=$(free_port)
-        NATS_CLUSTER[$i]=$(free_port)
+    local attempt ports
+    # Other tests on the machine take ports too: a port taken between its
+    # choice and the server's bind makes that node exit; then new ports.
+    for attempt in 1 2 3; do
+        read -ra ports < <(free_ports 9)
+        NATS_PORT=([1]=${ports[0]} [2]=${ports[1]} [3]=${ports[2]})
+        NATS_MON=([1]=${ports[3]} [2]=${ports[4]} [3]=${ports[5]})
+        NATS_CLUSTER=([1]=${ports[6]} [2]=${ports[7]} [3]=${ports[8]})
+        local scheme=nats
+        [ -n "$tls" ] && scheme=tls
+        NATS_URLS="$scheme://127.0.0.1:${NATS_PORT[1]},$scheme://127.0.0.1:${NATS_PORT[2]},$scheme://127.0.0.1:${NATS_PORT[3]}"
+        for i in 1 2 3; do
+            nats_conf "$i" "$tls"
+            : >"$dir/nats_n$i.log"
+            nats_restart "$i" || return 1
+        done
+        local up=1
+        for i in 1 2 3; do
+            wait_for 30 nats_settled "$i"
+            nats_healthy "$i" && continue
+            up=0
+            grep -q "address already in use" "$dir/nats_n$i.log" && break
+            echo "nats node n$i did not come up:" >&2
+            tail -5 "$dir/nats_n$i.log" >&2
+            return 1
+        done
+        [ $up = 1 ] && return 0
+        echo "nats: a port was taken meanwhile; new ports (attempt $attempt)" >&2
+        nats_stop
     done
-    local scheme=nats
-    [ -n "$tls" ] && scheme=tls
-    NATS_URLS="$scheme://127.0.0.1:${NATS_PORT[1]},$scheme://127.0.0.1:${NATS_PORT[2]},$scheme://127.0.0.1:${NATS_PORT[3]}"
-    for i in 1 2 3; do
-        nats_conf "$i" "$tls"
-        nats_restart "$i" || return 1
-    done
-    for i in 1 2 3; do
-        wait_for 30 nats_healthy "$i" || { echo "nats node n$i did not come up:" >&2; tail -5 "$dir/nats_n$i.log" >&2; return 1; }
-    done
+    return 1
 }
 
 nats_restart() {   # nats_restart I
     spawn "nats_n$1" "$NATS_SERVER" -c "$dir/nats/n$1.conf"
+}
+
+# Healthy, or its process gone (a port taken): no use waiting longer.
+nats_settled() {
+    local var="nats_n$1"
+    nats_healthy "$1" || ! kill -0 "${!var}" 2>/dev/null
 }
 
 # Up, and JetStream's meta group has a leader (until then the API times out).
