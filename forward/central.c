@@ -611,6 +611,25 @@ static int upsert_part(PGconn *pg, const struct central_source *src, enum local_
     return rc;
 }
 
+/* A count or an id of the host: sql over $1 host_id, $2 lo, $3 hi. -1 on
+ * an error (err). */
+static int64_t host_number(PGconn *pg, const char *sql, const char *host_id, int64_t lo, int64_t hi,
+                           const char *what, char *err, size_t errlen)
+{
+    char l[24], h[24];
+    snprintf(l, sizeof(l), "%" PRId64, lo);
+    snprintf(h, sizeof(h), "%" PRId64, hi);
+    const char *v[] = {host_id, l, h};
+    PGresult *res = exec_params(pg, sql, strstr(sql, "$3") ? 3 : 1, v, NULL, NULL);
+    if (PQresultStatus(res) != PGRES_TUPLES_OK || PQntuples(res) != 1) {
+        result_error(res, pg, what, err, errlen);
+        return -1;
+    }
+    int64_t n = strtoll(PQgetvalue(res, 0, 0), NULL, 10);
+    PQclear(res);
+    return n;
+}
+
 /* The container names that changed since the central copy's newest row of
  * this host (the hosts row is locked: one writer at a time), upserted:
  * metadata, so a row that comes again is harmless. */
@@ -619,14 +638,9 @@ static int ship_container_info(PGconn *pg, const struct central_source *src, con
 {
     if (!src->tables->has_container_info)
         return 0;
-    const char *v[] = {host_id};
-    PGresult *res = exec_params(pg, "SELECT coalesce(max(id), 0) FROM container_info WHERE host_id = $1", 1, v,
-                                NULL, NULL);
-    if (PQresultStatus(res) != PGRES_TUPLES_OK || PQntuples(res) != 1)
-        return result_error(res, pg, "container_info", err, errlen);
-    int64_t newest = strtoll(PQgetvalue(res, 0, 0), NULL, 10);
-    PQclear(res);
-    return upsert_part(pg, src, LOCAL_PART_NAMES, newest, 0, host_id, err, errlen);
+    int64_t newest = host_number(pg, "SELECT coalesce(max(id), 0) FROM container_info WHERE host_id = $1", host_id,
+                                 0, 0, "container_info", err, errlen);
+    return newest < 0 ? -1 : upsert_part(pg, src, LOCAL_PART_NAMES, newest, 0, host_id, err, errlen);
 }
 
 int central_sync_open_rows(PGconn *pg, const struct central_source *src, const char *host_id, int64_t runs_from,
@@ -674,23 +688,6 @@ static int exec_host(PGconn *pg, const char *sql, const char *host_id, const int
     return 0;
 }
 
-/* Events of a host in first..last, for a batch that came in chunks. */
-static int64_t central_events_in(PGconn *pg, const char *host_id, int64_t first, int64_t last, char *err,
-                                 size_t errlen)
-{
-    char f[24], t[24];
-    snprintf(f, sizeof(f), "%" PRId64, first);
-    snprintf(t, sizeof(t), "%" PRId64, last);
-    const char *v[] = {host_id, f, t};
-    PGresult *res = exec_params(pg, "SELECT count(*) FROM events WHERE host_id = $1 AND id BETWEEN $2 AND $3", 3, v,
-                                NULL, NULL);
-    if (PQresultStatus(res) != PGRES_TUPLES_OK || PQntuples(res) != 1)
-        return result_error(res, pg, "counting a batch's events", err, errlen);
-    int64_t n = strtoll(PQgetvalue(res, 0, 0), NULL, 10);
-    PQclear(res);
-    return n;
-}
-
 int central_ship(PGconn *pg, const struct central_source *src, const char *host_id, const struct local_batch *b,
                  int n, const struct central_chunk *chunk, int64_t *events, int64_t *alerts, char *err,
                  size_t errlen)
@@ -716,7 +713,8 @@ int central_ship(PGconn *pg, const struct central_source *src, const char *host_
             return (int)got;
         int64_t have = got;
         if (chunk && chunk->final && chunk->index > 1 &&
-            (have = central_events_in(pg, host_id, lo, hi, err, errlen)) < 0)
+            (have = host_number(pg, "SELECT count(*) FROM events WHERE host_id = $1 AND id BETWEEN $2 AND $3",
+                                host_id, lo, hi, "counting a batch's events", err, errlen)) < 0)
             return -1;
         if (whole && have != want) {
             snprintf(err, errlen, "batches %" PRId64 "..%" PRId64 " seal %" PRId64 " events but the host's database "

@@ -119,7 +119,7 @@ static int parse_options(struct forward_options *o, int argc, char **argv)
     *o = (struct forward_options){.db_path = "./seccheck.db", .txn_events = 65536, .poll_ms = 200,
                                   .retry_min_ms = 500, .retry_max_ms = 30000, .stats_s = 60};
     const char *host_id = NULL;
-    int ch, level;
+    int ch;
     optind = 0;
     while ((ch = getopt_long(argc, argv, CLI_GETOPT_QUIET "h", options, NULL)) != -1) {
         switch (ch) {
@@ -133,13 +133,7 @@ static int parse_options(struct forward_options *o, int argc, char **argv)
         case 'r': if (cli_parse_uint(PROG, "retry-min-ms", optarg, 1, 600000, &o->retry_min_ms)) return 2; break;
         case 'R': if (cli_parse_uint(PROG, "retry-max-ms", optarg, 1, 3600000, &o->retry_max_ms)) return 2; break;
         case 's': if (cli_parse_uint(PROG, "stats-interval", optarg, 0, 86400, &o->stats_s)) return 2; break;
-        case 'l':
-            if ((level = log_level_parse(optarg)) < 0) {
-                fprintf(stderr, PROG ": --log-level: expected error, warn, info or debug, got '%s'\n", optarg);
-                return 2;
-            }
-            log_set_level((enum log_level)level);
-            break;
+        case 'l': if (cli_set_log_level(PROG, optarg)) return 2; break;
         case 'h': usage(stdout); return -1;
         default: cli_report_getopt_error(PROG, ch, argv); return 2;
         }

@@ -14,15 +14,20 @@
 
 #define BATCH_COLUMNS "id, run_id, first_event_id, last_event_id, events, committed_ns, prev_hash, hash, keyed"
 
-int local_open(struct local *l, const char *path, bool *lasting, char *err, size_t errlen)
+void local_name_tables(struct local *l)
 {
-    memset(l, 0, sizeof(*l));
     l->events.name = "events";
     l->alerts.name = "alerts";
     l->container_info.name = "container_info";
     l->batches.name = "batches";
     l->runs.name = "runs";
     l->connections.name = "connections";
+}
+
+int local_open(struct local *l, const char *path, bool *lasting, char *err, size_t errlen)
+{
+    memset(l, 0, sizeof(*l));
+    local_name_tables(l);
     /* Missing, a directory, unreadable: retrying does not change that. */
     *lasting = db_file_check_readable(path, err, errlen) != 0;
     if (*lasting) {

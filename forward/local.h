@@ -54,6 +54,9 @@ struct local {
     bool progress_ready;            /* forward_progress exists */
 };
 
+/* Names l's tables (events, alerts, ...): their columns are read later. */
+void local_name_tables(struct local *l);
+
 /* Opens path read-write without creating it (the daemon creates it).
  * 0, or -1 with err, and *lasting when retrying cannot help (path does not
  * exist, is not a file, cannot be opened). */

@@ -56,8 +56,7 @@ struct options {
 struct counters {
     atomic_uint_fast64_t messages, batches, events, alerts, already, waiting, refused, gaps, syncs, chunks;
     atomic_uint_fast64_t transactions, errors[ERR_KINDS];
-    atomic_int_fast64_t pending, ack_pending, last_seq;
-    atomic_bool up;
+    atomic_int_fast64_t pending, ack_pending, last_seq, up;
 };
 
 struct waiting_host {
@@ -165,7 +164,7 @@ static int parse_options(struct options *o, int argc, char **argv)
                           .gap_wait_s = 60, .retry_min_ms = 500, .retry_max_ms = 30000, .stats_s = 60,
                           .timeout_ms = 5000, .stream = {.name = JS_DEFAULT_STREAM}};
     uint64_t k = 0, i = 0;
-    int ch, level;
+    int ch;
     optind = 0;
     while ((ch = getopt_long(argc, argv, CLI_GETOPT_QUIET "h", options, NULL)) != -1) {
         switch (ch) {
@@ -189,13 +188,7 @@ static int parse_options(struct options *o, int argc, char **argv)
         case 'r': if (cli_parse_uint(PROG, "retry-min-ms", optarg, 1, 600000, &o->retry_min_ms)) return 2; break;
         case 'R': if (cli_parse_uint(PROG, "retry-max-ms", optarg, 1, 3600000, &o->retry_max_ms)) return 2; break;
         case 's': if (cli_parse_uint(PROG, "stats-interval", optarg, 0, 86400, &o->stats_s)) return 2; break;
-        case 'l':
-            if ((level = log_level_parse(optarg)) < 0) {
-                fprintf(stderr, PROG ": --log-level: expected error, warn, info or debug, got '%s'\n", optarg);
-                return 2;
-            }
-            log_set_level((enum log_level)level);
-            break;
+        case 'l': if (cli_set_log_level(PROG, optarg)) return 2; break;
         case 'h': usage(stdout); return -1;
         default: cli_report_getopt_error(PROG, ch, argv); return 2;
         }
@@ -240,7 +233,7 @@ static void drop_nats(struct worker *w)
         natsSubscription_Destroy(w->sub);
     w->sub = NULL;
     js_link_close(&w->link);
-    atomic_store(&w->n.up, false);
+    atomic_store(&w->n.up, 0);
 }
 
 static void drop_pg(struct worker *w)
@@ -321,7 +314,7 @@ static int ensure_nats(struct worker *w, bool *lasting, char *err, size_t errlen
         drop_nats(w);
         return -1;
     }
-    atomic_store(&w->n.up, true);
+    atomic_store(&w->n.up, 1);
     log_info("central: partition %u: consuming %s through %s", w->partition, w->filter, w->durable);
     return 0;
 }
@@ -870,6 +863,17 @@ static void on_stats(uv_timer_t *t)
     }
 }
 
+/* One gauge per partition: the counters' field at off. */
+static void gauge(struct strbuf *o, const struct central *c, const char *name, const char *help, size_t off)
+{
+    strbuf_printf(o, "# HELP seccheckd_central_%s %s\n# TYPE seccheckd_central_%s gauge\n", name, help, name);
+    for (unsigned i = 0; i < c->nworkers; i++) {
+        const atomic_int_fast64_t *v = (const atomic_int_fast64_t *)((const char *)&c->workers[i].n + off);
+        strbuf_printf(o, "seccheckd_central_%s{partition=\"%u\"} %" PRIdFAST64 "\n", name, c->workers[i].partition,
+                      atomic_load(v));
+    }
+}
+
 static void render(struct strbuf *o, void *data)
 {
     const struct central *c = data;
@@ -898,26 +902,12 @@ static void render(struct strbuf *o, void *data)
                           c->workers[i].partition, (uint64_t)atomic_load(v));
         }
     }
-    strbuf_puts(o, "# HELP seccheckd_central_pending Messages of the partition the consumer has not been given yet.\n"
-                   "# TYPE seccheckd_central_pending gauge\n");
-    for (unsigned i = 0; i < c->nworkers; i++)
-        strbuf_printf(o, "seccheckd_central_pending{partition=\"%u\"} %" PRIdFAST64 "\n", c->workers[i].partition,
-                      atomic_load(&c->workers[i].n.pending));
-    strbuf_puts(o, "# HELP seccheckd_central_ack_pending Messages given to the consumer and not acked yet.\n"
-                   "# TYPE seccheckd_central_ack_pending gauge\n");
-    for (unsigned i = 0; i < c->nworkers; i++)
-        strbuf_printf(o, "seccheckd_central_ack_pending{partition=\"%u\"} %" PRIdFAST64 "\n", c->workers[i].partition,
-                      atomic_load(&c->workers[i].n.ack_pending));
-    strbuf_puts(o, "# HELP seccheckd_central_stream_seq The last stream sequence applied.\n"
-                   "# TYPE seccheckd_central_stream_seq gauge\n");
-    for (unsigned i = 0; i < c->nworkers; i++)
-        strbuf_printf(o, "seccheckd_central_stream_seq{partition=\"%u\"} %" PRIdFAST64 "\n", c->workers[i].partition,
-                      atomic_load(&c->workers[i].n.last_seq));
-    strbuf_puts(o, "# HELP seccheckd_central_up 1 while connected to NATS, the consumer bound.\n"
-                   "# TYPE seccheckd_central_up gauge\n");
-    for (unsigned i = 0; i < c->nworkers; i++)
-        strbuf_printf(o, "seccheckd_central_up{partition=\"%u\"} %d\n", c->workers[i].partition,
-                      atomic_load(&c->workers[i].n.up) ? 1 : 0);
+    gauge(o, c, "pending", "Messages of the partition the consumer has not been given yet.",
+          offsetof(struct counters, pending));
+    gauge(o, c, "ack_pending", "Messages given to the consumer and not acked yet.",
+          offsetof(struct counters, ack_pending));
+    gauge(o, c, "stream_seq", "The last stream sequence applied.", offsetof(struct counters, last_seq));
+    gauge(o, c, "up", "1 while connected to NATS, the consumer bound.", offsetof(struct counters, up));
     strbuf_puts(o, "# HELP seccheckd_central_errors_total Failed steps by kind (each is retried).\n"
                    "# TYPE seccheckd_central_errors_total counter\n");
     for (unsigned i = 0; i < c->nworkers; i++)

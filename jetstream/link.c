@@ -272,51 +272,49 @@ unsigned js_stream_partitions(const jsStreamConfig *c)
     return errno == 0 && k >= 1 && k <= JS_PARTITIONS_MAX && (*end == '\0' || *end == ' ') ? (unsigned)k : 0;
 }
 
-void js_stream_config(jsStreamConfig *cfg, const struct js_stream_spec *spec, char *buf, size_t buflen,
-                      const char **subjects)
+/* What both streams share: limits retention, file storage, direct gets. */
+static void base_config(jsStreamConfig *cfg, const char *name, const char *description, const char **subjects,
+                        int64_t replicas)
 {
     jsStreamConfig_Init(cfg);
-    snprintf(buf, buflen, DESCRIPTION_PREFIX " partitions=%u format=%s/%d", spec->partitions, JS_FORMAT_NAME,
-             JS_FORMAT_VERSION);
-    subjects[0] = JS_BATCH_SUBJECTS;
-    cfg->Name = spec->name;
-    cfg->Description = buf;
+    cfg->Name = name;
+    cfg->Description = description;
     cfg->Subjects = subjects;
     cfg->SubjectsLen = 1;
     cfg->Retention = js_LimitsPolicy;
     cfg->Storage = js_FileStorage;
-    cfg->Replicas = spec->replicas;
+    cfg->Replicas = replicas;
+    cfg->MaxMsgs = -1;
+    cfg->MaxConsumers = -1;
+    cfg->AllowDirect = true;
+}
+
+void js_stream_config(jsStreamConfig *cfg, const struct js_stream_spec *spec, char *buf, size_t buflen,
+                      const char **subjects)
+{
+    snprintf(buf, buflen, DESCRIPTION_PREFIX " partitions=%u format=%s/%d", spec->partitions, JS_FORMAT_NAME,
+             JS_FORMAT_VERSION);
+    subjects[0] = JS_BATCH_SUBJECTS;
+    base_config(cfg, spec->name, buf, subjects, spec->replicas);
     cfg->Discard = js_DiscardNew;
     cfg->MaxBytes = spec->max_bytes;
     cfg->MaxAge = spec->max_age_ns;
     cfg->Duplicates = spec->duplicates_ns;
-    cfg->MaxMsgs = -1;
     cfg->MaxMsgsPerSubject = -1;
-    cfg->MaxConsumers = -1;
     cfg->MaxMsgSize = -1;
-    cfg->AllowDirect = true;
 }
 
 void js_applied_config(jsStreamConfig *cfg, const struct js_stream_spec *spec, char *name, size_t namelen,
                        const char **subjects)
 {
-    jsStreamConfig_Init(cfg);
     snprintf(name, namelen, "%s" JS_APPLIED_SUFFIX, spec->name);
     subjects[0] = JS_APPLIED_PREFIX "*";
-    cfg->Name = name;
-    cfg->Description = DESCRIPTION_PREFIX " how far the central copy has each host (seccheckd central)";
-    cfg->Subjects = subjects;
-    cfg->SubjectsLen = 1;
-    cfg->Retention = js_LimitsPolicy;
-    cfg->Storage = js_FileStorage;
-    cfg->Replicas = spec->replicas;
+    base_config(cfg, name, DESCRIPTION_PREFIX " how far the central copy has each host (seccheckd central)", subjects,
+                spec->replicas);
     cfg->Discard = js_DiscardOld;
     cfg->MaxMsgsPerSubject = 1;
-    cfg->MaxMsgs = -1;
     cfg->MaxBytes = -1;
-    cfg->MaxConsumers = -1;
     cfg->MaxMsgSize = 1024;
-    cfg->AllowDirect = true;
 }
 
 static const char *retention_name(jsRetentionPolicy r)

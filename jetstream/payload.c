@@ -96,16 +96,6 @@ static struct local_table *table_named(struct local *l, const char *name)
     return NULL;
 }
 
-static void name_tables(struct local *l)
-{
-    l->events.name = "events";
-    l->alerts.name = "alerts";
-    l->container_info.name = "container_info";
-    l->batches.name = "batches";
-    l->runs.name = "runs";
-    l->connections.name = "connections";
-}
-
 /* ---- subjects ---- */
 
 static bool token_plain(unsigned char c)
@@ -723,7 +713,7 @@ int js_payload_decode(struct js_codec *c, const void *data, size_t len, struct j
                       size_t errlen)
 {
     memset(p, 0, sizeof(*p));
-    name_tables(&p->tables);
+    local_name_tables(&p->tables);
     p->batches = c->batches;
     bool zstd;
     size_t skip;

@@ -27,12 +27,7 @@ static void column(struct local_table *t, const char *name, enum local_kind kind
 static void tables(struct local *l)
 {
     memset(l, 0, sizeof(*l));
-    l->events.name = "events";
-    l->batches.name = "batches";
-    l->runs.name = "runs";
-    l->connections.name = "connections";
-    l->alerts.name = "alerts";
-    l->container_info.name = "container_info";
+    local_name_tables(l);
     column(&l->events, "id", LOCAL_INT);
     column(&l->events, "conn_id", LOCAL_INT);
     column(&l->events, "raw", LOCAL_BLOB);
