@@ -28,7 +28,9 @@ mode), then, each into fresh tables or a fresh stream:
                    RSS
   5. beside a daemon (--live S, 0 to skip): the daemon at --live-rate events/s
                    (loadgen sentry mode) for S seconds with its forwarder
-                   beside it, direct then JetStream: the forwarder's CPU
+                   beside it, direct (PostgreSQL on this machine) then
+                   JetStream (the 3 nodes on this machine, no consumer: in a
+                   fleet neither runs on the host): the forwarder's CPU
                    seconds per million events forwarded
 Ratios are from this one run (2 noisy cores: the servers, the consumer and the
 forwarder share them).
@@ -39,13 +41,15 @@ forwarder share them).
   --live S          part 5: seconds of load [20]
   --live-rate R     part 5: loadgen's rate, events/s [50000]
   --compress LEVEL  the forwarder's zstd level [its default]
+  --parts LIST      which parts, comma-separated [1,2,3,4,5] (part 1 gives the
+                    ratios' base: without it they are not printed)
   --bin DIR         built binaries [build/bin]
   --traces DIR      recorded traces [tests/fixtures/traces]
   --help            this text
 USAGE
 }
 
-events=300000 trace=mixed_syscalls nhosts=4 live_s=20 live_rate=50000 compress=()
+events=300000 trace=mixed_syscalls nhosts=4 live_s=20 live_rate=50000 compress=() parts=1,2,3,4,5
 bin=$repo/build/bin traces=$repo/tests/fixtures/traces
 while [ $# -gt 0 ]; do
     case $1 in
@@ -56,6 +60,7 @@ while [ $# -gt 0 ]; do
         --live) live_s=${2:?}; shift 2 ;;
         --live-rate) live_rate=${2:?}; shift 2 ;;
         --compress) compress=(--compress "${2:?}"); shift 2 ;;
+        --parts) parts=${2:?}; shift 2 ;;
         --bin) bin=${2:?}; shift 2 ;;
         --traces) traces=${2:?}; shift 2 ;;
         *) echo "bench/nats.sh: unknown option '$1' (try --help)" >&2; exit 2 ;;
@@ -65,6 +70,9 @@ for v in "$events" "$nhosts" "$live_rate"; do
     [[ $v =~ ^[0-9]+$ && $v -gt 0 ]] || { echo "bench/nats.sh: expected a positive integer, got '$v'" >&2; exit 2; }
 done
 [[ $live_s =~ ^[0-9]+$ ]] || { echo "bench/nats.sh: --live: expected seconds, got '$live_s'" >&2; exit 2; }
+[[ $parts =~ ^[1-5](,[1-5])*$ ]] || { echo "bench/nats.sh: --parts: expected numbers 1 to 5, got '$parts'" >&2; exit 2; }
+part() { [[ ,$parts, == *,$1,* ]]; }
+direct=0
 
 fleet_setup bench-nats
 nats_user admin admin-pw admin
@@ -78,7 +86,7 @@ now() { date +%s.%N; }
 cpu_s() { awk -v t="$(getconf CLK_TCK)" '{ sub(/.*\) /, ""); printf "%.2f", ($12 + $13) / t }' "/proc/$1/stat" 2>/dev/null || echo 0; }
 peak_mib() { awk '/^VmHWM/ { printf "%.0f", $2 / 1024 }' "/proc/$1/status" 2>/dev/null || echo 0; }
 rate() { awk -v n="$1" -v a="$2" -v b="$3" 'BEGIN { printf "%.0f", n / (b - a) }'; }
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", b ? a / b : 0 }'; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b) printf "%.2f", a / b; else printf "-" }'; }
 metric() { curl -s --unix-socket "$1" http://localhost/metrics | awk -v n="$2" '$1 == n { print $2 }'; }
 fresh_tables() {
     psql_c "SET client_min_messages = warning; DROP TABLE IF EXISTS events, batches, runs, connections, hosts, gaps,
@@ -116,6 +124,7 @@ echo "database: $stored events of $trace, $(sqlite3 "$dir/t.db" "SELECT count(*)
      "$(nproc) CPUs, load $(cut -d' ' -f1 /proc/loadavg)"
 
 # ---------------------------------------------------------------- 1. direct
+if part 1; then
 fresh_tables
 t0=$(now)
 spawn f "$bin/seccheckd" forward --db "$dir/t.db" --to "$PG_URL" --host-id bench-0 --poll-ms 20
@@ -125,8 +134,10 @@ direct_cpu=$(cpu_s "$f")
 stop "$f"
 direct=$(rate "$stored" "$t0" "$t1")
 echo "1. direct:      $direct events/s into PostgreSQL (forwarder CPU $(awk -v c="$direct_cpu" -v n="$stored" 'BEGIN { printf "%.2f", c * 1e6 / n }') s per million events)"
+fi
 
 # ---------------------------------------------------------------- 2. end to end
+if part 2; then
 fresh_tables
 fresh_stream 1
 consumer c
@@ -139,8 +150,10 @@ stop "$f"
 stop "$c"
 e2e=$(rate "$stored" "$t0" "$t1")
 echo "2. end to end:  $e2e events/s host database -> JetStream (R3) -> PostgreSQL: $(ratio "$e2e" "$direct")x the direct path (>= 0.8x wanted); consumer peak RSS $c_peak MiB"
+fi
 
 # ---------------------------------------------------------------- 3. publish alone
+if part 3; then
 fresh_stream 1
 t0=$(now)
 publisher f "$dir/t.db" bench-0
@@ -158,9 +171,11 @@ echo "3. publish:     $pub events/s host database -> JetStream (R3): $(ratio "$p
 echo "   bytes:       $(awk -v b="$bytes" -v n="$stored" 'BEGIN { printf "%.1f", b / n }') per event in the stream" \
      "($msgs messages; rendered $(awk -v b="$rendered" -v n="$stored" 'BEGIN { printf "%.1f", b / n }') before zstd)," \
      "$(ratio "$bytes" "$raw_bytes")x the raw packets' bytes (<= 1.2x wanted)"
+fi
 
 # ---------------------------------------------------------------- 4. apply, K = 1 and 2
-for k in 1 2; do
+apply_1=0 apply_2=0
+part 4 && for k in 1 2; do
     fresh_tables
     fresh_stream "$k"
     for i in $(seq 1 "$nhosts"); do
@@ -194,9 +209,9 @@ print(h % int(sys.argv[2]))' "bench-$i" "$k")"; done
     echo "4. apply K=$k:   $applied events/s, $nhosts hosts (partitions:$parts) from a full stream into PostgreSQL;" \
          "consumer CPU $(awk -v c="$c_cpu" -v n="$((stored * nhosts))" 'BEGIN { printf "%.2f", c * 1e6 / n }') s per million events, peak RSS $c_peak MiB"
 done
-echo "   K=2 / K=1:   $(ratio "$apply_2" "$apply_1")x"
+part 4 && echo "   K=2 / K=1:   $(ratio "$apply_2" "$apply_1")x"
 
-[ "$live_s" -gt 0 ] || exit 0
+[ "$live_s" -gt 0 ] && part 5 || exit 0
 
 # ---------------------------------------------------------------- 5. beside a daemon at --live-rate
 for path in direct nats; do
@@ -208,18 +223,18 @@ for path in direct nats; do
         spawn f "$bin/seccheckd" forward --db "$dir/l.db" --to "$PG_URL" --host-id live --poll-ms 200
     else
         fresh_stream 1
-        consumer c
         publisher f "$dir/l.db" bench-0
     fi
     "$bin/seccheck-loadgen" --socket "$dir/l.sock" --trace "$traces/$trace.trace" --mode sentry --connections 4 \
         --rate "$((live_rate / 4))" --duration "$live_s" >"$dir/live-$path.log" 2>&1
-    host=live
-    [ $path = nats ] && host=bench-0
-    wait_for 120 caught_up "$dir/l.db" "$host" || echo "   ($path: the central copy did not catch up)"
+    if [ $path = direct ]; then
+        wait_for 120 caught_up "$dir/l.db" live || echo "   (direct: the central copy did not catch up)"
+    else
+        wait_for 120 stream_has "$dir/l.db" bench-0 "$dir/f.metrics" || echo "   (nats: the stream did not catch up)"
+    fi
     fcpu=$(cpu_s "$f")
     n=$(sqlite3 "$dir/l.db" "SELECT count(*) FROM events")
     stop "$f"
-    [ $path = nats ] && stop "$c"
     stop "$d"
     per=$(awk -v c="$fcpu" -v n="$n" 'BEGIN { printf "%.2f", n ? c * 1e6 / n : 0 }')
     eval "live_$path=$per"

@@ -127,7 +127,8 @@ struct js_payload {
 
 /* Compression state and buffers, reused message after message. */
 struct js_codec;
-/* level: zstd's, 0 for no compression ("none"). NULL when out of memory. */
+/* level: zstd's (negative: faster), 0 for no compression ("none"). NULL
+ * when out of memory. */
 struct js_codec *js_codec_new(int level);
 void js_codec_free(struct js_codec *c);
 

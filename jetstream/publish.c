@@ -49,7 +49,8 @@ struct options {
     struct js_stream_spec stream;
     char host_id[HOST_ID_MAX + 1];
     char hostname[256];
-    uint64_t message_events, poll_ms, retry_min_ms, retry_max_ms, stats_s, timeout_ms, level;
+    uint64_t message_events, poll_ms, retry_min_ms, retry_max_ms, stats_s, timeout_ms;
+    int level;                      /* zstd's; 0: none */
     bool live_alerts;
 };
 
@@ -114,6 +115,7 @@ struct publisher {
     /* counters */
     uint64_t messages_total, batches_total, events_total, alerts_total, bytes_total, raw_bytes_total;
     uint64_t chunks_total, syncs_total, duplicates_total, refused_total, paused_total, resumes_total, gaps_total;
+    uint64_t rerenders_total;
     uint64_t live_alerts_total, live_alerts_failed_total;
     uint64_t errors[ERR_KINDS];
     uint64_t interval_events, interval_batches, interval_messages;
@@ -137,7 +139,8 @@ static void usage(FILE *out)
             "  --host-id ID           this host's name in the central copy [/etc/machine-id, or the hostname]\n"
             "  --message-events N     events per message, at most (a message stays under the servers'\n"
             "                         max_payload whatever N is) [32768]\n"
-            "  --compress LEVEL       zstd level of the messages, 0 for none [1]\n"
+            "  --compress LEVEL       zstd level of the messages, -7 (fastest) to 19, 0 for none; -1\n"
+            "                         compressed the mixed trace's rows as small as 1 at twice the speed [-1]\n"
             "  --no-live-alerts       do not publish each alert on seccheck.alerts.<host>\n"
             "  --metrics-listen ADDR  serve Prometheus metrics at HOST:PORT (loopback) or unix:PATH [off]\n"
             "  --poll-ms N            when caught up, look for new batches this often [200]\n"
@@ -152,6 +155,16 @@ static void usage(FILE *out)
             "resumes; the daemon keeps storing, and its retention keeps every batch the central copy\n"
             "does not have yet. What retrying cannot heal (--db missing, the credentials refused, a\n"
             "stream of another shape) ends it with exit status 1, the reason logged.\n");
+}
+
+static int parse_level(const char *s, int *out)
+{
+    char *end;
+    long v = strtol(s, &end, 10);
+    if (end == s || *end || v < -7 || v > 19)
+        return -1;
+    *out = (int)v;
+    return 0;
 }
 
 static int parse_options(struct options *o, int argc, char **argv)
@@ -169,7 +182,7 @@ static int parse_options(struct options *o, int argc, char **argv)
         {NULL, 0, NULL, 0},
     };
     *o = (struct options){.db_path = "./seccheck.db", .message_events = 32768, .poll_ms = 200, .retry_min_ms = 500,
-                          .retry_max_ms = 30000, .stats_s = 60, .timeout_ms = 5000, .level = 1,
+                          .retry_max_ms = 30000, .stats_s = 60, .timeout_ms = 5000, .level = -1,
                           .live_alerts = true, .stream = {.name = JS_DEFAULT_STREAM}};
     const char *host_id = NULL;
     uint64_t k = 0;
@@ -185,7 +198,10 @@ static int parse_options(struct options *o, int argc, char **argv)
         case 'S': o->stream.name = optarg; break;
         case 'k': if (cli_parse_uint(PROG, "partitions", optarg, 1, JS_PARTITIONS_MAX, &k)) return 2; break;
         case 'e': if (cli_parse_uint(PROG, "message-events", optarg, 1, 1000000, &o->message_events)) return 2; break;
-        case 'z': if (cli_parse_uint(PROG, "compress", optarg, 0, 19, &o->level)) return 2; break;
+        case 'z':
+            if (parse_level(optarg, &o->level) != 0)
+                return cli_usage_error(PROG, "--compress: expected a zstd level from -7 to 19, or 0 for none", optarg);
+            break;
         case 'A': o->live_alerts = false; break;
         case 'm': o->metrics_listen = strcmp(optarg, "off") == 0 ? NULL : optarg; break;
         case 'p': if (cli_parse_uint(PROG, "poll-ms", optarg, 1, 600000, &o->poll_ms)) return 2; break;
@@ -492,23 +508,35 @@ static int render_batches(struct publisher *p, struct js_payload *pl, const stru
     return 0;
 }
 
+/* What an event takes in a message, learned: a larger figure at once, a
+ * smaller one slowly, so the next message is rarely rendered twice for
+ * being too large (each render reads the rows again). */
+static void learn_size(struct publisher *p, size_t bytes, int64_t events)
+{
+    if (events <= 0)
+        return;
+    double now = (double)bytes / (double)events;
+    p->bytes_per_event = now > p->bytes_per_event ? now : 0.75 * p->bytes_per_event + 0.25 * now;
+}
+
 /* Encodes pl with p->body (events of them) into the pending message, and
  * learns what an event takes. 0, 1 too large for one message, -1 error. */
 static int seal(struct publisher *p, const struct js_payload *pl, int64_t events, struct pending *pd, char *err,
                 size_t errlen)
 {
     if (p->body.len > JS_BODY_MAX / 2) {
-        if (events > 0)
-            p->bytes_per_event = (double)p->body.len / (double)events;
+        learn_size(p, p->body.len, events);
+        p->rerenders_total++;
         return 1;
     }
     if (js_payload_encode(p->codec, pl, p->body.data, p->body.len, &pd->bytes, err, errlen) != 0)
         return -1;
-    if (events > 0)
-        p->bytes_per_event = (double)pd->bytes.len / (double)events;
+    learn_size(p, pd->bytes.len, events);
     /* Headers (Nats-Msg-Id, the expected sequence) and the protocol line. */
-    if ((int64_t)pd->bytes.len + 512 > p->max_payload)
+    if ((int64_t)pd->bytes.len + 512 > p->max_payload) {
+        p->rerenders_total++;
         return 1;
+    }
     p->raw_bytes_total += p->body.len;
     return 0;
 }
@@ -593,6 +621,8 @@ static int build_batches(struct publisher *p, const struct local_batch *b, int n
         events += b[take].events;
         take++;
     }
+    if (take == 1 && b[0].events > budget)   /* it will not fit: in parts, without trying whole */
+        return build_chunk(p, &b[0], pd, err, errlen);
     for (;;) {
         struct js_payload pl;
         start_payload(p, &pl, JS_KIND_BATCHES);
@@ -1021,6 +1051,8 @@ static void render(struct strbuf *o, void *data)
            p->chunks_total);
     METRIC("syncs_total", "counter", "Messages of runs and connections changed after their batch.", "%" PRIu64,
            p->syncs_total);
+    METRIC("rerenders_total", "counter", "Messages rendered again, smaller, for being larger than max_payload.",
+           "%" PRIu64, p->rerenders_total);
     METRIC("duplicates_total", "counter", "Publishes the stream answered as duplicates (Nats-Msg-Id).", "%" PRIu64,
            p->duplicates_total);
     METRIC("refused_total", "counter", "Times the stream's chain of this host id was not this database's.",
@@ -1059,7 +1091,7 @@ int jetstream_forward_main(int argc, char **argv)
     snprintf(p.alerts_subject, sizeof(p.alerts_subject), JS_ALERTS_PREFIX "%s", p.token);
     snprintf(p.applied_subject, sizeof(p.applied_subject), JS_APPLIED_PREFIX "%s", p.token);
     snprintf(p.applied_stream, sizeof(p.applied_stream), "%s" JS_APPLIED_SUFFIX, p.o.stream.name);
-    p.codec = js_codec_new((int)p.o.level);
+    p.codec = js_codec_new(p.o.level);
     p.batches = calloc(JS_BATCHES_MAX, sizeof(*p.batches));
     if (!p.codec || !p.batches) {
         fprintf(stderr, PROG ": out of memory\n");
@@ -1068,7 +1100,9 @@ int jetstream_forward_main(int argc, char **argv)
         return 1;
     }
     p.saved = -1;
-    p.bytes_per_event = 600;   /* uncompressed rows of the mixed trace: learned from the first message on */
+    /* Learned from the first message on; until then the mixed trace's:
+     * ~530 bytes a row, ~40 compressed (bench/nats.sh), with room. */
+    p.bytes_per_event = p.o.level ? 100 : 600;
     p.loop = uv_default_loop();
     char err[512];
     if (p.o.metrics_listen && metrics_start(&p.metrics, p.loop, p.o.metrics_listen, render, &p, err, sizeof(err)) != 0) {
