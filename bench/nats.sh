@@ -186,8 +186,8 @@ part 4 && for k in 1 2; do
         wait_for 600 stream_has "$dir/t.db" "bench-$i" "$dir/$var.metrics" || { echo "host $i was not published"; exit 1; }
         stop "${!var}"
     done
-    parts=""
-    for i in $(seq 1 "$nhosts"); do parts+=" $(python3 -c '
+    hashed=""
+    for i in $(seq 1 "$nhosts"); do hashed+=" $(python3 -c '
 import sys
 h = 0xcbf29ce484222325
 for b in sys.argv[1].encode():
@@ -206,7 +206,7 @@ print(h % int(sys.argv[2]))' "bench-$i" "$k")"; done
     stop "$c"
     applied=$(rate "$((stored * nhosts))" "$t0" "$t1")
     eval "apply_$k=$applied"
-    echo "4. apply K=$k:   $applied events/s, $nhosts hosts (partitions:$parts) from a full stream into PostgreSQL;" \
+    echo "4. apply K=$k:   $applied events/s, $nhosts hosts (partitions:$hashed) from a full stream into PostgreSQL;" \
          "consumer CPU $(awk -v c="$c_cpu" -v n="$((stored * nhosts))" 'BEGIN { printf "%.2f", c * 1e6 / n }') s per million events, peak RSS $c_peak MiB"
 done
 part 4 && echo "   K=2 / K=1:   $(ratio "$apply_2" "$apply_1")x"

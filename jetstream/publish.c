@@ -21,6 +21,7 @@
 
 #include <getopt.h>
 #include <inttypes.h>
+#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -95,7 +96,15 @@ struct publisher {
     struct strbuf body, sync_body;
     struct local_batch *batches;
     struct position pos;
-    struct pending pending;
+    /* The message on its way (or to send) and the one after it, rendered
+     * while the stream takes the first. */
+    struct pending slots[2];
+    int cur;
+    bool in_flight;                 /* slots[cur] sent, its answer not read yet */
+    int64_t sent_ns;
+    natsSubscription *acks;         /* the stream's answers: ack_prefix.<attempt> */
+    char ack_prefix[JS_TOKEN_MAX + 64];
+    uint64_t attempt;
     double bytes_per_event;         /* compressed, as the last messages went: sizes the next */
     int64_t synced_version, synced_ns;
     struct alert_outbox_reader alerts;
@@ -255,11 +264,25 @@ static uint64_t fail(struct publisher *p, enum error_kind kind, const char *msg)
     return p->backoff_ms;
 }
 
+static struct pending *current(struct publisher *p) { return &p->slots[p->cur]; }
+static struct pending *following(struct publisher *p) { return &p->slots[p->cur ^ 1]; }
+
+/* Nothing built or on its way: what comes next is built from the position. */
+static void forget_messages(struct publisher *p)
+{
+    p->slots[0].ready = p->slots[1].ready = false;
+    p->in_flight = false;
+}
+
 static void drop_link(struct publisher *p)
 {
+    if (p->acks)
+        natsSubscription_Destroy(p->acks);
+    p->acks = NULL;
     js_link_close(&p->link);
     p->connected = false;
     p->resumed = false;
+    forget_messages(p);
 }
 
 /* ---- connecting and resuming ---- */
@@ -326,6 +349,19 @@ static int ensure_link(struct publisher *p, enum error_kind *kind, char *err, si
     p->partition = js_partition_of(p->o.host_id, k);
     snprintf(p->subject, sizeof(p->subject), JS_SUBJECT_ROOT ".%u.%s.batch", p->partition, p->token);
     p->max_payload = natsConnection_GetMaxPayload(p->link.nc);
+    /* The stream answers each publish on a subject of this connection's
+     * own, one per attempt, so an answer to an attempt given up on is
+     * never taken for the next one's. */
+    snprintf(p->ack_prefix, sizeof(p->ack_prefix), "_INBOX_%s.pub%" PRIx64, p->token,
+             (uint64_t)realtime_ns() ^ (uint64_t)getpid());
+    char acks[JS_TOKEN_MAX + 72];
+    snprintf(acks, sizeof(acks), "%s.*", p->ack_prefix);
+    natsStatus s = natsConnection_SubscribeSync(&p->acks, p->link.nc, acks);
+    if (s != NATS_OK) {
+        snprintf(err, errlen, "subscribing to the stream's answers: %s", natsStatus_GetText(s));
+        js_link_close(&p->link);
+        return -1;
+    }
     p->connected = true;
     log_info("forward: connected to %s; stream %s (%u partition%s): publishing on %s", p->o.urls,
              p->o.stream.name, k, cli_plural(k), p->subject);
@@ -423,7 +459,7 @@ static int resume(struct publisher *p, enum error_kind *kind, char *err, size_t 
         return -1;
     }
     p->pos = pos;
-    p->pending.ready = false;
+    forget_messages(p);
     p->resumed = true;
     p->resumes_total++;
     log_info("forward: host %s: the stream has batches up to %" PRId64 "%s (subject sequence %" PRIu64 "); going on "
@@ -711,10 +747,9 @@ static int build_sync(struct publisher *p, struct pending *pd, char *err, size_t
     return 0;
 }
 
-/* The next message: 0 built, 1 nothing to publish, -1 error. */
-static int build_next(struct publisher *p, char *err, size_t errlen)
+/* The next message into pd: 0 built, 1 nothing to publish, -1 error. */
+static int build_next(struct publisher *p, struct pending *pd, char *err, size_t errlen)
 {
-    struct pending *pd = &p->pending;
     if (local_begin(&p->local, err, errlen) != 0)
         return -1;
     int rc;
@@ -794,10 +829,12 @@ static void publish_alerts(struct publisher *p, int64_t lo, int64_t hi)
 
 static void acked(struct publisher *p, uint64_t seq)
 {
-    struct pending *pd = &p->pending;
+    struct pending *pd = current(p);
     p->pos = pd->after;
     p->pos.seq = seq;
     pd->ready = false;
+    p->in_flight = false;
+    p->cur ^= 1;   /* the one rendered meanwhile, if any, goes next */
     p->messages_total++;
     p->interval_messages++;
     p->bytes_total += pd->bytes.len;
@@ -819,60 +856,149 @@ static void acked(struct publisher *p, uint64_t seq)
               pd->bytes.len, pd->events, seq);
 }
 
-/* Publishes the pending message. 0 acked, -1 with err (the message stays
- * pending, or the position is read again). */
-static int publish(struct publisher *p, enum error_kind *kind, char *err, size_t errlen)
+/* Sends the current message: headers Nats-Msg-Id and the subject's
+ * expected last sequence, its answer asked for on ack_prefix.<attempt>.
+ * 0, or -1 with err (the connection). */
+static int send_current(struct publisher *p, char *err, size_t errlen)
 {
-    struct pending *pd = &p->pending;
+    struct pending *pd = current(p);
+    char reply[JS_TOKEN_MAX + 96], seq[24];
+    snprintf(reply, sizeof(reply), "%s.%" PRIu64, p->ack_prefix, ++p->attempt);
+    snprintf(seq, sizeof(seq), "%" PRIu64, p->pos.seq);
     natsMsg *m = NULL;
-    natsStatus s = natsMsg_Create(&m, p->subject, NULL, pd->bytes.data, (int)pd->bytes.len);
-    jsPubOptions po;
-    jsPubOptions_Init(&po);
-    po.MsgId = pd->msg_id;
-    po.ExpectLastSubjectSeq = p->pos.seq;
-    po.ExpectNoMessage = p->pos.seq == 0;
-    po.MaxWait = (int64_t)p->o.timeout_ms;
-    jsPubAck *ack = NULL;
-    jsErrCode code = 0;
+    natsStatus s = natsMsg_Create(&m, p->subject, reply, pd->bytes.data, (int)pd->bytes.len);
     if (s == NATS_OK)
-        s = js_PublishMsg(&ack, p->link.js, m, &po, &code);
+        s = natsMsgHeader_Set(m, "Nats-Msg-Id", pd->msg_id);
+    if (s == NATS_OK)
+        s = natsMsgHeader_Set(m, "Nats-Expected-Last-Subject-Sequence", seq);
+    if (s == NATS_OK)
+        s = natsConnection_PublishMsg(p->link.nc, m);
     natsMsg_Destroy(m);
+    if (s != NATS_OK) {
+        char why[300];
+        js_status_text(s, 0, why, sizeof(why));
+        snprintf(err, errlen, "publishing %s: %s", pd->msg_id, why);
+        return -1;
+    }
+    p->in_flight = true;
+    p->sent_ns = monotonic_ns();
+    return 0;
+}
+
+/* The stream's answer to the current attempt. 0 stored (*seq, *dup); 1
+ * refused (*code, why); 2 no answer in time, or no stream there (why);
+ * -1 the connection failed (why). */
+static int read_answer(struct publisher *p, uint64_t *seq, bool *dup, int *code, char *why, size_t whylen)
+{
+    char want[JS_TOKEN_MAX + 96];
+    snprintf(want, sizeof(want), "%s.%" PRIu64, p->ack_prefix, p->attempt);
+    for (;;) {
+        int64_t left = ((int64_t)p->o.timeout_ms * 1000000 - (monotonic_ns() - p->sent_ns)) / 1000000;
+        natsMsg *m = NULL;
+        natsStatus s = left > 0 ? natsSubscription_NextMsg(&m, p->acks, left) : NATS_TIMEOUT;
+        if (s == NATS_TIMEOUT) {
+            snprintf(why, whylen, "no answer within %" PRIu64 " ms (servers down, or no quorum)", p->o.timeout_ms);
+            return 2;
+        }
+        if (s != NATS_OK) {
+            js_status_text(s, 0, why, whylen);
+            return -1;
+        }
+        if (strcmp(natsMsg_GetSubject(m), want) != 0) {   /* an attempt given up on */
+            natsMsg_Destroy(m);
+            continue;
+        }
+        const char *status = NULL;
+        if (natsMsgHeader_Get(m, "Status", &status) == NATS_OK && status && strcmp(status, "503") == 0) {
+            snprintf(why, whylen, "no stream takes the host's subject (no responders: the stream or its leader is gone)");
+            natsMsg_Destroy(m);
+            return 2;
+        }
+        json_error_t jerr;
+        json_t *a = json_loadb(natsMsg_GetData(m), (size_t)natsMsg_GetDataLength(m), 0, &jerr);
+        natsMsg_Destroy(m);
+        json_t *e = json_object_get(a, "error"), *sq = json_object_get(a, "seq");
+        int rc;
+        if (json_is_object(e)) {
+            *code = (int)json_integer_value(json_object_get(e, "err_code"));
+            const char *d = json_string_value(json_object_get(e, "description"));
+            snprintf(why, whylen, "%s (JetStream error %d)", d ? d : "refused", *code);
+            rc = 1;
+        } else if (json_is_integer(sq) && json_integer_value(sq) > 0) {
+            *seq = (uint64_t)json_integer_value(sq);
+            *dup = json_is_true(json_object_get(a, "duplicate"));
+            rc = 0;
+        } else {
+            snprintf(why, whylen, "an answer that is not JetStream's");
+            rc = 2;
+        }
+        json_decref(a);
+        return rc;
+    }
+}
+
+/* The current message's answer: 0 stored (or the position read again),
+ * -1 with err (the message stays, to be sent again). */
+static int await_current(struct publisher *p, enum error_kind *kind, char *err, size_t errlen)
+{
+    struct pending *pd = current(p);
+    uint64_t seq = 0;
+    bool dup = false;
+    int code = 0;
+    char why[400], what[JS_TOKEN_MAX + 96];
+    int rc = read_answer(p, &seq, &dup, &code, why, sizeof(why));
+    p->in_flight = false;
     *kind = ERR_STREAM;
-    if (s == NATS_OK && ack->Duplicate) {
+    if (rc == 0 && dup) {
         /* Stored before (an answer lost): the subject's last message says
          * whether it is ours. */
         p->duplicates_total++;
-        jsPubAck_Destroy(ack);
         p->resumed = false;
         return resume(p, kind, err, errlen);
     }
-    if (s == NATS_OK) {
-        acked(p, ack->Sequence);
-        jsPubAck_Destroy(ack);
+    if (rc == 0) {
+        log_debug("forward: %s stored at sequence %" PRIu64 " (its answer read %.1f ms after it was sent, the next "
+                  "message rendered meanwhile)", pd->msg_id, seq, (double)(monotonic_ns() - p->sent_ns) / 1e6);
+        acked(p, seq);
         return 0;
     }
-    char why[400], what[JS_TOKEN_MAX + 96];
-    js_status_text(s, code, why, sizeof(why));
     snprintf(what, sizeof(what), "publishing on %s", p->subject);
     if (denied(p, what, err, errlen)) {
         *kind = ERR_REFUSED;
         return -1;
     }
-    if (code == JSStreamWrongLastSequenceErr) {
+    if (rc == 1 && code == JSStreamWrongLastSequenceErr) {
         /* The subject moved on: our message got in and its answer was lost,
          * or another publisher uses this host id. The last message tells. */
         p->resumed = false;
         log_info("forward: %s: %s; reading where the stream is", pd->msg_id, why);
-        if (resume(p, kind, err, errlen) != 0)
-            return -1;
-        return 0;
+        return resume(p, kind, err, errlen);
     }
     p->paused_total++;
-    snprintf(err, errlen, "publishing %s: %s%s", pd->msg_id, why,
-             s == NATS_TIMEOUT || s == NATS_NO_RESPONDERS ? " (no answer: servers down, or no quorum)" : "");
-    if (s == NATS_CONNECTION_CLOSED)
+    snprintf(err, errlen, "publishing %s: %s", pd->msg_id, why);
+    if (rc < 0)
         *kind = ERR_CONNECT;
     return -1;
+}
+
+/* While the stream takes the current message, the next one is rendered
+ * from where the current one leaves the host (a failure here is only
+ * tried again later). */
+static void build_following(struct publisher *p)
+{
+    struct pending *cur = current(p), *next = following(p);
+    if (next->ready || cur->kind == JS_KIND_SYNC)
+        return;
+    struct position now = p->pos;
+    char err[512];
+    int64_t start = monotonic_ns();
+    p->pos = cur->after;
+    if (build_next(p, next, err, sizeof(err)) < 0)
+        next->ready = false;
+    p->pos = now;
+    if (next->ready)
+        log_debug("forward: %s rendered in %.1f ms while %s was on its way", next->msg_id,
+                  (double)(monotonic_ns() - start) / 1e6, cur->msg_id);
 }
 
 /* ---- the central copy's position, for retention ---- */
@@ -957,13 +1083,19 @@ static uint64_t step(struct publisher *p)
     if (rc == 0 && !p->resumed)
         rc = resume(p, &kind, err, sizeof(err));
     int built = 0;
-    if (rc == 0 && !p->pending.ready) {
+    if (rc == 0 && !current(p)->ready) {
         kind = ERR_LOCAL;
-        built = build_next(p, err, sizeof(err));
+        built = build_next(p, current(p), err, sizeof(err));
         rc = built < 0 ? -1 : 0;
     }
-    if (rc == 0 && p->pending.ready)
-        rc = publish(p, &kind, err, sizeof(err));
+    if (rc == 0 && current(p)->ready && !p->in_flight) {
+        kind = ERR_CONNECT;
+        rc = send_current(p, err, sizeof(err));
+    }
+    if (rc == 0 && p->in_flight) {
+        build_following(p);
+        rc = await_current(p, &kind, err, sizeof(err));
+    }
     if (rc != 0) {
         if (kind == ERR_CONNECT)
             drop_link(p);
@@ -1132,14 +1264,15 @@ int jetstream_forward_main(int argc, char **argv)
 out:
     if (p.alerts_open)
         alert_outbox_reader_close(&p.alerts);
-    js_link_close(&p.link);
+    drop_link(&p);
     if (p.local_open)
         local_close(&p.local);
     js_codec_free(p.codec);
     free(p.batches);
     strbuf_free(&p.body);
     strbuf_free(&p.sync_body);
-    strbuf_free(&p.pending.bytes);
+    strbuf_free(&p.slots[0].bytes);
+    strbuf_free(&p.slots[1].bytes);
     strbuf_free(&p.alert_line);
     return rc;
 }
