@@ -47,6 +47,7 @@ struct container_cache {
     unsigned attempts;
     int64_t retry_ns;
     size_t max_records;
+    struct docker_source *docker;    /* Docker's API, a source of names besides the state file; NULL: none */
     struct entry *buckets[BUCKETS];
     size_t nentries;
     /* The last max_records publications, for container_cache_published. */
@@ -174,6 +175,16 @@ static void note_outcome(struct container_cache *c, const struct container_recor
     }
 }
 
+/* A container's record from the state file, then from the other sources of names (the source hook: Docker's
+ * API for a container whose state file names none). On the lookup thread, the mutex released. */
+static struct container_record *read_record(struct container_cache *c, const char *id, uint64_t *users_refused)
+{
+    struct container_record *r = container_read_counted(id, (const char *const *)c->roots, c->nroots, users_refused);
+    if (r)
+        docker_source_fill(c->docker, (struct record *)r);
+    return r;
+}
+
 /* One lookup, the mutex released around the file system. */
 static void run_lookup(struct container_cache *c, struct entry *e)
 {
@@ -188,9 +199,7 @@ static void run_lookup(struct container_cache *c, struct entry *e)
     pthread_mutex_unlock(&c->mu);
 
     uint64_t users_refused = 0;
-    struct container_record *r = users ? container_reread_users(old)
-                                       : container_read_counted(id, (const char *const *)c->roots, c->nroots,
-                                                                &users_refused);
+    struct container_record *r = users ? container_reread_users(old) : read_record(c, id, &users_refused);
     container_record_release(old);
     int64_t now = monotonic_ns();
 
@@ -262,6 +271,9 @@ struct container_cache *container_cache_open(const struct container_cache_config
     bool ok = c->ring && (c->roots || !cfg->nroots) && cfg->nroots <= CONTAINER_ROOTS_MAX;
     for (size_t i = 0; ok && i < cfg->nroots; i++)
         ok = (c->roots[c->nroots++] = strdup(cfg->roots[i])) != NULL;
+    char docker_err[256] = "";
+    if (ok && cfg->docker_socket)
+        ok = (c->docker = docker_source_new(cfg->docker_socket, docker_err, sizeof(docker_err))) != NULL;
     pthread_condattr_t ca;
     pthread_condattr_init(&ca);
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
@@ -272,8 +284,8 @@ struct container_cache *container_cache_open(const struct container_cache_config
     if (ok && thread_start_blocking_signals(&c->thread, NULL, lookup_thread, c) == 0)
         c->started = true;
     if (!c->started) {
-        snprintf(err, errlen, cfg->nroots > CONTAINER_ROOTS_MAX ? "at most 16 runsc roots"
-                                                                 : "cannot start the container lookup thread");
+        snprintf(err, errlen, "%s", cfg->nroots > CONTAINER_ROOTS_MAX ? "at most 16 runsc roots"
+                                    : docker_err[0] ? docker_err : "cannot start the container lookup thread");
         container_cache_close(c);
         return NULL;
     }
@@ -297,6 +309,7 @@ void container_cache_close(struct container_cache *c)
     for (size_t i = 0; c->ring && i < c->max_records; i++)
         container_record_release(c->ring[i]);
     free(c->ring);
+    docker_source_free(c->docker);
     for (size_t i = 0; i < c->nroots; i++)
         free(c->roots[i]);
     free(c->roots);
@@ -398,4 +411,12 @@ void container_cache_get_stats(struct container_cache *c, struct container_cache
     pthread_mutex_lock(&c->mu);
     *out = c->stats;
     pthread_mutex_unlock(&c->mu);
+    struct docker_source_stats d;
+    docker_source_get_stats(c->docker, &d);
+    out->docker_lookups = d.lookups;
+    out->docker_found = d.found;
+    out->docker_not_found = d.not_found;
+    out->docker_failed = d.failed;
+    out->docker_refused = d.refused;
+    out->labels_dropped = d.labels_dropped;
 }

@@ -17,6 +17,15 @@
  * symlink leading out (openat2 RESOLVE_IN_ROOT), and every file refused is
  * counted.
  *
+ * Docker's OCI specs carry no CRI annotations: for a container whose state
+ * file names none, the cache asks Docker's Engine API (docker.c) for the
+ * name, image and labels Docker keeps, when given its socket. Docker's
+ * answer is the Docker daemon's, not the sandbox's; the id asked about is
+ * still one a sandbox named, so it is only asked about a container whose
+ * runsc state file was found (and the view's binding to the sandbox holds),
+ * and an answer about another container (Docker also resolves names and id
+ * prefixes) is refused. Docker's own files are not read.
+ *
  * A container_cache looks records up on a thread of its own, so no caller
  * ever waits on a file system unless it asks to (container_cache_wait, with
  * a deadline). A container whose state file is not there (yet) is looked up
@@ -46,6 +55,13 @@
 #define CONTAINER_USERS_RECHECK_NS 10000000000LL   /* passwd/group changed? at most every 10 s */
 #define CONTAINER_MOUNTS_MAX 256          /* spec.mounts entries kept (the rest: counted, not kept) */
 #define CONTAINER_MOUNTS_TEXT_MAX (64u << 10)   /* container.mounts' text: a mount past it is not kept */
+#define CONTAINER_DOCKER_ANSWER_MAX (1u << 20)  /* Docker's answer about one container */
+#define CONTAINER_DOCKER_TIMEOUT_MS 2000        /* one question to Docker, connecting included */
+#define CONTAINER_LABELS_MAX 256                /* labels kept (the rest: counted, not kept) */
+#define CONTAINER_LABEL_KEY_MAX 256             /* a longer key: the label is not kept */
+#define CONTAINER_LABEL_VALUE_MAX 100           /* a longer value: not kept, as Falco's container plugin's
+                                                   label_max_len (default 100) */
+#define CONTAINER_LABELS_BYTES_MAX (16u << 10)  /* keys and values kept per container (past it: not kept) */
 
 /* runsc's usual roots: containerd's runsc shim (Kubernetes, then Docker's
  * containerd namespace), Docker's runtime directory, plain runsc. Used,
@@ -90,7 +106,12 @@ struct container_mount {
     const char *text;         /* container.mount: "source:dest:mode:rdwr:propagation" (as mounts_text) */
 };
 
-/* Strings are NULL when the state file does not say (Falco's <NA>). */
+/* A container label (Docker's Config.Labels); never NULL, escaped wherever shown. */
+struct container_label {
+    const char *key, *value;
+};
+
+/* Strings are NULL when the state file (or Docker) does not say (Falco's <NA>). */
 struct container_record {
     const char *id;                 /* as the trace points name it */
     enum container_state state;
@@ -125,12 +146,27 @@ struct container_record {
     const struct container_mount *mounts;
     size_t nmounts;
     const char *mounts_text;
+    /* From Docker's Engine API (names_from_docker): the name is Docker's
+     * without its leading '/', image its Config.Image split as above;
+     * image_id the hex of Docker's image id (as Falco's container plugin,
+     * go-worker/pkg/container/docker.go); labels sorted by key, labels_text
+     * container.labels ("k:v, k2" as the plugin joins them, without
+     * io.kubernetes.* and annotation.* keys), "" when none. */
+    bool names_from_docker;
+    const char *image_id;
+    const struct container_label *labels;
+    size_t nlabels;
+    const char *labels_text;
+    uint32_t labels_dropped;        /* past CONTAINER_LABELS_MAX or _BYTES_MAX, or a key or value too long */
     /* Entries of spec.mounts refused (not an object, no string destination,
      * past the limits) or malformed (a value cut or holding a control
      * character, an option that is not a string). */
     uint32_t mounts_malformed;
     int64_t resolved_ns;            /* CLOCK_REALTIME when made */
 };
+
+/* The value of label key, NULL when the container has none of that name. */
+const char *container_label(const struct container_record *r, const char *key);
 
 /* The user or group of an id, NULL when the container's files do not name it. */
 const struct container_user *container_user_by_uid(const struct container_record *r, uint32_t uid);
@@ -170,6 +206,7 @@ struct container_cache_config {
     unsigned attempts;              /* 0: CONTAINER_ATTEMPTS */
     int64_t retry_ns;               /* first retry after this, doubling; 0: 100 ms */
     size_t max_records;             /* 0: CONTAINER_CACHE_MAX */
+    const char *docker_socket;      /* Docker's Engine API (a Unix socket); NULL: not asked */
 };
 
 /* What the cache did (monotonic counts; any thread). */
@@ -183,6 +220,12 @@ struct container_cache_stats {
     uint64_t invalid_ids;           /* ids never looked up (not a runsc id) */
     uint64_t evicted;               /* records dropped to stay under max_records */
     uint64_t wait_timeouts;         /* container_cache_wait deadlines that passed */
+    uint64_t docker_lookups;        /* questions to Docker's API */
+    uint64_t docker_found;          /* ... answered with the container's names */
+    uint64_t docker_not_found;      /* ... answered 404: not Docker's container */
+    uint64_t docker_failed;         /* ... unanswered: no socket, refused, timed out, an HTTP error */
+    uint64_t docker_refused;        /* answers refused: too large, not JSON, about another container */
+    uint64_t labels_dropped;        /* labels not kept (container_record.labels_dropped) */
 };
 
 struct container_cache;

@@ -19,6 +19,7 @@ struct record {
     struct container_user *users;
     struct container_group *groups;
     struct container_mount *mounts;
+    struct container_label *labels;
     /* What the users were read from, to tell a change (container_reread_users). */
     int64_t passwd_mtime_ns, group_mtime_ns;
     off_t passwd_size, group_size;
@@ -36,6 +37,9 @@ static inline const char *record_strdup(struct record *r, const char *s)
 {
     return s ? record_strndup(r, s, strlen(s)) : NULL;
 }
+/* image[0..len) as the record's image (cut to CONTAINER_STRING_MAX), split
+ * into repository and tag as Falco's container plugin splits it. */
+void record_set_image(struct record *r, const char *image, size_t len);
 /* The record's why (a fixed text). */
 void record_set_state(struct record *r, enum container_state state, const char *why);
 
@@ -54,5 +58,21 @@ struct container_record *container_read_counted(const char *id, const char *cons
 
 /* Have rootfs's etc/passwd or etc/group changed since r read them? */
 bool users_changed(const struct record *r);
+
+/* ---- Docker's Engine API, a source of names besides the state file (docker.c) ----
+ * Used by the cache's lookup thread only (one connection, reused). */
+struct docker_source;
+struct docker_source_stats {
+    uint64_t lookups, found, not_found, failed, refused, labels_dropped;
+};
+/* NULL with the reason in err (libcurl cannot start, out of memory). */
+struct docker_source *docker_source_new(const char *socket_path, char *err, size_t errlen);
+void docker_source_free(struct docker_source *d);   /* NULL: nothing */
+/* Asks Docker about r's container when r was found without names (no CRI
+ * annotations) and fills in what Docker says; counted in d's stats. */
+void docker_source_fill(struct docker_source *d, struct record *r);
+void docker_source_get_stats(const struct docker_source *d, struct docker_source_stats *out);
+/* r's Docker fields as old has them (a record made again from old). */
+void docker_fields_copy(struct record *r, const struct container_record *old);
 
 #endif

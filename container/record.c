@@ -71,6 +71,18 @@ const char *record_strndup(struct record *r, const char *s, size_t len)
     return record_keep(r, copy);
 }
 
+void record_set_image(struct record *r, const char *image, size_t len)
+{
+    if (len > CONTAINER_STRING_MAX)
+        len = CONTAINER_STRING_MAX;
+    size_t repo_len, tag_start, tag_len;
+    container_image_split(image, len, &repo_len, &tag_start, &tag_len);
+    r->pub.image = record_strndup(r, image, len);
+    r->pub.image_repository = record_strndup(r, image, repo_len);
+    if (tag_len)
+        r->pub.image_tag = record_strndup(r, image + tag_start, tag_len);
+}
+
 void record_set_state(struct record *r, enum container_state state, const char *why)
 {
     r->pub.state = state;
@@ -96,7 +108,24 @@ void container_record_release(const struct container_record *pub)
     free(r->users);
     free(r->groups);
     free(r->mounts);
+    free(r->labels);
     free(r);
+}
+
+const char *container_label(const struct container_record *r, const char *key)
+{
+    size_t lo = 0, hi = r && key ? r->nlabels : 0;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        int c = strcmp(r->labels[mid].key, key);
+        if (c == 0)
+            return r->labels[mid].value;
+        if (c < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return NULL;
 }
 
 const struct container_user *container_user_by_uid(const struct container_record *r, uint32_t uid)

@@ -160,16 +160,8 @@ static void take_image(struct record *r, json_t *ann)
 {
     size_t len = 0;
     const char *image = json_str(ann, "io.kubernetes.cri.image-name", &len);
-    if (!image || len == 0)
-        return;
-    if (len > CONTAINER_STRING_MAX)
-        len = CONTAINER_STRING_MAX;
-    size_t repo_len, tag_start, tag_len;
-    container_image_split(image, len, &repo_len, &tag_start, &tag_len);
-    r->pub.image = record_strndup(r, image, len);
-    r->pub.image_repository = record_strndup(r, image, repo_len);
-    if (tag_len)
-        r->pub.image_tag = record_strndup(r, image + tag_start, tag_len);
+    if (image && len)
+        record_set_image(r, image, len);
 }
 
 /* root.path, joined to bundleDir when relative (as runsc does). */
@@ -354,6 +346,7 @@ struct container_record *container_reread_users(const struct container_record *o
     r->pub.user_gid = old->user_gid;
     r->pub.created_ns = old->created_ns;
     mounts_copy(r, old);
+    docker_fields_copy(r, old);
     uint64_t ignored = 0;
     users_read(r, r->pub.rootfs, &ignored);
     return finish(r);

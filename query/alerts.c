@@ -90,10 +90,19 @@ struct alert_row {
     uint64_t suppressed;            /* held back before it */
 };
 
+/* The table's columns of text (cut to their width, --wide: as wide as
+ * their longest). */
+enum column { COL_HOST, COL_HOST_ID, COL_PRIORITY, COL_RULE, COL_CONTAINER, COL_NAMES, COLUMNS };
+
+static const size_t column_width[COLUMNS] = {HOST_WIDTH, HOST_ID_WIDTH, PRIORITY_WIDTH, RULE_WIDTH,
+                                             CONTAINER_WIDTH, NAMES_WIDTH};
+
 struct printer {
     const struct alerts_options *o;
     char hostname[256];             /* --db --json: the line's hostname */
     struct strbuf line, scratch;
+    size_t width[COLUMNS];          /* each column's (--wide: measured first) */
+    bool measuring;                 /* --wide's first pass: widths taken, nothing printed */
     bool header_done;
     bool sandbox_column;            /* a column for the sandbox's time: some alert's is off */
     bool names_column;              /* a column for the container's names: some alert's are known */
@@ -132,7 +141,8 @@ static void usage(FILE *out)
             "                     seccheckd received the event, the sandbox's own when it is\n"
             "                     more than a second off, priority, rule, container (and its\n"
             "                     namespace/pod/name when runsc's state gave them), output]\n"
-            "  --wide             the table with nothing cut: whole rules, containers and output\n"
+            "  --wide             the table with nothing cut: whole rules, containers and output,\n"
+            "                     each column as wide as its longest stored value\n"
             "  --color WHEN       colour the priorities in the table: auto (when standard output\n"
             "                     is a terminal and NO_COLOR is not set), always, never [auto]\n"
             "  --help, -h         this text\n"
@@ -260,21 +270,24 @@ static size_t fitting(const char *s, size_t len, size_t width)
     return i;
 }
 
-/* One column: escaped, cut to width with "..." when longer (--wide: whole),
- * padded. */
-static void cell(struct printer *p, const char *text, size_t width)
+/* One column: escaped, cut to its width with "..." when longer (--wide:
+ * whole, the column as wide as its longest), padded. */
+static void cell(struct printer *p, const char *text, enum column col)
 {
     const char *t = text ? text : "-";
+    size_t width = p->width[col];
     strbuf_reset(&p->scratch);
     event_line_plain(&p->scratch, t, strlen(t), p->o->wide ? SIZE_MAX : 4 * width);   /* escaped, more than fits */
     size_t len = p->scratch.len;
-    if (!p->o->wide && shown_width(p->scratch.data, len) > width) {
+    size_t shown = shown_width(p->scratch.data, len);
+    if (p->measuring && shown > width)
+        p->width[col] = width = shown;
+    if (!p->o->wide && shown > width) {
         strbuf_append(&p->line, p->scratch.data, fitting(p->scratch.data, len, width - 3));
         strbuf_puts(&p->line, "...  ");
         return;
     }
     strbuf_append(&p->line, p->scratch.data, len);
-    size_t shown = shown_width(p->scratch.data, len);
     for (size_t w = shown < width ? shown : width; w < width + 2; w++)   /* two spaces at least */
         strbuf_putc(&p->line, ' ');
 }
@@ -297,15 +310,18 @@ static void time_cell(struct printer *p, int64_t ns)
 
 static void table_header(struct printer *p)
 {
+    int w[COLUMNS];
+    for (int i = 0; i < COLUMNS; i++)
+        w[i] = (int)p->width[i];
     if (p->o->to_url && p->o->all_hosts)
-        strbuf_printf(&p->line, "%-*s  %-*s  ", HOST_WIDTH, "HOST", HOST_ID_WIDTH, "HOST ID");
+        strbuf_printf(&p->line, "%-*s  %-*s  ", w[COL_HOST], "HOST", w[COL_HOST_ID], "HOST ID");
     strbuf_printf(&p->line, "%-*s  %-*s  ", ID_WIDTH, "ID", TIME_WIDTH, "TIME (UTC)");
     if (p->sandbox_column)
         strbuf_printf(&p->line, "%-*s  ", TIME_WIDTH, "SANDBOX TIME");
-    strbuf_printf(&p->line, "%-*s  %-*s  %-*s  ", PRIORITY_WIDTH, "PRIORITY", RULE_WIDTH, "RULE",
-                  CONTAINER_WIDTH, "CONTAINER");
+    strbuf_printf(&p->line, "%-*s  %-*s  %-*s  ", w[COL_PRIORITY], "PRIORITY", w[COL_RULE], "RULE",
+                  w[COL_CONTAINER], "CONTAINER");
     if (p->names_column)
-        strbuf_printf(&p->line, "%-*s  ", NAMES_WIDTH, "NAMESPACE/POD/NAME");
+        strbuf_printf(&p->line, "%-*s  ", w[COL_NAMES], "NAMESPACE/POD/NAME");
     strbuf_puts(&p->line, "OUTPUT\n");
 }
 
@@ -315,8 +331,8 @@ static void table_row(struct printer *p, const struct alert_row *a)
         table_header(p);
     p->header_done = true;
     if (p->o->to_url && p->o->all_hosts) {
-        cell(p, a->host_name, HOST_WIDTH);
-        cell(p, a->host, HOST_ID_WIDTH);
+        cell(p, a->host_name, COL_HOST);
+        cell(p, a->host, COL_HOST_ID);
     }
     strbuf_printf(&p->line, "%-*" PRId64 "  ", ID_WIDTH, a->id);   /* what seccheckd alerts show ID takes */
     time_cell(p, a->has_recv ? a->recv_ns : a->time_ns);
@@ -326,13 +342,13 @@ static void table_row(struct printer *p, const struct alert_row *a)
         strbuf_printf(&p->line, "%-*s  ", TIME_WIDTH, "-");
     const char *color = p->color ? term_color_priority(a->priority) : "";
     strbuf_puts(&p->line, color);
-    cell(p, a->priority, PRIORITY_WIDTH);   /* any text: a row written by something else */
+    cell(p, a->priority, COL_PRIORITY);   /* any text: a row written by something else */
     if (color[0])
         strbuf_puts(&p->line, TERM_COLOR_RESET);
-    cell(p, a->rule, RULE_WIDTH);
-    cell(p, a->container, CONTAINER_WIDTH);
+    cell(p, a->rule, COL_RULE);
+    cell(p, a->container, COL_CONTAINER);
     if (p->names_column)
-        cell(p, a->names, NAMES_WIDTH);
+        cell(p, a->names, COL_NAMES);
     const char *text;
     size_t len;
     output_text(a, &text, &len);
@@ -371,6 +387,10 @@ static int print_row(struct printer *p, const struct alert_row *a)
     if (p->line.failed || p->scratch.failed) {
         fprintf(stderr, PROG ": out of memory rendering alert %" PRId64 "\n", a->id);
         return ALERTS_FAILED;
+    }
+    if (p->measuring) {
+        p->header_done = false;
+        return 0;
     }
     if (fwrite(p->line.data, 1, p->line.len, stdout) != p->line.len)
         return errno == EPIPE ? ALERTS_OUTPUT_GONE : ALERTS_FAILED;
@@ -458,18 +478,28 @@ static void say_filter(const struct alerts_options *o, const struct miss_source 
 }
 
 /* Nothing passed: says whether there are alerts at all, and if so what each
- * filter alone lets through, naming the rules or containers there are. */
+ * filter alone lets through, naming the rules or containers there are.
+ * With --follow (which starts after the stored alerts unless --since), said
+ * once the stored ones are read, and only when there are none or none pass
+ * the filters: then the new ones are waited for. */
 static void explain_miss(const struct alerts_options *o, const struct miss_source *m)
 {
     struct alerts_options none = only_filter(o, 0);
     int64_t total = m->count(m->ctx, &none);
+    if (total == 0 && o->follow) {
+        fprintf(stderr, PROG ": no alerts in %s yet; waiting for them\n", m->where);
+        return;
+    }
     if (total <= 0) {
         fprintf(stderr, PROG ": no alerts in %s (alerts come from rules: seccheckd --rules PATH, e.g. "
                 "configs/rules/gvisor_rules.yaml)\n", m->where);
         return;
     }
-    fprintf(stderr, PROG ": none of the %" PRId64 " alert%s in %s pass%s the filters; each alone:\n", total,
-            cli_plural((uint64_t)total), m->where, total == 1 ? "es" : "");
+    if (o->follow && m->count(m->ctx, o) != 0)
+        return;   /* some pass: following goes on after them */
+    fprintf(stderr, PROG ": none of the %" PRId64 " alert%s in %s pass%s the filters%s; each alone:\n", total,
+            cli_plural((uint64_t)total), m->where, total == 1 ? "es" : "",
+            o->follow ? " (waiting for new ones)" : "");
     struct strbuf line = {0};
     if (o->rule)
         say_filter(o, m, 'r', &line);
@@ -721,6 +751,21 @@ static int local_follow_moved(struct local_reader *r, struct printer *p)
     return local_prepare(r);
 }
 
+/* --wide: the columns as wide as their longest value among the stored
+ * alerts that pass the filters (a pass that prints nothing). */
+static int local_measure(struct local_reader *r, struct printer *p)
+{
+    int64_t start = r->after;
+    r->after = 0;
+    p->measuring = true;
+    int rc = 0, n = ROWS_PER_READ;
+    while (rc == 0 && n == ROWS_PER_READ && !follow_stopped())
+        rc = local_print_next(r, p, &n);
+    p->measuring = false;
+    r->after = start;
+    return rc;
+}
+
 static int run_local(const struct alerts_options *o, struct printer *p)
 {
     struct local_reader r = {.o = o};
@@ -738,21 +783,25 @@ static int run_local(const struct alerts_options *o, struct printer *p)
         p->names_column = !o->json && r.has_info && (o->follow || local_any_named(&r));
     if (rc == 0)
         rc = local_prepare(&r);
+    if (rc == 0 && o->wide)
+        rc = local_measure(&r, p);
     if (rc == 0 && follow_start(&r.follow, r.db, PROG, o->db_path) != 0)
         rc = ALERTS_FAILED;
+    bool stored_done = false;
     while (rc == 0 && !follow_stopped()) {
         int n;
         rc = local_print_next(&r, p, &n);
         if (rc != 0 || n == ROWS_PER_READ)
             continue;
+        if (!stored_done && !p->printed) {   /* say why, on stderr: the output stays empty */
+            struct miss_source m = {.ctx = &r, .where = o->db_path, .count = local_count, .top = local_top};
+            explain_miss(o, &m);
+        }
+        stored_done = true;
         if (!o->follow)
             break;
         if (follow_wait(&r.follow) == FOLLOW_MOVED)
             rc = local_follow_moved(&r, p);
-    }
-    if (rc == 0 && !p->printed && !o->follow) {   /* say why, on stderr: the output stays empty */
-        struct miss_source m = {.ctx = &r, .where = o->db_path, .count = local_count, .top = local_top};
-        explain_miss(o, &m);
     }
     sqlite3_finalize(r.rows);
     follow_end(&r.follow);
@@ -1050,13 +1099,27 @@ static void central_wait(struct central_reader *r, const char *why, bool *said)
     follow_sleep_ms(CENTRAL_POLL_MS);
 }
 
+/* --wide: as local_measure, over the central copy (the cursors start
+ * again after it). */
+static int central_measure(struct central_reader *r, struct printer *p)
+{
+    p->measuring = true;
+    int rc = 0, n = ROWS_PER_READ;
+    while (rc == 0 && n == ROWS_PER_READ && !follow_stopped())
+        rc = central_print_next(r, p, &n);
+    p->measuring = false;
+    cursors_free(&r->cursors);
+    r->cursors = (struct cursors){0};
+    return rc;
+}
+
 static int run_central_at(const struct alerts_options *o, struct printer *p, const char *url)
 {
     struct central_reader r = {.o = o, .url = url};
     if (o->has_since)
         snprintf(r.since, sizeof(r.since), "%" PRId64, realtime_ns() - (int64_t)o->since_s * 1000000000);
     int rc = central_settings(&r);
-    bool started = false, waiting = false, lasting;
+    bool started = false, waiting = false, lasting, stored_done = false;
     char err[512];
     while (rc == 0 && !follow_stopped()) {
         if (central_ready(&r, &lasting, err, sizeof(err)) != 0) {
@@ -1073,6 +1136,8 @@ static int run_central_at(const struct alerts_options *o, struct printer *p, con
         if (waiting)
             fprintf(stderr, PROG ": reading the central alerts again\n");
         waiting = false;
+        if (!started && o->wide && (rc = central_measure(&r, p)) != 0)
+            break;
         if (!started && o->follow && !o->has_since && (rc = central_start_at_end(&r)) != 0)
             break;
         if (!started) {
@@ -1089,13 +1154,23 @@ static int run_central_at(const struct alerts_options *o, struct printer *p, con
         }
         if (rc != 0 || n == ROWS_PER_READ)
             continue;
+        if (!stored_done && !p->printed) {   /* say why, on stderr: the output stays empty */
+            struct strbuf where = {0};
+            strbuf_puts(&where, "the central copy");
+            if (r.host[0]) {   /* which host's: --host-id's value, escaped */
+                strbuf_puts(&where, " (host ");
+                event_line_plain(&where, r.host, strlen(r.host), 200);
+                strbuf_puts(&where, ")");
+            }
+            struct miss_source m = {.ctx = &r, .where = where.failed ? "the central copy" : where.data,
+                                    .count = central_count, .top = central_top};
+            explain_miss(o, &m);
+            strbuf_free(&where);
+        }
+        stored_done = true;
         if (!o->follow)
             break;
         follow_sleep_ms(CENTRAL_POLL_MS);
-    }
-    if (rc == 0 && !p->printed && !o->follow && r.pg) {   /* say why, on stderr: the output stays empty */
-        struct miss_source m = {.ctx = &r, .where = "the central copy", .count = central_count, .top = central_top};
-        explain_miss(o, &m);
     }
     if (r.pg)
         PQfinish(r.pg);
@@ -1162,12 +1237,21 @@ static int merged_once(struct central_reader *r, int n, struct printer *p)
     }
     if (rc == 0)
         qsort(hosts, nhosts, sizeof(*hosts), host_order);
-    for (size_t h = 0; h < nhosts && rc == 0; h++) {
-        struct central_reader *one = &r[hosts[h].reader];
-        snprintf(one->host, sizeof(one->host), "%s", hosts[h].host ? hosts[h].host : "");
-        for (int got = ROWS_PER_READ; rc == 0 && got == ROWS_PER_READ;)
-            rc = central_print_next(one, p, &got);
+    /* --wide: a first pass takes the columns' widths (as central_measure). */
+    for (int pass = r->o->wide ? 0 : 1; pass < 2 && rc == 0; pass++) {
+        p->measuring = pass == 0;
+        for (size_t h = 0; h < nhosts && rc == 0; h++) {
+            struct central_reader *one = &r[hosts[h].reader];
+            snprintf(one->host, sizeof(one->host), "%s", hosts[h].host ? hosts[h].host : "");
+            for (int got = ROWS_PER_READ; rc == 0 && got == ROWS_PER_READ;)
+                rc = central_print_next(one, p, &got);
+        }
+        for (int i = 0; i < n && pass == 0; i++) {
+            cursors_free(&r[i].cursors);
+            r[i].cursors = (struct cursors){0};
+        }
     }
+    p->measuring = false;
     for (size_t h = 0; h < nhosts; h++)
         free(hosts[h].host);
     free(hosts);
@@ -1258,6 +1342,7 @@ int alerts_main(int argc, char **argv)
     if (rc != 0)
         return rc < 0 ? ALERTS_OK : rc;
     struct printer p = {.o = &o, .color = !o.json && term_color_wanted(o.color, STDOUT_FILENO)};
+    memcpy(p.width, column_width, sizeof(p.width));
     if (gethostname(p.hostname, sizeof(p.hostname) - 1) != 0)
         snprintf(p.hostname, sizeof(p.hostname), "unknown");
     struct follow_signals signals;

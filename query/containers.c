@@ -14,6 +14,7 @@
 #include <getopt.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sqlite3.h>
 #include <libpq-fe.h>
@@ -147,6 +148,67 @@ static void print_header(struct strbuf *line, bool host_column)
     printf("%.*s\n", (int)line->len, line->data);
 }
 
+/* ---- nothing printed: why, on stderr (as seccheckd events says it) ---- */
+
+/* How many containers pass f: local (db) or central (pg, host ""
+ * every one). -1 on an error. */
+static long long count_passing(sqlite3 *db, PGconn *pg, const char *host, const struct container_filter *f)
+{
+    if (pg) {
+        const char *v[] = {host, f->container, f->pod, f->ns};
+        PGresult *res = PQexecParams(pg, "SELECT count(*) FROM containers WHERE ($1 = '' OR host_id = $1)"
+                                         " AND ($2::text IS NULL OR container_id = $2 OR name = $2)"
+                                         " AND ($3::text IS NULL OR pod_name = $3)"
+                                         " AND ($4::text IS NULL OR pod_namespace = $4)", 4, NULL, v, NULL, NULL, 0);
+        long long n = PQresultStatus(res) == PGRES_TUPLES_OK ? strtoll(PQgetvalue(res, 0, 0), NULL, 10) : -1;
+        PQclear(res);
+        return n;
+    }
+    struct strbuf sql = {0};
+    strbuf_puts(&sql, "SELECT count(*) FROM containers WHERE 1");
+    container_filter_sql(&sql, f, "container_id", 1, sqlutil_has(db, "table", "container_info"));
+    sqlite3_stmt *st = NULL;
+    long long n = -1;
+    if (!sql.failed && sqlite3_prepare_v2(db, sql.data, -1, &st, NULL) == SQLITE_OK) {
+        container_filter_bind(st, f, 1);
+        if (sqlite3_step(st) == SQLITE_ROW)
+            n = sqlite3_column_int64(st, 0);
+    }
+    sqlite3_finalize(st);
+    strbuf_free(&sql);
+    return n;
+}
+
+/* No container printed: the database (or the host) holds none yet, or
+ * which filter matches none. */
+static void explain_nothing(sqlite3 *db, PGconn *pg, const char *host, const struct containers_options *o)
+{
+    const struct container_filter none = {0}, *f = &o->filter;
+    long long all = count_passing(db, pg, host, &none);
+    if (all == 0) {
+        if (pg)
+            fprintf(stderr, PROG ": the central copy holds no containers%s%s yet\n", host[0] ? " of host " : "",
+                    host[0] ? host : "");
+        else
+            fprintf(stderr, PROG ": %s holds no containers yet (no stored event named one)\n", o->db_path);
+        return;
+    }
+    if (!container_filter_any(f) || all < 0)
+        return;
+    fprintf(stderr, PROG ": no container passes the filters (%lld stored)\n", all);
+    const struct {
+        const char *option, *value, *why;
+        struct container_filter one;
+    } each[] = {
+        {"--container", f->container, "no container of that id or name", {.container = f->container}},
+        {"--pod", f->pod, "no container of that pod", {.pod = f->pod}},
+        {"--namespace", f->ns, "no container of that namespace", {.ns = f->ns}},
+    };
+    for (size_t i = 0; i < sizeof(each) / sizeof(each[0]); i++)
+        if (each[i].value && count_passing(db, pg, host, &each[i].one) == 0)
+            event_line_say_option(each[i].option, each[i].value, each[i].why);
+}
+
 static int print_rows(sqlite3 *db, const struct containers_options *o)
 {
     struct strbuf sql = {0}, line = {0};
@@ -163,7 +225,9 @@ static int print_rows(sqlite3 *db, const struct containers_options *o)
     container_filter_bind(st, &o->filter, 1);
     if (!o->json)
         print_header(&line, false);
+    long long printed = 0;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        printed++;
         strbuf_reset(&line);
         if (o->json) {
             const char *j = (const char *)sqlite3_column_text(st, (int)NCOLS);
@@ -180,6 +244,8 @@ static int print_rows(sqlite3 *db, const struct containers_options *o)
     if (status)
         fprintf(stderr, PROG ": %s: %s\n", o->db_path, sqlite3_errmsg(db));
     sqlite3_finalize(st);
+    if (status == 0 && printed == 0)
+        explain_nothing(db, NULL, "", o);
     strbuf_free(&sql);
     strbuf_free(&line);
     if (fflush(stdout) != 0 && errno != EPIPE) {
@@ -286,8 +352,13 @@ static int print_central(PGconn *const *pg, int n, const struct containers_optio
         }
         printf("%.*s\n", (int)line.len, line.data);
     }
-    for (int i = 0; i < n; i++)
+    bool none = true;
+    for (int i = 0; i < n; i++) {
+        none = none && (!res[i] || PQntuples(res[i]) == 0);
         PQclear(res[i]);
+    }
+    if (status == 0 && none)   /* said from the first database (the host's, for one host) */
+        explain_nothing(NULL, pg[0], host, o);
     status = status || line.failed ? 1 : 0;
     strbuf_free(&line);
     if (fflush(stdout) != 0 && errno != EPIPE) {

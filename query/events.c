@@ -30,7 +30,7 @@
 #include "event_line.h"
 #include "events_central.h"
 #include "events_options.h"
-#include "filter.h"
+#include "ingest_filter.h"
 #include "follow.h"
 #include "sqlutil.h"
 #include "strbuf.h"
@@ -186,7 +186,8 @@ static int open_db(struct reader *r)
 }
 
 /* A statement over events e: head, "WHERE e.id > ?1 AND e.id <= ?2", the
- * filters of o (?3 container, ?4 process, ?5 since, the types inline), tail.
+ * filters of o (?4 process, ?5 since, ?6 to ?8 container, pod, namespace,
+ * the types inline), tail; ?9 and up are the tail's.
  * 0, or EVENTS_FAILED said. */
 static int filtered_statement(struct reader *r, const struct events_options *o, const char *head, const char *tail,
                               sqlite3_stmt **st)
@@ -254,11 +255,14 @@ static int64_t before_last(struct reader *r, uint64_t n)
         return r->until;
     sqlite3_stmt *st;
     int64_t id = r->after;
-    if (filtered_statement(r, r->o, "SELECT e.id FROM events e", " ORDER BY e.id DESC LIMIT 1 OFFSET ?6", &st) != 0)
+    /* ?9: after the filters' own (the container filter's are ?6 to ?8:
+     * an offset bound at ?6 made --container match nothing here, and -n
+     * and --follow printed every stored event) */
+    if (filtered_statement(r, r->o, "SELECT e.id FROM events e", " ORDER BY e.id DESC LIMIT 1 OFFSET ?9", &st) != 0)
         return id;
     sqlite3_bind_int64(st, 1, r->after);
     sqlite3_bind_int64(st, 2, r->until);
-    sqlite3_bind_int64(st, 6, (int64_t)(n - 1));
+    sqlite3_bind_int64(st, 9, (int64_t)(n - 1));
     if (sqlite3_step(st) == SQLITE_ROW)
         id = sqlite3_column_int64(st, 0) - 1;
     sqlite3_finalize(st);
@@ -276,18 +280,6 @@ static bool any_passes(struct reader *r, const struct events_options *f)
     bool yes = sqlite3_step(st) == SQLITE_ROW;
     sqlite3_finalize(st);
     return yes;
-}
-
-/* "  --OPTION 'VALUE': why", the value escaped. */
-static void say_value(const char *option, const char *value, const char *why)
-{
-    struct strbuf line = {0};
-    strbuf_printf(&line, "  %s '", option);
-    event_line_plain(&line, value, strlen(value), 200);
-    strbuf_printf(&line, "': %s\n", why);
-    if (!line.failed)
-        fputs(line.data, stderr);
-    strbuf_free(&line);
 }
 
 /* Nothing was printed: says why on stderr (the output stays empty), each
@@ -309,24 +301,26 @@ static void explain_nothing(struct reader *r)
     struct events_options f = none;
     f.container = o->container;
     if (o->container && !any_passes(r, &f))
-        say_value("--container", o->container, "no event of that container (seccheckd containers lists them)");
+        event_line_say_option("--container", o->container,
+                              "no event of that container (seccheckd containers lists them)");
     f = none;
     f.pod = o->pod;
     if (o->pod && !any_passes(r, &f))
-        say_value("--pod", o->pod, "no event of that pod's containers (seccheckd containers lists them)");
+        event_line_say_option("--pod", o->pod, "no event of that pod's containers (seccheckd containers lists them)");
     f = none;
     f.ns = o->ns;
     if (o->ns && !any_passes(r, &f))
-        say_value("--namespace", o->ns, "no event of that namespace's containers (seccheckd containers lists them)");
+        event_line_say_option("--namespace", o->ns,
+                              "no event of that namespace's containers (seccheckd containers lists them)");
     f = none;
     f.process = o->process;
     if (o->process && !any_passes(r, &f))
-        say_value("--process", o->process, "no event of a process of that name");
+        event_line_say_option("--process", o->process, "no event of a process of that name");
     f = none;
     f.types = o->types;
     f.type_filter = o->type_filter;
     if (o->types && !any_passes(r, &f))
-        say_value("--type", o->types, "no event of those types");
+        event_line_say_option("--type", o->types, "no event of those types");
     f = none;
     f.has_since = o->has_since;
     if (o->has_since && !any_passes(r, &f))

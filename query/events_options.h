@@ -8,7 +8,7 @@
 #include <stdint.h>
 
 #include "central_urls.h"
-#include "filter.h"
+#include "ingest_filter.h"
 #include "term_color.h"
 
 struct events_options {

@@ -27,6 +27,7 @@ packages=(
     python3-yaml                           # e2e.falco_rules reads the upstream rules files' templates
     systemd                                # systemd-analyze, to verify the unit files
     clang libclang-rt-14-dev               # libFuzzer for scripts/fuzz.sh
+    docker.io mmdebstrap                   # tests/docker: a dockerd of the tests' own, images from Debian's packages (scripts/image.sh)
 )
 
 missing=()

@@ -75,6 +75,12 @@ static void render_connections(struct strbuf *o, const struct server *s)
         dropped += c->rec.sandbox_dropped;
     counter(o, "sandbox_dropped_total", "Events the sandboxes dropped before sending (their dropped_count, "
             "wrap-safe, summed over open and closed connections).", dropped);
+    family(o, "connection_sandbox_dropped_total", "counter",
+           "Events this open connection's sandbox dropped before sending (its socket buffer was full).");
+    for (const struct conn *c = s->conns; c; c = c->next)
+        if (c->rec.id)   /* 0: still handshaking, no id yet */
+            strbuf_printf(o, "seccheckd_connection_sandbox_dropped_total{conn=\"%" PRIu64 "\"} %" PRIu64 "\n",
+                          c->rec.id, c->rec.sandbox_dropped);
 }
 
 /* Time c has spent paused, the pause going on included. */
@@ -231,6 +237,21 @@ static void render_alerts(struct strbuf *o, const struct server *s)
         counter(o, "rules_process_evictions_total", "Processes removed from the rules' tables to stay under "
                 "--max-processes (the sandbox holding the most loses its least recently used).", evictions);
     }
+    struct sink_sequences sq;
+    if (sink_sequences(s->sink, &sq)) {
+        gauge(o, "rules_sequence_partials", "Sequences' partial matches held (chains begun, not complete), all "
+              "sandboxes.", sq.partials);
+        gauge(o, "rules_sequence_bytes", "Bytes the partial matches hold (at most --sequence-memory).", sq.bytes);
+        counter(o, "rules_sequence_started_total", "Partial matches begun.", sq.started);
+        counter(o, "rules_sequence_evictions_total", "Partial matches evicted by --sequence-memory or "
+                "--sequence-partials (the sandbox holding the most loses its oldest); each said in its "
+                "connection's next alert.", sq.evicted);
+        counter(o, "rules_sequence_expired_total", "Partial matches past their sequence's within.", sq.expired);
+        counter(o, "rules_sequence_cancelled_total", "Partial matches cancelled by their sequence's unless.",
+                sq.cancelled);
+        counter(o, "rules_sequence_dropped_total", "Partial matches dropped because the rules changed, the "
+                "connection closed or the daemon restarted.", sq.dropped);
+    }
 }
 
 /* The container lookups (--runsc-root), when they run. */
@@ -259,6 +280,16 @@ static void render_containers(struct strbuf *o, const struct server *s)
     counter(o, "container_lookup_wait_timeouts_total", "First lookups the writer stopped waiting for (50 ms a "
             "batch); their events went on without names.", st.wait_timeouts);
     counter(o, "container_records_evicted_total", "Container records dropped to stay under 4096.", st.evicted);
+    family(o, "container_docker_lookups_total", "counter", "Questions to Docker's API (--docker-socket) about a "
+           "container whose runsc state names none, by result: found (its name, image, labels), not_found (not "
+           "Docker's), failed (no answer in 2 s, an HTTP error), refused (an answer over 1 MiB, not JSON, or about "
+           "another container).");
+    sample(o, "container_docker_lookups_total", "result", "found", st.docker_found);
+    sample(o, "container_docker_lookups_total", "result", "not_found", st.docker_not_found);
+    sample(o, "container_docker_lookups_total", "result", "failed", st.docker_failed);
+    sample(o, "container_docker_lookups_total", "result", "refused", st.docker_refused);
+    counter(o, "container_labels_dropped_total", "Docker labels not kept: past 256 or 16 KiB a container, a key "
+            "over 256 bytes or a value over 100 (Falco's label_max_len).", st.labels_dropped);
 }
 
 /* Counted over every image of the process (the restart state carries them). */

@@ -7,10 +7,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "log.h"
 #include "runsc_roots.h"
+
+#define DOCKER_DEFAULT_SOCKET "/var/run/docker.sock"
 
 /* Logs what a start finds at root; true when it can be read now. */
 static bool check_root(const char *root)
@@ -26,6 +29,27 @@ static bool check_root(const char *root)
              root, errno == EACCES ? "permission denied (the daemon needs read access: the systemd unit's "
                                      "ReadOnlyPaths=)" : strerror(errno));
     return false;
+}
+
+/* --docker-socket: the path to ask, or NULL (none, or the default is not there). */
+static const char *docker_socket(const struct options *o)
+{
+    const char *path = o->docker_socket;
+    if (path && strcmp(path, "none") == 0) {
+        log_info("containers: --docker-socket none: Docker containers' names are not asked for");
+        return NULL;
+    }
+    struct stat st;
+    bool is_socket = stat(path ? path : DOCKER_DEFAULT_SOCKET, &st) == 0 && S_ISSOCK(st.st_mode);
+    if (!path && !is_socket)
+        return NULL;
+    if (is_socket)
+        log_info("containers: asking Docker's API on %s for the names of Docker's containers",
+                 path ? path : DOCKER_DEFAULT_SOCKET);
+    else
+        log_warn("containers: %s (--docker-socket) is not a socket now; Docker containers' names stay unknown until "
+                 "dockerd listens there", path);
+    return path ? path : DOCKER_DEFAULT_SOCKET;
 }
 
 int runsc_roots_open(const struct options *o, struct container_cache **cache, struct container_view **view,
@@ -54,7 +78,7 @@ int runsc_roots_open(const struct options *o, struct container_cache **cache, st
     }
     for (size_t i = 0; i < n; i++)
         check_root(roots[i]);
-    struct container_cache_config cfg = {.roots = roots, .nroots = n};
+    struct container_cache_config cfg = {.roots = roots, .nroots = n, .docker_socket = docker_socket(o)};
     *cache = container_cache_open(&cfg, err, errlen);
     free(copy);
     if (!*cache)

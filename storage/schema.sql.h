@@ -70,7 +70,11 @@ static const char schema_sql[] =
     "  committed_ns INTEGER NOT NULL,"
     "  prev_hash BLOB NOT NULL,"
     "  hash BLOB NOT NULL,"
-    "  keyed INTEGER NOT NULL);";
+    "  keyed INTEGER NOT NULL,"
+    /* The batch's alerts (their ids are consecutive) as the chain covers
+     * them; NULL: written before alerts were chained (chain.h). */
+    "  alerts INTEGER,"
+    "  first_alert_id INTEGER);";
 
 /* The events table, in two parts around the type_name expression (built
  * from the decoder's names: schema_type_name_sql). Version 1 stored
@@ -162,5 +166,12 @@ static const char update_run_sql[] =
 static const char chain_last_sql[] = "SELECT id, hash FROM batches ORDER BY id DESC LIMIT 1";
 
 static const char chain_insert_sql[] =
-    "INSERT INTO batches(id, run_id, first_event_id, last_event_id, events, committed_ns, prev_hash, hash, keyed)"
-    " VALUES(?,?,?,?,?,?,?,?,?)";
+    "INSERT INTO batches(id, run_id, first_event_id, last_event_id, events, committed_ns, prev_hash, hash, keyed,"
+    " alerts, first_alert_id) VALUES(?,?,?,?,?,?,?,?,?,?,?)";
+
+/* A database made before alerts were chained: its batches have no alerts
+ * (NULL: not covered), its alerts no sealed record. */
+static const char batches_alerts_columns_sql[] =
+    "ALTER TABLE batches ADD COLUMN alerts INTEGER;"
+    "ALTER TABLE batches ADD COLUMN first_alert_id INTEGER;";
+static const char alerts_sealed_column_sql[] = "ALTER TABLE alerts ADD COLUMN sealed BLOB;";

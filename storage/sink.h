@@ -21,6 +21,12 @@
 
 struct sink;
 
+/* The rules' sequences, for the metrics (rules.h struct rules_engine_stats). */
+struct sink_sequences {
+    uint64_t partials, bytes;          /* held now */
+    uint64_t started, evicted, expired, cancelled, dropped;
+};
+
 struct sink_ops {
     const char *name;
     bool needs_writer_thread;
@@ -49,6 +55,9 @@ struct sink_ops {
      * evicted to stay under --max-processes, as of the last batch; any
      * thread. */
     void (*process_table)(struct sink *s, uint64_t *processes, uint64_t *evictions);
+    /* Optional (the rules' stage): its sequences' partial matches, as of
+     * the last batch; any thread. */
+    void (*sequences)(struct sink *s, struct sink_sequences *out);
     /* Marks the end of this daemon run; last call before close. */
     void (*finish)(struct sink *s, int64_t stopped_ns);
     void (*close)(struct sink *s);
@@ -186,6 +195,14 @@ static inline void sink_idle(struct sink *s)
 {
     if (s->ops->idle)
         s->ops->idle(s);
+}
+/* False for a sink without rules. */
+static inline bool sink_sequences(struct sink *s, struct sink_sequences *out)
+{
+    if (!s->ops->sequences)
+        return false;
+    s->ops->sequences(s, out);
+    return true;
 }
 /* False for a sink without rules. */
 static inline bool sink_process_table(struct sink *s, uint64_t *processes, uint64_t *evictions)

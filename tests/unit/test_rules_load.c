@@ -507,7 +507,7 @@ static void *deep_run(void *arg)
 
 #define DEEP_STACK (16u << 20)
 
-/* Falco's parser depth (1000) in parentheses around a comparison (rules/filter_ast.h). */
+/* Falco's parser depth (1000) in parentheses around a comparison (filter/filter_ast.h). */
 #define FALCO_PARENS 198
 
 static size_t stack_used(const char *text, bool *loaded, size_t *alerts)
