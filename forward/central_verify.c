@@ -29,6 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "central_urls.h"
 #include "cli.h"
 #include "copy_binary.h"
 #include "event_line.h"
@@ -788,12 +789,14 @@ static int walk_all(struct cverifier *v, bool keyed)
 
 static void usage(void)
 {
-    printf("Usage: seccheckd verify --to URL [--host-id ID | --all-hosts] [--key-file PATH] [--hash-only]\n"
+    printf("Usage: seccheckd verify --to URL... [--host-id ID | --all-hosts] [--key-file PATH] [--hash-only]\n"
            "Recomputes a host's batch chain from the central PostgreSQL copy (seccheckd forward), then\n"
            "decodes every central event's raw packet again and names the events whose decoded columns\n"
            "or detail differ from it.\n"
            "\n"
-           "  --to URL         the central database (no password in it: ~/.pgpass, PGPASSFILE)\n"
+           "  --to URL         the central database (no password in it: ~/.pgpass, PGPASSFILE); again\n"
+           "                   for each partition's database (seccheckd central --partition I): a host is\n"
+           "                   checked where it is, --all-hosts checks every host of each\n"
            "  --host-id ID     the host to check [/etc/machine-id, or the hostname: forward's default]\n"
            "  --all-hosts      check every host of the central copy\n"
            "  --key-file PATH  the HMAC key the hosts' daemons were given; required for keyed chains\n"
@@ -803,52 +806,14 @@ static void usage(void)
            "error or the central copy cannot be read.\n");
 }
 
-int central_verify_main(int argc, char **argv)
+/* Verifies host (NULL: every host) in one central database. */
+static int verify_url(const char *url, const char *host, const struct chain_key *key, bool hash_only)
 {
-    static const struct option options[] = {
-        {"to", required_argument, NULL, 't'},     {"host-id", required_argument, NULL, 'H'},
-        {"all-hosts", no_argument, NULL, 'A'},    {"key-file", required_argument, NULL, 'k'},
-        {"hash-only", no_argument, NULL, 'o'},    {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
-    const char *url = NULL, *host = NULL, *key_file = NULL;
-    bool all_hosts = false, hash_only = false;
-    int ch;
-    optind = 0;
-    while ((ch = getopt_long(argc, argv, CLI_GETOPT_QUIET "h", options, NULL)) != -1) {
-        switch (ch) {
-        case 't': url = optarg; break;
-        case 'H': host = optarg; break;
-        case 'A': all_hosts = true; break;
-        case 'k': key_file = optarg; break;
-        case 'o': hash_only = true; break;
-        case 'h': usage(); return VERIFY_OK;
-        default: cli_report_getopt_error(PROG, ch, argv); return VERIFY_USAGE;
-        }
-    }
-    char err[512], host_id[HOST_ID_MAX + 1];
-    if (optind < argc || !url) {
-        fprintf(stderr, PROG ": --to URL is required, and takes no other argument (try --help)\n");
-        return VERIFY_USAGE;
-    }
-    if (all_hosts && host) {
-        fprintf(stderr, PROG ": --host-id and --all-hosts: one or the other (try --help)\n");
-        return VERIFY_USAGE;
-    }
-    if (central_check_url(url, err, sizeof(err)) != 0 ||
-        (!all_hosts && host_id_resolve(host, host_id, err, sizeof(err)) != 0)) {
-        fprintf(stderr, PROG ": %s\n", err);
-        return VERIFY_USAGE;
-    }
-    struct chain_key key = {.bytes = NULL};
-    if (key_file && chain_key_load(key_file, &key, err, sizeof(err)) != 0) {
-        fprintf(stderr, PROG ": %s\n", err);
-        return VERIFY_USAGE;
-    }
-    struct cverifier v = {.hash_only = hash_only, .all_hosts = all_hosts};
-    set_host(&v, all_hosts ? NULL : host_id);
+    char err[512];
+    struct cverifier v = {.hash_only = hash_only, .all_hosts = host == NULL};
+    set_host(&v, host);
     int rc = VERIFY_USAGE;
-    v.chain = chain_new(key_file ? &key : NULL, err, sizeof(err));
+    v.chain = chain_new(key, err, sizeof(err));
     if (!v.chain || event_redecoder_init(&v.redecoder, err, sizeof(err)) != 0 ||
         (v.pg = central_connect(url, NULL, err, sizeof(err))) == NULL) {
         fprintf(stderr, PROG ": %s\n", err);
@@ -863,18 +828,95 @@ int central_verify_main(int argc, char **argv)
         goto out;
     v.chained_alerts = central_has_column(v.pg, "batches", "first_alert_id");
     v.sealed_alerts = central_has_column(v.pg, "alerts", "sealed");
-    if (all_hosts)
-        rc = walk_all(&v, key_file != NULL);
+    if (!host)
+        rc = walk_all(&v, key != NULL);
     else
-        rc = load_gaps(&v) != 0 ? VERIFY_USAGE : walk(&v, key_file != NULL);
+        rc = load_gaps(&v) != 0 ? VERIFY_USAGE : walk(&v, key != NULL);
 out:
     if (v.pg)
         PQfinish(v.pg);
     free(v.gaps);
     chain_free(v.chain);
-    chain_key_free(&key);
     event_redecoder_free(&v.redecoder);
     strbuf_free(&v.expected);
     strbuf_free(&v.expected_alerts);
+    return rc;
+}
+
+/* Several --to (one database per partition): the one that holds host. */
+static int pick_url(const struct central_urls *u, const char *host)
+{
+    PGconn *pg[CENTRAL_URLS_MAX] = {NULL};
+    char err[512];
+    int found = -3;
+    for (int i = 0; i < u->n; i++)
+        if (!(pg[i] = central_connect(u->url[i], NULL, err, sizeof(err)))) {
+            fprintf(stderr, PROG ": --to number %d: %s\n", i + 1, err);
+            goto out;
+        }
+    found = central_urls_find_host(pg, u, host, err, sizeof(err));
+    if (found < 0 && found != -1)
+        fprintf(stderr, PROG ": %s\n", err);
+out:
+    for (int i = 0; i < u->n; i++)
+        if (pg[i])
+            PQfinish(pg[i]);
+    return found == -1 ? 0 : found;   /* none: the first says it has no batches of it */
+}
+
+int central_verify_main(int argc, char **argv)
+{
+    static const struct option options[] = {
+        {"to", required_argument, NULL, 't'},     {"host-id", required_argument, NULL, 'H'},
+        {"all-hosts", no_argument, NULL, 'A'},    {"key-file", required_argument, NULL, 'k'},
+        {"hash-only", no_argument, NULL, 'o'},    {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    struct central_urls urls = {.n = 0};
+    const char *host = NULL, *key_file = NULL;
+    bool all_hosts = false, hash_only = false;
+    int ch;
+    optind = 0;
+    while ((ch = getopt_long(argc, argv, CLI_GETOPT_QUIET "h", options, NULL)) != -1) {
+        switch (ch) {
+        case 't': if (central_urls_add(&urls, optarg, PROG) != 0) return VERIFY_USAGE; break;
+        case 'H': host = optarg; break;
+        case 'A': all_hosts = true; break;
+        case 'k': key_file = optarg; break;
+        case 'o': hash_only = true; break;
+        case 'h': usage(); return VERIFY_OK;
+        default: cli_report_getopt_error(PROG, ch, argv); return VERIFY_USAGE;
+        }
+    }
+    char err[512], host_id[HOST_ID_MAX + 1];
+    if (optind < argc || !urls.n) {
+        fprintf(stderr, PROG ": --to URL is required, and takes no other argument (try --help)\n");
+        return VERIFY_USAGE;
+    }
+    if (all_hosts && host) {
+        fprintf(stderr, PROG ": --host-id and --all-hosts: one or the other (try --help)\n");
+        return VERIFY_USAGE;
+    }
+    if (!all_hosts && host_id_resolve(host, host_id, err, sizeof(err)) != 0) {
+        fprintf(stderr, PROG ": %s\n", err);
+        return VERIFY_USAGE;
+    }
+    struct chain_key key = {.bytes = NULL};
+    if (key_file && chain_key_load(key_file, &key, err, sizeof(err)) != 0) {
+        fprintf(stderr, PROG ": %s\n", err);
+        return VERIFY_USAGE;
+    }
+    int rc;
+    if (all_hosts) {   /* every host of every database */
+        rc = VERIFY_OK;
+        for (int i = 0; i < urls.n && rc != VERIFY_USAGE; i++) {
+            int one = verify_url(urls.url[i], NULL, key_file ? &key : NULL, hash_only);
+            rc = one > rc ? one : rc;
+        }
+    } else {
+        int at = pick_url(&urls, host_id);
+        rc = at < 0 ? VERIFY_USAGE : verify_url(urls.url[at], host_id, key_file ? &key : NULL, hash_only);
+    }
+    chain_key_free(&key);
     return rc;
 }

@@ -21,6 +21,7 @@
 #include <sqlite3.h>
 
 #include "central.h"
+#include "central_urls.h"
 #include "alert_outbox.h"
 #include "alert_show.h"
 #include "cli.h"
@@ -56,7 +57,8 @@ enum { ALERTS_OK = 0, ALERTS_FAILED = 1, ALERTS_USAGE = 2, ALERTS_OUTPUT_GONE = 
 
 struct alerts_options {
     const char *db_path;
-    const char *to_url;
+    const char *to_url;             /* the first --to */
+    struct central_urls to;         /* every --to: one database per partition, read as one */
     const char *host_id;            /* --to: one host (default: this host's id) */
     bool all_hosts;
     bool has_since;
@@ -120,7 +122,8 @@ static void usage(FILE *out)
             "Prints the alerts the rules raised (seccheckd --rules), oldest first.\n"
             "\n"
             "  --db PATH          a host's database (only read; the daemon may be running)\n"
-            "  --to URL           the central PostgreSQL that seccheckd forward ships to\n"
+            "  --to URL           the central PostgreSQL that seccheckd forward ships to (again for\n"
+            "                     each partition's database: read as one)\n"
             "  --host-id ID       --to: this host's alerts [the id forward ships as: /etc/machine-id]\n"
             "  --all-hosts        --to: every host's, host by host\n"
             "  --since DURATION   only alerts whose event seccheckd received in the last DURATION\n"
@@ -172,7 +175,11 @@ static int parse_options(int argc, char **argv, struct alerts_options *o)
     while ((ch = getopt_long(argc, argv, CLI_GETOPT_QUIET "fh", options, NULL)) != -1) {
         switch (ch) {
         case 'd': o->db_path = optarg; break;
-        case 'T': o->to_url = optarg; break;
+        case 'T':
+            if (central_urls_add(&o->to, optarg, PROG) != 0)
+                return ALERTS_USAGE;
+            o->to_url = o->to.url[0];
+            break;
         case 'H': o->host_id = optarg; break;
         case 'A': o->all_hosts = true; break;
         case 's':
@@ -873,6 +880,7 @@ static void cursors_free(struct cursors *c)
 
 struct central_reader {
     const struct alerts_options *o;
+    const char *url;
     PGconn *pg;
     char host[HOST_ID_MAX + 1];     /* one host, or "" for all */
     struct cursors cursors;
@@ -924,7 +932,7 @@ static void central_sql(struct central_reader *r)
                      " a.suppressed, ");
     strbuf_puts(sql, r->has_names ? CENTRAL_NAMES_LABEL_SQL("a.host_id", "a.container_id") : "NULL");
     central_filters(sql, r, r->o);
-    strbuf_printf(sql, " ORDER BY a.host_id, a.id LIMIT %d", ROWS_PER_READ);
+    strbuf_printf(sql, " ORDER BY a.host_id COLLATE \"C\", a.id LIMIT %d", ROWS_PER_READ);
 }
 
 /* Whether an alert to print, by the filters, meets condition (SQL over a,
@@ -1057,10 +1065,6 @@ static int central_settings(struct central_reader *r)
         fprintf(stderr, PROG ": --host-id: %s\n", err);
         return ALERTS_USAGE;
     }
-    if (central_check_url(r->o->to_url, err, sizeof(err)) != 0) {
-        fprintf(stderr, PROG ": --to: %s\n", err);
-        return ALERTS_USAGE;
-    }
     return 0;
 }
 
@@ -1069,7 +1073,7 @@ static int central_settings(struct central_reader *r)
 static int central_ready(struct central_reader *r, bool *lasting, char *err, size_t errlen)
 {
     *lasting = false;
-    if (!r->pg && !(r->pg = central_connect(r->o->to_url, lasting, err, errlen)))
+    if (!r->pg && !(r->pg = central_connect(r->url, lasting, err, errlen)))
         return -1;
     PGresult *res = PQexec(r->pg, "SELECT to_regclass('alerts') IS NOT NULL, " CENTRAL_NAMES_READY_SQL);
     bool ok = PQresultStatus(res) == PGRES_TUPLES_OK, has = ok && strcmp(PQgetvalue(res, 0, 0), "t") == 0;
@@ -1123,9 +1127,9 @@ static int central_measure(struct central_reader *r, struct printer *p)
     return rc;
 }
 
-static int run_central(const struct alerts_options *o, struct printer *p)
+static int run_central_at(const struct alerts_options *o, struct printer *p, const char *url)
 {
-    struct central_reader r = {.o = o};
+    struct central_reader r = {.o = o, .url = url};
     if (o->has_since)
         snprintf(r.since, sizeof(r.since), "%" PRId64, realtime_ns() - (int64_t)o->since_s * 1000000000);
     int rc = central_settings(&r);
@@ -1187,6 +1191,157 @@ static int run_central(const struct alerts_options *o, struct printer *p)
     cursors_free(&r.cursors);
     strbuf_free(&r.sql);
     strbuf_free(&r.cursor_json);
+    return rc;
+}
+
+/* ---- several central databases (one per partition), read as one ---- */
+
+struct host_at {
+    char *host;
+    int reader;
+};
+
+static int host_order(const void *a, const void *b)
+{
+    return strcmp(((const struct host_at *)a)->host, ((const struct host_at *)b)->host);
+}
+
+/* Every reader connected, the alerts table there; the table's columns
+ * chosen as one database's would be. 0, or ALERTS_FAILED (said). */
+static int readers_ready(struct central_reader *r, int n, struct printer *p)
+{
+    bool lasting;
+    char err[512];
+    p->sandbox_column = p->names_column = false;
+    for (int i = 0; i < n; i++) {
+        if (central_ready(&r[i], &lasting, err, sizeof(err)) != 0) {
+            fprintf(stderr, PROG ": --to number %d: %s\n", i + 1, err);
+            return ALERTS_FAILED;
+        }
+        p->sandbox_column |= !r->o->json && (r->o->follow || central_clock_apart(&r[i]));
+        p->names_column |= !r->o->json && r[i].has_names && (r->o->follow || central_any_named(&r[i]));
+    }
+    return 0;
+}
+
+/* --all-hosts, once: host by host in the order one database gives, each
+ * host read in the database that holds it (hosts are disjoint: each
+ * database is one partition's). */
+static int merged_once(struct central_reader *r, int n, struct printer *p)
+{
+    struct host_at *hosts = NULL;
+    size_t nhosts = 0;
+    int rc = 0;
+    for (int i = 0; i < n && rc == 0; i++) {
+        PGresult *res = PQexec(r[i].pg, "SELECT DISTINCT host_id FROM alerts");
+        if (PQresultStatus(res) != PGRES_TUPLES_OK) {
+            char line[512];
+            central_message_line(PQresultErrorMessage(res), line, sizeof(line));
+            fprintf(stderr, PROG ": reading the central alerts: %s\n", line);
+            rc = ALERTS_FAILED;
+        }
+        struct host_at *grown = rc ? NULL : realloc(hosts, (nhosts + (size_t)PQntuples(res) + 1) * sizeof(*hosts));
+        for (int k = 0; grown && k < PQntuples(res); k++)
+            grown[nhosts++] = (struct host_at){.host = strdup(PQgetvalue(res, k, 0)), .reader = i};
+        if (grown)
+            hosts = grown;
+        else if (rc == 0)
+            rc = ALERTS_FAILED;
+        PQclear(res);
+    }
+    if (rc == 0)
+        qsort(hosts, nhosts, sizeof(*hosts), host_order);
+    /* --wide: a first pass takes the columns' widths (as central_measure). */
+    for (int pass = r->o->wide ? 0 : 1; pass < 2 && rc == 0; pass++) {
+        p->measuring = pass == 0;
+        for (size_t h = 0; h < nhosts && rc == 0; h++) {
+            struct central_reader *one = &r[hosts[h].reader];
+            snprintf(one->host, sizeof(one->host), "%s", hosts[h].host ? hosts[h].host : "");
+            for (int got = ROWS_PER_READ; rc == 0 && got == ROWS_PER_READ;)
+                rc = central_print_next(one, p, &got);
+        }
+        for (int i = 0; i < n && pass == 0; i++) {
+            cursors_free(&r[i].cursors);
+            r[i].cursors = (struct cursors){0};
+        }
+    }
+    p->measuring = false;
+    for (size_t h = 0; h < nhosts; h++)
+        free(hosts[h].host);
+    free(hosts);
+    for (int i = 0; i < n; i++)
+        r[i].host[0] = '\0';
+    return rc;
+}
+
+/* --all-hosts --follow: each database's new alerts in turn, every second. */
+static int merged_follow(struct central_reader *r, int n, struct printer *p)
+{
+    int rc = 0;
+    for (int i = 0; i < n && rc == 0; i++)
+        if (!r[i].o->has_since)
+            rc = central_start_at_end(&r[i]);
+    while (rc == 0 && !follow_stopped()) {
+        for (int i = 0; i < n && rc == 0; i++)
+            for (int got = ROWS_PER_READ; rc == 0 && got == ROWS_PER_READ;)
+                rc = central_print_next(&r[i], p, &got);
+        if (rc == 0)
+            follow_sleep_ms(CENTRAL_POLL_MS);
+    }
+    return rc;
+}
+
+static int run_central(const struct alerts_options *o, struct printer *p)
+{
+    const struct central_urls *u = &o->to;
+    if (u->n == 1)
+        return run_central_at(o, p, u->url[0]);
+    struct central_reader r[CENTRAL_URLS_MAX];
+    memset(r, 0, sizeof(r));
+    int rc = 0;
+    for (int i = 0; i < u->n; i++) {
+        r[i] = (struct central_reader){.o = o, .url = u->url[i]};
+        if (o->has_since)
+            snprintf(r[i].since, sizeof(r[i].since), "%" PRId64, realtime_ns() - (int64_t)o->since_s * 1000000000);
+    }
+    if (!o->all_hosts) {   /* one host: where it is */
+        char err[512], host[HOST_ID_MAX + 1];
+        PGconn *pg[CENTRAL_URLS_MAX] = {NULL};
+        if (host_id_resolve(o->host_id, host, err, sizeof(err)) != 0) {
+            fprintf(stderr, PROG ": --host-id: %s\n", err);
+            return ALERTS_USAGE;
+        }
+        bool lasting;
+        for (int i = 0; i < u->n && rc == 0; i++)
+            if (!(pg[i] = central_connect(u->url[i], &lasting, err, sizeof(err)))) {
+                fprintf(stderr, PROG ": --to number %d: %s\n", i + 1, err);
+                rc = ALERTS_FAILED;
+            }
+        int at = rc ? 0 : central_urls_find_host(pg, u, host, err, sizeof(err));
+        if (at < -1) {
+            fprintf(stderr, PROG ": %s\n", err);
+            rc = ALERTS_FAILED;
+        }
+        for (int i = 0; i < u->n; i++)
+            if (pg[i])
+                PQfinish(pg[i]);
+        return rc ? rc : run_central_at(o, p, u->url[at < 0 ? 0 : at]);
+    }
+    rc = readers_ready(r, u->n, p);
+    if (rc == 0)
+        rc = o->follow ? merged_follow(r, u->n, p) : merged_once(r, u->n, p);
+    if (rc == 0 && !p->printed && !o->follow) {
+        struct miss_source m = {.ctx = &r[0], .where = "the central copy (the first --to)", .count = central_count,
+                                .top = central_top};
+        explain_miss(o, &m);
+    }
+    for (int i = 0; i < u->n; i++) {
+        if (r[i].pg)
+            PQfinish(r[i].pg);
+        cursors_free(&r[i].cursors);
+        strbuf_free(&r[i].sql);
+        strbuf_free(&r[i].cursor_json);
+    }
     return rc;
 }
 

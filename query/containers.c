@@ -24,6 +24,7 @@
 #include "cli.h"
 #include "container_filter.h"
 #include "event_line.h"
+#include "central_urls.h"
 #include "host_id.h"
 #include "sqlutil.h"
 #include "strbuf.h"
@@ -32,7 +33,8 @@
 
 struct containers_options {
     const char *db_path;
-    const char *to_url;             /* the central copy instead */
+    const char *to_url;             /* the central copy instead (the first --to) */
+    struct central_urls to;         /* every --to: one database per partition, merged */
     const char *host_id;            /* --to: one host (default: this host's id) */
     bool all_hosts;
     struct container_filter filter;
@@ -50,7 +52,8 @@ static void usage(FILE *out)
             "and last seen (UTC), events and alerts.\n"
             "\n"
             "  --db PATH          the daemon's database (read only; the daemon never waits for it)\n"
-            "  --to URL           the central PostgreSQL that seccheckd forward ships to\n"
+            "  --to URL           the central PostgreSQL that seccheckd forward ships to (again for\n"
+            "                     each partition's database: their rows merged as one's)\n"
             "  --host-id ID       --to: this host's containers [the id forward ships as: /etc/machine-id]\n"
             "  --all-hosts        --to: every host's, a HOST ID column first\n"
             "  --container X      only the container of this id or name\n"
@@ -80,7 +83,11 @@ static int parse_options(int argc, char **argv, struct containers_options *o)
         case 'p': o->filter.pod = optarg; break;
         case 'n': o->filter.ns = optarg; break;
         case 'j': o->json = true; break;
-        case 'T': o->to_url = optarg; break;
+        case 'T':
+            if (central_urls_add(&o->to, optarg, PROG) != 0)
+                return 2;
+            o->to_url = o->to.url[0];
+            break;
         case 'H': o->host_id = optarg; break;
         case 'A': o->all_hosts = true; break;
         case 'h': usage(stdout); return -1;
@@ -307,7 +314,7 @@ static const char central_sql[] =
     " FROM containers WHERE ($1 = '' OR host_id = $1)"
     " AND ($2::text IS NULL OR container_id = $2 OR name = $2)"
     " AND ($3::text IS NULL OR pod_name = $3) AND ($4::text IS NULL OR pod_namespace = $4)"
-    " ORDER BY host_id, first_seen, container_id";
+    " ORDER BY host_id COLLATE \"C\", first_seen, container_id COLLATE \"C\"";
 
 static const char *pg_col(PGresult *res, int row, int i)
 {
@@ -315,7 +322,30 @@ static const char *pg_col(PGresult *res, int row, int i)
     return s && s[0] ? s : "-";
 }
 
-static int print_central(PGconn *pg, const struct containers_options *o, const char *host)
+/* Of the databases' results, the one whose next row comes first in the
+ * order one database gives (host, first seen, container); -1 none left.
+ * Hosts are disjoint between the databases (each is one partition's). */
+static int next_of(PGresult *const *res, const int *row, int n)
+{
+    int best = -1;
+    for (int i = 0; i < n; i++) {
+        if (row[i] >= PQntuples(res[i]))
+            continue;
+        if (best < 0) {
+            best = i;
+            continue;
+        }
+        static const int key[] = {0, 6, 1};   /* host_id, first_seen, container_id: central_sql's order */
+        int c = 0;
+        for (int k = 0; k < 3 && c == 0; k++)
+            c = strcmp(PQgetvalue(res[i], row[i], key[k]), PQgetvalue(res[best], row[best], key[k]));
+        if (c < 0)
+            best = i;
+    }
+    return best;
+}
+
+static int query_central(PGconn *pg, const struct containers_options *o, const char *host, PGresult **out)
 {
     PGresult *check = PQexec(pg, "SELECT to_regclass('container_names') IS NOT NULL");
     bool current = PQresultStatus(check) == PGRES_TUPLES_OK && strcmp(PQgetvalue(check, 0, 0), "t") == 0;
@@ -334,30 +364,44 @@ static int print_central(PGconn *pg, const struct containers_options *o, const c
         PQclear(res);
         return 1;
     }
+    *out = res;
+    return 0;
+}
+
+static int print_central(PGconn *const *pg, int n, const struct containers_options *o, const char *host)
+{
+    PGresult *res[CENTRAL_URLS_MAX] = {NULL};
+    int row[CENTRAL_URLS_MAX] = {0}, status = 0;
+    for (int i = 0; i < n && status == 0; i++)
+        status = query_central(pg[i], o, host, &res[i]);
     struct strbuf line = {0};
     bool host_column = !host[0];
-    if (!o->json)
+    if (status == 0 && !o->json)
         print_header(&line, host_column);
-    for (int r = 0; r < PQntuples(res); r++) {
+    for (int i; status == 0 && (i = next_of(res, row, n)) >= 0; row[i]++) {
+        int r = row[i];
         strbuf_reset(&line);
         if (o->json) {
-            const char *j = PQgetvalue(res, r, (int)NCOLS + 1);
+            const char *j = PQgetvalue(res[i], r, (int)NCOLS + 1);
             event_line_json(&line, j, strlen(j));
         } else {
             if (host_column)
-                cell(&line, pg_col(res, r, 0), HOST_ID_WIDTH);
-            for (size_t i = 0; i < NCOLS; i++)
-                cell(&line, pg_col(res, r, (int)i + 1), widths[i]);
+                cell(&line, pg_col(res[i], r, 0), HOST_ID_WIDTH);
+            for (size_t c = 0; c < NCOLS; c++)
+                cell(&line, pg_col(res[i], r, (int)c + 1), widths[c]);
             while (line.len && line.data[line.len - 1] == ' ')
                 line.len--;
         }
         printf("%.*s\n", (int)line.len, line.data);
     }
-    bool none = PQntuples(res) == 0;
-    PQclear(res);
-    if (none)
-        explain_nothing(NULL, pg, host, o);
-    int status = line.failed ? 1 : 0;
+    bool none = true;
+    for (int i = 0; i < n; i++) {
+        none = none && (!res[i] || PQntuples(res[i]) == 0);
+        PQclear(res[i]);
+    }
+    if (status == 0 && none)   /* said from the first database (the host's, for one host) */
+        explain_nothing(NULL, pg[0], host, o);
+    status = status || line.failed ? 1 : 0;
     strbuf_free(&line);
     if (fflush(stdout) != 0 && errno != EPIPE) {
         fprintf(stderr, PROG ": writing to standard output: %s\n", strerror(errno));
@@ -373,17 +417,23 @@ static int run_central(const struct containers_options *o)
         fprintf(stderr, PROG ": %s\n", err);
         return 2;
     }
-    if (central_check_url(o->to_url, err, sizeof(err)) != 0) {
+    PGconn *pg[CENTRAL_URLS_MAX] = {NULL};
+    int rc = 0, n = o->to.n;
+    for (int i = 0; i < n && rc == 0; i++)
+        if (!(pg[i] = central_connect(o->to.url[i], NULL, err, sizeof(err)))) {
+            fprintf(stderr, PROG ": %s\n", err);
+            rc = 1;
+        }
+    int at = 0;
+    if (rc == 0 && host[0] && (at = central_urls_find_host(pg, &o->to, host, err, sizeof(err))) < -1) {
         fprintf(stderr, PROG ": %s\n", err);
-        return 2;
+        rc = 1;
     }
-    PGconn *pg = central_connect(o->to_url, NULL, err, sizeof(err));
-    if (!pg) {
-        fprintf(stderr, PROG ": %s\n", err);
-        return 1;
-    }
-    int rc = print_central(pg, o, host);
-    PQfinish(pg);
+    if (rc == 0)   /* one host: where it is (the first when none: nothing to list) */
+        rc = host[0] ? print_central(&pg[at < 0 ? 0 : at], 1, o, host) : print_central(pg, n, o, host);
+    for (int i = 0; i < n; i++)
+        if (pg[i])
+            PQfinish(pg[i]);
     return rc;
 }
 

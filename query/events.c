@@ -67,7 +67,8 @@ static void usage(FILE *out)
             "Prints the events of a seccheckd database, one line each, oldest first.\n"
             "\n"
             "  --db PATH          the database (only read; the daemon may be running)\n"
-            "  --to URL           the central PostgreSQL that seccheckd forward ships to\n"
+            "  --to URL           the central PostgreSQL that seccheckd forward ships to (again for\n"
+            "                     each partition's database: the host is read where it is)\n"
             "  --host-id ID       --to: this host's events [the id forward ships as: /etc/machine-id]\n"
             "  --follow, -f       then print new events as the daemon commits them, until\n"
             "                     interrupted (the last 10 stored first, as tail -f does)\n"
@@ -118,7 +119,11 @@ static int parse_options(int argc, char **argv, struct events_options *o)
     while ((ch = getopt_long(argc, argv, CLI_GETOPT_QUIET "fo:n:h", options, NULL)) != -1) {
         switch (ch) {
         case 'd': o->db_path = optarg; break;
-        case 'T': o->to_url = optarg; break;
+        case 'T':
+            if (central_urls_add(&o->to, optarg, PROG) != 0)
+                return EVENTS_USAGE;
+            o->to_url = o->to.url[0];
+            break;
         case 'H': o->host_id = optarg; break;
         case 'f': o->follow = true; break;
         case 'c': o->container = optarg; break;

@@ -218,18 +218,41 @@ static void explain_nothing(struct central_events *c)
     strbuf_free(&shown);
 }
 
+/* The database of the host: with several --to, the one that holds it. */
+static int connect_host_database(struct central_events *c)
+{
+    const struct central_urls *u = &c->o->to;
+    PGconn *pg[CENTRAL_URLS_MAX] = {NULL};
+    char err[512];
+    int rc = 0;
+    for (int i = 0; i < u->n && rc == 0; i++)
+        if (!(pg[i] = central_connect(u->url[i], NULL, err, sizeof(err)))) {
+            fprintf(stderr, PROG ": %s%s\n", u->n > 1 ? "--to: " : "", err);
+            rc = EVENTS_FAILED;
+        }
+    int at = rc == 0 ? central_urls_find_host(pg, u, c->host, err, sizeof(err)) : 0;
+    if (at < -1) {
+        fprintf(stderr, PROG ": %s\n", err);
+        rc = EVENTS_FAILED;
+    }
+    at = at < 0 ? 0 : at;   /* none holds it: the first says so below */
+    for (int i = 0; i < u->n; i++)
+        if (i != at && pg[i])
+            PQfinish(pg[i]);
+    c->pg = pg[at];
+    return rc;
+}
+
 static int connect_central(struct central_events *c)
 {
     char err[512];
-    if (host_id_resolve(c->o->host_id, c->host, err, sizeof(err)) != 0 ||
-        central_check_url(c->o->to_url, err, sizeof(err)) != 0) {
+    if (host_id_resolve(c->o->host_id, c->host, err, sizeof(err)) != 0) {
         fprintf(stderr, PROG ": %s\n", err);
         return EVENTS_USAGE;
     }
-    if (!(c->pg = central_connect(c->o->to_url, NULL, err, sizeof(err)))) {
-        fprintf(stderr, PROG ": %s\n", err);
-        return EVENTS_FAILED;
-    }
+    int rc = connect_host_database(c);
+    if (rc != 0)
+        return rc;
     PGresult *res = PQexec(c->pg, "SELECT to_regclass('events') IS NOT NULL, " CENTRAL_NAMES_READY_SQL ","
                                   " to_regclass('events_full') IS NOT NULL");
     bool ok = PQresultStatus(res) == PGRES_TUPLES_OK && PQntuples(res) == 1;

@@ -12,6 +12,8 @@ packages=(
     libsqlite3-dev sqlite3                 # storage, and the CLI to query it
     libssl-dev                             # hashing (tamper-evidence chain)
     libpq-dev                              # seccheckd forward: the central PostgreSQL client
+    libnats-dev libzstd-dev                # the fleet's NATS JetStream stream (forward --to nats://, central)
+    nats-server                            # a real 3-node JetStream cluster for the fleet.nats tests and bench
     libyaml-dev                            # rules files (Falco's YAML format)
     libre2-dev                             # the rules' regex operator (RE2, as libsinsp)
     libcurl4-openssl-dev                   # alerts to falcosidekick / webhooks (--alerts-url)

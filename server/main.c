@@ -16,6 +16,7 @@
 #include "export.h"
 #include "ingest_filter.h"
 #include "forward.h"
+#include "jetstream.h"
 #include "gvisor_config.h"
 #include "handoff.h"
 #include "log.h"
@@ -740,8 +741,13 @@ static int run_subcommand(int argc, char **argv, bool *handled)
                 return central_verify_main(argc - 1, argv + 1);
         return verify_main(argc - 1, argv + 1);
     }
-    if (strcmp(argv[1], "forward") == 0)
-        return forward_main(argc - 1, argv + 1);
+    if (strcmp(argv[1], "forward") == 0)   /* --to nats://: the fleet's stream (jetstream/) */
+        return jetstream_forward_wanted(argc - 1, argv + 1) ? jetstream_forward_main(argc - 1, argv + 1)
+                                                            : forward_main(argc - 1, argv + 1);
+    if (strcmp(argv[1], "central") == 0)
+        return jetstream_central_main(argc - 1, argv + 1);
+    if (strcmp(argv[1], "nats-setup") == 0)
+        return jetstream_setup_main(argc - 1, argv + 1);
     if (strcmp(argv[1], "export") == 0)
         return export_main(argc - 1, argv + 1);
     if (strcmp(argv[1], "events") == 0)
@@ -796,7 +802,7 @@ int main(int argc, char **argv)
         if (handled)
             return rc;
         fprintf(stderr, "seccheckd: unknown command '%s' (commands: check, verify, export, events, alerts, containers, rules, "
-                "forward, gvisor-config, types; try --help)\n", argv[1]);
+                "forward, central, nats-setup, gvisor-config, types; try --help)\n", argv[1]);
         return 2;
     }
     /* A restart's state comes first: whatever fails after, it goes back. */

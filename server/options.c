@@ -638,7 +638,10 @@ void options_usage(FILE *out)
                  "                        ancestry, the events around it)\n"
                  "       seccheckd containers --db PATH [--pod NAME] [--namespace NAME] [--json]   (names, counts)\n"
                  "       seccheckd rules check|test PATH...   (rules files: errors, or alerts on recorded events)\n"
-                 "       seccheckd forward --db PATH --to URL [--host-id ID]   (to a central PostgreSQL)\n"
+                 "       seccheckd forward --db PATH --to URL [--host-id ID]   (to a central PostgreSQL, or\n"
+                 "                         nats://... to the fleet's NATS JetStream stream)\n"
+                 "       seccheckd central --from nats://... --to URL   (the stream into a central PostgreSQL)\n"
+                 "       seccheckd nats-setup --to nats://...   (create or check the fleet's stream)\n"
                  "       seccheckd gvisor-config [--points exec|files|net|all | --rules PATH...] [--socket PATH]\n"
                  "       seccheckd types   (the message type names --keep-types and --drop-types take)\n"
                  "Collects gVisor seccheck events from sandboxes (runsc remote sink) into SQLite.\n\n");

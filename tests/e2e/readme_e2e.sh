@@ -14,7 +14,8 @@
 # stored and printed, the containers view in -box with times in Z, the
 # default rules' alerts in the daemon's terminal (Falco's text line) and in
 # `seccheckd alerts`, the tuning file checked with the defaults first, the
-# fleet: PostgreSQL started without systemd, the forwarder caught up, the
+# fleet: PostgreSQL started without systemd, the host's batches through a
+# 3-node nats-server cluster into it, the direct forwarder caught up, the
 # nc query finding Debian's nc.openbsd, verify --to passing.
 # Usage: readme_e2e.sh SOURCE_DIR BIN_DIR
 set -uo pipefail
@@ -80,6 +81,10 @@ before_block() {
             # The fleet forwards the service's database: the one the blocks
             # above filled (sandboxes that ran nc, read /etc/shadow...).
             cp seccheck.db /var/lib/seccheckd/seccheck.db ;;
+        "PGPASSFILE=/etc/seccheckd/pgpass seccheckd forward"*)
+            # The README's two ways are alternatives: the direct one starts
+            # from a central copy the NATS block did not fill.
+            runuser -u postgres -- psql -q fleet -c "DROP SCHEMA public CASCADE; CREATE SCHEMA public AUTHORIZATION seccheck" ;;
     esac
 }
 
@@ -130,6 +135,11 @@ after_block() {
         "pg_ctlcluster 15 main start"*)
             check "PostgreSQL started without systemd, the role and database made" \
                 bash -c "echo 'SELECT 1' | runuser -u postgres -- psql -q -At fleet | grep -qx 1" ;;
+        "install -d -m 700 /etc/seccheckd/nats"*)
+            check "the host's batches reached PostgreSQL through the 3-node JetStream cluster" \
+                bash -c "[ \"\$(echo 'SELECT last_batch_id FROM hosts' | runuser -u postgres -- psql -q -At fleet)\" = \
+                          \"\$(sqlite3 /var/lib/seccheckd/seccheck.db 'SELECT max(id) FROM batches')\" ]"
+            check "... the forwarder said so" has "$(cat "$README_LOGS/last-foreground")" "the central copy has every batch" ;;
         "PGPASSFILE=/etc/seccheckd/pgpass seccheckd forward"*)
             check "the forwarder caught up" has_e "$(cat "$README_LOGS/last-foreground")" \
                 "caught up at batch [0-9]+: shipped [0-9]+ batches" ;;

@@ -29,8 +29,8 @@ cleanup() {
 }
 trap cleanup EXIT
 # Every unit, with ExecStart pointed at the build.
-for unit in seccheckd.socket seccheckd.service seccheckd-forward.service seccheckd-metrics.socket \
-            seccheckd-metrics.service; do
+for unit in seccheckd.socket seccheckd.service seccheckd-forward.service seccheckd-central.service \
+            seccheckd-metrics.socket seccheckd-metrics.service; do
     sed "s#/usr/local/bin/seccheckd#$bin#" "$src/systemd/$unit" >"$dir/$unit"
 done
 grep -q "^ExecStart=$bin " "$dir/seccheckd.service"
@@ -53,6 +53,7 @@ check_units() {
 }
 check_units seccheckd.service seccheckd.socket
 check_units seccheckd-forward.service   # seccheckd forward, beside the daemon
+check_units seccheckd-central.service   # seccheckd central, the stream into PostgreSQL
 check_units seccheckd-metrics.service seccheckd-metrics.socket   # the metrics relay
 
 # The alerts-delivery drop-in (systemd/seccheckd.service.d/): with it the
