@@ -43,7 +43,7 @@ done
 declare -A runtime_of=(
     [libuv1-dev]=libuv1 [libprotobuf-c-dev]=libprotobuf-c1 [libsqlite3-dev]=libsqlite3-0 [libssl-dev]=libssl3
     [libpq-dev]=libpq5 [libyaml-dev]=libyaml-0-2 [libre2-dev]=libre2-9 [libcurl4-openssl-dev]=libcurl4
-    [libjansson-dev]=libjansson4
+    [libjansson-dev]=libjansson4 [libnats-dev]=libnats3.4 [libzstd-dev]=libzstd1
     [libcmocka-dev]=- [libclang-rt-14-dev]=-   # the tests' only, the fuzzer's
 )
 packages=(ca-certificates)   # https --alerts-url
