@@ -53,6 +53,11 @@ spawn d_a "$bin/seccheckd" --socket "$dir/a.sock" --db "$dir/a.db" --batch-size 
 wait_for 20 test -S "$dir/a.sock"
 "$bin/seccheck-loadgen" --socket "$dir/a.sock" --trace "$traces/mixed_syscalls.trace" --mode block \
     --messages 3000 >>"$dir/load.log" 2>&1
+# loadgen returns once it has sent; the daemon may still be committing, and
+# the alerts counted below must be all there will be (the live subscriber
+# stops at that count).
+stored() { [ "$(sqlite_c "$dir/a.db" "SELECT count(*) FROM events")" -ge "$1" ]; }
+check "host a stored the 3000 events" wait_for 30 stored 3000
 timeout 20 "$bin/seccheckd" forward --db "$dir/a.db" --to "$NATS_URLS" "${ca[@]}" --nats-auth "$dir/wrong.auth" \
     --host-id host-a >"$dir/wrong.out" 2>&1
 check "a wrong password: forward exits 1 naming the credentials" \
@@ -113,6 +118,7 @@ stop "$f_x"
 # Host a goes on, and its copy stays its own.
 "$bin/seccheck-loadgen" --socket "$dir/a.sock" --trace "$traces/mixed_syscalls.trace" --mode block \
     --messages 2000 >>"$dir/load.log" 2>&1
+check "host a stored the 2000 more" wait_for 30 stored 5000
 check "host a goes on after all of it" wait_for 30 caught_up "$dir/a.db" host-a
 check "host a: central batches and events = local" same_rows "$dir/a.db" host-a
 check "host a: verify --to passes" "$bin/seccheckd" verify --to "$PG_URL" --host-id host-a
