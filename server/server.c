@@ -498,8 +498,10 @@ static void abandon_restart(struct server *s)
 {
     if (s->restart == RESTART_NONE)
         return;
-    if (s->check)
+    if (s->check) {
         restart_check_cancel(s->check);
+        sink_checking(s->sink, false);
+    }
     s->check = NULL;
     uv_timer_stop(&s->restart_timer);
     s->restart = RESTART_NONE;
@@ -618,6 +620,7 @@ static void on_checked(const struct restart_check_result *r, void *data)
 {
     struct server *s = data;
     s->check = NULL;
+    sink_checking(s->sink, false);
     if (r->failure) {
         restart_refused(s, r->failure);
         return;
@@ -655,6 +658,7 @@ void server_restart(struct server *s)
         return;
     }
     s->restart = RESTART_CHECKING;
+    sink_checking(s->sink, true);   /* the check writes the database too: the writer leaves it room */
     log_info("restart: checking the settings with %s", s->cfg.restart_binary);
 }
 

@@ -173,6 +173,12 @@ static void rules_handoff_soon(struct sink *base)
     sink_handoff_soon(s->inner);
 }
 
+static void rules_checking(struct sink *base, bool on)
+{
+    struct rules_sink *s = (struct rules_sink *)base;
+    sink_checking(s->inner, on);
+}
+
 static void rules_handoff(struct sink *base)
 {
     struct rules_sink *s = (struct rules_sink *)base;
@@ -211,6 +217,7 @@ static const struct sink_ops rules_ops = {
     .retention_deleted = rules_retention_deleted,
     .process_table = rules_process_table,
     .handoff_soon = rules_handoff_soon,
+    .checking = rules_checking,
     .handoff = rules_handoff,
     .finish = rules_finish,
     .close = rules_close,
