@@ -4,7 +4,8 @@
 # paced rates and the longest loop stall (zero_drop.sh), the SQLite sink
 # against a bare INSERT loop (sqlite_ref.sh), memory under a 60 s overload
 # (overload_rss.sh), what SIGUSR2 restarts cost the sandboxes (restart.sh),
-# and with --macro the real-runsc passes (macro.sh).
+# and with --macro the real-runsc passes (macro.sh) and gVisor's Redis pass
+# through Docker (docker_redis.sh).
 # --base-bin DIR adds the sqlite receiver of another build (sqlite@base) to
 # the ipc, zero-drop and restart runs, interleaved.
 #   bench/all.sh [--bin DIR] [--base-bin DIR] [--out DIR] [--macro]     (also: cmake --build build --target bench)
@@ -38,6 +39,9 @@ run zero-drop-mixed zero_drop.sh --trace mixed_syscalls --start-rate 12500 \
 run sqlite-ref sqlite_ref.sh
 run overload-rss overload_rss.sh
 run restart restart.sh "${with_base[@]}"
-[ $macro = 1 ] && run macro macro.sh
+if [ $macro = 1 ]; then
+    run macro macro.sh
+    run docker-redis docker_redis.sh
+fi
 echo "== summaries in $out/*/summary.md"
 cat "$out"/*/summary.md

@@ -92,10 +92,11 @@ recv_bins() {
     case ${1%@*} in
         ref) echo ref-recvmmsg ;;
         dummy) echo seccheck-dummy ;;
-        discard | sqlite | sqlite-all | sqlite+forward | sqlite+rules20 | sqlite+rules20regex | sqlite+rules500 | sqlite+falco) echo seccheckd ;;
+        discard | sqlite | sqlite-all | sqlite+forward | sqlite+rules20 | sqlite+rules20regex | sqlite+rules500 | sqlite+falco | \
+            sqlite+defaults | sqlite+defaults-noseq) echo seccheckd ;;
         sqlite+rules20+deliver) echo seccheckd bench-http-sink ;;
         python) ;;
-        *) die "unknown receiver '$1' (ref, dummy, discard, sqlite, sqlite-all, sqlite+forward, sqlite+rules20, sqlite+rules20regex, sqlite+rules500, sqlite+falco, sqlite+rules20+deliver, python)" ;;
+        *) die "unknown receiver '$1' (ref, dummy, discard, sqlite, sqlite-all, sqlite+forward, sqlite+rules20, sqlite+rules20regex, sqlite+rules500, sqlite+falco, sqlite+defaults, sqlite+defaults-noseq, sqlite+rules20+deliver, python)" ;;
     esac
 }
 
@@ -137,7 +138,8 @@ recv_start() {
         # --log-level debug: the exit summary's loop-turn line (the longest
         # stall) is printed at debug only.
         discard) "$bin/seccheckd" --socket "$sock" --sink discard --log-level debug </dev/null >"$log" 2>&1 & ;;
-        sqlite | sqlite-all | sqlite+forward | sqlite+rules20 | sqlite+rules20regex | sqlite+rules500 | sqlite+falco | sqlite+rules20+deliver)
+        sqlite | sqlite-all | sqlite+forward | sqlite+rules20 | sqlite+rules20regex | sqlite+rules500 | sqlite+falco | \
+            sqlite+defaults | sqlite+defaults-noseq | sqlite+rules20+deliver)
             RECV_DB=$BENCH_TMP/events.db
             rm -f "$RECV_DB" "$RECV_DB-wal" "$RECV_DB-shm"
             local indexes=type
@@ -156,6 +158,9 @@ recv_start() {
                 # falcosecurity/rules' stable file as upstream ships it: the
                 # rules that run on gVisor (the others load disabled)
                 sqlite+falco) rules=(--rules "$REPO_DIR/tests/fixtures/falco_rules/falco_rules.yaml" --alerts-out none) ;;
+                # the default rules as shipped, and the same without their sequences
+                sqlite+defaults) rules=(--rules "$REPO_DIR/configs/rules/gvisor_rules.yaml" --alerts-out none) ;;
+                sqlite+defaults-noseq) rules=(--rules "$(rules_without_sequences)" --alerts-out none) ;;
             esac
             "$bin/seccheckd" --socket "$sock" --sink sqlite --db "$RECV_DB" --indexes "$indexes" "${rules[@]}" \
                 --log-level debug ${RULES_ARGS:-} </dev/null >"$log" 2>&1 &
@@ -176,6 +181,15 @@ recv_start() {
     done
     cat "$log" >&2
     die "receiver $kind did not start (log above)"
+}
+
+# rules_without_sequences: configs/rules/gvisor_rules.yaml without its
+# `- sequence:` items (bench/rules/strip_sequences.py), made once.
+rules_without_sequences() {
+    local f=$BENCH_TMP/defaults-noseq.yaml
+    [ -s "$f" ] || python3 "$BENCH_DIR/rules/strip_sequences.py" "$REPO_DIR/configs/rules/gvisor_rules.yaml" >"$f" ||
+        die "cannot strip the sequences of the default rules"
+    echo "$f"
 }
 
 # many_rules_file N: N generated rules (bench/rules/gen_many.py) in the

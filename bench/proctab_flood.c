@@ -32,7 +32,7 @@
 #define FLOOD_IDS 16381
 #define COLLIDE_BITS 17
 
-/* The table's hash before the fix (rules/proctab.c at 5539b86). */
+/* The table's hash before the fix (rules/proctab.c at 5539b86, now filter/proctab.c). */
 static uint64_t unkeyed_hash(uint64_t conn_id, int32_t tgid)
 {
     uint64_t h = conn_id * 0x9e3779b97f4a7c15ull ^ (uint64_t)(uint32_t)tgid * 0xc2b2ae3d27d4eb4full;

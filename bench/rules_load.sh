@@ -12,8 +12,14 @@
 #                       Falco takes a list's items one level deep, so it loads small)
 #   nested-lists-reverse the same lists defined last first, which Falco's
 #                       substitution expands level after level: refused, and how fast
+#   doubling30k         the audit's 30 KB file (issue 32 item 7): macros m0..m14, each
+#                       m(i-1) or m(i-1), and ~300 rules on m14 (98,305 nodes each once
+#                       expanded): refused past RULES_MAX_EXPANDED_SET, and how fast
+#   doubling-bound      the same macros, two such rules: the largest set that loads
 # Runs each case --runs times (interleaved with --alt builds) and prints the
-# median per case and build. See bench/README.md.
+# median per case and build; for a case that loads, also what it costs per
+# event (bench-rules-eval over mixed_syscalls.trace, best of 3 rounds, from
+# the same build's directory). See bench/README.md.
 set -euo pipefail
 # shellcheck source=bench/lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -24,20 +30,23 @@ Usage: bench/rules_load.sh [OPTIONS]
   --out DIR          results directory [bench/results/<timestamp>-rules_load]
   --runs N           repetitions of each case [3]
   --cases LIST       comma separated [exc10k,exc40k,exc40k-append,macro-appends6k,
-                     rule-appends6k,output-appends6k,nested-lists,nested-lists-reverse]
+                     rule-appends6k,output-appends6k,nested-lists,nested-lists-reverse,
+                     doubling30k,doubling-bound]
+  --traces DIR       the recorded traces, for the cost per event [tests/fixtures/traces]
   --timeout SECS     limit per run [120]
   --bin DIR          built binaries [$BIN_DIR]
   --alt NAME=DIR     also measure DIR's seccheckd (e.g. the build before a change),
                      interleaved; repeatable
   --help             this text
-Prints one line per case and build: seconds and peak RSS (MiB), medians, and
-the exit status of rules check (0 loaded, 2 refused); writes results.tsv and
-summary.txt in DIR.
+Prints one line per case and build: seconds and peak RSS (MiB), medians, the
+exit status of rules check (0 loaded, 2 refused) and, when it loaded, ns per
+event of mixed_syscalls.trace; writes results.tsv and summary.txt in DIR.
 EOF
 }
 
-out='' runs=3 timeout_s=120
+out='' runs=3 timeout_s=120 traces=$REPO_DIR/tests/fixtures/traces
 cases=exc10k,exc40k,exc40k-append,macro-appends6k,rule-appends6k,output-appends6k,nested-lists,nested-lists-reverse
+cases=$cases,doubling30k,doubling-bound
 while [ $# -gt 0 ]; do
     case $1 in
         --help | -h) usage; exit 0 ;;
@@ -45,6 +54,7 @@ while [ $# -gt 0 ]; do
         --runs) need_uint "$1" "${2:-}"; runs=$2; shift 2 ;;
         --cases) cases=${2:?--cases LIST}; shift 2 ;;
         --timeout) need_uint "$1" "${2:-}"; timeout_s=$2; shift 2 ;;
+        --traces) traces=${2:?--traces DIR}; shift 2 ;;
         --bin) BIN_DIR=${2:?--bin DIR}; shift 2 ;;
         --alt) alt_add "${2:?--alt NAME=DIR}"; shift 2 ;;
         *) usage >&2; die "unknown option '$1'" ;;
@@ -106,6 +116,15 @@ gen_nested() {   # [reverse]: 21 levels, l0 holds two items, each next list two 
     printf -- '- rule: r\n  desc: d\n  condition: evt.type = execve and proc.name in (l20)\n  output: o\n  priority: Notice\n'
 }
 
+gen_doubling() {   # BYTES: macros m0..m14 doubling, then rules on m14 up to BYTES of text (0: two rules)
+    local bytes=$1
+    printf -- '- macro: m0\n  condition: (evt.type = openat and fd.name = /etc/shadow)\n'
+    for i in $(seq 1 14); do printf -- '- macro: m%d\n  condition: (m%d or m%d)\n' "$i" $((i - 1)) $((i - 1)); done
+    awk -v bytes="$bytes" 'BEGIN { n = 0; i = 0
+        do { r = sprintf("- rule: r%d\n  desc: d\n  condition: m14 and not proc.name = p%d\n  output: \"%%proc.name\"\n  priority: Warning\n", i, i)
+             printf "%s", r; n += length(r); i++ } while ((bytes > 0 && n < bytes - 800) || (bytes == 0 && i < 2)) }'
+}
+
 IFS=, read -r -a case_list <<<"$cases"
 for c in "${case_list[@]}"; do
     f=$BENCH_TMP/$c.yaml
@@ -118,6 +137,8 @@ for c in "${case_list[@]}"; do
         output-appends6k) gen_appends output 6000 >"$f" ;;
         nested-lists) gen_nested >"$f" ;;
         nested-lists-reverse) gen_nested reverse >"$f" ;;
+        doubling30k) gen_doubling 30000 >"$f" ;;
+        doubling-bound) gen_doubling 0 >"$f" ;;
         *) die "unknown case '$c'" ;;
     esac
     say "$c: $(wc -c <"$f") bytes"
@@ -128,7 +149,7 @@ declare -A build_dir=([this]=$BIN_DIR)
 for name in "${!ALT_BIN[@]}"; do builds+=("$name"); build_dir[$name]=${ALT_BIN[$name]}; done
 
 results=$out/results.tsv
-printf 'case\tbuild\trun\tseconds\tmax_rss_kib\texit\n' >"$results"
+printf 'case\tbuild\trun\tseconds\tmax_rss_kib\texit\tns_per_event\n' >"$results"
 for run in $(seq 1 "$runs"); do
     for c in "${case_list[@]}"; do
         for b in "${builds[@]}"; do
@@ -139,8 +160,15 @@ for run in $(seq 1 "$runs"); do
             rc=$?
             set -e
             read -r secs rss < <(tail -n 1 "$tf")
-            printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$c" "$b" "$run" "$secs" "$rss" "$rc" >>"$results"
-            say "$c $b run $run: ${secs}s, $((rss / 1024)) MiB, exit $rc"
+            # What it costs per event, when it loaded (the same build's bench-rules-eval).
+            ns=-
+            if [ "$rc" = 0 ] && [ -x "${build_dir[$b]}/bench-rules-eval" ]; then
+                ns=$(timeout "$timeout_s" "${build_dir[$b]}/bench-rules-eval" "$traces" 3 "$BENCH_TMP/$c.yaml" |
+                     awk -v f="$c.yaml" '$1 == f && $2 == "mixed_syscalls.trace" { print $4 }')
+                ns=${ns:--}
+            fi
+            printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$c" "$b" "$run" "$secs" "$rss" "$rc" "$ns" >>"$results"
+            say "$c $b run $run: ${secs}s, $((rss / 1024)) MiB, exit $rc, $ns ns/event"
         done
     done
 done
@@ -153,11 +181,13 @@ for r in rows:
     k = (r['case'], r['build'])
     if k not in seen:
         seen.append(k)
-print('%-18s %-8s %10s %12s %6s' % ('case', 'build', 'seconds', 'peak MiB', 'exit'))
+print('%-20s %-8s %10s %12s %6s %14s' % ('case', 'build', 'seconds', 'peak MiB', 'exit', 'ns/event'))
 for c, b in seen:
     rs = [r for r in rows if r['case'] == c and r['build'] == b]
     secs = statistics.median(float(r['seconds']) for r in rs)
     rss = statistics.median(int(r['max_rss_kib']) for r in rs) / 1024
     codes = ','.join(sorted({r['exit'] for r in rs}))
-    print('%-18s %-8s %10.2f %12.1f %6s' % (c, b, secs, rss, codes))
+    ns = [float(r['ns_per_event']) for r in rs if r['ns_per_event'] not in ('-', '')]
+    print('%-20s %-8s %10.2f %12.1f %6s %14s' % (c, b, secs, rss, codes,
+                                                 '%.0f' % statistics.median(ns) if ns else '-'))
 EOF

@@ -11,6 +11,7 @@
   summarize.py ipc OUT         table of bench/ipc.sh runs (OUT/runs.jsonl)
   summarize.py zero-drop OUT   table of bench/zero_drop.sh (OUT/probes.jsonl, OUT/search.jsonl)
   summarize.py macro OUT       table of bench/macro.sh runs (OUT/runs.jsonl)
+  summarize.py docker-redis OUT  table of bench/docker_redis.sh runs (OUT/runs.jsonl)
   summarize.py log KIND LOG    print what a receiver's log says (debugging)
 
 The table commands print the table and write OUT/summary.md (table + machine
@@ -493,6 +494,55 @@ def cmd_macro(out):
     write_summary(out, "seccheck macro passes in runsc (bench/macro.sh)", mds + [notes])
 
 
+DOCKER_PASS_ORDER = ["baseline", "null", "sqlite", "discard", "python"]
+DOCKER_PASS_DESC = {"baseline": "runsc, no seccheck config", "null": "read/write enter, sink null",
+                    "sqlite": "remote sink -> seccheckd --sink sqlite", "discard": "remote sink -> seccheckd --sink discard",
+                    "python": "remote sink -> dummy_uds_server.py"}
+
+
+def cmd_docker_redis(out):
+    """bench/docker_redis.sh: SET and GET per pass, their ratios to the baseline, what the receivers got."""
+    runs = load_jsonl(os.path.join(out, "runs.jsonl"))
+    good = [r for r in runs if not r.get("error") and r.get("set") is not None and r.get("get") is not None]
+    errors = [r for r in runs if r not in good]
+    base = [r for r in good if r["pass"] == "baseline"]
+    rows = []
+    for ps in ordered({r["pass"] for r in runs}, DOCKER_PASS_ORDER):
+        rs = [r for r in good if r["pass"] == ps]
+        nfail = sum(1 for r in errors if r["pass"] == ps)
+        remote = ps in ("sqlite", "discard", "python")
+        sets, gets = [r["set"] for r in rs], [r["get"] for r in rs]
+        drops = [r["sandbox_dropped"] for r in rs if r.get("sandbox_dropped") is not None]
+        droppct = med([100.0 * r["sandbox_dropped"] / (r["sandbox_dropped"] + r["received"]) for r in rs
+                       if r.get("received") is not None and r.get("sandbox_dropped") is not None
+                       and r["sandbox_dropped"] + r["received"] > 0]) if remote else None
+        rows.append([ps, DOCKER_PASS_DESC.get(ps, ""),
+                     fmt_num(med(sets)) if sets else "-", fmt_ratio(ratio(rs, base, "set")) if base and rs else "-",
+                     fmt_num(med(gets)) if gets else "-", fmt_ratio(ratio(rs, base, "get")) if base and rs else "-",
+                     fmt_num(med([r.get("received") for r in rs])) if remote and rs else "-",
+                     "%s / %s" % (fmt_num(med(drops)), fmt_num(max(drops))) if remote and drops else "-",
+                     fmt_num(droppct, 2) if droppct is not None else "-",
+                     "%d%s" % (len(rs), " (%d failed)" % nfail if nfail else "")])
+    headers = ["pass", "what", "SET/s (median)", "SET vs baseline", "GET/s (median)", "GET vs baseline",
+               "events received", "sandbox drops (med / max)", "drop %", "runs"]
+    t, m = table(headers, rows, ["l", "l"] + ["r"] * 8)
+    n = next((r.get("n") for r in runs), "?")
+    c = next((r.get("clients") for r in runs), "?")
+    title = ("Redis in Docker with runsc (redis-benchmark -t set,get -n %s -c %s in the container), median over "
+             "interleaved runs" % (n, c))
+    notes = ("vs baseline: the pass's median / the baseline's median, interleaved in this invocation. events received / "
+             "sandbox drops: the receiver's own totals (drops = the dropped_count the sandbox reported), medians per "
+             "run; drop % = drops / (received + drops).")
+    texts, mds = [title + "\n\n" + t], ["## " + title + "\n\n" + m]
+    if errors:
+        err = "Failed runs (left out): " + "; ".join(
+            "%s rep %s: %s" % (r.get("pass"), r.get("rep"), r.get("error", "no result")) for r in errors)
+        texts.append(err)
+        mds.append(err)
+    print("\n\n".join(texts) + "\n\n" + notes)
+    write_summary(out, "gVisor's Redis pass through Docker (bench/docker_redis.sh)", mds + [notes])
+
+
 def main():
     if len(sys.argv) < 2 or sys.argv[1] in ("-h", "--help"):
         print(__doc__.strip())
@@ -506,6 +556,8 @@ def main():
         cmd_zero_drop(args[0])
     elif cmd == "macro":
         cmd_macro(args[0])
+    elif cmd == "docker-redis":
+        cmd_docker_redis(args[0])
     elif cmd == "log":
         with open(args[1], errors="replace") as f:
             print(json.dumps(parse_log(args[0], f.read())))

@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "log.h"
+
 int cli_parse_uint(const char *prog, const char *opt, const char *val, uint64_t min, uint64_t max, uint64_t *out)
 {
     char *end;
@@ -103,4 +105,15 @@ int cli_usage_error(const char *prog, const char *problem, const char *value)
         fprintf(stderr, ", got '%s'", value);
     fprintf(stderr, " (try --help)\n");
     return 2;
+}
+
+int cli_set_log_level(const char *prog, const char *value)
+{
+    int level = log_level_parse(value);
+    if (level < 0) {
+        fprintf(stderr, "%s: --log-level: expected error, warn, info or debug, got '%s'\n", prog, value);
+        return -1;
+    }
+    log_set_level((enum log_level)level);
+    return 0;
 }

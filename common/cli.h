@@ -15,6 +15,10 @@
  * name without dashes ("conn"). */
 int cli_parse_uint(const char *prog, const char *opt, const char *val, uint64_t min, uint64_t max, uint64_t *out);
 
+/* --log-level VALUE: error, warn, info or debug, set for the process; 0,
+ * or -1 after printing "PROG: --log-level: expected ..." on stderr. */
+int cli_set_log_level(const char *prog, const char *value);
+
 /* Same for a float (seconds, rates). */
 int cli_parse_double(const char *prog, const char *opt, const char *val, double min, double max, double *out);
 

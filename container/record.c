@@ -22,6 +22,7 @@ const char *container_state_name(enum container_state s)
     case CONTAINER_FOUND: return "found";
     case CONTAINER_UNKNOWN: return "unknown";
     case CONTAINER_REFUSED: return "refused";
+    case CONTAINER_FOREIGN: return "foreign";
     }
     return "unknown";
 }
@@ -71,10 +72,47 @@ const char *record_strndup(struct record *r, const char *s, size_t len)
     return record_keep(r, copy);
 }
 
+void record_set_image(struct record *r, const char *image, size_t len)
+{
+    if (len > CONTAINER_STRING_MAX)
+        len = CONTAINER_STRING_MAX;
+    size_t repo_len, tag_start, tag_len;
+    container_image_split(image, len, &repo_len, &tag_start, &tag_len);
+    r->pub.image = record_strndup(r, image, len);
+    r->pub.image_repository = record_strndup(r, image, repo_len);
+    if (tag_len)
+        r->pub.image_tag = record_strndup(r, image + tag_start, tag_len);
+}
+
 void record_set_state(struct record *r, enum container_state state, const char *why)
 {
     r->pub.state = state;
     r->pub.why = why;
+}
+
+static atomic_uint_fast64_t alive_records, alive_bytes;
+
+void record_account(struct record *r)
+{
+    size_t bytes = sizeof(*r) + r->strings_cap * sizeof(*r->strings) + r->pub.nusers * sizeof(*r->users) +
+                   r->pub.ngroups * sizeof(*r->groups) + r->pub.nmounts * sizeof(*r->mounts) +
+                   r->pub.nlabels * sizeof(*r->labels);
+    for (size_t i = 0; i < r->nstrings; i++)
+        bytes += strlen(r->strings[i]) + 1 + 2 * sizeof(void *);   /* malloc's own words, about */
+    if (r->accounted)   /* again, after another source added to it (Docker's labels) */
+        atomic_fetch_sub_explicit(&alive_bytes, r->bytes, memory_order_relaxed);
+    else
+        atomic_fetch_add_explicit(&alive_records, 1, memory_order_relaxed);
+    r->bytes = bytes;
+    r->accounted = true;
+    atomic_fetch_add_explicit(&alive_bytes, bytes, memory_order_relaxed);
+}
+
+uint64_t container_records_alive(uint64_t *bytes)
+{
+    if (bytes)
+        *bytes = atomic_load_explicit(&alive_bytes, memory_order_relaxed);
+    return atomic_load_explicit(&alive_records, memory_order_relaxed);
 }
 
 void container_record_ref(const struct container_record *pub)
@@ -90,13 +128,34 @@ void container_record_release(const struct container_record *pub)
     struct record *r = (struct record *)pub;
     if (atomic_fetch_sub_explicit(&r->refs, 1, memory_order_acq_rel) != 1)
         return;
+    if (r->accounted) {
+        atomic_fetch_sub_explicit(&alive_records, 1, memory_order_relaxed);
+        atomic_fetch_sub_explicit(&alive_bytes, r->bytes, memory_order_relaxed);
+    }
     for (size_t i = 0; i < r->nstrings; i++)
         free(r->strings[i]);
     free(r->strings);
     free(r->users);
     free(r->groups);
     free(r->mounts);
+    free(r->labels);
     free(r);
+}
+
+const char *container_label(const struct container_record *r, const char *key)
+{
+    size_t lo = 0, hi = r && key ? r->nlabels : 0;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        int c = strcmp(r->labels[mid].key, key);
+        if (c == 0)
+            return r->labels[mid].value;
+        if (c < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return NULL;
 }
 
 const struct container_user *container_user_by_uid(const struct container_record *r, uint32_t uid)

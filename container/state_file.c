@@ -7,16 +7,19 @@
  * process.terminal, process.capabilities, mounts: mounts.c) and
  * `bundleDir` the bundle.
  *
- * The root is searched for the one entry starting `<id>_sandbox:` and
- * ending `.state` (the sandbox id is not known beforehand); the entry is
- * opened by name beneath the root's directory handle, never followed as a
- * symlink, read only when a regular file of at most
- * CONTAINER_STATE_MAX_BYTES, and parsed by jansson (depth bounded by
- * jansson itself, NUL escapes refused). Only strings, booleans and small
- * numbers are taken from it. A file whose `id` is not the id asked for is
- * refused: it describes another container.
+ * A container is looked up as one sandbox's (container.h): the entry
+ * `<id>_sandbox:<sandbox>.state` is opened by that name beneath the root's
+ * directory handle, never followed as a symlink, read only when a regular
+ * file of at most CONTAINER_STATE_MAX_BYTES, and parsed by jansson (depth
+ * bounded by jansson itself, NUL escapes refused). Only strings, booleans
+ * and small numbers are taken from it. A file whose `id` is not the id
+ * asked for is refused: it describes another container. When the sandbox
+ * has no such file, the root is searched for one starting `<id>_sandbox:`
+ * (CONTAINER_ROOT_ENTRIES_MAX entries at most): there, the container is
+ * another sandbox's (FOREIGN), and nothing of that file is read.
  */
 #include <dirent.h>
+#include <stdbool.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <jansson.h>
@@ -67,14 +70,9 @@ static int find_state_entry(int rootfd, const char *id, char *name, size_t namel
     return found;
 }
 
-/* The file's bytes, NUL-terminated; NULL with why set. */
-static char *read_state(int rootfd, const char *name, size_t *len, const char **why)
+/* The bytes of the open file fd (from its start), NUL-terminated; NULL with why set. */
+static char *read_state_fd(int fd, size_t *len, const char **why)
 {
-    int fd = openat(rootfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
-    if (fd < 0) {
-        *why = errno == ELOOP ? "the state file is a symlink" : "the state file cannot be opened";
-        return NULL;
-    }
     struct stat st;
     char *buf = NULL;
     if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
@@ -86,7 +84,7 @@ static char *read_state(int rootfd, const char *name, size_t *len, const char **
         buf = malloc(want + 1);
         *len = 0;
         while (buf && *len < want) {
-            ssize_t n = read(fd, buf + *len, want - *len);
+            ssize_t n = pread(fd, buf + *len, want - *len, (off_t)*len);
             if (n < 0 && errno == EINTR)
                 continue;
             if (n <= 0)
@@ -98,8 +96,12 @@ static char *read_state(int rootfd, const char *name, size_t *len, const char **
         else
             *why = "out of memory";
     }
-    close(fd);
     return buf;
+}
+
+int state_file_open(int rootfd, const char *name)
+{
+    return openat(rootfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
 }
 
 static const char *json_str(json_t *obj, const char *key, size_t *len)
@@ -160,16 +162,8 @@ static void take_image(struct record *r, json_t *ann)
 {
     size_t len = 0;
     const char *image = json_str(ann, "io.kubernetes.cri.image-name", &len);
-    if (!image || len == 0)
-        return;
-    if (len > CONTAINER_STRING_MAX)
-        len = CONTAINER_STRING_MAX;
-    size_t repo_len, tag_start, tag_len;
-    container_image_split(image, len, &repo_len, &tag_start, &tag_len);
-    r->pub.image = record_strndup(r, image, len);
-    r->pub.image_repository = record_strndup(r, image, repo_len);
-    if (tag_len)
-        r->pub.image_tag = record_strndup(r, image + tag_start, tag_len);
+    if (image && len)
+        record_set_image(r, image, len);
 }
 
 /* root.path, joined to bundleDir when relative (as runsc does). */
@@ -224,7 +218,7 @@ static int64_t parse_created(json_t *doc)
     return ((int64_t)t - offset_s) * 1000000000 + frac;
 }
 
-static void take_spec(struct record *r, json_t *doc, const char *sandbox_from_name)
+static void take_spec(struct record *r, json_t *doc)
 {
     json_t *spec = json_object_get(doc, "spec");
     json_t *ann = json_object_get(spec, "annotations");
@@ -237,7 +231,7 @@ static void take_spec(struct record *r, json_t *doc, const char *sandbox_from_na
     r->pub.pod_uid = keep_str(r, ann, "io.kubernetes.cri.sandbox-uid");
     r->pub.sandbox_id = keep_str(r, ann, "io.kubernetes.cri.sandbox-id");
     if (!r->pub.sandbox_id)
-        r->pub.sandbox_id = record_strdup(r, sandbox_from_name);
+        r->pub.sandbox_id = record_strdup(r, r->pub.sandbox);
     size_t len = 0;
     const char *type = json_str(ann, "io.kubernetes.cri.container-type", &len);
     r->pub.is_sandbox = type && len == 7 && memcmp(type, "sandbox", 7) == 0;
@@ -252,12 +246,13 @@ static void take_spec(struct record *r, json_t *doc, const char *sandbox_from_na
     mounts_read(r, spec);
 }
 
-/* Reads and parses the file; the record's state says how it went. */
-static void read_into(struct record *r, int rootfd, const char *name, const char *sandbox, uint64_t *users_refused)
+/* Reads and parses the open state file fd (-1: it could not be opened,
+ * errno says why); the record's state says how it went. */
+static void read_into(struct record *r, int fd, uint64_t *users_refused)
 {
     size_t len = 0;
-    const char *why = NULL;
-    char *text = read_state(rootfd, name, &len, &why);
+    const char *why = errno == ELOOP ? "the state file is a symlink" : "the state file cannot be opened";
+    char *text = fd >= 0 ? read_state_fd(fd, &len, &why) : NULL;
     if (!text) {
         record_set_state(r, CONTAINER_REFUSED, why);
         return;
@@ -268,13 +263,17 @@ static void read_into(struct record *r, int rootfd, const char *name, const char
     size_t idlen = 0;
     const char *id = doc ? json_str(doc, "id", &idlen) : NULL;
     if (!json_is_object(doc)) {
+        /* runsc writes the file in place (os.WriteFile: truncate, write):
+         * one read half-way through is not JSON. Looked for again. */
+        r->partial = true;
         record_set_state(r, CONTAINER_REFUSED, "the state file is not a JSON object");
     } else if (!id || idlen != strlen(r->pub.id) || memcmp(id, r->pub.id, idlen) != 0) {
         record_set_state(r, CONTAINER_REFUSED, "the state file names another container");
     } else if (!json_is_object(json_object_get(doc, "spec"))) {
+        r->partial = true;
         record_set_state(r, CONTAINER_REFUSED, "the state file has no spec");
     } else {
-        take_spec(r, doc, sandbox);
+        take_spec(r, doc);
         record_set_state(r, CONTAINER_FOUND, NULL);
         if (r->pub.rootfs)
             users_read(r, r->pub.rootfs, users_refused);
@@ -289,43 +288,182 @@ static struct container_record *finish(struct record *r)
         return NULL;
     }
     r->pub.resolved_ns = realtime_ns();
+    record_account(r);
     return &r->pub;
 }
 
-struct container_record *container_read_counted(const char *id, const char *const *roots, size_t nroots,
-                                                uint64_t *users_refused)
+/* `<id>_sandbox:<sandbox>.state` into name; false when it does not fit. */
+static bool state_name(const char *sandbox, const char *id, char *name, size_t len)
+{
+    int n = snprintf(name, len, "%s" SANDBOX_INFIX "%s" STATE_SUFFIX, id, sandbox);
+    return n > 0 && (size_t)n < len;
+}
+
+/* Is there an entry named name in the root? 1 yes, 0 no, -1 cannot tell. */
+static int has_entry(int rootfd, const char *name)
+{
+    struct stat st;
+    if (fstatat(rootfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0)
+        return 1;
+    return errno == ENOENT || errno == ENOTDIR ? 0 : -1;
+}
+
+struct container_record *container_read_counted(const char *sandbox, const char *id, const char *const *roots,
+                                                size_t nroots, uint64_t *users_refused)
 {
     struct record *r = record_new(id);
     if (!r)
         return NULL;
+    r->pub.sandbox = record_strdup(r, sandbox && sandbox[0] ? sandbox : id);
     record_set_state(r, CONTAINER_UNKNOWN, nroots ? "no state file in the runsc roots" : "no runsc root to look in");
-    if (!container_id_valid(id)) {
+    char name[CONTAINER_ID_MAX * 2 + 32];
+    if (!container_id_valid(id) || !container_id_valid(r->pub.sandbox ? r->pub.sandbox : "") ||
+        !state_name(r->pub.sandbox, id, name, sizeof(name))) {
         record_set_state(r, CONTAINER_UNKNOWN, "not a runsc container id");
         return finish(r);
     }
+    bool found = false;
+    for (size_t i = 0; !found && i < nroots; i++) {
+        int rootfd = open(roots[i], O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (rootfd < 0)
+            continue;
+        if (has_entry(rootfd, name) > 0) {
+            found = true;
+            char path[CONTAINER_STRING_MAX];
+            snprintf(path, sizeof(path), "%s/%s", roots[i], name);
+            r->pub.state_file = record_strdup(r, path);
+            int fd = state_file_open(rootfd, name);
+            read_into(r, fd, users_refused);
+            if (fd >= 0)
+                close(fd);
+        }
+        close(rootfd);
+    }
+    char other[CONTAINER_ID_MAX];
+    if (!found && container_sandbox_of(id, roots, nroots, other) == 1 && strcmp(other, r->pub.sandbox) != 0)
+        record_set_state(r, CONTAINER_FOREIGN, "its state file is another sandbox's: not this sandbox's container");
+    return finish(r);
+}
+
+/* filepath.Join(base, rel) as Go cleans it (lexically: "." and ".." and
+ * repeated slashes), into out; false when it does not fit. */
+static bool join_clean(const char *base, const char *rel, char *out, size_t len)
+{
+    char joined[2 * CONTAINER_STRING_MAX + 2];
+    if (snprintf(joined, sizeof(joined), "%s/%s", base, rel) >= (int)sizeof(joined) || joined[0] != '/')
+        return false;
+    size_t o = 0;
+    char *save = NULL;
+    for (char *part = strtok_r(joined, "/", &save); part; part = strtok_r(NULL, "/", &save)) {
+        if (strcmp(part, ".") == 0)
+            continue;
+        if (strcmp(part, "..") == 0) {
+            while (o > 0 && out[--o] != '/')
+                ;
+            continue;
+        }
+        size_t n = strlen(part);
+        if (o + 1 + n + 1 > len)
+            return false;
+        out[o++] = '/';
+        memcpy(out + o, part, n);
+        o += n;
+    }
+    if (o == 0)
+        out[o++] = '/';
+    out[o] = '\0';
+    return true;
+}
+
+/* The spec as runsc keeps it in its state (runsc/specutils ReadSpecFromFile):
+ * relative mount sources joined to the bundle (root.path: take_rootfs). */
+static void absolute_sources(json_t *spec, const char *bundle)
+{
+    json_t *mounts = json_object_get(spec, "mounts");
+    for (size_t i = 0; json_is_array(mounts) && i < json_array_size(mounts); i++) {
+        json_t *m = json_array_get(mounts, i), *src = json_object_get(m, "source");
+        char path[CONTAINER_STRING_MAX + 1];
+        if (json_is_string(src) && json_string_length(src) && json_string_value(src)[0] != '/' &&
+            join_clean(bundle, json_string_value(src), path, sizeof(path)))
+            json_object_set_new(m, "source", json_string(path));
+    }
+}
+
+struct container_record *container_read_bundle(const char *sandbox, const char *id, const char *bundle,
+                                               uint64_t *users_refused)
+{
+    struct record *r = record_new(id);
+    if (!r)
+        return NULL;
+    r->pub.sandbox = record_strdup(r, sandbox);
+    record_set_state(r, CONTAINER_UNKNOWN, "no state file, and its bundle's config.json cannot be read");
+    int dirfd = open(bundle, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    int fd = dirfd >= 0 ? state_file_open(dirfd, "config.json") : -1;
+    size_t len = 0;
+    const char *why = NULL;
+    char *text = fd >= 0 ? read_state_fd(fd, &len, &why) : NULL;
+    json_t *spec = text ? json_loadb(text, len, JSON_REJECT_DUPLICATES, NULL) : NULL;
+    if (json_is_object(spec))
+        absolute_sources(spec, bundle);
+    /* What runsc would write as its state: the spec, the bundle, the id. */
+    json_t *doc = json_is_object(spec) ? json_pack("{s:s, s:O, s:s}", "id", id, "spec", spec, "bundleDir", bundle)
+                                       : NULL;
+    if (doc) {
+        char path[CONTAINER_STRING_MAX];
+        snprintf(path, sizeof(path), "%s/config.json", bundle);
+        r->pub.state_file = record_strdup(r, path);
+        take_spec(r, doc);
+        record_set_state(r, CONTAINER_FOUND, NULL);
+        if (r->pub.rootfs)
+            users_read(r, r->pub.rootfs, users_refused);
+    }
+    json_decref(doc);
+    json_decref(spec);
+    free(text);
+    if (fd >= 0)
+        close(fd);
+    if (dirfd >= 0)
+        close(dirfd);
+    return finish(r);
+}
+
+struct container_record *container_read_held(const char *sandbox, const char *id, int fd, const char *path,
+                                             uint64_t *users_refused)
+{
+    struct record *r = record_new(id);
+    if (!r) {
+        close(fd);
+        return NULL;
+    }
+    r->pub.sandbox = record_strdup(r, sandbox);
+    r->pub.state_file = record_strdup(r, path);
+    read_into(r, fd, users_refused);
+    close(fd);
+    return finish(r);
+}
+
+struct container_record *container_read(const char *sandbox, const char *id, const char *const *roots,
+                                        size_t nroots)
+{
+    uint64_t ignored = 0;
+    return container_read_counted(sandbox, id, roots, nroots, &ignored);
+}
+
+int container_sandbox_of(const char *id, const char *const *roots, size_t nroots, char out[CONTAINER_ID_MAX])
+{
+    if (!container_id_valid(id))
+        return 0;
     for (size_t i = 0; i < nroots; i++) {
         int rootfd = open(roots[i], O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (rootfd < 0)
             continue;
-        char name[CONTAINER_ID_MAX * 2 + 32], sandbox[CONTAINER_ID_MAX];
-        int found = find_state_entry(rootfd, id, name, sizeof(name), sandbox, sizeof(sandbox));
-        if (found > 0) {
-            char path[CONTAINER_STRING_MAX];
-            snprintf(path, sizeof(path), "%s/%s", roots[i], name);
-            r->pub.state_file = record_strdup(r, path);
-            read_into(r, rootfd, name, sandbox, users_refused);
-        }
+        char name[CONTAINER_ID_MAX * 2 + 32];
+        int found = find_state_entry(rootfd, id, name, sizeof(name), out, CONTAINER_ID_MAX);
         close(rootfd);
         if (found > 0)
-            break;
+            return 1;
     }
-    return finish(r);
-}
-
-struct container_record *container_read(const char *id, const char *const *roots, size_t nroots)
-{
-    uint64_t ignored = 0;
-    return container_read_counted(id, roots, nroots, &ignored);
+    return 0;
 }
 
 struct container_record *container_reread_users(const struct container_record *old)
@@ -339,10 +477,10 @@ struct container_record *container_reread_users(const struct container_record *o
     /* The same metadata, each string copied: a record owns what it points to. */
     const char **dst[] = {&r->pub.why, &r->pub.name, &r->pub.image, &r->pub.image_repository, &r->pub.image_tag,
                           &r->pub.pod_name, &r->pub.pod_namespace, &r->pub.pod_uid, &r->pub.sandbox_id,
-                          &r->pub.rootfs, &r->pub.bundle, &r->pub.state_file};
+                          &r->pub.sandbox, &r->pub.rootfs, &r->pub.bundle, &r->pub.state_file};
     const char *src[] = {old->why, old->name, old->image, old->image_repository, old->image_tag,
                          old->pod_name, old->pod_namespace, old->pod_uid, old->sandbox_id,
-                         old->rootfs, old->bundle, old->state_file};
+                         old->sandbox, old->rootfs, old->bundle, old->state_file};
     for (size_t i = 0; i < sizeof(src) / sizeof(src[0]); i++)
         *dst[i] = record_strdup(r, src[i]);
     r->pub.state = old->state;
@@ -354,6 +492,7 @@ struct container_record *container_reread_users(const struct container_record *o
     r->pub.user_gid = old->user_gid;
     r->pub.created_ns = old->created_ns;
     mounts_copy(r, old);
+    docker_fields_copy(r, old);
     uint64_t ignored = 0;
     users_read(r, r->pub.rootfs, &ignored);
     return finish(r);

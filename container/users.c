@@ -230,7 +230,8 @@ static int cmp_group_line(const void *pa, const void *pb)
 static void keep_users(struct record *r, struct acc *a)
 {
     struct user_line *l = a->items;
-    qsort(l, a->n, sizeof(*l), cmp_user_line);
+    if (a->n)
+        qsort(l, a->n, sizeof(*l), cmp_user_line);   /* none: items is NULL, which qsort may not get */
     struct container_user *out = a->n ? malloc(a->n * sizeof(*out)) : NULL;
     size_t n = 0;
     for (size_t i = 0; out && i < a->n; i++)
@@ -247,7 +248,8 @@ static void keep_users(struct record *r, struct acc *a)
 static void keep_groups(struct record *r, struct acc *a)
 {
     struct group_line *l = a->items;
-    qsort(l, a->n, sizeof(*l), cmp_group_line);
+    if (a->n)
+        qsort(l, a->n, sizeof(*l), cmp_group_line);
     struct container_group *out = a->n ? malloc(a->n * sizeof(*out)) : NULL;
     size_t n = 0;
     for (size_t i = 0; out && i < a->n; i++)

@@ -3,17 +3,22 @@
  * A fixed table of slots, each (connection, container id) -> the record the
  * cache gave and the generation it was asked at. An event asks its slot: the
  * same id again costs a compare, and the cache's mutex is taken only when
- * the cache published something since (a container found, given up on, or
- * its users re-read). Two pairs hashing to one slot take turns (a miss is
- * one more cache ask, never a wrong answer). Per connection, kept until it
- * closes: the sandbox its first found record named (another sandbox's
- * records are withheld from it) and the ids it named, at most
- * CONTAINER_VIEW_IDS_PER_CONN.
+ * the cache published something since (a container found, given up on, its
+ * users re-read, a connection bound). Two pairs hashing to one slot take
+ * turns (a miss is one more cache ask, never a wrong answer). Per
+ * connection, kept until it closes: its binding (the sandbox whose records
+ * it is given), the first container id it named (which binds it when its
+ * peer does not), the ids it named, at most CONTAINER_VIEW_IDS_PER_CONN.
+ *
+ * The rule that keeps a sandbox's names its own is here, whatever source a
+ * record came from: a found record goes to a connection only when its
+ * `sandbox` is the connection's.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "clock.h"
 #include "internal.h"
 
 #define VIEW_SLOTS 1024
@@ -30,7 +35,9 @@ struct view_slot {
 struct view_conn {
     struct view_conn *next;
     uint64_t conn_id;
-    char sandbox[CONTAINER_ID_MAX];   /* "" until its first found record */
+    bool bound;
+    struct container_binding binding;
+    char claim[CONTAINER_ID_MAX];     /* the first container id it named */
     uint64_t ids[CONTAINER_VIEW_IDS_PER_CONN];   /* hashes of the ids it named */
     unsigned nids;
 };
@@ -104,17 +111,29 @@ static bool admit_id(struct container_view *v, struct view_conn *c, uint64_t h)
     return true;
 }
 
-/* r may go to the connection: it is of the sandbox the connection's first
- * found record named (which r's becomes when it is the first). */
-static bool same_sandbox(struct view_conn *c, const struct container_record *r)
+/* Is the connection bound now (asking the cache, waiting up to timeout_ns)? */
+static bool bound(struct container_view *v, struct view_conn *c, const char *id, bool wait, int64_t timeout_ns)
 {
-    if (r->state != CONTAINER_FOUND || !r->sandbox_id)
-        return true;   /* no names to give away */
-    if (!c->sandbox[0]) {
-        snprintf(c->sandbox, sizeof(c->sandbox), "%s", r->sandbox_id);
+    if (c->bound)
         return true;
-    }
-    return strcmp(c->sandbox, r->sandbox_id) == 0;
+    if (!c->claim[0])
+        snprintf(c->claim, sizeof(c->claim), "%s", id);
+    c->bound = wait ? container_cache_wait_binding(v->cache, c->conn_id, c->claim, timeout_ns, &c->binding)
+                    : container_cache_binding(v->cache, c->conn_id, c->claim, &c->binding);
+    return c->bound;
+}
+
+/* Withheld: another sandbox's (counted). */
+static const struct container_record *own_only(struct container_view *v, const struct view_conn *c,
+                                               const struct container_record *r)
+{
+    bool foreign = r && (r->state == CONTAINER_FOREIGN ||
+                         (r->state == CONTAINER_FOUND && (!r->sandbox || strcmp(r->sandbox, c->binding.sandbox) != 0)));
+    if (!foreign)
+        return r;
+    v->foreign++;
+    container_record_release(r);
+    return NULL;
 }
 
 static const struct container_record *ask(struct container_view *v, uint64_t conn_id, const char *id, bool wait,
@@ -134,15 +153,15 @@ static const struct container_record *ask(struct container_view *v, uint64_t con
     struct view_conn *c = conn_of(v, conn_id);
     if (!c || !admit_id(v, c, h))
         return NULL;
-    const struct container_record *r = wait && !same ? container_cache_wait(v->cache, id, timeout_ns)
-                                                     : container_cache_get(v->cache, id);
-    if (r && !same_sandbox(c, r)) {
-        v->foreign++;
-        container_record_release(r);
-        r = NULL;
-    }
-    s->rec = r;
-    return r;
+    wait = wait && !same;
+    int64_t deadline = monotonic_ns() + timeout_ns;
+    if (!bound(v, c, id, wait, timeout_ns))
+        return NULL;
+    int64_t left = deadline - monotonic_ns();
+    const struct container_record *r = wait ? container_cache_wait(v->cache, &c->binding, id, left > 0 ? left : 0)
+                                            : container_cache_get(v->cache, &c->binding, id);
+    s->rec = own_only(v, c, r);
+    return s->rec;
 }
 
 const struct container_record *container_view_get(struct container_view *v, uint64_t conn_id, const char *id)
@@ -154,6 +173,15 @@ const struct container_record *container_view_wait(struct container_view *v, uin
                                                    int64_t timeout_ns)
 {
     return ask(v, conn_id, id, true, timeout_ns);
+}
+
+bool container_view_binding(struct container_view *v, uint64_t conn_id, struct container_binding *out)
+{
+    struct view_conn *c = v ? *conn_link(v, conn_id) : NULL;
+    if (!c || !c->bound)
+        return false;
+    *out = c->binding;
+    return true;
 }
 
 void container_view_conn_closed(struct container_view *v, uint64_t conn_id)

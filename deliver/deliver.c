@@ -98,8 +98,10 @@ static bool take_row(const struct alert_outbox_row *row, void *data)
     struct read_item *it = &d->items[d->nitems];
     it->id = row->id;
     it->line_off = d->lines.len;
-    rules_alert_json(&d->lines, d->hostname, row->rule, row->priority, row->time_ns, row->output, row->output_len,
-                     row->output_fields, row->tags, row->suppressed);
+    struct rules_alert_extras extras = {.suppressed = row->suppressed, .evicted = row->evicted,
+                                        .sequence = row->sequence};
+    rules_alert_json_ex(&d->lines, d->hostname, row->rule, row->priority, row->time_ns, row->output, row->output_len,
+                        row->output_fields, row->tags, &extras);
     it->line_len = d->lines.len - it->line_off;
     strbuf_putc(&d->lines, '\0');
     it->rule_off = d->lines.len;

@@ -15,8 +15,10 @@
  *     restart (plain or SIGUSR2) loses none and repeats at most the one in
  *     flight (after a crash, those delivered in the last second or so);
  *   - with other sinks, in a bounded queue in memory, fed after each batch
- *     (deliver_offer); alerts that do not fit are dropped, counted, logged,
- *     and a stop drops what is still queued once a short grace is over.
+ *     (deliver_offer), its room shared by the connections whose alerts wait
+ *     (queue.h: a flooder's alerts go first); alerts that do not fit are
+ *     dropped, counted, logged, and a stop drops what is still queued once
+ *     a short grace is over.
  *
  * What a receiver answers:
  *   2xx                    delivered

@@ -47,8 +47,21 @@ static void pg_error(PGconn *pg, const char *what, char *err, size_t errlen)
     snprintf(err, errlen, "%s: %s", what, line);
 }
 
+/* The SQLSTATE of this thread's last failed statement (central_error_is_data). */
+static _Thread_local char last_sqlstate[6];
+
+bool central_error_is_data(void)
+{
+    /* 22 data exception, 23 integrity constraint violation, 42 syntax
+     * error or access rule violation (a column of another type). */
+    return strncmp(last_sqlstate, "22", 2) == 0 || strncmp(last_sqlstate, "23", 2) == 0 ||
+           strncmp(last_sqlstate, "42", 2) == 0;
+}
+
 static int result_error(PGresult *res, PGconn *pg, const char *what, char *err, size_t errlen)
 {
+    const char *state = res ? PQresultErrorField(res, PG_DIAG_SQLSTATE) : NULL;
+    snprintf(last_sqlstate, sizeof(last_sqlstate), "%s", state ? state : "");
     char line[1024];
     central_message_line(res ? PQresultErrorMessage(res) : PQerrorMessage(pg), line, sizeof(line));
     snprintf(err, errlen, "%s: %s", what, line);
@@ -274,7 +287,10 @@ static const char fixed_schema[] =
     "  user_name text, users bigint, rootfs text, bundle text, state_file text, resolved_ns bigint,"
     "  PRIMARY KEY(host_id, id));"
     /* The host's name (gethostname), shown beside its id. */
-    "ALTER TABLE hosts ADD COLUMN IF NOT EXISTS hostname text;";
+    "ALTER TABLE hosts ADD COLUMN IF NOT EXISTS hostname text;"
+    /* A batch too large for one JetStream message comes in chunks: how
+     * many of batch last_batch_id + 1 are in. */
+    "ALTER TABLE hosts ADD COLUMN IF NOT EXISTS partial_chunks bigint NOT NULL DEFAULT 0;";
 
 static const char *pg_type(enum local_kind k)
 {
@@ -335,7 +351,7 @@ static bool schema_current(PGconn *pg, const struct local *l)
               has_columns(res, &l->connections) && has_columns(res, &l->events) && has_columns(res, &l->batches) &&
               (!l->has_alerts || has_columns(res, &l->alerts)) &&
               (!l->has_container_info || has_columns(res, &l->container_info)) &&
-              has_column(res, "hosts", "hostname");
+              has_column(res, "hosts", "hostname") && has_column(res, "hosts", "partial_chunks");
     PQclear(res);
     return current;
 }
@@ -421,6 +437,13 @@ int central_begin(PGconn *pg, const char *host_id, const char *hostname, struct 
     memset(head, 0, sizeof(*head));
     if (exec_command(pg, "BEGIN", "begin", err, errlen) != 0)
         return -1;
+    return central_begin_host(pg, host_id, hostname, head, err, errlen);
+}
+
+int central_begin_host(PGconn *pg, const char *host_id, const char *hostname, struct central_head *head, char *err,
+                       size_t errlen)
+{
+    memset(head, 0, sizeof(*head));
     const char *v[] = {host_id, hostname};
     /* No write when the name is the same: the row is locked next anyway. */
     PGresult *res = exec_params(pg, "INSERT INTO hosts(host_id, hostname) VALUES($1, nullif($2, ''))"
@@ -430,8 +453,8 @@ int central_begin(PGconn *pg, const char *host_id, const char *hostname, struct 
     if (PQresultStatus(res) != PGRES_COMMAND_OK)
         return result_error(res, pg, "registering the host", err, errlen);
     PQclear(res);
-    res = PQexecParams(pg, "SELECT last_batch_id, last_hash FROM hosts WHERE host_id = $1 FOR UPDATE", 1, NULL, v,
-                       NULL, NULL, 1);
+    res = PQexecParams(pg, "SELECT last_batch_id, last_hash, partial_chunks FROM hosts WHERE host_id = $1 FOR UPDATE",
+                       1, NULL, v, NULL, NULL, 1);
     if (PQresultStatus(res) != PGRES_TUPLES_OK || PQntuples(res) != 1)
         return result_error(res, pg, "reading the host's position", err, errlen);
     const unsigned char *p = (const unsigned char *)PQgetvalue(res, 0, 0);
@@ -439,6 +462,11 @@ int central_begin(PGconn *pg, const char *host_id, const char *hostname, struct 
     for (int i = 0; i < 8 && PQgetlength(res, 0, 0) == 8; i++)
         id = id << 8 | p[i];
     head->last_batch_id = (int64_t)id;
+    p = (const unsigned char *)PQgetvalue(res, 0, 2);
+    id = 0;
+    for (int i = 0; i < 8 && PQgetlength(res, 0, 2) == 8; i++)
+        id = id << 8 | p[i];
+    head->partial_chunks = (int64_t)id;
     if (!PQgetisnull(res, 0, 1) && PQgetlength(res, 0, 1) == CHAIN_HASH_LEN)
         memcpy(head->last_hash, PQgetvalue(res, 0, 1), CHAIN_HASH_LEN);
     PQclear(res);
@@ -489,7 +517,8 @@ int central_record_gap(PGconn *pg, const char *host_id, int64_t first, int64_t l
     PGresult *res = exec_params(pg,
                                 "WITH g AS (INSERT INTO gaps(host_id, first_batch, last_batch, resume_hash)"
                                 " VALUES($1, $2, $3, $4) RETURNING 1)"
-                                " UPDATE hosts SET last_batch_id = $3, last_hash = $4 WHERE host_id = $1",
+                                " UPDATE hosts SET last_batch_id = $3, last_hash = $4, partial_chunks = 0"
+                                " WHERE host_id = $1",
                                 4, v, len, fmt);
     if (PQresultStatus(res) != PGRES_COMMAND_OK)
         return result_error(res, pg, "recording a gap", err, errlen);
@@ -516,6 +545,18 @@ int central_record_refusal(PGconn *pg, const char *host_id, int64_t batch_id, co
 
 /* ---- shipping ---- */
 
+static int64_t local_source_copy(void *ctx, enum local_part part, int64_t lo, int64_t hi, const char *host_id,
+                                 struct strbuf *out, size_t flush_at, local_flush_cb flush, void *flush_data,
+                                 struct local_span *span, char *err, size_t errlen)
+{
+    return local_copy_part(ctx, part, lo, hi, host_id, out, flush_at, flush, flush_data, span, err, errlen);
+}
+
+void central_local_source(struct central_source *src, struct local *l)
+{
+    *src = (struct central_source){.tables = l, .copy = local_source_copy, .ctx = l};
+}
+
 struct copy_sink {
     PGconn *pg;
     int64_t waited_ns;              /* blocked handing data to the server */
@@ -533,12 +574,13 @@ static int copy_flush(struct strbuf *out, void *data)
     return rc;
 }
 
-/* COPY rows of t (selected by where over lo..hi) into target. Rows
- * copied, -1 central error, -2 local error. */
-static int64_t copy_table(PGconn *pg, struct local *l, const struct local_table *t, const char *target,
-                          const char *where, int64_t lo, int64_t hi, const char *host_id, struct local_span *span,
-                          int64_t *waited_ns, char *err, size_t errlen)
+/* COPY part's rows (selected by lo..hi) into target. Rows copied, -1
+ * central error, -2 source error. */
+static int64_t copy_part(PGconn *pg, const struct central_source *src, enum local_part part, const char *target,
+                         int64_t lo, int64_t hi, const char *host_id, struct local_span *span, int64_t *waited_ns,
+                         char *err, size_t errlen)
 {
+    const struct local_table *t = local_part_table(src->tables, part);
     struct strbuf sql = {0}, buf = {0};
     strbuf_printf(&sql, "COPY %s(host_id,", target);
     local_column_list(t, &sql);
@@ -550,13 +592,13 @@ static int64_t copy_table(PGconn *pg, struct local *l, const struct local_table 
     PQclear(res);
     struct copy_sink sink = {.pg = pg};
     char lerr[256] = "";
-    int64_t rows = local_copy_rows(l, t, where, lo, hi, host_id, &buf, COPY_FLUSH_BYTES, copy_flush, &sink, span,
-                                   lerr, sizeof(lerr));
+    int64_t rows = src->copy(src->ctx, part, lo, hi, host_id, &buf, COPY_FLUSH_BYTES, copy_flush, &sink, span, lerr,
+                             sizeof(lerr));
     strbuf_free(&buf);
     if (waited_ns)
         *waited_ns = sink.waited_ns;
-    /* A local failure aborts the COPY, so nothing partial can commit. */
-    PQputCopyEnd(pg, rows == -1 ? "local read failed" : NULL);
+    /* A source failure aborts the COPY, so nothing partial can commit. */
+    PQputCopyEnd(pg, rows == -1 ? "the source's read failed" : NULL);
     int rc = 0;
     while ((res = PQgetResult(pg)) != NULL) {
         if (PQresultStatus(res) != PGRES_COMMAND_OK && rc == 0) {
@@ -577,19 +619,23 @@ static int64_t copy_table(PGconn *pg, struct local *l, const struct local_table 
 
 /* Runs and connections change after their first batch (counters, close
  * time): staged by COPY, then upserted. */
-static int upsert_table(PGconn *pg, struct local *l, const struct local_table *t, const char *where, int64_t lo,
-                        int64_t hi, const char *host_id, char *err, size_t errlen)
+static int upsert_part(PGconn *pg, const struct central_source *src, enum local_part part, int64_t lo, int64_t hi,
+                       const char *host_id, char *err, size_t errlen)
 {
+    const struct local_table *t = local_part_table(src->tables, part);
+    if (!t)
+        return 0;
     char stage[96];
     snprintf(stage, sizeof(stage), "incoming_%s", t->name);
     struct strbuf sql = {0};
     strbuf_printf(&sql, "CREATE TEMP TABLE IF NOT EXISTS %s (LIKE %s) ON COMMIT DELETE ROWS", stage, t->name);
     int rc = exec_command(pg, sql.failed ? "" : sql.data, "staging table", err, errlen);
+    int64_t n = 0;
     if (rc == 0) {
-        int64_t n = copy_table(pg, l, t, stage, where, lo, hi, host_id, NULL, NULL, err, errlen);
+        n = copy_part(pg, src, part, stage, lo, hi, host_id, NULL, NULL, err, errlen);
         rc = n < 0 ? (int)n : 0;
     }
-    if (rc == 0) {
+    if (rc == 0 && n > 0) {
         strbuf_reset(&sql);
         strbuf_printf(&sql, "INSERT INTO %s(host_id,", t->name);
         local_column_list(t, &sql);
@@ -605,48 +651,86 @@ static int upsert_table(PGconn *pg, struct local *l, const struct local_table *t
     return rc;
 }
 
-/* The container names that changed since the central copy's newest row of
- * this host (the hosts row is locked: one forwarder at a time), upserted:
- * metadata, so a row that comes again is harmless. */
-static int ship_container_info(PGconn *pg, struct local *l, const char *host_id, char *err, size_t errlen)
+/* A count or an id of the host: sql over $1 host_id, $2 lo, $3 hi. -1 on
+ * an error (err). */
+static int64_t host_number(PGconn *pg, const char *sql, const char *host_id, int64_t lo, int64_t hi,
+                           const char *what, char *err, size_t errlen)
 {
-    if (!l->has_container_info)
-        return 0;
-    const char *v[] = {host_id};
-    PGresult *res = exec_params(pg, "SELECT coalesce(max(id), 0) FROM container_info WHERE host_id = $1", 1, v,
-                                NULL, NULL);
-    if (PQresultStatus(res) != PGRES_TUPLES_OK || PQntuples(res) != 1)
-        return result_error(res, pg, "container_info", err, errlen);
-    int64_t newest = strtoll(PQgetvalue(res, 0, 0), NULL, 10);
+    char l[24], h[24];
+    snprintf(l, sizeof(l), "%" PRId64, lo);
+    snprintf(h, sizeof(h), "%" PRId64, hi);
+    const char *v[] = {host_id, l, h};
+    PGresult *res = exec_params(pg, sql, strstr(sql, "$3") ? 3 : 1, v, NULL, NULL);
+    if (PQresultStatus(res) != PGRES_TUPLES_OK || PQntuples(res) != 1) {
+        result_error(res, pg, what, err, errlen);
+        return -1;
+    }
+    int64_t n = strtoll(PQgetvalue(res, 0, 0), NULL, 10);
     PQclear(res);
-    return upsert_table(pg, l, &l->container_info, "WHERE id > ?1 AND ?2 = 0 ORDER BY id", newest, 0, host_id, err,
-                        errlen);
+    return n;
 }
 
-int central_sync_open_rows(PGconn *pg, struct local *l, const char *host_id, int64_t runs_from, int64_t conns_from,
-                           char *err, size_t errlen)
+/* The container names that changed since the central copy's newest row of
+ * this host (the hosts row is locked: one writer at a time), upserted:
+ * metadata, so a row that comes again is harmless. */
+static int ship_container_info(PGconn *pg, const struct central_source *src, const char *host_id, char *err,
+                               size_t errlen)
 {
-    int rc = upsert_table(pg, l, &l->runs, "WHERE id >= ?1 AND ?2 = 0", runs_from, 0, host_id, err, errlen);
+    if (!src->tables->has_container_info)
+        return 0;
+    int64_t newest = host_number(pg, "SELECT coalesce(max(id), 0) FROM container_info WHERE host_id = $1", host_id,
+                                 0, 0, "container_info", err, errlen);
+    return newest < 0 ? -1 : upsert_part(pg, src, LOCAL_PART_NAMES, newest, 0, host_id, err, errlen);
+}
+
+int central_sync_open_rows(PGconn *pg, const struct central_source *src, const char *host_id, int64_t runs_from,
+                           int64_t conns_from, char *err, size_t errlen)
+{
+    int rc = upsert_part(pg, src, LOCAL_PART_OPEN_RUNS, runs_from, 0, host_id, err, errlen);
     if (rc == 0)
-        rc = upsert_table(pg, l, &l->connections, "WHERE id >= ?1 AND ?2 = 0", conns_from, 0, host_id, err, errlen);
+        rc = upsert_part(pg, src, LOCAL_PART_OPEN_CONNECTIONS, conns_from, 0, host_id, err, errlen);
     /* Names the central copy lacks though it has every batch: rows of a
      * host that forwarded before names were shipped. */
-    return rc != 0 ? rc : ship_container_info(pg, l, host_id, err, errlen);
+    return rc != 0 ? rc : ship_container_info(pg, src, host_id, err, errlen);
 }
 
 /* The alerts of the events lo..hi: in the transaction of their batches, so
  * they arrive exactly once, as the events do. Alerts copied, or < 0. */
-static int64_t ship_alerts(PGconn *pg, struct local *l, int64_t lo, int64_t hi, const char *host_id, char *err,
-                           size_t errlen)
+static int64_t ship_alerts(PGconn *pg, const struct central_source *src, int64_t lo, int64_t hi, const char *host_id,
+                           char *err, size_t errlen)
 {
-    if (!l->has_alerts || lo > hi)
+    if (!src->tables->has_alerts || lo > hi)
         return 0;
-    return copy_table(pg, l, &l->alerts, "alerts", "WHERE event_id BETWEEN ?1 AND ?2 ORDER BY id", lo, hi, host_id,
-                      NULL, NULL, err, errlen);
+    return copy_part(pg, src, LOCAL_PART_ALERTS, "alerts", lo, hi, host_id, NULL, NULL, err, errlen);
 }
 
-int central_ship(PGconn *pg, struct local *l, const char *host_id, const struct local_batch *b, int n,
-                 int64_t *events, int64_t *alerts, char *err, size_t errlen)
+/* Runs an UPDATE or DELETE with int64 parameters after host_id (and the
+ * hash, binary, when given as the third). */
+static int exec_host(PGconn *pg, const char *sql, const char *host_id, const int64_t *ints, int nints,
+                     const uint8_t *hash, const char *what, char *err, size_t errlen)
+{
+    char text[8][24];
+    const char *v[10] = {host_id};
+    int len[10] = {0}, fmt[10] = {0}, n = 1;
+    if (hash) {
+        v[n] = (const char *)hash;
+        len[n] = CHAIN_HASH_LEN;
+        fmt[n++] = 1;
+    }
+    for (int i = 0; i < nints && i < 8; i++) {
+        snprintf(text[i], sizeof(text[i]), "%" PRId64, ints[i]);
+        v[n++] = text[i];
+    }
+    PGresult *res = exec_params(pg, sql, n, v, len, fmt);
+    if (PQresultStatus(res) != PGRES_COMMAND_OK && PQresultStatus(res) != PGRES_TUPLES_OK)
+        return result_error(res, pg, what, err, errlen);
+    PQclear(res);
+    return 0;
+}
+
+int central_ship(PGconn *pg, const struct central_source *src, const char *host_id, const struct local_batch *b,
+                 int n, const struct central_chunk *chunk, int64_t *events, int64_t *alerts, char *err,
+                 size_t errlen)
 {
     int64_t lo = INT64_MAX, hi = 0, want = 0;
     for (int i = 0; i < n; i++) {
@@ -656,69 +740,191 @@ int central_ship(PGconn *pg, struct local *l, const char *host_id, const struct 
             hi = b[i].last > hi ? b[i].last : hi;
         }
     }
+    bool whole = !chunk || chunk->final;
     *events = *alerts = 0;
     int64_t got = 0, started = monotonic_ns(), waited = 0;
     /* The connections the events name, seen while they are copied: a
      * second pass over the events for them cost as much as ~10% of the
      * COPY. Those in between come along, upserted like the rest. */
-    struct local_span conns = {.col = local_column_index(&l->events, "conn_id"), .min = 1, .max = 0};
+    struct local_span conns = {.col = local_column_index(&src->tables->events, "conn_id"), .min = 1, .max = 0};
     if (want > 0) {
-        got = copy_table(pg, l, &l->events, "events", "WHERE id BETWEEN ?1 AND ?2 ORDER BY id", lo, hi, host_id,
-                         &conns, &waited, err, errlen);
+        got = copy_part(pg, src, LOCAL_PART_EVENTS, "events", lo, hi, host_id, &conns, &waited, err, errlen);
         if (got < 0)
             return (int)got;
-        if (got != want) {
-            snprintf(err, errlen, "batches %" PRId64 "..%" PRId64 " seal %" PRId64 " events but the local "
-                     "database holds %" PRId64 " in their range: it was altered (seccheckd verify --db names where)",
-                     b[0].id, b[n - 1].id, want, got);
+        int64_t have = got;
+        if (chunk && chunk->final && chunk->index > 1 &&
+            (have = host_number(pg, "SELECT count(*) FROM events WHERE host_id = $1 AND id BETWEEN $2 AND $3",
+                                host_id, lo, hi, "counting a batch's events", err, errlen)) < 0)
+            return -1;
+        if (whole && have != want) {
+            snprintf(err, errlen, "batches %" PRId64 "..%" PRId64 " seal %" PRId64 " events but the host's database "
+                     "holds %" PRId64 " in their range: it was altered (seccheckd verify --db names where)",
+                     b[0].id, b[n - 1].id, want, have);
             return -2;
         }
     }
-    int64_t nalerts = ship_alerts(pg, l, lo, hi, host_id, err, errlen);
+    int64_t nalerts = ship_alerts(pg, src, lo, hi, host_id, err, errlen);
     if (nalerts < 0)
         return (int)nalerts;
-    int crc = ship_container_info(pg, l, host_id, err, errlen);
+    int crc = ship_container_info(pg, src, host_id, err, errlen);
     if (crc != 0)
         return crc;
     int64_t copied = monotonic_ns();
-    int64_t nb = copy_table(pg, l, &l->batches, "batches", "WHERE id BETWEEN ?1 AND ?2", b[0].id, b[n - 1].id,
-                            host_id, NULL, NULL, err, errlen);
-    if (nb < 0)
-        return (int)nb;
-    if (nb != n) {
-        snprintf(err, errlen, "batches %" PRId64 "..%" PRId64 ": %" PRId64 " rows where %d were read", b[0].id,
-                 b[n - 1].id, nb, n);
-        return -2;
+    if (whole) {
+        int64_t nb = copy_part(pg, src, LOCAL_PART_BATCHES, "batches", b[0].id, b[n - 1].id, host_id, NULL, NULL,
+                               err, errlen);
+        if (nb < 0)
+            return (int)nb;
+        if (nb != n) {
+            snprintf(err, errlen, "batches %" PRId64 "..%" PRId64 ": %" PRId64 " rows where %d were read", b[0].id,
+                     b[n - 1].id, nb, n);
+            return -2;
+        }
+        int rc = upsert_part(pg, src, LOCAL_PART_RUNS, b[0].id, b[n - 1].id, host_id, err, errlen);
+        if (rc != 0)
+            return rc;
     }
-    int rc = upsert_table(pg, l, &l->runs, "WHERE id IN (SELECT run_id FROM batches WHERE id BETWEEN ?1 AND ?2)",
-                          b[0].id, b[n - 1].id, host_id, err, errlen);
-    if (rc == 0 && conns.min <= conns.max)
-        rc = upsert_table(pg, l, &l->connections, "WHERE id BETWEEN ?1 AND ?2", conns.min, conns.max, host_id, err,
-                          errlen);
+    if (conns.min <= conns.max) {
+        int rc = upsert_part(pg, src, LOCAL_PART_CONNECTIONS, conns.min, conns.max, host_id, err, errlen);
+        if (rc != 0)
+            return rc;
+    }
+    int rc;
+    if (whole) {
+        int64_t v[] = {b[n - 1].id, got, whole ? n : 0, b[n - 1].committed_ns, nalerts};
+        rc = exec_host(pg,
+                       "UPDATE hosts SET last_hash = $2, last_batch_id = $3, events = events + $4,"
+                       " batches = batches + $5, last_event_time = to_timestamp($6::bigint / 1e9),"
+                       " last_forwarded = now(), alerts = alerts + $7, partial_chunks = 0 WHERE host_id = $1",
+                       host_id, v, 5, b[n - 1].hash, "moving the host's position", err, errlen);
+    } else {
+        int64_t v[] = {chunk->index, got, nalerts};
+        rc = exec_host(pg,
+                       "UPDATE hosts SET partial_chunks = $2, events = events + $3, alerts = alerts + $4,"
+                       " last_forwarded = now() WHERE host_id = $1",
+                       host_id, v, 3, NULL, "moving the host's position", err, errlen);
+    }
     if (rc != 0)
         return rc;
-
-    char last_id[24], nev[24], nbat[24], last_ns[24], nal[24];
-    snprintf(last_id, sizeof(last_id), "%" PRId64, b[n - 1].id);
-    snprintf(nev, sizeof(nev), "%" PRId64, got);
-    snprintf(nbat, sizeof(nbat), "%d", n);
-    snprintf(last_ns, sizeof(last_ns), "%" PRId64, b[n - 1].committed_ns);
-    snprintf(nal, sizeof(nal), "%" PRId64, nalerts);
-    const char *v[] = {host_id, last_id, (const char *)b[n - 1].hash, nev, nbat, last_ns, nal};
-    int len[] = {0, 0, CHAIN_HASH_LEN, 0, 0, 0, 0}, fmt[] = {0, 0, 1, 0, 0, 0, 0};
-    PGresult *res = exec_params(pg,
-                                "UPDATE hosts SET last_batch_id = $2, last_hash = $3, events = events + $4,"
-                                " batches = batches + $5, last_event_time = to_timestamp($6::bigint / 1e9),"
-                                " last_forwarded = now(), alerts = alerts + $7 WHERE host_id = $1",
-                                7, v, len, fmt);
-    if (PQresultStatus(res) != PGRES_COMMAND_OK)
-        return result_error(res, pg, "moving the host's position", err, errlen);
-    PQclear(res);
     *events = got;
     *alerts = nalerts;
     /* Where a slow forwarder's time goes: rendering, or the server. */
     log_debug("forward: %" PRId64 " events copied in %.1f ms (%.1f ms of it waiting for the server), the rest of "
               "the transaction %.1f ms before the commit", got, (double)(copied - started) / 1e6,
               (double)waited / 1e6, (double)(monotonic_ns() - copied) / 1e6);
+    return 0;
+}
+
+/* ---- applying: the chain, gaps, refusals ---- */
+
+static void hex8(const uint8_t *h, char out[17])
+{
+    for (int i = 0; i < 8; i++)
+        snprintf(out + 2 * i, 3, "%02x", h[i]);
+}
+
+int central_refuse(PGconn *pg, const char *host_id, int64_t batch_id, const char *why, char *reason,
+                   size_t reasonlen, char *err, size_t errlen)
+{
+    snprintf(reason, reasonlen, "%s: another host forwards under host id '%s', or its database was restored from "
+             "an older copy; not merged", why, host_id);
+    return central_record_refusal(pg, host_id, batch_id, reason, err, errlen);
+}
+
+/* The part of b[0..n) that chains on from head: consecutive ids, each
+ * prev_hash the previous hash. */
+static int chained_prefix(const struct central_head *head, const struct local_batch *b, int n)
+{
+    int i = 0;
+    while (i < n && b[i].id == (i ? b[i - 1].id : head->last_batch_id) + 1 &&
+           memcmp(b[i].prev, i ? b[i - 1].hash : head->last_hash, CHAIN_HASH_LEN) == 0)
+        i++;
+    return i;
+}
+
+/* A batch that came in chunks was left half-way (its first chunks are
+ * there, hosts.partial_chunks says how many) and comes again whole: its
+ * rows that are there go. */
+static int drop_partial(PGconn *pg, const char *host_id, struct central_head *head, const struct local_batch *b,
+                        char *err, size_t errlen)
+{
+    int64_t v[] = {b->has_range ? b->first : 1, b->has_range ? b->last : 0};
+    if (exec_host(pg,
+                  "WITH e AS (DELETE FROM events WHERE host_id = $1 AND id BETWEEN $2 AND $3),"
+                  " a AS (DELETE FROM alerts WHERE host_id = $1 AND event_id BETWEEN $2 AND $3)"
+                  " UPDATE hosts SET partial_chunks = 0 WHERE host_id = $1",
+                  host_id, v, 2, NULL, "dropping a batch's first chunks", err, errlen) != 0)
+        return -1;
+    head->partial_chunks = 0;
+    return 0;
+}
+
+static int record_gap(PGconn *pg, const char *host_id, struct central_head *head, const struct local_batch *first,
+                      struct central_outcome *out, char *err, size_t errlen)
+{
+    out->gap_first = head->last_batch_id + 1;
+    out->gap_last = first->id - 1;
+    if (central_record_gap(pg, host_id, out->gap_first, out->gap_last, first->prev, err, errlen) != 0)
+        return -1;
+    head->last_batch_id = out->gap_last;
+    head->partial_chunks = 0;
+    memcpy(head->last_hash, first->prev, CHAIN_HASH_LEN);
+    return 0;
+}
+
+int central_apply(PGconn *pg, const struct central_source *src, const char *host_id, struct central_head *head,
+                  const struct local_batch *b, int n, const struct central_chunk *chunk, unsigned flags,
+                  struct central_outcome *out, char *err, size_t errlen)
+{
+    memset(out, 0, sizeof(*out));
+    out->gap_first = 1;
+    int64_t last = head->last_batch_id;
+    /* Already there: a message delivered again, a chunk applied before. */
+    if (b[n - 1].id <= last || (chunk && b[0].id == last + 1 && chunk->index <= head->partial_chunks)) {
+        out->what = CENTRAL_ALREADY;
+        return 0;
+    }
+    if (b[0].id <= last) {
+        snprintf(out->reason, sizeof(out->reason), "batches %" PRId64 "..%" PRId64 " overlap the central copy, "
+                 "which ends at batch %" PRId64 ": sent again grouped otherwise (the stream lost messages?); "
+                 "not merged", b[0].id, b[n - 1].id, last);
+        out->what = CENTRAL_REFUSED;
+        out->refused_id = b[0].id;
+        return central_record_refusal(pg, host_id, b[0].id, out->reason, err, errlen);
+    }
+    bool after_gap = b[0].id > last + 1;
+    /* A chunk comes after the one before it, the first one after the batch before. */
+    bool in_order = !chunk || chunk->index == (after_gap ? 1 : head->partial_chunks + 1);
+    if (!in_order || (after_gap && !(flags & CENTRAL_GAP_KNOWN))) {
+        out->what = CENTRAL_WAITING;
+        return 0;
+    }
+    if (after_gap && record_gap(pg, host_id, head, &b[0], out, err, errlen) != 0)
+        return -1;
+    if (head->partial_chunks > 0 && !chunk && drop_partial(pg, host_id, head, &b[0], err, errlen) != 0)
+        return -1;
+    int ok = chained_prefix(head, b, n);
+    if (ok == 0 || (ok < n && (flags & CENTRAL_WHOLE))) {
+        char want[17], got[17], why[200];
+        hex8(ok ? b[ok - 1].hash : head->last_hash, want);
+        hex8(b[ok].prev, got);
+        snprintf(why, sizeof(why), "its prev_hash %s... does not follow the central copy's batch %" PRId64
+                 " (hash %s...)", got, ok ? b[ok - 1].id : head->last_batch_id, want);
+        out->what = CENTRAL_REFUSED;
+        out->refused_id = b[ok].id;
+        return central_refuse(pg, host_id, b[ok].id, why, out->reason, sizeof(out->reason), err, errlen);
+    }
+    int rc = central_ship(pg, src, host_id, b, ok, chunk, &out->events, &out->alerts, err, errlen);
+    if (rc != 0)
+        return rc;
+    out->what = CENTRAL_SHIPPED;
+    if (!chunk || chunk->final) {
+        out->shipped = ok;
+        head->last_batch_id = b[ok - 1].id;
+        memcpy(head->last_hash, b[ok - 1].hash, CHAIN_HASH_LEN);
+        head->partial_chunks = 0;
+    } else {
+        head->partial_chunks = chunk->index;
+    }
     return 0;
 }

@@ -7,13 +7,17 @@
 /* Set on events_full as its comment, last: a schema that has it has this
  * build's views and fixed tables, and central_ensure_schema leaves it be
  * (with every column of the host's tables). Change it with either. */
-#define CENTRAL_SCHEMA_MARK "seccheckd central schema 6"
+#define CENTRAL_SCHEMA_MARK "seccheckd central schema 7"
 
 /* The event views below: their rows, then the names of their container
- * (container_names) as the last columns. */
+ * (container_names) as the last columns: the names of the container the
+ * event's own sandbox runs (its connection's sandbox), never those of
+ * another sandbox's container it names (container/container.h). */
 #define NAMED_SELECT "SELECT v.*, n.container_name, n.pod_name, n.pod_namespace, n.image FROM (\n"
 #define NAMED_JOIN                                                                                              \
-    ") AS v LEFT JOIN container_names n ON n.host_id = v.host_id AND n.container_id = v.container_id;\n"
+    ") AS v LEFT JOIN connections nc ON nc.host_id = v.host_id AND nc.id = v.conn_id\n"                         \
+    "LEFT JOIN container_names n ON n.host_id = v.host_id AND n.container_id = v.container_id\n"                \
+    "  AND n.sandbox IS NOT DISTINCT FROM nc.sandbox;\n"
 
 static const char central_views_sql[] =
     /* The columns events_full names that schema version 1 lacks: the mirror
@@ -28,6 +32,19 @@ static const char central_views_sql[] =
      * dependants (processes_per_container on execs) first. */
     "DROP VIEW IF EXISTS alerts_full, processes_per_container, execs, files_opened, failed_syscalls, sandbox_drops,\n"
     "  network, containers, events_full, container_names;\n"
+    /* Each connection's sandbox and each container_info row's (a host's
+     * mirror adds them; a host of an older build has none: NULL). */
+    "ALTER TABLE connections ADD COLUMN IF NOT EXISTS sandbox text, ADD COLUMN IF NOT EXISTS sandbox_bound_by text;\n"
+    "ALTER TABLE container_info ADD COLUMN IF NOT EXISTS sandbox text;\n"
+    /* alerts show's ancestry (query/show_store_pg.c), as the host's
+     * (storage/event_indexes.c): each generation's exec and clone found by
+     * index, so a forged chain costs what a real one does; partial, only
+     * exec, clone and fork-exit rows. */
+    "CREATE INDEX IF NOT EXISTS events_execs ON events(host_id, conn_id, thread_group_id, id) WHERE msg_type = 3;\n"
+    "CREATE INDEX IF NOT EXISTS events_clones ON events(host_id, conn_id, (detail -> 'created_thread_group_id'), id)\n"
+    "  WHERE msg_type = 2;\n"
+    "CREATE INDEX IF NOT EXISTS events_fork_exits ON events(host_id, conn_id, result, id)\n"
+    "  WHERE msg_type IN (23, 29) AND is_exit = 1;\n"
     /* container_names: each host's newest container_info row of each
      * container (a row replaced on the host, its passwd changed, comes
      * again with a higher id). A container id is only unique per host, so
@@ -36,7 +53,7 @@ static const char central_views_sql[] =
     "CREATE VIEW container_names AS\n"
     "SELECT DISTINCT ON (host_id, container_id) host_id, container_id, name AS container_name, pod_name,\n"
     "       pod_namespace, image, image_repository, image_tag, pod_uid, is_sandbox, user_name, state AS lookup,\n"
-    "       why AS lookup_why\n"
+    "       why AS lookup_why, sandbox\n"
     "FROM container_info ORDER BY host_id, container_id, id DESC;\n"
     /* events_full: the whole message, as the local view rebuilds it with
      * SQLite's json_patch (RFC 7396: a patch's nulls delete keys, objects
@@ -96,9 +113,10 @@ static const char central_views_sql[] =
     "            THEN CASE WHEN e.detail->'binary_overlayfs_lower' = 'true'::jsonb THEN 'upper+lower' ELSE 'upper' END\n"
     "            WHEN e.detail->'binary_overlayfs_lower' = 'true'::jsonb THEN 'lower'\n"
     "            WHEN jsonb_typeof(e.detail->'binary_ctime') = 'object' THEN 'none' END AS layer,\n"
-    "       CASE WHEN (jsonb_typeof(e.detail->'binary_size') = 'number' AND (e.detail->>'binary_size')::numeric > 0)\n"
+    "       CASE WHEN e.detail->'binary_in_memfd' = 'true'::jsonb THEN 1\n"
+    "            WHEN (jsonb_typeof(e.detail->'binary_size') = 'number' AND (e.detail->>'binary_size')::numeric > 0)\n"
     "              OR (jsonb_typeof(e.detail->'binary_nlink') = 'number' AND (e.detail->>'binary_nlink')::numeric > 0)\n"
-    "            THEN CASE WHEN e.detail->'binary_in_memfd' = 'true'::jsonb THEN 1 ELSE 0 END END AS in_memfd,\n"
+    "            THEN 0 END AS in_memfd,\n"
     "       e.is_exec_session AS exec_session,\n"
     "       CASE WHEN jsonb_typeof(e.detail->'pipe_input_proc'->'context_data'->'thread_group_id') = 'number'\n"
     "            THEN (e.detail->'pipe_input_proc'->'context_data'->>'thread_group_id')::numeric::bigint END\n"
@@ -116,28 +134,48 @@ static const char central_views_sql[] =
     "WHERE e.msg_type = 3\n"
     "ORDER BY e.host_id, e.id, p.time_ns DESC, p.id DESC\n"
     NAMED_JOIN
+    /* The local view's rows, with the names of the container when every
+     * exec of the row is of its own sandbox (a row mixing another sandbox's
+     * execs of the same id has none). */
     "CREATE VIEW processes_per_container AS\n"
-    NAMED_SELECT
-    "SELECT host_id, container_id, detail->>'binary_path' AS binary_path, count(*) AS execs,\n"
-    "       to_timestamp(min(time_ns) / 1e9) AS first, to_timestamp(max(time_ns) / 1e9) AS last\n"
-    "FROM events WHERE msg_type = 3 GROUP BY host_id, container_id, detail->>'binary_path'\n"
-    NAMED_JOIN
-    /* The names from each host's newest container_info row of the container. */
+    "SELECT v.host_id, v.container_id, v.binary_path, v.execs, v.first, v.last, n.container_name, n.pod_name,\n"
+    "       n.pod_namespace, n.image FROM (\n"
+    "SELECT e.host_id, e.container_id, e.detail->>'binary_path' AS binary_path, count(*) AS execs,\n"
+    "       to_timestamp(min(e.time_ns) / 1e9) AS first, to_timestamp(max(e.time_ns) / 1e9) AS last,\n"
+    "       bool_and(cn.host_id IS NOT NULL AND c.sandbox IS NOT DISTINCT FROM cn.sandbox) AS own\n"
+    "FROM events e LEFT JOIN connections c ON c.host_id = e.host_id AND c.id = e.conn_id\n"
+    "     LEFT JOIN container_names cn ON cn.host_id = e.host_id AND cn.container_id = e.container_id\n"
+    "WHERE e.msg_type = 3 GROUP BY e.host_id, e.container_id, e.detail->>'binary_path'\n"
+    ") AS v LEFT JOIN container_names n ON n.host_id = v.host_id AND n.container_id = v.container_id AND v.own;\n"
+    /* The local view's rows: per host, container and the sandbox that named
+     * it, the names from the host's newest container_info row of the
+     * container when that is the sandbox's own, lookup 'foreign' when
+     * another sandbox's. */
     "CREATE VIEW containers AS\n"
-    "SELECT g.host_id, g.container_id, i.container_name AS name, i.pod_name, i.pod_namespace, i.image, i.image_repository,\n"
-    "       i.image_tag, i.is_sandbox, i.user_name, i.lookup, i.lookup_why,\n"
-    "       to_timestamp(min(g.first_ns) / 1e9) AS first_seen,\n"
-    "       to_timestamp(max(g.last_ns) / 1e9) AS last_seen, sum(g.events) AS events, sum(g.execs) AS execs,\n"
-    "       (SELECT count(*) FROM alerts a WHERE a.host_id = g.host_id AND a.container_id = g.container_id)\n"
-    "         AS alerts,\n"
-    "       sum(c.sandbox_dropped) AS sandbox_dropped\n"
-    "FROM (SELECT host_id, container_id, conn_id, min(recv_ns) AS first_ns, max(recv_ns) AS last_ns,\n"
-    "             count(*) AS events, sum(CASE WHEN msg_type = 3 THEN 1 ELSE 0 END) AS execs\n"
-    "      FROM events WHERE container_id IS NOT NULL GROUP BY host_id, container_id, conn_id) AS g\n"
-    "LEFT JOIN connections c ON c.host_id = g.host_id AND c.id = g.conn_id\n"
+    "SELECT g.host_id, g.container_id, i.container_name AS name, i.pod_name, i.pod_namespace, i.image,\n"
+    "       i.image_repository, i.image_tag, i.is_sandbox, i.user_name,\n"
+    "       CASE WHEN i.lookup IS NOT NULL THEN i.lookup WHEN o.container_id IS NOT NULL THEN 'foreign' END AS lookup,\n"
+    "       CASE WHEN i.lookup IS NOT NULL THEN i.lookup_why WHEN o.container_id IS NOT NULL\n"
+    "            THEN 'named by a sandbox that does not run it (it runs in sandbox ' || o.sandbox || ')' END\n"
+    "         AS lookup_why,\n"
+    "       to_timestamp(g.first_ns / 1e9) AS first_seen, to_timestamp(g.last_ns / 1e9) AS last_seen, g.events,\n"
+    "       g.execs,\n"
+    "       (SELECT count(*) FROM alerts a JOIN events ae ON ae.host_id = a.host_id AND ae.id = a.event_id\n"
+    "          LEFT JOIN connections ac ON ac.host_id = ae.host_id AND ac.id = ae.conn_id\n"
+    "        WHERE a.host_id = g.host_id AND a.container_id = g.container_id\n"
+    "          AND ac.sandbox IS NOT DISTINCT FROM g.sandbox) AS alerts,\n"
+    "       g.sandbox_dropped, g.sandbox\n"
+    "FROM (SELECT x.host_id, x.container_id, c.sandbox, min(x.first_ns) AS first_ns, max(x.last_ns) AS last_ns,\n"
+    "             sum(x.events) AS events, sum(x.execs) AS execs, sum(c.sandbox_dropped) AS sandbox_dropped\n"
+    "      FROM (SELECT host_id, container_id, conn_id, min(recv_ns) AS first_ns, max(recv_ns) AS last_ns,\n"
+    "                   count(*) AS events, sum(CASE WHEN msg_type = 3 THEN 1 ELSE 0 END) AS execs\n"
+    "            FROM events WHERE container_id IS NOT NULL GROUP BY host_id, container_id, conn_id) AS x\n"
+    "      LEFT JOIN connections c ON c.host_id = x.host_id AND c.id = x.conn_id\n"
+    "      GROUP BY x.host_id, x.container_id, c.sandbox) AS g\n"
     "LEFT JOIN container_names i ON i.host_id = g.host_id AND i.container_id = g.container_id\n"
-    "GROUP BY g.host_id, g.container_id, i.container_name, i.pod_name, i.pod_namespace, i.image, i.image_repository,\n"
-    "         i.image_tag, i.is_sandbox, i.user_name, i.lookup, i.lookup_why;\n"
+    "  AND i.sandbox IS NOT DISTINCT FROM g.sandbox\n"
+    "LEFT JOIN container_names o ON o.host_id = g.host_id AND o.container_id = g.container_id AND o.lookup = 'found'\n"
+    "  AND i.container_id IS NULL;\n"
     /* open_flags: the local view's rule, a whole number from 0 to
      * 2^32-1 however written (5, 5.0, 5e0), else NULL. */
     "CREATE VIEW files_opened AS\n"
@@ -202,5 +240,7 @@ static const char central_views_sql[] =
     "       n.pod_namespace, n.image\n"
     "FROM alerts a JOIN events e ON e.host_id = a.host_id AND e.id = a.event_id\n"
     "     JOIN events_full f ON f.host_id = a.host_id AND f.id = a.event_id\n"
-    "     LEFT JOIN container_names n ON n.host_id = a.host_id AND n.container_id = a.container_id;\n"
+    "     LEFT JOIN connections nc ON nc.host_id = e.host_id AND nc.id = e.conn_id\n"
+    "     LEFT JOIN container_names n ON n.host_id = a.host_id AND n.container_id = a.container_id\n"
+    "       AND n.sandbox IS NOT DISTINCT FROM nc.sandbox;\n"
     "COMMENT ON VIEW events_full IS '" CENTRAL_SCHEMA_MARK "';\n";

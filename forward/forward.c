@@ -81,7 +81,9 @@ static void usage(FILE *out)
             "\n"
             "  --to URL               the central database, a libpq URL or connection string\n"
             "                         (postgresql://user@host/db). No password in it: libpq reads it\n"
-            "                         from ~/.pgpass, PGPASSFILE or PGPASSWORD\n"
+            "                         from ~/.pgpass, PGPASSFILE or PGPASSWORD. nats://HOST:PORT,... (or\n"
+            "                         tls://) publishes to the fleet's NATS JetStream stream instead:\n"
+            "                         seccheckd forward --to nats://h:4222 --help\n"
             "  --db PATH              the daemon's database [./seccheck.db]\n"
             "  --host-id ID           this host's name in the central copy [/etc/machine-id, or the hostname]\n"
             "  --init-schema          create or update the central schema, then exit\n"
@@ -117,7 +119,7 @@ static int parse_options(struct forward_options *o, int argc, char **argv)
     *o = (struct forward_options){.db_path = "./seccheck.db", .txn_events = 65536, .poll_ms = 200,
                                   .retry_min_ms = 500, .retry_max_ms = 30000, .stats_s = 60};
     const char *host_id = NULL;
-    int ch, level;
+    int ch;
     optind = 0;
     while ((ch = getopt_long(argc, argv, CLI_GETOPT_QUIET "h", options, NULL)) != -1) {
         switch (ch) {
@@ -131,13 +133,7 @@ static int parse_options(struct forward_options *o, int argc, char **argv)
         case 'r': if (cli_parse_uint(PROG, "retry-min-ms", optarg, 1, 600000, &o->retry_min_ms)) return 2; break;
         case 'R': if (cli_parse_uint(PROG, "retry-max-ms", optarg, 1, 3600000, &o->retry_max_ms)) return 2; break;
         case 's': if (cli_parse_uint(PROG, "stats-interval", optarg, 0, 86400, &o->stats_s)) return 2; break;
-        case 'l':
-            if ((level = log_level_parse(optarg)) < 0) {
-                fprintf(stderr, PROG ": --log-level: expected error, warn, info or debug, got '%s'\n", optarg);
-                return 2;
-            }
-            log_set_level((enum log_level)level);
-            break;
+        case 'l': if (cli_set_log_level(PROG, optarg)) return 2; break;
         case 'h': usage(stdout); return -1;
         default: cli_report_getopt_error(PROG, ch, argv); return 2;
         }
@@ -228,20 +224,12 @@ static int ensure_connections(struct forwarder *f, enum error_kind *kind, char *
     return 0;
 }
 
-static void hex8(const uint8_t *h, char out[17])
-{
-    for (int i = 0; i < 8; i++)
-        snprintf(out + 2 * i, 3, "%02x", h[i]);
-}
-
 /* The local chain does not continue the central one at batch id: recorded
  * and committed; -1 with err naming the batch. */
 static int refuse(struct forwarder *f, int64_t id, const char *why, char *err, size_t errlen)
 {
-    char reason[512];
-    snprintf(reason, sizeof(reason), "%s: another host forwards under host id '%s', or this database was "
-             "restored from an older copy; not merged", why, f->o.host_id);
-    if (central_record_refusal(f->pg, f->o.host_id, id, reason, err, errlen) != 0 ||
+    char reason[640];
+    if (central_refuse(f->pg, f->o.host_id, id, why, reason, sizeof(reason), err, errlen) != 0 ||
         central_commit(f->pg, err, errlen) != 0)
         return -1;
     snprintf(err, errlen, "host %s: batch %" PRId64 " refused: %s", f->o.host_id, id, reason);
@@ -295,7 +283,9 @@ static int sync_open_rows(struct forwarder *f, enum error_kind *kind, char *err,
         return 0;
     int64_t runs_from, conns_from;
     local_open_marks(&f->local, &runs_from, &conns_from);
-    int rc = central_sync_open_rows(f->pg, &f->local, f->o.host_id, f->runs_from, f->conns_from, err, errlen);
+    struct central_source src;
+    central_local_source(&src, &f->local);
+    int rc = central_sync_open_rows(f->pg, &src, f->o.host_id, f->runs_from, f->conns_from, err, errlen);
     if (rc != 0) {
         *kind = rc == -2 ? ERR_LOCAL : ERR_CENTRAL;
         return -1;
@@ -305,35 +295,6 @@ static int sync_open_rows(struct forwarder *f, enum error_kind *kind, char *err,
     f->pending_conns_from = conns_from;
     f->pending_version = version;
     return 0;
-}
-
-/* Batches lost locally before they were shipped: recorded, then the chain
- * resumes from the first one still there. */
-static void record_gap(struct forwarder *f, struct central_head *head, const struct local_batch *first, char *err,
-                       size_t errlen, int *rc)
-{
-    int64_t lo = head->last_batch_id + 1, hi = first->id - 1;
-    if (central_record_gap(f->pg, f->o.host_id, lo, hi, first->prev, err, errlen) != 0) {
-        *rc = -1;
-        return;
-    }
-    log_warn("forward: host %s: batches %" PRId64 "..%" PRId64 " were deleted locally before they were shipped "
-             "(--max-db-size); the gap is recorded in the central gaps table", f->o.host_id, lo, hi);
-    f->gaps_total++;
-    f->gap_batches_total += (uint64_t)(hi - lo + 1);
-    head->last_batch_id = hi;
-    memcpy(head->last_hash, first->prev, CHAIN_HASH_LEN);
-}
-
-/* The part of b[0..n) that chains on from head: consecutive ids, each
- * prev_hash the previous hash. */
-static int chained_prefix(const struct central_head *head, const struct local_batch *b, int n)
-{
-    int i = 0;
-    while (i < n && b[i].id == (i ? b[i - 1].id : head->last_batch_id) + 1 &&
-           memcmp(b[i].prev, i ? b[i - 1].hash : head->last_hash, CHAIN_HASH_LEN) == 0)
-        i++;
-    return i;
 }
 
 /* One transaction. 0 shipped (*more: a full load, look again at once),
@@ -373,27 +334,31 @@ static int ship_once(struct forwarder *f, struct local_batch *batches, bool *mor
         }
         return rc;
     }
-    if (batches[0].id > head.last_batch_id + 1) {
-        *kind = ERR_CENTRAL;
-        record_gap(f, &head, &batches[0], err, errlen, &rc);
-        if (rc != 0)
-            return rc;
-    }
-    int ok = chained_prefix(&head, batches, n);
-    if (ok == 0) {
-        char want[17], got[17];
-        hex8(head.last_hash, want);
-        hex8(batches[0].prev, got);
-        char why[160];
-        snprintf(why, sizeof(why), "its prev_hash %s... does not follow the central copy's batch %" PRId64
-                 " (hash %s...)", got, head.last_batch_id, want);
-        return refuse(f, batches[0].id, why, err, errlen);
-    }
-    int64_t events, alerts;
+    /* Batches lost locally before they were shipped (--max-db-size) are
+     * recorded as a gap, and the chain resumes from the first one still there. */
+    struct central_source src;
+    central_local_source(&src, &f->local);
+    struct central_outcome out;
     *kind = ERR_CENTRAL;
-    rc = central_ship(f->pg, &f->local, f->o.host_id, batches, ok, &events, &alerts, err, errlen);
+    rc = central_apply(f->pg, &src, f->o.host_id, &head, batches, n, NULL, CENTRAL_GAP_KNOWN, &out, err, errlen);
     if (rc == -2)
         *kind = ERR_LOCAL;
+    if (rc == 0 && out.gap_first <= out.gap_last) {
+        log_warn("forward: host %s: batches %" PRId64 "..%" PRId64 " were deleted locally before they were "
+                 "shipped (--max-db-size); the gap is recorded in the central gaps table", f->o.host_id,
+                 out.gap_first, out.gap_last);
+        f->gaps_total++;
+        f->gap_batches_total += (uint64_t)(out.gap_last - out.gap_first + 1);
+    }
+    if (rc == 0 && out.what == CENTRAL_REFUSED) {
+        *kind = ERR_CHAIN;
+        if (central_commit(f->pg, err, errlen) == 0)
+            snprintf(err, errlen, "host %s: batch %" PRId64 " refused: %s", f->o.host_id, out.refused_id,
+                     out.reason);
+        return -1;
+    }
+    int ok = out.shipped;
+    int64_t events = out.events, alerts = out.alerts;
     int64_t commit_ns = monotonic_ns();
     if (rc == 0)
         rc = central_commit(f->pg, err, errlen);

@@ -14,15 +14,20 @@
 
 #define BATCH_COLUMNS "id, run_id, first_event_id, last_event_id, events, committed_ns, prev_hash, hash, keyed"
 
-int local_open(struct local *l, const char *path, bool *lasting, char *err, size_t errlen)
+void local_name_tables(struct local *l)
 {
-    memset(l, 0, sizeof(*l));
     l->events.name = "events";
     l->alerts.name = "alerts";
     l->container_info.name = "container_info";
     l->batches.name = "batches";
     l->runs.name = "runs";
     l->connections.name = "connections";
+}
+
+int local_open(struct local *l, const char *path, bool *lasting, char *err, size_t errlen)
+{
+    memset(l, 0, sizeof(*l));
+    local_name_tables(l);
     /* Missing, a directory, unreadable: retrying does not change that. */
     *lasting = db_file_check_readable(path, err, errlen) != 0;
     if (*lasting) {
@@ -415,8 +420,9 @@ int64_t local_copy_rows(struct local *l, const struct local_table *t, const char
     }
     copy_binary_header(out);
     while ((step = sqlite3_step(st)) == SQLITE_ROW) {
-        copy_binary_row(out, 1 + t->ncols);
-        copy_binary_text(out, host_id, strlen(host_id));
+        copy_binary_row(out, (host_id ? 1 : 0) + t->ncols);
+        if (host_id)
+            copy_binary_text(out, host_id, strlen(host_id));
         for (int i = 0; i < t->ncols; i++)
             if (local_render_value(out, st, i, t->cols[i].kind) != 0) {
                 snprintf(err, errlen, "%s row id %lld: column %s holds '%.40s', not a value of its declared type",
@@ -445,6 +451,49 @@ int64_t local_copy_rows(struct local *l, const struct local_table *t, const char
     if (flush(out, data) != 0)
         return -2;
     return rows;
+}
+
+const struct local_table *local_part_table(const struct local *l, enum local_part part)
+{
+    switch (part) {
+    case LOCAL_PART_EVENTS: return &l->events;
+    case LOCAL_PART_ALERTS: return l->has_alerts ? &l->alerts : NULL;
+    case LOCAL_PART_NAMES: return l->has_container_info ? &l->container_info : NULL;
+    case LOCAL_PART_BATCHES: return &l->batches;
+    case LOCAL_PART_RUNS:
+    case LOCAL_PART_OPEN_RUNS: return &l->runs;
+    case LOCAL_PART_CONNECTIONS:
+    case LOCAL_PART_OPEN_CONNECTIONS: return &l->connections;
+    case LOCAL_PARTS: break;
+    }
+    return NULL;
+}
+
+/* Each part's selection; ?1 = lo, ?2 = hi (bound whether used or not). */
+static const char *const part_where[LOCAL_PARTS] = {
+    [LOCAL_PART_EVENTS] = "WHERE id BETWEEN ?1 AND ?2 ORDER BY id",
+    [LOCAL_PART_ALERTS] = "WHERE event_id BETWEEN ?1 AND ?2 ORDER BY id",
+    [LOCAL_PART_NAMES] = "WHERE id > ?1 AND ?2 = ?2 ORDER BY id",
+    [LOCAL_PART_BATCHES] = "WHERE id BETWEEN ?1 AND ?2",
+    [LOCAL_PART_RUNS] = "WHERE id IN (SELECT run_id FROM batches WHERE id BETWEEN ?1 AND ?2)",
+    [LOCAL_PART_CONNECTIONS] = "WHERE id BETWEEN ?1 AND ?2",
+    [LOCAL_PART_OPEN_RUNS] = "WHERE id >= ?1 AND ?2 = ?2",
+    [LOCAL_PART_OPEN_CONNECTIONS] = "WHERE id >= ?1 AND ?2 = ?2",
+};
+
+int64_t local_copy_part(struct local *l, enum local_part part, int64_t lo, int64_t hi, const char *host_id,
+                        struct strbuf *out, size_t flush_at, local_flush_cb flush, void *data,
+                        struct local_span *span, char *err, size_t errlen)
+{
+    const struct local_table *t = (unsigned)part < LOCAL_PARTS ? local_part_table(l, part) : NULL;
+    if (!t) {
+        if (span) {
+            span->min = INT64_MAX;
+            span->max = INT64_MIN;
+        }
+        return 0;
+    }
+    return local_copy_rows(l, t, part_where[part], lo, hi, host_id, out, flush_at, flush, data, span, err, errlen);
 }
 
 int local_save_progress(struct local *l, const char *target, const char *host_id, int64_t batch_id, char *err,

@@ -54,6 +54,9 @@ struct local {
     bool progress_ready;            /* forward_progress exists */
 };
 
+/* Names l's tables (events, alerts, ...): their columns are read later. */
+void local_name_tables(struct local *l);
+
 /* Opens path read-write without creating it (the daemon creates it).
  * 0, or -1 with err, and *lasting when retrying cannot help (path does not
  * exist, is not a file, cannot be opened). */
@@ -86,7 +89,7 @@ struct local_lag {
 int local_lag_after(struct local *l, int64_t after, struct local_lag *lag);
 
 /* Renders rows of t as a binary COPY stream (copy_binary.h) of the fields
- * host_id, then t's columns, from
+ * host_id (unless NULL), then t's columns, from
  *   SELECT <t's columns> FROM t <where> (bound ?1 = lo, ?2 = hi)
  * calling flush whenever out passes flush_at bytes and at the end.
  * Returns rows rendered, -1 on a SQLite error or a value that does not fit
@@ -100,6 +103,30 @@ struct local_span {
 };
 int64_t local_copy_rows(struct local *l, const struct local_table *t, const char *where, int64_t lo, int64_t hi,
                         const char *host_id, struct strbuf *out, size_t flush_at, local_flush_cb flush, void *data,
+                        struct local_span *span, char *err, size_t errlen);
+
+/* The rows of each table that go with a run of batches, wherever they go
+ * (a central transaction, a JetStream message), each selected by lo..hi: */
+enum local_part {
+    LOCAL_PART_EVENTS,              /* events lo..hi (ids), in id order */
+    LOCAL_PART_ALERTS,              /* the alerts of the events lo..hi, in id order */
+    LOCAL_PART_NAMES,               /* container_info rows with id > lo, in id order */
+    LOCAL_PART_BATCHES,             /* batches lo..hi */
+    LOCAL_PART_RUNS,                /* the runs of the batches lo..hi */
+    LOCAL_PART_CONNECTIONS,         /* connections lo..hi */
+    LOCAL_PART_OPEN_RUNS,           /* runs from id lo on (local_open_marks) */
+    LOCAL_PART_OPEN_CONNECTIONS,    /* connections from id lo on */
+    LOCAL_PARTS
+};
+
+/* The table of a part's rows; NULL when the database has none (no alerts
+ * or container_info table). */
+const struct local_table *local_part_table(const struct local *l, enum local_part part);
+
+/* local_copy_rows for a part (host_id NULL: rows without it). A part whose
+ * table the database lacks renders nothing and returns 0 (flush not called). */
+int64_t local_copy_part(struct local *l, enum local_part part, int64_t lo, int64_t hi, const char *host_id,
+                        struct strbuf *out, size_t flush_at, local_flush_cb flush, void *data,
                         struct local_span *span, char *err, size_t errlen);
 
 /* One value of st's column col as a field of a binary COPY row, in its

@@ -31,6 +31,7 @@
 #include "gvisor/container.pb-c.h"
 #include "gvisor/sentry.pb-c.h"
 #include "json.h"
+#include "rules.h"
 #include "show_store.h"
 #include "strbuf.h"
 #include "term_color.h"
@@ -71,6 +72,20 @@ struct process {
     int64_t parent;                  /* its parent's pid, SHOW_UNKNOWN */
 };
 
+/* One step of a sequence's alert: its event and its process's ancestry,
+ * rendered once (the ancestry code is the alert's own, run for its event). */
+struct step_story {
+    struct strbuf name, time, first_time;   /* raw, from the alert's row */
+    int64_t event_id, count, conn_id;
+    bool has_event, has_first_time;
+    struct strbuf line;                     /* its event's line */
+    struct strbuf ancestry_text, ancestry_json, notes;
+};
+
+struct show;
+static void text_steps(struct show *sh, struct strbuf *out);   /* "a sequence's steps" below */
+static void json_steps(struct show *sh, struct strbuf *out);
+
 struct show {
     const struct show_options *o;
     struct show_store store;
@@ -98,6 +113,10 @@ struct show {
     int nnearby;
     struct strbuf out, scratch;
     int64_t min_id;
+    /* A sequence's alert: its steps, each with its event and ancestry. */
+    struct step_story *steps;
+    int nsteps;
+    int64_t sandbox_dropped;
 };
 
 static void usage(FILE *out)
@@ -818,6 +837,8 @@ static void render_text(struct show *sh)
         strbuf_printf(out, "\n  suppressed %" PRId64 " alerts of this rule and container before it (throttled)",
                       a->suppressed);
     strbuf_puts(out, "\n\n");
+    if (sh->nsteps)
+        text_steps(sh, out);
     if (!sh->has_event) {
         strbuf_printf(out, "The event %" PRId64 " is not stored any more: retention deleted it, or the row is not one "
                       "seccheckd wrote.\n", sh->event_id);
@@ -942,7 +963,9 @@ static void render_json(struct show *sh)
         strbuf_putc(out, ',');
         json_key_string(out, "hostname", a->host_name, a->host_name ? strlen(a->host_name) : 0);
     }
-    strbuf_puts(out, "},\"event\":");
+    strbuf_putc(out, '}');
+    json_steps(sh, out);
+    strbuf_puts(out, ",\"event\":");
     if (!sh->has_event) {
         strbuf_puts(out, "null");
     } else {
@@ -982,10 +1005,181 @@ static void render_json(struct show *sh)
     strbuf_puts(out, "]}");
 }
 
+/* ---- a sequence's steps ---- */
+
+#define STEPS_MAX RULES_SEQUENCE_MAX_STEPS
+
+static void take_step(const struct show_step *st, void *data)
+{
+    struct show *sh = data;
+    sh->sandbox_dropped = st->sandbox_dropped;
+    if (sh->nsteps == STEPS_MAX)
+        return;
+    struct step_story *k = &sh->steps[sh->nsteps++];
+    memset(k, 0, sizeof(*k));
+    strbuf_puts(&k->name, st->name);
+    strbuf_puts(&k->time, st->time);
+    if (st->first_time) {
+        strbuf_puts(&k->first_time, st->first_time);
+        k->has_first_time = true;
+    }
+    k->event_id = st->event_id;
+    k->count = st->count;
+}
+
+/* Step k's event and its process's ancestry, by the alert's own code: the
+ * ancestry is built as for the alert's event, then rendered and let go. */
+static void tell_step(struct show *sh, struct step_story *k)
+{
+    struct first_row f = {0};
+    int64_t args[] = {k->event_id};
+    if (k->event_id == SHOW_UNKNOWN || !find_one(sh, SHOW_EVENT, args, &f)) {
+        strbuf_free(&f.keep);
+        return;
+    }
+    k->has_event = true;
+    k->conn_id = f.row.conn_id;
+    line_of(sh, &f.row, &k->line, sh->color);
+    struct event ev;
+    int64_t alert_event = sh->event_id, alert_conn = sh->conn_id;
+    sh->event_id = k->event_id;
+    sh->conn_id = k->conn_id;
+    sh->nprocs = 0;
+    strbuf_reset(&sh->ancestry_notes);
+    if (decode_row(sh, &f.row, &ev))
+        build_ancestry(sh, &ev);
+    else
+        strbuf_puts(&sh->ancestry_notes, "the event's stored packet does not decode: no ancestry\n");
+    inherit_programs(sh);
+    strbuf_putc(&k->ancestry_json, '[');
+    for (int i = sh->nprocs - 1; i >= 0; i--) {
+        text_process(sh, &k->ancestry_text, &sh->procs[i]);
+        json_process(sh, &k->ancestry_json, &sh->procs[i]);
+        if (i)
+            strbuf_putc(&k->ancestry_json, ',');
+    }
+    strbuf_putc(&k->ancestry_json, ']');
+    strbuf_append(&k->notes, sh->ancestry_notes.data ? sh->ancestry_notes.data : "", sh->ancestry_notes.len);
+    for (int i = 0; i < sh->nprocs; i++)
+        process_free(&sh->procs[i]);
+    sh->nprocs = 0;
+    strbuf_reset(&sh->ancestry_notes);
+    sh->event_id = alert_event;
+    sh->conn_id = alert_conn;
+    strbuf_free(&f.keep);
+}
+
+static void build_steps(struct show *sh)
+{
+    if (!sh->store.steps)
+        return;
+    sh->steps = calloc(STEPS_MAX, sizeof(*sh->steps));
+    if (!sh->steps) {
+        strbuf_puts(&sh->ancestry_notes, "out of memory: the sequence's steps are not shown\n");
+        return;
+    }
+    if (sh->store.steps(&sh->store, sh->o->id, take_step, sh) < 0)
+        strbuf_printf(&sh->ancestry_notes, "reading the sequence's steps failed: %s\n", sh->store.error(&sh->store));
+    for (int i = 0; i < sh->nsteps; i++)
+        tell_step(sh, &sh->steps[i]);
+}
+
+static void text_steps(struct show *sh, struct strbuf *out)
+{
+    strbuf_printf(out, "Sequence of %d steps, in the order they happened (each step's event, its process's "
+                  "ancestry from the container's first process)\n", sh->nsteps);
+    for (int i = 0; i < sh->nsteps; i++) {
+        const struct step_story *k = &sh->steps[i];
+        strbuf_printf(out, "  %d. ", i + 1);
+        event_line_plain(out, k->name.data ? k->name.data : "", k->name.len, 64);
+        if (k->event_id != SHOW_UNKNOWN)
+            strbuf_printf(out, "  event %" PRId64, k->event_id);
+        strbuf_puts(out, "  ");
+        event_line_plain(out, k->time.data ? k->time.data : "", k->time.len, 40);
+        if (k->count > 1) {
+            strbuf_printf(out, "  (%" PRId64 " events from ", k->count);
+            event_line_plain(out, k->first_time.data ? k->first_time.data : "", k->first_time.len, 40);
+            strbuf_puts(out, ", the last shown)");
+        }
+        if (k->event_id == sh->event_id)
+            strbuf_puts(out, "  (the alert's event)");
+        strbuf_putc(out, '\n');
+        if (!k->has_event) {
+            strbuf_puts(out, k->event_id == SHOW_UNKNOWN
+                                 ? "     its event has no id: it was not stored (another sink, or its batch failed)\n"
+                                 : "     its event is not stored any more: retention deleted it\n");
+            continue;
+        }
+        strbuf_puts(out, "     ");
+        strbuf_append(out, k->line.data ? k->line.data : "", k->line.len);
+        strbuf_putc(out, '\n');
+        for (size_t off = 0; k->ancestry_text.data && off < k->ancestry_text.len;) {
+            const char *nl = memchr(k->ancestry_text.data + off, '\n', k->ancestry_text.len - off);
+            size_t len = nl ? (size_t)(nl - k->ancestry_text.data) - off : k->ancestry_text.len - off;
+            strbuf_puts(out, "   ");
+            strbuf_append(out, k->ancestry_text.data + off, len);
+            strbuf_putc(out, '\n');
+            off += len + 1;
+        }
+        text_notes(out, &k->notes);
+    }
+    if (sh->sandbox_dropped > 0)
+        strbuf_printf(out, "  note: the sandbox dropped %" PRId64 " events while this chain was open: a step (or "
+                      "what would have cancelled it) may be among them\n", sh->sandbox_dropped);
+    strbuf_putc(out, '\n');
+}
+
+static void json_steps(struct show *sh, struct strbuf *out)
+{
+    strbuf_puts(out, ",\"sequence\":");
+    if (!sh->nsteps) {
+        strbuf_puts(out, "null");
+        return;
+    }
+    strbuf_puts(out, "{\"steps\":[");
+    for (int i = 0; i < sh->nsteps; i++) {
+        const struct step_story *k = &sh->steps[i];
+        strbuf_puts(out, i ? ",{" : "{");
+        json_key_string(out, "name", k->name.data ? k->name.data : "", k->name.len);
+        strbuf_putc(out, ',');
+        json_number(out, "event_id", k->event_id);
+        strbuf_putc(out, ',');
+        json_key_string(out, "time", k->time.data ? k->time.data : "", k->time.len);
+        strbuf_printf(out, ",\"count\":%" PRId64 ",", k->count);
+        json_key_string(out, "first_time", k->has_first_time ? k->first_time.data : NULL, k->first_time.len);
+        strbuf_puts(out, ",\"event\":");
+        if (k->has_event) {
+            strbuf_printf(out, "{\"id\":%" PRId64 ",\"conn_id\":%" PRId64 ",", k->event_id, k->conn_id);
+            json_key_string(out, "line", k->line.data ? k->line.data : "", k->line.len);
+            strbuf_puts(out, "},\"ancestry\":");
+            strbuf_append(out, k->ancestry_json.data, k->ancestry_json.len);
+        } else {
+            strbuf_puts(out, "null,\"ancestry\":[]");
+        }
+        strbuf_puts(out, ",\"ancestry_notes\":");
+        json_notes(out, &k->notes);
+        strbuf_putc(out, '}');
+    }
+    strbuf_printf(out, "],\"sandbox_dropped\":%" PRId64 "}", sh->sandbox_dropped);
+}
+
+static void steps_free(struct show *sh)
+{
+    for (int i = 0; sh->steps && i < sh->nsteps; i++) {
+        struct step_story *k = &sh->steps[i];
+        struct strbuf *bufs[] = {&k->name, &k->time, &k->first_time, &k->line, &k->ancestry_text,
+                                 &k->ancestry_json, &k->notes};
+        for (size_t j = 0; j < sizeof(bufs) / sizeof(bufs[0]); j++)
+            strbuf_free(bufs[j]);
+    }
+    free(sh->steps);
+}
+
 /* ---- the command ---- */
 
 static void show_free(struct show *sh)
 {
+    steps_free(sh);
     for (int i = 0; i < sh->nprocs; i++)
         process_free(&sh->procs[i]);
     if (sh->store.close)
@@ -1002,6 +1196,7 @@ static int tell(struct show *sh)
     int rc = read_alert(sh);
     if (rc != SHOW_OK)
         return rc;
+    build_steps(sh);
     if (sh->has_event) {
         struct first_row f = {0};
         int64_t args[] = {sh->event_id};

@@ -21,6 +21,7 @@
 #include <sqlite3.h>
 
 #include "central.h"
+#include "central_urls.h"
 #include "alert_outbox.h"
 #include "alert_show.h"
 #include "cli.h"
@@ -58,7 +59,8 @@ enum { ALERTS_OK = 0, ALERTS_FAILED = 1, ALERTS_USAGE = 2, ALERTS_OUTPUT_GONE = 
 
 struct alerts_options {
     const char *db_path;
-    const char *to_url;
+    const char *to_url;             /* the first --to */
+    struct central_urls to;         /* every --to: one database per partition, read as one */
     const char *host_id;            /* --to: one host (default: this host's id) */
     bool all_hosts;
     bool has_since;
@@ -90,10 +92,19 @@ struct alert_row {
     uint64_t suppressed;            /* held back before it */
 };
 
+/* The table's columns of text (cut to their width, --wide: as wide as
+ * their longest). */
+enum column { COL_HOST, COL_HOST_ID, COL_PRIORITY, COL_RULE, COL_CONTAINER, COL_NAMES, COLUMNS };
+
+static const size_t column_width[COLUMNS] = {HOST_WIDTH, HOST_ID_WIDTH, PRIORITY_WIDTH, RULE_WIDTH,
+                                             CONTAINER_WIDTH, NAMES_WIDTH};
+
 struct printer {
     const struct alerts_options *o;
     char hostname[256];             /* --db --json: the line's hostname */
     struct strbuf line, scratch;
+    size_t width[COLUMNS];          /* each column's (--wide: measured first) */
+    bool measuring;                 /* --wide's first pass: widths taken, nothing printed */
     bool header_done;
     bool sandbox_column;            /* a column for the sandbox's time: some alert's is off */
     bool names_column;              /* a column for the container's names: some alert's are known */
@@ -113,7 +124,8 @@ static void usage(FILE *out)
             "Prints the alerts the rules raised (seccheckd --rules), oldest first.\n"
             "\n"
             "  --db PATH          a host's database (only read; the daemon may be running)\n"
-            "  --to URL           the central PostgreSQL that seccheckd forward ships to\n"
+            "  --to URL           the central PostgreSQL that seccheckd forward ships to (again for\n"
+            "                     each partition's database: read as one)\n"
             "  --host-id ID       --to: this host's alerts [the id forward ships as: /etc/machine-id]\n"
             "  --all-hosts        --to: every host's, host by host\n"
             "  --since DURATION   only alerts whose event seccheckd received in the last DURATION\n"
@@ -131,7 +143,8 @@ static void usage(FILE *out)
             "                     seccheckd received the event, the sandbox's own when it is\n"
             "                     more than a second off, priority, rule, container (and its\n"
             "                     namespace/pod/name when runsc's state gave them), output]\n"
-            "  --wide             the table with nothing cut: whole rules, containers and output\n"
+            "  --wide             the table with nothing cut: whole rules, containers and output,\n"
+            "                     each column as wide as its longest stored value\n"
             "  --color WHEN       colour the priorities in the table: auto (when standard output\n"
             "                     is a terminal and NO_COLOR is not set), always, never [auto]\n"
             "  --help, -h         this text\n"
@@ -164,7 +177,11 @@ static int parse_options(int argc, char **argv, struct alerts_options *o)
     while ((ch = getopt_long(argc, argv, CLI_GETOPT_QUIET "fh", options, NULL)) != -1) {
         switch (ch) {
         case 'd': o->db_path = optarg; break;
-        case 'T': o->to_url = optarg; break;
+        case 'T':
+            if (central_urls_add(&o->to, optarg, PROG) != 0)
+                return ALERTS_USAGE;
+            o->to_url = o->to.url[0];
+            break;
         case 'H': o->host_id = optarg; break;
         case 'A': o->all_hosts = true; break;
         case 's':
@@ -255,21 +272,24 @@ static size_t fitting(const char *s, size_t len, size_t width)
     return i;
 }
 
-/* One column: escaped, cut to width with "..." when longer (--wide: whole),
- * padded. */
-static void cell(struct printer *p, const char *text, size_t width)
+/* One column: escaped, cut to its width with "..." when longer (--wide:
+ * whole, the column as wide as its longest), padded. */
+static void cell(struct printer *p, const char *text, enum column col)
 {
     const char *t = text ? text : "-";
+    size_t width = p->width[col];
     strbuf_reset(&p->scratch);
     event_line_plain(&p->scratch, t, strlen(t), p->o->wide ? SIZE_MAX : 4 * width);   /* escaped, more than fits */
     size_t len = p->scratch.len;
-    if (!p->o->wide && shown_width(p->scratch.data, len) > width) {
+    size_t shown = shown_width(p->scratch.data, len);
+    if (p->measuring && shown > width)
+        p->width[col] = width = shown;
+    if (!p->o->wide && shown > width) {
         strbuf_append(&p->line, p->scratch.data, fitting(p->scratch.data, len, width - 3));
         strbuf_puts(&p->line, "...  ");
         return;
     }
     strbuf_append(&p->line, p->scratch.data, len);
-    size_t shown = shown_width(p->scratch.data, len);
     for (size_t w = shown < width ? shown : width; w < width + 2; w++)   /* two spaces at least */
         strbuf_putc(&p->line, ' ');
 }
@@ -292,15 +312,18 @@ static void time_cell(struct printer *p, int64_t ns)
 
 static void table_header(struct printer *p)
 {
+    int w[COLUMNS];
+    for (int i = 0; i < COLUMNS; i++)
+        w[i] = (int)p->width[i];
     if (p->o->to_url && p->o->all_hosts)
-        strbuf_printf(&p->line, "%-*s  %-*s  ", HOST_WIDTH, "HOST", HOST_ID_WIDTH, "HOST ID");
+        strbuf_printf(&p->line, "%-*s  %-*s  ", w[COL_HOST], "HOST", w[COL_HOST_ID], "HOST ID");
     strbuf_printf(&p->line, "%-*s  %-*s  ", ID_WIDTH, "ID", TIME_WIDTH, "TIME (UTC)");
     if (p->sandbox_column)
         strbuf_printf(&p->line, "%-*s  ", TIME_WIDTH, "SANDBOX TIME");
-    strbuf_printf(&p->line, "%-*s  %-*s  %-*s  ", PRIORITY_WIDTH, "PRIORITY", RULE_WIDTH, "RULE",
-                  CONTAINER_WIDTH, "CONTAINER");
+    strbuf_printf(&p->line, "%-*s  %-*s  %-*s  ", w[COL_PRIORITY], "PRIORITY", w[COL_RULE], "RULE",
+                  w[COL_CONTAINER], "CONTAINER");
     if (p->names_column)
-        strbuf_printf(&p->line, "%-*s  ", NAMES_WIDTH, "NAMESPACE/POD/NAME");
+        strbuf_printf(&p->line, "%-*s  ", w[COL_NAMES], "NAMESPACE/POD/NAME");
     strbuf_puts(&p->line, "OUTPUT\n");
 }
 
@@ -310,8 +333,8 @@ static void table_row(struct printer *p, const struct alert_row *a)
         table_header(p);
     p->header_done = true;
     if (p->o->to_url && p->o->all_hosts) {
-        cell(p, a->host_name, HOST_WIDTH);
-        cell(p, a->host, HOST_ID_WIDTH);
+        cell(p, a->host_name, COL_HOST);
+        cell(p, a->host, COL_HOST_ID);
     }
     strbuf_printf(&p->line, "%-*" PRId64 "  ", ID_WIDTH, a->id);   /* what seccheckd alerts show ID takes */
     time_cell(p, a->has_recv ? a->recv_ns : a->time_ns);
@@ -321,13 +344,13 @@ static void table_row(struct printer *p, const struct alert_row *a)
         strbuf_printf(&p->line, "%-*s  ", TIME_WIDTH, "-");
     const char *color = p->color ? term_color_priority(a->priority) : "";
     strbuf_puts(&p->line, color);
-    cell(p, a->priority, PRIORITY_WIDTH);   /* any text: a row written by something else */
+    cell(p, a->priority, COL_PRIORITY);   /* any text: a row written by something else */
     if (color[0])
         strbuf_puts(&p->line, TERM_COLOR_RESET);
-    cell(p, a->rule, RULE_WIDTH);
-    cell(p, a->container, CONTAINER_WIDTH);
+    cell(p, a->rule, COL_RULE);
+    cell(p, a->container, COL_CONTAINER);
     if (p->names_column)
-        cell(p, a->names, NAMES_WIDTH);
+        cell(p, a->names, COL_NAMES);
     const char *text;
     size_t len;
     output_text(a, &text, &len);
@@ -366,6 +389,10 @@ static int print_row(struct printer *p, const struct alert_row *a)
     if (p->line.failed || p->scratch.failed) {
         fprintf(stderr, PROG ": out of memory rendering alert %" PRId64 "\n", a->id);
         return ALERTS_FAILED;
+    }
+    if (p->measuring) {
+        p->header_done = false;
+        return 0;
     }
     if (fwrite(p->line.data, 1, p->line.len, stdout) != p->line.len)
         return errno == EPIPE ? ALERTS_OUTPUT_GONE : ALERTS_FAILED;
@@ -453,18 +480,28 @@ static void say_filter(const struct alerts_options *o, const struct miss_source 
 }
 
 /* Nothing passed: says whether there are alerts at all, and if so what each
- * filter alone lets through, naming the rules or containers there are. */
+ * filter alone lets through, naming the rules or containers there are.
+ * With --follow (which starts after the stored alerts unless --since), said
+ * once the stored ones are read, and only when there are none or none pass
+ * the filters: then the new ones are waited for. */
 static void explain_miss(const struct alerts_options *o, const struct miss_source *m)
 {
     struct alerts_options none = only_filter(o, 0);
     int64_t total = m->count(m->ctx, &none);
+    if (total == 0 && o->follow) {
+        fprintf(stderr, PROG ": no alerts in %s yet; waiting for them\n", m->where);
+        return;
+    }
     if (total <= 0) {
         fprintf(stderr, PROG ": no alerts in %s (alerts come from rules: seccheckd --rules PATH, e.g. "
                 "configs/rules/gvisor_rules.yaml)\n", m->where);
         return;
     }
-    fprintf(stderr, PROG ": none of the %" PRId64 " alert%s in %s pass%s the filters; each alone:\n", total,
-            cli_plural((uint64_t)total), m->where, total == 1 ? "es" : "");
+    if (o->follow && m->count(m->ctx, o) != 0)
+        return;   /* some pass: following goes on after them */
+    fprintf(stderr, PROG ": none of the %" PRId64 " alert%s in %s pass%s the filters%s; each alone:\n", total,
+            cli_plural((uint64_t)total), m->where, total == 1 ? "es" : "",
+            o->follow ? " (waiting for new ones)" : "");
     struct strbuf line = {0};
     if (o->rule)
         say_filter(o, m, 'r', &line);
@@ -498,7 +535,7 @@ struct local_reader {
     struct follow follow;
     int64_t after;
     int64_t since_ns, since_event;  /* --since: its bound, the last event received before it */
-    bool has_info;                  /* the database has container_info (names) */
+    struct container_names names;   /* what the database can join (container_filter.h) */
 };
 
 /* The filters after "WHERE a.id > ?1": ?2 the last event received before
@@ -509,14 +546,14 @@ static struct container_filter container_filter_of(const struct alerts_options *
     return (struct container_filter){.container = o->container, .pod = o->pod, .ns = o->ns};
 }
 
-static void local_filters(struct strbuf *sql, const struct alerts_options *o, bool has_info)
+static void local_filters(struct strbuf *sql, const struct alerts_options *o, const struct container_names *names)
 {
     if (o->has_since)
         strbuf_puts(sql, " AND a.event_id > ?2");
     if (o->rule)   /* SQLite's lower(): ASCII letters */
         strbuf_puts(sql, " AND instr(lower(a.rule), lower(?3)) > 0");
     struct container_filter cf = container_filter_of(o);
-    container_filter_sql(sql, &cf, "a.container_id", 6, has_info);
+    container_filter_sql(sql, &cf, names, "a.container_id", "e.conn_id", 6);
     priority_filter(sql, o);
 }
 
@@ -526,7 +563,7 @@ static int local_statement(struct local_reader *r, const char *head, const char 
     const struct alerts_options *o = r->o;
     struct strbuf sql = {0};
     strbuf_puts(&sql, head);
-    local_filters(&sql, o, sqlutil_has(r->db, "table", "container_info"));
+    local_filters(&sql, o, &r->names);
     strbuf_puts(&sql, tail);
     int rc = sql.failed ? SQLITE_NOMEM : sqlite3_prepare_v2(r->db, sql.data, -1, st, NULL);
     strbuf_free(&sql);
@@ -544,35 +581,48 @@ static int local_statement(struct local_reader *r, const char *head, const char 
     return 0;
 }
 
+/* "FROM alerts a" with each alert's event e and its container's names i
+ * (container_filter.h), and the filters' WHERE start. */
+static void local_from(const struct local_reader *r, struct strbuf *sql)
+{
+    strbuf_puts(sql, " FROM alerts a LEFT JOIN events e ON e.id = a.event_id");
+    container_names_join(sql, &r->names, "a.container_id", "e.conn_id");
+    strbuf_puts(sql, " WHERE a.id > ?1");
+}
+
 static int local_prepare(struct local_reader *r)
 {
     char tail[64];
     snprintf(tail, sizeof(tail), " ORDER BY a.id LIMIT %d", ROWS_PER_READ);
-#define LOCAL_COLUMNS                                                                                           \
-    "SELECT a.id, a.time_ns, a.rule, a.priority, a.container_id, a.output, " ALERT_OUTBOX_OBJECT_SQL(             \
-        "a.output_fields") ", " ALERT_OUTBOX_ARRAY_SQL("a.tags") ", e.recv_ns, a.suppressed, "
-    return local_statement(r, r->has_info ? LOCAL_COLUMNS CONTAINER_NAMES_SQL("i.pod_namespace", "i.pod_name", "i.name")
-                                                " FROM alerts a LEFT JOIN events e ON e.id = a.event_id"
-                                                " LEFT JOIN container_info i ON i.container_id = a.container_id"
-                                                " WHERE a.id > ?1"
-                                          : LOCAL_COLUMNS "NULL FROM alerts a LEFT JOIN events e ON e.id = a.event_id"
-                                                          " WHERE a.id > ?1",
-                           tail, &r->rows);
-#undef LOCAL_COLUMNS
+    struct strbuf head = {0};
+    strbuf_puts(&head, "SELECT a.id, a.time_ns, a.rule, a.priority, a.container_id, a.output, "
+                       ALERT_OUTBOX_OBJECT_SQL("a.output_fields") ", " ALERT_OUTBOX_ARRAY_SQL("a.tags")
+                       ", e.recv_ns, a.suppressed, ");
+    container_names_label(&head, &r->names, "a.container_id");
+    local_from(r, &head);
+    int rc = head.failed ? ALERTS_FAILED : local_statement(r, head.data, tail, &r->rows);
+    strbuf_free(&head);
+    return rc;
 }
 
-/* Whether an alert to print names a container whose names are known
- * (then the table has a column for them). */
+/* Whether an alert to print names a container whose names (or foreign
+ * label) are known (then the table has a column for them). */
 static bool local_any_named(struct local_reader *r)
 {
-    if (!r->has_info)
+    if (!r->names.has_info)
         return false;
+    struct strbuf head = {0};
+    strbuf_puts(&head, "SELECT EXISTS(SELECT 1");
+    local_from(r, &head);
+    strbuf_puts(&head, " AND (");
+    container_names_label(&head, &r->names, "a.container_id");
+    strbuf_puts(&head, ") IS NOT NULL");
     sqlite3_stmt *st;
-    if (local_statement(r, "SELECT EXISTS(SELECT 1 FROM alerts a JOIN container_info i ON i.container_id = "
-                           "a.container_id WHERE a.id > ?1 AND coalesce(i.name, i.pod_name, i.pod_namespace) "
-                           "IS NOT NULL", ")", &st) != 0)
+    bool yes = !head.failed && local_statement(r, head.data, ")", &st) == 0;
+    strbuf_free(&head);
+    if (!yes)
         return false;
-    bool yes = sqlite3_step(st) == SQLITE_ROW && sqlite3_column_int(st, 0) != 0;
+    yes = sqlite3_step(st) == SQLITE_ROW && sqlite3_column_int(st, 0) != 0;
     sqlite3_finalize(st);
     return yes;
 }
@@ -649,7 +699,7 @@ static int64_t local_count(void *ctx, const struct alerts_options *filters)
     r->after = 0;
     sqlite3_stmt *st;
     if (local_statement(r, "SELECT count(*) FROM alerts a LEFT JOIN events e ON e.id = a.event_id WHERE a.id > ?1",
-                        "", &st) == 0) {
+                        "", &st) == 0) {   /* the filters name i only inside their own subqueries */
         if (sqlite3_step(st) == SQLITE_ROW)
             n = sqlite3_column_int64(st, 0);
         sqlite3_finalize(st);
@@ -676,7 +726,7 @@ static void local_top(void *ctx, const char *column, struct strbuf *out)
 /* The database is there and holds alerts: 0, or ALERTS_FAILED said. */
 static int local_check(struct local_reader *r)
 {
-    r->has_info = sqlutil_has(r->db, "table", "container_info");
+    container_names_probe(r->db, &r->names);
     if (sqlutil_has(r->db, "table", "alerts"))
         return 0;
     fprintf(stderr, PROG ": %s has no alerts table: it was written by a seccheckd without rules (start this "
@@ -716,6 +766,21 @@ static int local_follow_moved(struct local_reader *r, struct printer *p)
     return local_prepare(r);
 }
 
+/* --wide: the columns as wide as their longest value among the stored
+ * alerts that pass the filters (a pass that prints nothing). */
+static int local_measure(struct local_reader *r, struct printer *p)
+{
+    int64_t start = r->after;
+    r->after = 0;
+    p->measuring = true;
+    int rc = 0, n = ROWS_PER_READ;
+    while (rc == 0 && n == ROWS_PER_READ && !follow_stopped())
+        rc = local_print_next(r, p, &n);
+    p->measuring = false;
+    r->after = start;
+    return rc;
+}
+
 static int run_local(const struct alerts_options *o, struct printer *p)
 {
     struct local_reader r = {.o = o};
@@ -730,24 +795,28 @@ static int run_local(const struct alerts_options *o, struct printer *p)
     if (rc == 0)
         p->sandbox_column = !o->json && (o->follow || local_clock_apart(&r));
     if (rc == 0)
-        p->names_column = !o->json && r.has_info && (o->follow || local_any_named(&r));
+        p->names_column = !o->json && r.names.has_info && (o->follow || local_any_named(&r));
     if (rc == 0)
         rc = local_prepare(&r);
+    if (rc == 0 && o->wide)
+        rc = local_measure(&r, p);
     if (rc == 0 && follow_start(&r.follow, r.db, PROG, o->db_path) != 0)
         rc = ALERTS_FAILED;
+    bool stored_done = false;
     while (rc == 0 && !follow_stopped()) {
         int n;
         rc = local_print_next(&r, p, &n);
         if (rc != 0 || n == ROWS_PER_READ)
             continue;
+        if (!stored_done && !p->printed) {   /* say why, on stderr: the output stays empty */
+            struct miss_source m = {.ctx = &r, .where = o->db_path, .count = local_count, .top = local_top};
+            explain_miss(o, &m);
+        }
+        stored_done = true;
         if (!o->follow)
             break;
         if (follow_wait(&r.follow) == FOLLOW_MOVED)
             rc = local_follow_moved(&r, p);
-    }
-    if (rc == 0 && !p->printed && !o->follow) {   /* say why, on stderr: the output stays empty */
-        struct miss_source m = {.ctx = &r, .where = o->db_path, .count = local_count, .top = local_top};
-        explain_miss(o, &m);
     }
     sqlite3_finalize(r.rows);
     follow_end(&r.follow);
@@ -813,6 +882,7 @@ static void cursors_free(struct cursors *c)
 
 struct central_reader {
     const struct alerts_options *o;
+    const char *url;
     PGconn *pg;
     char host[HOST_ID_MAX + 1];     /* one host, or "" for all */
     struct cursors cursors;
@@ -830,8 +900,8 @@ struct central_reader {
 static void central_filters(struct strbuf *sql, const struct central_reader *r, const struct alerts_options *o)
 {
     strbuf_puts(sql, " FROM alerts a LEFT JOIN events e ON e.host_id = a.host_id AND e.id = a.event_id");
-    if (r->has_names)
-        strbuf_puts(sql, " LEFT JOIN container_names n ON n.host_id = a.host_id AND n.container_id = a.container_id");
+    if (r->has_names)   /* the names of the alert's own sandbox's container (container_filter.h) */
+        central_names_join(sql, "a.host_id", "a.container_id", "e.conn_id");
     strbuf_puts(sql, " LEFT JOIN jsonb_each_text($1::jsonb) c ON c.key = a.host_id"
                      " WHERE a.id > coalesce(c.value::bigint, 0) AND ($2 = '' OR a.host_id = $2)"
                      " AND ($3::bigint IS NULL OR e.recv_ns >= $3::bigint)"
@@ -862,9 +932,9 @@ static void central_sql(struct central_reader *r)
                      /* to_jsonb: a hosts table of a forwarder before hostname has none */
                      " (SELECT to_jsonb(h) ->> 'hostname' FROM hosts h WHERE h.host_id = a.host_id),"
                      " a.suppressed, ");
-    strbuf_puts(sql, r->has_names ? CONTAINER_NAMES_SQL("n.pod_namespace", "n.pod_name", "n.container_name") : "NULL");
+    strbuf_puts(sql, r->has_names ? CENTRAL_NAMES_LABEL_SQL("a.host_id", "a.container_id") : "NULL");
     central_filters(sql, r, r->o);
-    strbuf_printf(sql, " ORDER BY a.host_id, a.id LIMIT %d", ROWS_PER_READ);
+    strbuf_printf(sql, " ORDER BY a.host_id COLLATE \"C\", a.id LIMIT %d", ROWS_PER_READ);
 }
 
 /* Whether an alert to print, by the filters, meets condition (SQL over a,
@@ -898,7 +968,8 @@ static bool central_clock_apart(struct central_reader *r)
  * centrally (the table's names column). */
 static bool central_any_named(struct central_reader *r)
 {
-    return r->has_names && central_any_alert(r, "coalesce(n.container_name, n.pod_name, n.pod_namespace) IS NOT NULL");
+    return r->has_names &&
+           central_any_alert(r, "(" CENTRAL_NAMES_LABEL_SQL("a.host_id", "a.container_id") ") IS NOT NULL");
 }
 
 static int64_t central_count(void *ctx, const struct alerts_options *filters)
@@ -1009,10 +1080,6 @@ static int central_settings(struct central_reader *r)
         fprintf(stderr, PROG ": --host-id: %s\n", err);
         return ALERTS_USAGE;
     }
-    if (central_check_url(r->o->to_url, err, sizeof(err)) != 0) {
-        fprintf(stderr, PROG ": --to: %s\n", err);
-        return ALERTS_USAGE;
-    }
     return 0;
 }
 
@@ -1021,9 +1088,9 @@ static int central_settings(struct central_reader *r)
 static int central_ready(struct central_reader *r, bool *lasting, char *err, size_t errlen)
 {
     *lasting = false;
-    if (!r->pg && !(r->pg = central_connect(r->o->to_url, lasting, err, errlen)))
+    if (!r->pg && !(r->pg = central_connect(r->url, lasting, err, errlen)))
         return -1;
-    PGresult *res = PQexec(r->pg, "SELECT to_regclass('alerts') IS NOT NULL, to_regclass('container_names') IS NOT NULL");
+    PGresult *res = PQexec(r->pg, "SELECT to_regclass('alerts') IS NOT NULL, " CENTRAL_NAMES_READY_SQL);
     bool ok = PQresultStatus(res) == PGRES_TUPLES_OK, has = ok && strcmp(PQgetvalue(res, 0, 0), "t") == 0;
     /* The statement follows the schema it reads: one made before names were shipped has none. */
     bool names = ok && strcmp(PQgetvalue(res, 0, 1), "t") == 0;
@@ -1061,13 +1128,27 @@ static void central_wait(struct central_reader *r, const char *why, bool *said)
     follow_sleep_ms(CENTRAL_POLL_MS);
 }
 
-static int run_central(const struct alerts_options *o, struct printer *p)
+/* --wide: as local_measure, over the central copy (the cursors start
+ * again after it). */
+static int central_measure(struct central_reader *r, struct printer *p)
 {
-    struct central_reader r = {.o = o};
+    p->measuring = true;
+    int rc = 0, n = ROWS_PER_READ;
+    while (rc == 0 && n == ROWS_PER_READ && !follow_stopped())
+        rc = central_print_next(r, p, &n);
+    p->measuring = false;
+    cursors_free(&r->cursors);
+    r->cursors = (struct cursors){0};
+    return rc;
+}
+
+static int run_central_at(const struct alerts_options *o, struct printer *p, const char *url)
+{
+    struct central_reader r = {.o = o, .url = url};
     if (o->has_since)
         snprintf(r.since, sizeof(r.since), "%" PRId64, realtime_ns() - (int64_t)o->since_s * 1000000000);
     int rc = central_settings(&r);
-    bool started = false, waiting = false, lasting;
+    bool started = false, waiting = false, lasting, stored_done = false;
     int retries = 0;
     char err[512];
     while (rc == 0 && !follow_stopped()) {
@@ -1085,6 +1166,8 @@ static int run_central(const struct alerts_options *o, struct printer *p)
         if (waiting)
             fprintf(stderr, PROG ": reading the central alerts again\n");
         waiting = false;
+        if (!started && o->wide && (rc = central_measure(&r, p)) != 0)
+            break;
         if (!started && o->follow && !o->has_since && (rc = central_start_at_end(&r)) != 0)
             break;
         if (!started) {
@@ -1107,19 +1190,180 @@ static int run_central(const struct alerts_options *o, struct printer *p)
         }
         if (rc != 0 || n == ROWS_PER_READ)
             continue;
+        if (!stored_done && !p->printed) {   /* say why, on stderr: the output stays empty */
+            struct strbuf where = {0};
+            strbuf_puts(&where, "the central copy");
+            if (r.host[0]) {   /* which host's: --host-id's value, escaped */
+                strbuf_puts(&where, " (host ");
+                event_line_plain(&where, r.host, strlen(r.host), 200);
+                strbuf_puts(&where, ")");
+            }
+            struct miss_source m = {.ctx = &r, .where = where.failed ? "the central copy" : where.data,
+                                    .count = central_count, .top = central_top};
+            explain_miss(o, &m);
+            strbuf_free(&where);
+        }
+        stored_done = true;
         if (!o->follow)
             break;
         follow_sleep_ms(CENTRAL_POLL_MS);
-    }
-    if (rc == 0 && !p->printed && !o->follow && r.pg) {   /* say why, on stderr: the output stays empty */
-        struct miss_source m = {.ctx = &r, .where = "the central copy", .count = central_count, .top = central_top};
-        explain_miss(o, &m);
     }
     if (r.pg)
         PQfinish(r.pg);
     cursors_free(&r.cursors);
     strbuf_free(&r.sql);
     strbuf_free(&r.cursor_json);
+    return rc;
+}
+
+/* ---- several central databases (one per partition), read as one ---- */
+
+struct host_at {
+    char *host;
+    int reader;
+};
+
+static int host_order(const void *a, const void *b)
+{
+    return strcmp(((const struct host_at *)a)->host, ((const struct host_at *)b)->host);
+}
+
+/* Every reader connected, the alerts table there; the table's columns
+ * chosen as one database's would be. 0, or ALERTS_FAILED (said). */
+static int readers_ready(struct central_reader *r, int n, struct printer *p)
+{
+    bool lasting;
+    char err[512];
+    p->sandbox_column = p->names_column = false;
+    for (int i = 0; i < n; i++) {
+        if (central_ready(&r[i], &lasting, err, sizeof(err)) != 0) {
+            fprintf(stderr, PROG ": --to number %d: %s\n", i + 1, err);
+            return ALERTS_FAILED;
+        }
+        p->sandbox_column |= !r->o->json && (r->o->follow || central_clock_apart(&r[i]));
+        p->names_column |= !r->o->json && r[i].has_names && (r->o->follow || central_any_named(&r[i]));
+    }
+    return 0;
+}
+
+/* --all-hosts, once: host by host in the order one database gives, each
+ * host read in the database that holds it (hosts are disjoint: each
+ * database is one partition's). */
+static int merged_once(struct central_reader *r, int n, struct printer *p)
+{
+    struct host_at *hosts = NULL;
+    size_t nhosts = 0;
+    int rc = 0;
+    for (int i = 0; i < n && rc == 0; i++) {
+        PGresult *res = PQexec(r[i].pg, "SELECT DISTINCT host_id FROM alerts");
+        if (PQresultStatus(res) != PGRES_TUPLES_OK) {
+            char line[512];
+            central_message_line(PQresultErrorMessage(res), line, sizeof(line));
+            fprintf(stderr, PROG ": reading the central alerts: %s\n", line);
+            rc = ALERTS_FAILED;
+        }
+        struct host_at *grown = rc ? NULL : realloc(hosts, (nhosts + (size_t)PQntuples(res) + 1) * sizeof(*hosts));
+        for (int k = 0; grown && k < PQntuples(res); k++)
+            grown[nhosts++] = (struct host_at){.host = strdup(PQgetvalue(res, k, 0)), .reader = i};
+        if (grown)
+            hosts = grown;
+        else if (rc == 0)
+            rc = ALERTS_FAILED;
+        PQclear(res);
+    }
+    if (rc == 0)
+        qsort(hosts, nhosts, sizeof(*hosts), host_order);
+    /* --wide: a first pass takes the columns' widths (as central_measure). */
+    for (int pass = r->o->wide ? 0 : 1; pass < 2 && rc == 0; pass++) {
+        p->measuring = pass == 0;
+        for (size_t h = 0; h < nhosts && rc == 0; h++) {
+            struct central_reader *one = &r[hosts[h].reader];
+            snprintf(one->host, sizeof(one->host), "%s", hosts[h].host ? hosts[h].host : "");
+            for (int got = ROWS_PER_READ; rc == 0 && got == ROWS_PER_READ;)
+                rc = central_print_next(one, p, &got);
+        }
+        for (int i = 0; i < n && pass == 0; i++) {
+            cursors_free(&r[i].cursors);
+            r[i].cursors = (struct cursors){0};
+        }
+    }
+    p->measuring = false;
+    for (size_t h = 0; h < nhosts; h++)
+        free(hosts[h].host);
+    free(hosts);
+    for (int i = 0; i < n; i++)
+        r[i].host[0] = '\0';
+    return rc;
+}
+
+/* --all-hosts --follow: each database's new alerts in turn, every second. */
+static int merged_follow(struct central_reader *r, int n, struct printer *p)
+{
+    int rc = 0;
+    for (int i = 0; i < n && rc == 0; i++)
+        if (!r[i].o->has_since)
+            rc = central_start_at_end(&r[i]);
+    while (rc == 0 && !follow_stopped()) {
+        for (int i = 0; i < n && rc == 0; i++)
+            for (int got = ROWS_PER_READ; rc == 0 && got == ROWS_PER_READ;)
+                rc = central_print_next(&r[i], p, &got);
+        if (rc == 0)
+            follow_sleep_ms(CENTRAL_POLL_MS);
+    }
+    return rc;
+}
+
+static int run_central(const struct alerts_options *o, struct printer *p)
+{
+    const struct central_urls *u = &o->to;
+    if (u->n == 1)
+        return run_central_at(o, p, u->url[0]);
+    struct central_reader r[CENTRAL_URLS_MAX];
+    memset(r, 0, sizeof(r));
+    int rc = 0;
+    for (int i = 0; i < u->n; i++) {
+        r[i] = (struct central_reader){.o = o, .url = u->url[i]};
+        if (o->has_since)
+            snprintf(r[i].since, sizeof(r[i].since), "%" PRId64, realtime_ns() - (int64_t)o->since_s * 1000000000);
+    }
+    if (!o->all_hosts) {   /* one host: where it is */
+        char err[512], host[HOST_ID_MAX + 1];
+        PGconn *pg[CENTRAL_URLS_MAX] = {NULL};
+        if (host_id_resolve(o->host_id, host, err, sizeof(err)) != 0) {
+            fprintf(stderr, PROG ": --host-id: %s\n", err);
+            return ALERTS_USAGE;
+        }
+        bool lasting;
+        for (int i = 0; i < u->n && rc == 0; i++)
+            if (!(pg[i] = central_connect(u->url[i], &lasting, err, sizeof(err)))) {
+                fprintf(stderr, PROG ": --to number %d: %s\n", i + 1, err);
+                rc = ALERTS_FAILED;
+            }
+        int at = rc ? 0 : central_urls_find_host(pg, u, host, err, sizeof(err));
+        if (at < -1) {
+            fprintf(stderr, PROG ": %s\n", err);
+            rc = ALERTS_FAILED;
+        }
+        for (int i = 0; i < u->n; i++)
+            if (pg[i])
+                PQfinish(pg[i]);
+        return rc ? rc : run_central_at(o, p, u->url[at < 0 ? 0 : at]);
+    }
+    rc = readers_ready(r, u->n, p);
+    if (rc == 0)
+        rc = o->follow ? merged_follow(r, u->n, p) : merged_once(r, u->n, p);
+    if (rc == 0 && !p->printed && !o->follow) {
+        struct miss_source m = {.ctx = &r[0], .where = "the central copy (the first --to)", .count = central_count,
+                                .top = central_top};
+        explain_miss(o, &m);
+    }
+    for (int i = 0; i < u->n; i++) {
+        if (r[i].pg)
+            PQfinish(r[i].pg);
+        cursors_free(&r[i].cursors);
+        strbuf_free(&r[i].sql);
+        strbuf_free(&r[i].cursor_json);
+    }
     return rc;
 }
 
@@ -1134,6 +1378,7 @@ int alerts_main(int argc, char **argv)
     if (rc != 0)
         return rc < 0 ? ALERTS_OK : rc;
     struct printer p = {.o = &o, .color = !o.json && term_color_wanted(o.color, STDOUT_FILENO)};
+    memcpy(p.width, column_width, sizeof(p.width));
     if (gethostname(p.hostname, sizeof(p.hostname) - 1) != 0)
         snprintf(p.hostname, sizeof(p.hostname), "unknown");
     struct follow_signals signals;

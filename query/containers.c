@@ -13,7 +13,9 @@
 #include <errno.h>
 #include <getopt.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sqlite3.h>
 #include <libpq-fe.h>
@@ -22,6 +24,7 @@
 #include "cli.h"
 #include "container_filter.h"
 #include "event_line.h"
+#include "central_urls.h"
 #include "host_id.h"
 #include "sqlutil.h"
 #include "strbuf.h"
@@ -30,7 +33,8 @@
 
 struct containers_options {
     const char *db_path;
-    const char *to_url;             /* the central copy instead */
+    const char *to_url;             /* the central copy instead (the first --to) */
+    struct central_urls to;         /* every --to: one database per partition, merged */
     const char *host_id;            /* --to: one host (default: this host's id) */
     bool all_hosts;
     struct container_filter filter;
@@ -48,7 +52,8 @@ static void usage(FILE *out)
             "and last seen (UTC), events and alerts.\n"
             "\n"
             "  --db PATH          the daemon's database (read only; the daemon never waits for it)\n"
-            "  --to URL           the central PostgreSQL that seccheckd forward ships to\n"
+            "  --to URL           the central PostgreSQL that seccheckd forward ships to (again for\n"
+            "                     each partition's database: their rows merged as one's)\n"
             "  --host-id ID       --to: this host's containers [the id forward ships as: /etc/machine-id]\n"
             "  --all-hosts        --to: every host's, a HOST ID column first\n"
             "  --container X      only the container of this id or name\n"
@@ -78,7 +83,11 @@ static int parse_options(int argc, char **argv, struct containers_options *o)
         case 'p': o->filter.pod = optarg; break;
         case 'n': o->filter.ns = optarg; break;
         case 'j': o->json = true; break;
-        case 'T': o->to_url = optarg; break;
+        case 'T':
+            if (central_urls_add(&o->to, optarg, PROG) != 0)
+                return 2;
+            o->to_url = o->to.url[0];
+            break;
         case 'H': o->host_id = optarg; break;
         case 'A': o->all_hosts = true; break;
         case 'h': usage(stdout); return -1;
@@ -104,11 +113,38 @@ static const char *col(sqlite3_stmt *st, int i)
     return s && s[0] ? s : "-";
 }
 
+/* Bytes of the first n characters of s[0..len) (UTF-8; a byte that is
+ * not counts as one). */
+static size_t chars_bytes(const char *s, size_t len, size_t n, size_t *chars)
+{
+    size_t i = 0, c = 0;
+    for (; i < len && c < n; c++) {
+        i++;
+        while (i < len && ((unsigned char)s[i] & 0xc0) == 0x80)
+            i++;
+    }
+    *chars = c;
+    return i;
+}
+
+/* text escaped in a column of width characters and two spaces: a longer
+ * one is cut to width - 3 characters and "...", so the next column starts
+ * where the header says. */
 static void cell(struct strbuf *line, const char *text, size_t width)
 {
-    size_t before = line->len;
-    event_line_plain(line, text, strlen(text), width);
-    for (size_t n = line->len - before; n < width + 2; n++)
+    struct strbuf cut = {0};
+    event_line_plain(&cut, text, strlen(text), 4 * width);
+    size_t chars, all = chars_bytes(cut.data ? cut.data : "", cut.len, SIZE_MAX, &chars);
+    if (chars > width) {
+        all = chars_bytes(cut.data, cut.len, width - 3, &chars);
+        strbuf_append(line, cut.data, all);
+        strbuf_puts(line, "...");
+        chars += 3;
+    } else if (all) {
+        strbuf_append(line, cut.data, all);
+    }
+    strbuf_free(&cut);
+    for (; chars < width + 2; chars++)
         strbuf_putc(line, ' ');
 }
 
@@ -140,11 +176,86 @@ static void print_header(struct strbuf *line, bool host_column)
     printf("%.*s\n", (int)line->len, line->data);
 }
 
+/* " AND ..." for the filter over the containers view, parameters ?1 to ?3
+ * (container_filter_bind). Each row has its own sandbox's names
+ * (views.sql.h): the filters read them there. */
+static void filter_rows(struct strbuf *sql, sqlite3 *db, const struct container_filter *f)
+{
+    bool has_info = sqlutil_has(db, "table", "container_info");
+    if (f->container)
+        strbuf_puts(sql, has_info ? " AND (container_id = ?1 OR name = ?1)" : " AND container_id = ?1");
+    if (f->pod)
+        strbuf_puts(sql, has_info ? " AND pod_name = ?2" : " AND ?2 IS NULL");
+    if (f->ns)
+        strbuf_puts(sql, has_info ? " AND pod_namespace = ?3" : " AND ?3 IS NULL");
+}
+
+/* ---- nothing printed: why, on stderr (as seccheckd events says it) ---- */
+
+/* How many containers pass f: local (db) or central (pg, host ""
+ * every one). -1 on an error. */
+static long long count_passing(sqlite3 *db, PGconn *pg, const char *host, const struct container_filter *f)
+{
+    if (pg) {
+        const char *v[] = {host, f->container, f->pod, f->ns};
+        PGresult *res = PQexecParams(pg, "SELECT count(*) FROM containers WHERE ($1 = '' OR host_id = $1)"
+                                         " AND ($2::text IS NULL OR container_id = $2 OR name = $2)"
+                                         " AND ($3::text IS NULL OR pod_name = $3)"
+                                         " AND ($4::text IS NULL OR pod_namespace = $4)", 4, NULL, v, NULL, NULL, 0);
+        long long n = PQresultStatus(res) == PGRES_TUPLES_OK ? strtoll(PQgetvalue(res, 0, 0), NULL, 10) : -1;
+        PQclear(res);
+        return n;
+    }
+    struct strbuf sql = {0};
+    strbuf_puts(&sql, "SELECT count(*) FROM containers WHERE 1");
+    filter_rows(&sql, db, f);
+    sqlite3_stmt *st = NULL;
+    long long n = -1;
+    if (!sql.failed && sqlite3_prepare_v2(db, sql.data, -1, &st, NULL) == SQLITE_OK) {
+        container_filter_bind(st, f, 1);
+        if (sqlite3_step(st) == SQLITE_ROW)
+            n = sqlite3_column_int64(st, 0);
+    }
+    sqlite3_finalize(st);
+    strbuf_free(&sql);
+    return n;
+}
+
+/* No container printed: the database (or the host) holds none yet, or
+ * which filter matches none. */
+static void explain_nothing(sqlite3 *db, PGconn *pg, const char *host, const struct containers_options *o)
+{
+    const struct container_filter none = {0}, *f = &o->filter;
+    long long all = count_passing(db, pg, host, &none);
+    if (all == 0) {
+        if (pg)
+            fprintf(stderr, PROG ": the central copy holds no containers%s%s yet\n", host[0] ? " of host " : "",
+                    host[0] ? host : "");
+        else
+            fprintf(stderr, PROG ": %s holds no containers yet (no stored event named one)\n", o->db_path);
+        return;
+    }
+    if (!container_filter_any(f) || all < 0)
+        return;
+    fprintf(stderr, PROG ": no container passes the filters (%lld stored)\n", all);
+    const struct {
+        const char *option, *value, *why;
+        struct container_filter one;
+    } each[] = {
+        {"--container", f->container, "no container of that id or name", {.container = f->container}},
+        {"--pod", f->pod, "no container of that pod", {.pod = f->pod}},
+        {"--namespace", f->ns, "no container of that namespace", {.ns = f->ns}},
+    };
+    for (size_t i = 0; i < sizeof(each) / sizeof(each[0]); i++)
+        if (each[i].value && count_passing(db, pg, host, &each[i].one) == 0)
+            event_line_say_option(each[i].option, each[i].value, each[i].why);
+}
+
 static int print_rows(sqlite3 *db, const struct containers_options *o)
 {
     struct strbuf sql = {0}, line = {0};
     strbuf_puts(&sql, select_sql);
-    container_filter_sql(&sql, &o->filter, "container_id", 1, sqlutil_has(db, "table", "container_info"));
+    filter_rows(&sql, db, &o->filter);
     strbuf_puts(&sql, " ORDER BY first_seen, container_id");
     sqlite3_stmt *st = NULL;
     int rc = sql.failed ? SQLITE_NOMEM : sqlite3_prepare_v2(db, sql.data, -1, &st, NULL);
@@ -156,7 +267,9 @@ static int print_rows(sqlite3 *db, const struct containers_options *o)
     container_filter_bind(st, &o->filter, 1);
     if (!o->json)
         print_header(&line, false);
+    long long printed = 0;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        printed++;
         strbuf_reset(&line);
         if (o->json) {
             const char *j = (const char *)sqlite3_column_text(st, (int)NCOLS);
@@ -173,6 +286,8 @@ static int print_rows(sqlite3 *db, const struct containers_options *o)
     if (status)
         fprintf(stderr, PROG ": %s: %s\n", o->db_path, sqlite3_errmsg(db));
     sqlite3_finalize(st);
+    if (status == 0 && printed == 0)
+        explain_nothing(db, NULL, "", o);
     strbuf_free(&sql);
     strbuf_free(&line);
     if (fflush(stdout) != 0 && errno != EPIPE) {
@@ -199,7 +314,7 @@ static const char central_sql[] =
     " FROM containers WHERE ($1 = '' OR host_id = $1)"
     " AND ($2::text IS NULL OR container_id = $2 OR name = $2)"
     " AND ($3::text IS NULL OR pod_name = $3) AND ($4::text IS NULL OR pod_namespace = $4)"
-    " ORDER BY host_id, first_seen, container_id";
+    " ORDER BY host_id COLLATE \"C\", first_seen, container_id COLLATE \"C\"";
 
 static const char *pg_col(PGresult *res, int row, int i)
 {
@@ -207,7 +322,30 @@ static const char *pg_col(PGresult *res, int row, int i)
     return s && s[0] ? s : "-";
 }
 
-static int print_central(PGconn *pg, const struct containers_options *o, const char *host)
+/* Of the databases' results, the one whose next row comes first in the
+ * order one database gives (host, first seen, container); -1 none left.
+ * Hosts are disjoint between the databases (each is one partition's). */
+static int next_of(PGresult *const *res, const int *row, int n)
+{
+    int best = -1;
+    for (int i = 0; i < n; i++) {
+        if (row[i] >= PQntuples(res[i]))
+            continue;
+        if (best < 0) {
+            best = i;
+            continue;
+        }
+        static const int key[] = {0, 6, 1};   /* host_id, first_seen, container_id: central_sql's order */
+        int c = 0;
+        for (int k = 0; k < 3 && c == 0; k++)
+            c = strcmp(PQgetvalue(res[i], row[i], key[k]), PQgetvalue(res[best], row[best], key[k]));
+        if (c < 0)
+            best = i;
+    }
+    return best;
+}
+
+static int query_central(PGconn *pg, const struct containers_options *o, const char *host, PGresult **out)
 {
     PGresult *check = PQexec(pg, "SELECT to_regclass('container_names') IS NOT NULL");
     bool current = PQresultStatus(check) == PGRES_TUPLES_OK && strcmp(PQgetvalue(check, 0, 0), "t") == 0;
@@ -226,27 +364,44 @@ static int print_central(PGconn *pg, const struct containers_options *o, const c
         PQclear(res);
         return 1;
     }
+    *out = res;
+    return 0;
+}
+
+static int print_central(PGconn *const *pg, int n, const struct containers_options *o, const char *host)
+{
+    PGresult *res[CENTRAL_URLS_MAX] = {NULL};
+    int row[CENTRAL_URLS_MAX] = {0}, status = 0;
+    for (int i = 0; i < n && status == 0; i++)
+        status = query_central(pg[i], o, host, &res[i]);
     struct strbuf line = {0};
     bool host_column = !host[0];
-    if (!o->json)
+    if (status == 0 && !o->json)
         print_header(&line, host_column);
-    for (int r = 0; r < PQntuples(res); r++) {
+    for (int i; status == 0 && (i = next_of(res, row, n)) >= 0; row[i]++) {
+        int r = row[i];
         strbuf_reset(&line);
         if (o->json) {
-            const char *j = PQgetvalue(res, r, (int)NCOLS + 1);
+            const char *j = PQgetvalue(res[i], r, (int)NCOLS + 1);
             event_line_json(&line, j, strlen(j));
         } else {
             if (host_column)
-                cell(&line, pg_col(res, r, 0), HOST_ID_WIDTH);
-            for (size_t i = 0; i < NCOLS; i++)
-                cell(&line, pg_col(res, r, (int)i + 1), widths[i]);
+                cell(&line, pg_col(res[i], r, 0), HOST_ID_WIDTH);
+            for (size_t c = 0; c < NCOLS; c++)
+                cell(&line, pg_col(res[i], r, (int)c + 1), widths[c]);
             while (line.len && line.data[line.len - 1] == ' ')
                 line.len--;
         }
         printf("%.*s\n", (int)line.len, line.data);
     }
-    PQclear(res);
-    int status = line.failed ? 1 : 0;
+    bool none = true;
+    for (int i = 0; i < n; i++) {
+        none = none && (!res[i] || PQntuples(res[i]) == 0);
+        PQclear(res[i]);
+    }
+    if (status == 0 && none)   /* said from the first database (the host's, for one host) */
+        explain_nothing(NULL, pg[0], host, o);
+    status = status || line.failed ? 1 : 0;
     strbuf_free(&line);
     if (fflush(stdout) != 0 && errno != EPIPE) {
         fprintf(stderr, PROG ": writing to standard output: %s\n", strerror(errno));
@@ -262,17 +417,23 @@ static int run_central(const struct containers_options *o)
         fprintf(stderr, PROG ": %s\n", err);
         return 2;
     }
-    if (central_check_url(o->to_url, err, sizeof(err)) != 0) {
+    PGconn *pg[CENTRAL_URLS_MAX] = {NULL};
+    int rc = 0, n = o->to.n;
+    for (int i = 0; i < n && rc == 0; i++)
+        if (!(pg[i] = central_connect(o->to.url[i], NULL, err, sizeof(err)))) {
+            fprintf(stderr, PROG ": %s\n", err);
+            rc = 1;
+        }
+    int at = 0;
+    if (rc == 0 && host[0] && (at = central_urls_find_host(pg, &o->to, host, err, sizeof(err))) < -1) {
         fprintf(stderr, PROG ": %s\n", err);
-        return 2;
+        rc = 1;
     }
-    PGconn *pg = central_connect(o->to_url, NULL, err, sizeof(err));
-    if (!pg) {
-        fprintf(stderr, PROG ": %s\n", err);
-        return 1;
-    }
-    int rc = print_central(pg, o, host);
-    PQfinish(pg);
+    if (rc == 0)   /* one host: where it is (the first when none: nothing to list) */
+        rc = host[0] ? print_central(&pg[at < 0 ? 0 : at], 1, o, host) : print_central(pg, n, o, host);
+    for (int i = 0; i < n; i++)
+        if (pg[i])
+            PQfinish(pg[i]);
     return rc;
 }
 

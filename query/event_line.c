@@ -694,3 +694,14 @@ void event_line_render_named(struct strbuf *out, const struct event *ev, bool co
     if (mark)
         color_word(out, what, mark);
 }
+
+void event_line_say_option(const char *option, const char *value, const char *why)
+{
+    struct strbuf line = {0};
+    strbuf_printf(&line, "  %s '", option);
+    event_line_plain(&line, value, strlen(value), 200);
+    strbuf_printf(&line, "': %s\n", why);
+    if (!line.failed)
+        fputs(line.data, stderr);
+    strbuf_free(&line);
+}

@@ -48,6 +48,10 @@ void event_line_text(struct strbuf *out, const char *text, size_t len);
  * alert's output. */
 void event_line_plain(struct strbuf *out, const char *text, size_t len, size_t max);
 
+/* Prints "  OPTION 'VALUE': why" on stderr, the value escaped and cut as
+ * event_line_plain does: a reader's filter that matched nothing. */
+void event_line_say_option(const char *option, const char *value, const char *why);
+
 /* Appends a JSON document with the characters a terminal acts on that
  * JSON leaves raw (DEL, C1 controls, bidirectional overrides) written as
  * \uNNNN: the same JSON, safe to print. */

@@ -30,7 +30,7 @@
 #include "event_line.h"
 #include "events_central.h"
 #include "events_options.h"
-#include "filter.h"
+#include "ingest_filter.h"
 #include "follow.h"
 #include "sqlutil.h"
 #include "strbuf.h"
@@ -67,7 +67,8 @@ static void usage(FILE *out)
             "Prints the events of a seccheckd database, one line each, oldest first.\n"
             "\n"
             "  --db PATH          the database (only read; the daemon may be running)\n"
-            "  --to URL           the central PostgreSQL that seccheckd forward ships to\n"
+            "  --to URL           the central PostgreSQL that seccheckd forward ships to (again for\n"
+            "                     each partition's database: the host is read where it is)\n"
             "  --host-id ID       --to: this host's events [the id forward ships as: /etc/machine-id]\n"
             "  --follow, -f       then print new events as the daemon commits them, until\n"
             "                     interrupted (the last 10 stored first, as tail -f does)\n"
@@ -118,7 +119,11 @@ static int parse_options(int argc, char **argv, struct events_options *o)
     while ((ch = getopt_long(argc, argv, CLI_GETOPT_QUIET "fo:n:h", options, NULL)) != -1) {
         switch (ch) {
         case 'd': o->db_path = optarg; break;
-        case 'T': o->to_url = optarg; break;
+        case 'T':
+            if (central_urls_add(&o->to, optarg, PROG) != 0)
+                return EVENTS_USAGE;
+            o->to_url = o->to.url[0];
+            break;
         case 'H': o->host_id = optarg; break;
         case 'f': o->follow = true; break;
         case 'c': o->container = optarg; break;
@@ -181,7 +186,8 @@ static int open_db(struct reader *r)
 }
 
 /* A statement over events e: head, "WHERE e.id > ?1 AND e.id <= ?2", the
- * filters of o (?3 container, ?4 process, ?5 since, the types inline), tail.
+ * filters of o (?4 process, ?5 since, ?6 to ?8 container, pod, namespace,
+ * the types inline), tail; ?9 and up are the tail's.
  * 0, or EVENTS_FAILED said. */
 static int filtered_statement(struct reader *r, const struct events_options *o, const char *head, const char *tail,
                               sqlite3_stmt **st)
@@ -190,7 +196,9 @@ static int filtered_statement(struct reader *r, const struct events_options *o, 
     strbuf_puts(&sql, head);
     strbuf_puts(&sql, " WHERE e.id > ?1 AND e.id <= ?2");
     struct container_filter cf = {.container = o->container, .pod = o->pod, .ns = o->ns};
-    container_filter_sql(&sql, &cf, "e.container_id", 6, sqlutil_has(r->db, "table", "container_info"));
+    struct container_names names;
+    container_names_probe(r->db, &names);
+    container_filter_sql(&sql, &cf, &names, "e.container_id", "e.conn_id", 6);
     if (o->process)
         strbuf_puts(&sql, " AND e.process_name = ?4");
     if (o->has_since)
@@ -223,22 +231,27 @@ static int filtered_statement(struct reader *r, const struct events_options *o, 
     "SELECT e.id, json_object('id', f.id, 'conn_id', f.conn_id, 'recv_ns', f.recv_ns, 'msg_type', f.msg_type,"  \
     " 'type_name', f.type_name, 'dropped_count', f.dropped_count, 'decode_error', f.decode_error, 'message',"   \
     " json(f.message)) FROM events e JOIN events_full f ON f.id = e.id"
-/* The compact line's columns, the container's names last (NULL without
- * container_info: an older database). */
-#define COMPACT_HEAD "SELECT e.id, e.recv_ns, e.msg_type, e.raw, NULL FROM events e"
-#define COMPACT_NAMED_HEAD                                                                                       \
-    "SELECT e.id, e.recv_ns, e.msg_type, e.raw, " CONTAINER_NAMES_SQL("i.pod_namespace", "i.pod_name", "i.name") \
-    " FROM events e LEFT JOIN container_info i ON i.container_id = e.container_id"
-
-/* The statement that reads the next rows after ?1 up to ?2, filtered. */
+/* The statement that reads the next rows after ?1 up to ?2, filtered:
+ * JSON, or the compact line's columns with the container's names (or its
+ * foreign label) last (container_filter.h; NULL without container_info). */
 static int prepare_rows(struct reader *r)
 {
     char tail[64];
     snprintf(tail, sizeof(tail), " ORDER BY e.id LIMIT %d", ROWS_PER_READ);
-    const char *head = r->o->json                                          ? JSON_HEAD
-                       : sqlutil_has(r->db, "table", "container_info") ? COMPACT_NAMED_HEAD
-                                                                        : COMPACT_HEAD;
-    return filtered_statement(r, r->o, head, tail, &r->rows);
+    if (r->o->json)
+        return filtered_statement(r, r->o, JSON_HEAD, tail, &r->rows);
+    struct container_names names;
+    container_names_probe(r->db, &names);
+    struct strbuf head = {0};
+    strbuf_puts(&head, "SELECT e.id, e.recv_ns, e.msg_type, e.raw, ");
+    container_names_label(&head, &names, "e.container_id");
+    strbuf_puts(&head, " FROM events e");
+    container_names_join(&head, &names, "e.container_id", "e.conn_id");
+    int rc = head.failed ? EVENTS_FAILED : filtered_statement(r, r->o, head.data, tail, &r->rows);
+    if (head.failed)
+        fprintf(stderr, PROG ": out of memory\n");
+    strbuf_free(&head);
+    return rc;
 }
 
 /* -n N: the id before the last N rows that pass the filters between
@@ -249,11 +262,14 @@ static int64_t before_last(struct reader *r, uint64_t n)
         return r->until;
     sqlite3_stmt *st;
     int64_t id = r->after;
-    if (filtered_statement(r, r->o, "SELECT e.id FROM events e", " ORDER BY e.id DESC LIMIT 1 OFFSET ?6", &st) != 0)
+    /* ?9: after the filters' own (the container filter's are ?6 to ?8:
+     * an offset bound at ?6 made --container match nothing here, and -n
+     * and --follow printed every stored event) */
+    if (filtered_statement(r, r->o, "SELECT e.id FROM events e", " ORDER BY e.id DESC LIMIT 1 OFFSET ?9", &st) != 0)
         return id;
     sqlite3_bind_int64(st, 1, r->after);
     sqlite3_bind_int64(st, 2, r->until);
-    sqlite3_bind_int64(st, 6, (int64_t)(n - 1));
+    sqlite3_bind_int64(st, 9, (int64_t)(n - 1));
     if (sqlite3_step(st) == SQLITE_ROW)
         id = sqlite3_column_int64(st, 0) - 1;
     sqlite3_finalize(st);
@@ -271,18 +287,6 @@ static bool any_passes(struct reader *r, const struct events_options *f)
     bool yes = sqlite3_step(st) == SQLITE_ROW;
     sqlite3_finalize(st);
     return yes;
-}
-
-/* "  --OPTION 'VALUE': why", the value escaped. */
-static void say_value(const char *option, const char *value, const char *why)
-{
-    struct strbuf line = {0};
-    strbuf_printf(&line, "  %s '", option);
-    event_line_plain(&line, value, strlen(value), 200);
-    strbuf_printf(&line, "': %s\n", why);
-    if (!line.failed)
-        fputs(line.data, stderr);
-    strbuf_free(&line);
 }
 
 /* Nothing was printed: says why on stderr (the output stays empty), each
@@ -304,24 +308,26 @@ static void explain_nothing(struct reader *r)
     struct events_options f = none;
     f.container = o->container;
     if (o->container && !any_passes(r, &f))
-        say_value("--container", o->container, "no event of that container (seccheckd containers lists them)");
+        event_line_say_option("--container", o->container,
+                              "no event of that container (seccheckd containers lists them)");
     f = none;
     f.pod = o->pod;
     if (o->pod && !any_passes(r, &f))
-        say_value("--pod", o->pod, "no event of that pod's containers (seccheckd containers lists them)");
+        event_line_say_option("--pod", o->pod, "no event of that pod's containers (seccheckd containers lists them)");
     f = none;
     f.ns = o->ns;
     if (o->ns && !any_passes(r, &f))
-        say_value("--namespace", o->ns, "no event of that namespace's containers (seccheckd containers lists them)");
+        event_line_say_option("--namespace", o->ns,
+                              "no event of that namespace's containers (seccheckd containers lists them)");
     f = none;
     f.process = o->process;
     if (o->process && !any_passes(r, &f))
-        say_value("--process", o->process, "no event of a process of that name");
+        event_line_say_option("--process", o->process, "no event of a process of that name");
     f = none;
     f.types = o->types;
     f.type_filter = o->type_filter;
     if (o->types && !any_passes(r, &f))
-        say_value("--type", o->types, "no event of those types");
+        event_line_say_option("--type", o->types, "no event of those types");
     f = none;
     f.has_since = o->has_since;
     if (o->has_since && !any_passes(r, &f))

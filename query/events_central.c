@@ -58,8 +58,8 @@ static void filtered_sql(const struct central_events *c, struct strbuf *sql, con
 {
     const struct events_options *o = c->o;
     strbuf_puts(sql, head);
-    if (c->has_names)
-        strbuf_puts(sql, " LEFT JOIN container_names n ON n.host_id = e.host_id AND n.container_id = e.container_id");
+    if (c->has_names)   /* the names of the event's own sandbox's container (container_filter.h) */
+        central_names_join(sql, "e.host_id", "e.container_id", "e.conn_id");
     strbuf_puts(sql, " WHERE e.host_id = $1 AND e.id > $2::bigint AND e.id <= $3::bigint"
                      " AND ($7::text IS NULL OR e.process_name = $7) AND ($8::bigint IS NULL OR e.recv_ns >= $8::bigint)");
     /* names are this host's only: a container id is unique per host */
@@ -145,8 +145,8 @@ static void render_compact(struct central_events *c, PGresult *res, int row)
  * (filtered_sql joins container_names n then). */
 #define COMPACT_HEAD "SELECT e.id, e.recv_ns, e.msg_type, e.raw, NULL FROM events e"
 #define COMPACT_NAMED_HEAD                                                                                       \
-    "SELECT e.id, e.recv_ns, e.msg_type, e.raw, " CONTAINER_NAMES_SQL("n.pod_namespace", "n.pod_name",            \
-                                                                      "n.container_name") " FROM events e"
+    "SELECT e.id, e.recv_ns, e.msg_type, e.raw, " CENTRAL_NAMES_LABEL_SQL("e.host_id", "e.container_id")          \
+    " FROM events e"
 #define JSON_HEAD                                                                                                \
     "SELECT e.id, json_build_object('id', f.id, 'conn_id', f.conn_id, 'recv_ns', f.recv_ns, 'msg_type',"        \
     " f.msg_type, 'type_name', f.type_name, 'dropped_count', f.dropped_count, 'decode_error', f.decode_error,"  \
@@ -218,19 +218,42 @@ static void explain_nothing(struct central_events *c)
     strbuf_free(&shown);
 }
 
+/* The database of the host: with several --to, the one that holds it. */
+static int connect_host_database(struct central_events *c)
+{
+    const struct central_urls *u = &c->o->to;
+    PGconn *pg[CENTRAL_URLS_MAX] = {NULL};
+    char err[512];
+    int rc = 0;
+    for (int i = 0; i < u->n && rc == 0; i++)
+        if (!(pg[i] = central_connect(u->url[i], NULL, err, sizeof(err)))) {
+            fprintf(stderr, PROG ": %s%s\n", u->n > 1 ? "--to: " : "", err);
+            rc = EVENTS_FAILED;
+        }
+    int at = rc == 0 ? central_urls_find_host(pg, u, c->host, err, sizeof(err)) : 0;
+    if (at < -1) {
+        fprintf(stderr, PROG ": %s\n", err);
+        rc = EVENTS_FAILED;
+    }
+    at = at < 0 ? 0 : at;   /* none holds it: the first says so below */
+    for (int i = 0; i < u->n; i++)
+        if (i != at && pg[i])
+            PQfinish(pg[i]);
+    c->pg = pg[at];
+    return rc;
+}
+
 static int connect_central(struct central_events *c)
 {
     char err[512];
-    if (host_id_resolve(c->o->host_id, c->host, err, sizeof(err)) != 0 ||
-        central_check_url(c->o->to_url, err, sizeof(err)) != 0) {
+    if (host_id_resolve(c->o->host_id, c->host, err, sizeof(err)) != 0) {
         fprintf(stderr, PROG ": %s\n", err);
         return EVENTS_USAGE;
     }
-    if (!(c->pg = central_connect(c->o->to_url, NULL, err, sizeof(err)))) {
-        fprintf(stderr, PROG ": %s\n", err);
-        return EVENTS_FAILED;
-    }
-    PGresult *res = PQexec(c->pg, "SELECT to_regclass('events') IS NOT NULL, to_regclass('container_names') IS NOT NULL,"
+    int rc = connect_host_database(c);
+    if (rc != 0)
+        return rc;
+    PGresult *res = PQexec(c->pg, "SELECT to_regclass('events') IS NOT NULL, " CENTRAL_NAMES_READY_SQL ","
                                   " to_regclass('events_full') IS NOT NULL");
     bool ok = PQresultStatus(res) == PGRES_TUPLES_OK && PQntuples(res) == 1;
     bool has_events = ok && strcmp(PQgetvalue(res, 0, 0), "t") == 0;

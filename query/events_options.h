@@ -7,12 +7,14 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "filter.h"
+#include "central_urls.h"
+#include "ingest_filter.h"
 #include "term_color.h"
 
 struct events_options {
     const char *db_path;
-    const char *to_url;           /* the central copy instead, one host's rows */
+    const char *to_url;           /* the central copy instead, one host's rows (the first --to) */
+    struct central_urls to;       /* every --to: the host is read in the one that holds it */
     const char *host_id;          /* --to: that host [the id forward ships as] */
     bool follow;
     const char *container;        /* id or name; --pod, --namespace beside it (container_filter.h) */

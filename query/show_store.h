@@ -54,7 +54,18 @@ enum show_scalar {
     SHOW_CONN_HAS,     /* [conn, msg_type]: 1 if the connection sent any such event, else 0 */
 };
 
+/* One step of a sequence's alert, as its sequence column keeps it (rules.h
+ * RULES_SEQUENCE_KEY); strings as stored (the caller escapes them). */
+struct show_step {
+    const char *name;
+    int64_t event_id;                    /* SHOW_UNKNOWN: not known */
+    const char *time, *first_time;       /* RFC 3339; first_time NULL but for a count step */
+    int64_t count;                       /* a count step's events; 1 otherwise */
+    int64_t sandbox_dropped;             /* the alert's: events the sandbox dropped while the chain was open */
+};
+
 typedef bool (*show_row_cb)(const struct show_row *row, void *data);   /* false: stop */
+typedef void (*show_step_cb)(const struct show_step *s, void *data);
 typedef void (*show_alert_cb)(const struct show_alert *a, void *data);
 
 struct show_store {
@@ -74,6 +85,9 @@ struct show_store {
                    void *data);
     const char *(*error)(struct show_store *s);
     void (*close)(struct show_store *s);
+    /* A sequence alert's steps, in order (none for a rule's); NULL: this
+     * store keeps none (the central copy). Steps found, or -1. */
+    int (*steps)(struct show_store *s, int64_t alert_id, show_step_cb cb, void *data);
 };
 
 /* A host's database, read as `seccheckd alerts` reads it. 0, or -1 with

@@ -25,8 +25,9 @@ static const char *const event_sql[] = {
     [SHOW_EVENT] = EVENT_COLUMNS " WHERE id = ?1 LIMIT ?2",
     [SHOW_LAST_EXEC] = EVENT_COLUMNS " WHERE msg_type = 3 AND conn_id = ?1 AND thread_group_id = ?2"
                        " AND (?3 IS NULL OR thread_group_start_time_ns = ?3) AND id <= ?4 ORDER BY id DESC LIMIT ?5",
-    [SHOW_CLONE] = EVENT_COLUMNS " WHERE msg_type = 2 AND conn_id = ?1 AND id <= ?4 AND thread_group_id != ?2"
-                   " AND json_extract(detail, '$.created_thread_group_id') = ?2"
+    /* The first terms are the partial indexes' (storage/event_indexes.c), as they are written there. */
+    [SHOW_CLONE] = EVENT_COLUMNS " WHERE msg_type = 2 AND conn_id = ?1"
+                   " AND json_extract(detail, '$.created_thread_group_id') = ?2 AND id <= ?4 AND thread_group_id != ?2"
                    " AND (?3 IS NULL OR json_extract(detail, '$.created_thread_start_time_ns') = ?3)"
                    " ORDER BY id DESC LIMIT ?5",
     [SHOW_START] = EVENT_COLUMNS " WHERE msg_type = 1 AND conn_id = ?1 AND id <= ?2 ORDER BY id DESC LIMIT ?3",
@@ -224,6 +225,44 @@ static int store_message(struct show_store *s, int64_t id, void (*cb)(const char
     return found;
 }
 
+#define SHOW_STEPS_MAX 64   /* a sequence has at most 16; a row someone else wrote may claim more */
+
+static int store_steps(struct show_store *s, int64_t alert_id, show_step_cb cb, void *data)
+{
+    struct sqlite_store *x = impl(s);
+    if (sqlutil_int(x->db, "SELECT count(*) FROM pragma_table_info('alerts') WHERE name = 'sequence'", 0) == 0)
+        return 0;   /* written before sequences */
+    sqlite3_stmt *st;
+    char sql[768];
+    snprintf(sql, sizeof(sql),
+             "SELECT json_extract(j.value, '$.name'), json_extract(j.value, '$.event_id'), "
+             "json_extract(j.value, '$.time'), json_extract(j.value, '$.first_time'), json_extract(j.value, '$.count'), "
+             "json_extract(a.sequence, '$.sandbox_dropped') "
+             "FROM alerts a, json_each(CASE WHEN json_valid(a.sequence) AND json_type(a.sequence, '$.steps') = 'array' "
+             "THEN a.sequence ELSE '{\"steps\":[]}' END, '$.steps') j WHERE a.id = ?1 ORDER BY j.key LIMIT %d",
+             SHOW_STEPS_MAX);
+    if (prepare(x, sql, &st) != 0)
+        return -1;
+    sqlite3_bind_int64(st, 1, alert_id);
+    int n = 0, rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        struct show_step step = {
+            .name = text(st, 0) ? text(st, 0) : "?",
+            .event_id = sqlite3_column_type(st, 1) == SQLITE_INTEGER ? sqlite3_column_int64(st, 1) : SHOW_UNKNOWN,
+            .time = text(st, 2) ? text(st, 2) : "", .first_time = text(st, 3),
+            .count = sqlite3_column_type(st, 4) == SQLITE_INTEGER ? sqlite3_column_int64(st, 4) : 1,
+            .sandbox_dropped = sqlite3_column_int64(st, 5)};
+        n++;
+        cb(&step, data);
+    }
+    if (rc != SQLITE_DONE) {
+        snprintf(x->error, sizeof(x->error), "%s", sqlite3_errmsg(x->db));
+        n = -1;
+    }
+    sqlite3_finalize(st);
+    return n;
+}
+
 static const char *store_error(struct show_store *s)
 {
     return impl(s)->error;
@@ -261,5 +300,6 @@ int show_store_open_sqlite(struct show_store *s, const char *prog, const char *p
     *s = (struct show_store){.impl = x, .where = path, .alert = store_alert, .events = store_events,
                              .scalar = store_scalar, .alerts_between = store_alerts_between,
                              .message = store_message, .error = store_error, .close = store_close};
+    s->steps = store_steps;
     return 0;
 }

@@ -6,7 +6,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "fields_class.h"
 #include "filter.h"
 #include "ruleset.h"
 

@@ -5,13 +5,15 @@
 #include <strings.h>
 
 #include "clock.h"
-#include "fields.h"
+#include "container.h"
+#include "drops.h"
 #include "filter.h"
 #include "gvisor/container.pb-c.h"
-#include "proctab.h"
+#include "json.h"
 #include "render.h"
 #include "ruleset.h"
 #include "rules.h"
+#include "sequence.h"
 #include "throttle.h"
 
 struct rules_engine {
@@ -20,6 +22,7 @@ struct rules_engine {
     struct rule_set *rs;
     struct proctab *pt;
     struct throttle throttle;
+    struct drop_monitor drops;    /* RULES_DROP_RULE, when cfg.drop_alerts */
     struct field_slot *slots;
     size_t nslots;
     uint32_t gen;
@@ -27,6 +30,8 @@ struct rules_engine {
     struct fdinfo fd;
     struct strbuf fdname, text, fields, json;
     struct rules_engine_stats stats;
+    struct seq_state *seq;        /* sequences' partial matches (sequence_match.c) */
+    struct strbuf seq_json;
 };
 
 /* The alert_list's strings: an arena, so reset keeps the memory. */
@@ -40,7 +45,11 @@ void rules_engine_config_defaults(struct rules_engine_config *cfg)
                                         .matching = RULES_DEFAULT_MATCHING, .rate = RULES_DEFAULT_RATE,
                                         .burst = RULES_DEFAULT_BURST, .ceiling = RULES_DEFAULT_CEILING,
                                         .ceiling_burst = RULES_DEFAULT_CEILING_BURST,
-                                        .output_field_max = RULES_DEFAULT_OUTPUT_FIELD_MAX};
+                                        .output_field_max = RULES_DEFAULT_OUTPUT_FIELD_MAX,
+                                        .sequence_max_bytes = RULES_DEFAULT_SEQUENCE_BYTES,
+                                        .sequence_max_per_group = RULES_DEFAULT_SEQUENCE_PER_GROUP, .drop_alerts = true,
+                                        .drop_threshold = RULES_DEFAULT_DROP_THRESHOLD,
+                                        .drop_rate = RULES_DEFAULT_DROP_RATE, .drop_burst = RULES_DEFAULT_DROP_BURST};
 }
 
 int rules_matching_parse(const char *s, enum rules_matching *out)
@@ -70,12 +79,17 @@ struct rules_engine *rules_engine_new(const struct rules_engine_config *cfg)
     e->cfg = *cfg;
     e->hostname = strdup(cfg->hostname ? cfg->hostname : "");
     e->pt = proctab_new(cfg->max_processes);
-    if (!e->hostname || !e->pt ||
+    struct seq_limits lim = {
+        .max_bytes = cfg->sequence_max_bytes ? cfg->sequence_max_bytes : RULES_DEFAULT_SEQUENCE_BYTES,
+        .max_per_group = cfg->sequence_max_per_group ? cfg->sequence_max_per_group : RULES_DEFAULT_SEQUENCE_PER_GROUP};
+    e->seq = seq_state_new(&lim);
+    if (!e->hostname || !e->pt || !e->seq ||
         throttle_init(&e->throttle, cfg->rate, cfg->burst, cfg->ceiling, cfg->ceiling_burst) != 0) {
         rules_engine_free(e);
         return NULL;
     }
     e->cfg.hostname = e->hostname;
+    drop_monitor_init(&e->drops, cfg->drop_threshold, cfg->drop_rate, cfg->drop_burst);
     if (!e->cfg.clock_ns)
         e->cfg.clock_ns = monotonic_clock;
     if (!e->cfg.output_field_max)
@@ -89,7 +103,10 @@ void rules_engine_free(struct rules_engine *e)
         return;
     rule_set_free(e->rs);
     proctab_free(e->pt);
+    seq_state_free(e->seq);
+    strbuf_free(&e->seq_json);
     throttle_free(&e->throttle);
+    drop_monitor_free(&e->drops);
     for (size_t i = 0; i < e->nslots; i++)
         strbuf_free(&e->slots[i].buf);
     free(e->slots);
@@ -115,6 +132,7 @@ void rules_engine_set_rules(struct rules_engine *e, struct rule_set *rs)
             e->nslots = rs->nslots;
         }
     }
+    seq_state_reset(e->seq, rs ? rs->seq : NULL);   /* partial matches of the old set go (counted) */
     rule_set_free(e->rs);
     e->rs = rs;
     proctab_keep(e->pt, rule_set_process_keep(rs));
@@ -197,54 +215,165 @@ static const char *container_of(const struct event *ev)
                                                                                      : NULL;
 }
 
-static void raise_alert(struct rules_engine *e, struct evctx *x, const struct rule *r, size_t index,
+/* What an alert is raised for: a rule, or a sequence that completed. */
+struct raise_what {
+    const char *name;
+    enum rules_priority priority;
+    const struct template *output;
+    const char *tags_json;
+    const struct seq_raise *seq;  /* a sequence's: its steps and their values */
+};
+
+static const struct fval *captured(void *ctx, unsigned i)
+{
+    const struct seq_value *v = ctx;
+    return &v[i].v;
+}
+
+/* A sequence alert's steps, in the list's arena: 0, or -1 out of memory. */
+static int alert_steps(struct arena *a, const struct seq_raise *r, struct alert *al)
+{
+    const struct sequence *s = r->seq;
+    struct alert_step *steps = arena_alloc(a, s->nsteps * sizeof(*steps));
+    if (!steps)
+        return -1;
+    for (uint16_t k = 0; k < s->nsteps; k++) {
+        const struct seq_stamp *t = &r->stamps[k];
+        steps[k] = (struct alert_step){.name = arena_strndup(a, s->steps[k].name, strlen(s->steps[k].name)),
+                                       .time_ns = t->time_ns, .first_time_ns = t->first_time_ns,
+                                       .count = t->count ? t->count : 1, .event_id = t->pending ? 0 : t->event_id,
+                                       .event_index = t->pending ? t->batch_index : SIZE_MAX};
+        if (!steps[k].name)
+            return -1;
+    }
+    al->steps = steps;
+    al->nsteps = s->nsteps;
+    al->sandbox_dropped = r->sandbox_dropped;
+    return 0;
+}
+
+static bool push_alert(struct rules_engine *e, struct alert_list *out, const struct alert *proto, const char *tags);
+
+static void raise_alert(struct rules_engine *e, struct evctx *x, const struct raise_what *w, size_t index,
                         struct alert_list *out)
 {
-    const char *container = container_of(x->ev);
     uint64_t suppressed;
     enum throttle_verdict v =
-        throttle_take(&e->throttle, r->name, x->ev->conn_id, e->cfg.clock_ns(e->cfg.clock_data), &suppressed);
+        throttle_take(&e->throttle, w->name, x->ev->conn_id, e->cfg.clock_ns(e->cfg.clock_data), &suppressed);
     if (v != THROTTLE_RAISE) {
         if (v == THROTTLE_CEILING)
             e->stats.over_ceiling++;
         else
             e->stats.suppressed++;
-        count_held_back(out, r->name, v);
+        count_held_back(out, w->name, v);
         return;
     }
-    struct render_rule rr = {.name = r->name, .priority = r->priority, .output = &r->output, .tags_json = r->tags_json};
+    struct arena *a = store_of(out);
+    struct alert al = {.event_index = index, .conn_id = x->ev->conn_id, .rule = w->name, .priority = w->priority,
+                       .time_ns = x->time_ns, .suppressed = suppressed, .container_id = container_of(x->ev),
+                       .evicted = seq_take_evicted(e->seq, x->ev->conn_id)};
+    struct render_rule rr = {.name = w->name, .priority = w->priority, .output = w->output, .tags_json = w->tags_json,
+                             .evicted = al.evicted};
+    if (w->seq) {
+        if (!a || alert_steps(a, w->seq, &al) != 0) {
+            out->dropped++;
+            return;
+        }
+        strbuf_reset(&e->seq_json);
+        rules_alert_sequence_json(&e->seq_json, &al, 0);
+        if (e->seq_json.failed) {
+            out->dropped++;
+            return;
+        }
+        rr.capture = captured;
+        rr.capture_ctx = (void *)w->seq->values;
+        rr.sequence_json = e->seq_json.data;
+    }
     struct render_out ro = {.text = &e->text, .fields = &e->fields, .json = &e->json};
     render_alert(x, &rr, e->cfg.hostname, e->cfg.output_field_max, suppressed, &ro);
+    if (push_alert(e, out, &al, w->tags_json))
+        e->stats.sequence_alerts += w->seq != NULL;
+}
+
+/* ---- the built-in syscall event drop alert (drops.h) ---- */
+
+/* Appends an alert made of proto and the engine's text, fields and json
+ * buffers (a rule's or a sequence's, rendered by raise_alert, or the drop
+ * alert's); false when memory ran out (counted in the list). */
+static bool push_alert(struct rules_engine *e, struct alert_list *out, const struct alert *proto, const char *tags)
+{
     struct arena *a = store_of(out);
     if (!a || e->text.failed || e->fields.failed || e->json.failed) {
         out->dropped++;
-        return;
+        return false;
     }
     if (out->count == out->cap) {
         size_t cap = out->cap ? out->cap * 2 : 16;
         struct alert *n = realloc(out->items, cap * sizeof(*n));
         if (!n) {
             out->dropped++;
-            return;
+            return false;
         }
         out->items = n;
         out->cap = cap;
     }
-    struct alert al = {.event_index = index, .priority = r->priority, .time_ns = x->time_ns, .suppressed = suppressed};
-    al.rule = arena_strndup(a, r->name, strlen(r->name));
-    al.container_id = container ? arena_strndup(a, container, strlen(container)) : NULL;
+    struct alert al = *proto;
+    al.rule = arena_strndup(a, proto->rule, strlen(proto->rule));
+    al.container_id = proto->container_id ? arena_strndup(a, proto->container_id, strlen(proto->container_id)) : NULL;
     al.output = arena_strndup(a, e->text.data, e->text.len);
     al.output_len = e->text.len;
     al.output_fields = arena_strndup(a, e->fields.data, e->fields.len);
-    al.tags = arena_strndup(a, r->tags_json, strlen(r->tags_json));
+    al.tags = arena_strndup(a, tags, strlen(tags));
     al.json = arena_strndup(a, e->json.data, e->json.len);
     al.json_len = e->json.len;
-    if (!al.rule || (container && !al.container_id) || !al.output || !al.output_fields || !al.tags || !al.json) {
+    if (!al.rule || (proto->container_id && !al.container_id) || !al.output || !al.output_fields || !al.tags ||
+        !al.json) {
         out->dropped++;
-        return;
+        return false;
     }
     out->items[out->count++] = al;
     e->stats.alerts++;
+    return true;
+}
+
+/* A sequence completed on the event (sequence_match.c calls it). */
+struct seq_ctx {
+    struct rules_engine *e;
+    size_t index;
+    struct alert_list *out;
+};
+
+static void raise_sequence(void *ctx, struct evctx *x, const struct seq_raise *r)
+{
+    struct seq_ctx *c = ctx;
+    const struct sequence *s = r->seq;
+    struct raise_what w = {.name = s->name, .priority = s->priority, .output = &s->output, .tags_json = s->tags_json,
+                           .seq = r};
+    raise_alert(c->e, x, &w, c->index, c->out);
+}
+
+/* Whether any sequence step (or unless) can match events of class c. */
+static bool sequences_for(const struct rule_set *rs, const struct evclass *c)
+{
+    if (!rs->seq)
+        return false;
+    const struct seq_index *ix = c->syscall_enter ? &rs->seq->enters : &rs->seq->exits;
+    return ix->off[c->type] != ix->off[c->type + 1];
+}
+
+static void raise_drop_alert(struct rules_engine *e, const struct event *ev, size_t index,
+                             const struct drop_window *w, struct alert_list *out)
+{
+    const char *container = container_of(ev);
+    const struct container_record *r =
+        container && e->cfg.containers ? container_view_get(e->cfg.containers, ev->conn_id, container) : NULL;
+    int64_t time_ns = ev->context && ev->context->time_ns ? ev->context->time_ns : ev->recv_ns;
+    drop_alert_render(w, time_ns, container, r && r->state == CONTAINER_FOUND ? r : NULL, e->cfg.hostname, &e->text,
+                      &e->fields, &e->json);
+    struct alert proto = {.event_index = index, .conn_id = ev->conn_id, .rule = RULES_DROP_RULE,
+                          .priority = RULES_DEBUG, .time_ns = time_ns, .container_id = container};
+    push_alert(e, out, &proto, "[]");
+    e->stats.drop_alerts++;
 }
 
 static void evaluate(struct rules_engine *e, const struct event *ev, const struct evclass *c, struct proc *p,
@@ -253,7 +382,8 @@ static void evaluate(struct rules_engine *e, const struct event *ev, const struc
     const struct rule_set *rs = e->rs;
     const struct rule_index *ix = c->syscall_enter ? &rs->enters : &rs->exits;
     uint32_t from = ix->off[c->type], to = ix->off[c->type + 1];
-    if (from == to)
+    bool sequences = sequences_for(rs, c);
+    if (from == to && !sequences)
         return;
     if (++e->gen == 0) {   /* wrapped: no slot may look current */
         for (size_t i = 0; i < e->nslots; i++)
@@ -262,7 +392,7 @@ static void evaluate(struct rules_engine *e, const struct event *ev, const struc
     }
     struct evctx x = {.ev = ev, .cls = *c, .num = e->num, .pt = e->pt, .proc = p, .slots = e->slots, .gen = e->gen,
                       .fd = &e->fd, .fdname = &e->fdname, .dropped_new = dropped_new,
-                      .containers = e->cfg.containers};
+                      .containers = e->cfg.containers, .hostname = e->cfg.hostname};
     x.time_ns = ev->context && ev->context->time_ns ? ev->context->time_ns : ev->recv_ns;
     for (uint32_t i = from; i < to; i++) {
         const struct rule *r = &rs->rules[ix->ids[i]];
@@ -270,10 +400,18 @@ static void evaluate(struct rules_engine *e, const struct event *ev, const struc
         if (fx->exec_repeat && !r->names_point)
             continue;
         if (filter_eval(&x, r->cond)) {
-            raise_alert(e, &x, r, index, out);
+            struct raise_what w = {.name = r->name, .priority = r->priority, .output = &r->output,
+                                   .tags_json = r->tags_json};
+            raise_alert(e, &x, &w, index, out);
             if (e->cfg.matching == RULES_MATCH_FIRST)
-                return;   /* Falco's default: the first rule in load order that matches */
+                break;   /* Falco's default: the first rule in load order that matches */
         }
+    }
+    /* Sequences are not rules: whichever rule matched, each sees the event. */
+    if (sequences) {
+        struct seq_ctx sc = {.e = e, .index = index, .out = out};
+        seq_eval(e->seq, rs->seq, &x, fx->exec_repeat, e->cfg.clock_ns(e->cfg.clock_data), index, raise_sequence,
+                 &sc);
     }
 }
 
@@ -282,6 +420,10 @@ void rules_engine_eval(struct rules_engine *e, const struct event *ev, size_t in
     e->stats.events++;
     e->num++;
     uint64_t dropped_new = proctab_dropped_growth(e->pt, ev->conn_id, ev->header.dropped_count);
+    struct drop_window w;
+    if (e->cfg.drop_alerts &&
+        drop_monitor_event(&e->drops, ev->conn_id, dropped_new, e->cfg.clock_ns(e->cfg.clock_data), &w))
+        raise_drop_alert(e, ev, index, &w, out);
     struct evclass c;
     if (!evtype_classify(ev, &c))
         return;
@@ -307,7 +449,80 @@ void rules_engine_conn_closed(struct rules_engine *e, uint64_t conn_id)
 {
     proctab_conn_closed(e->pt, conn_id);
     throttle_conn_closed(&e->throttle, conn_id);
+    seq_conn_closed(e->seq, conn_id);   /* its partial matches go (counted as dropped) */
+    drop_monitor_conn_closed(&e->drops, conn_id);
 }
+
+void rules_engine_batch_stored(struct rules_engine *e, struct alert_list *l, int64_t first_id)
+{
+    seq_batch_stored(e->seq, first_id);
+    seq_sweep(e->seq, e->cfg.clock_ns(e->cfg.clock_data));
+    struct arena *a = l->count ? store_of(l) : NULL;
+    for (size_t i = 0; a && i < l->count; i++) {
+        struct alert *al = &l->items[i];
+        bool in_batch = false;
+        for (size_t k = 0; k < al->nsteps; k++)
+            in_batch |= al->steps[k].event_index != SIZE_MAX;
+        if (!in_batch || !first_id)
+            continue;
+        /* the steps' ids are known now: the line says them */
+        struct alert_step *steps = (struct alert_step *)al->steps;
+        for (size_t k = 0; k < al->nsteps; k++)
+            if (steps[k].event_index != SIZE_MAX) {
+                steps[k].event_id = first_id + (int64_t)steps[k].event_index;
+                steps[k].event_index = SIZE_MAX;
+            }
+        strbuf_reset(&e->seq_json);
+        rules_alert_sequence_json(&e->seq_json, al, 0);
+        strbuf_reset(&e->json);
+        struct rules_alert_extras x = {.suppressed = al->suppressed, .evicted = al->evicted,
+                                       .sequence = e->seq_json.data};
+        rules_alert_json_ex(&e->json, e->cfg.hostname, al->rule, rules_priority_name(al->priority), al->time_ns,
+                            al->output, al->output_len, al->output_fields, al->tags, &x);
+        const char *json = e->json.failed || e->seq_json.failed ? NULL : arena_strndup(a, e->json.data, e->json.len);
+        if (json) {
+            al->json = json;
+            al->json_len = e->json.len;
+        }
+    }
+}
+
+void rules_alert_sequence_json(struct strbuf *out, const struct alert *a, int64_t first_id)
+{
+    if (!a->nsteps)
+        return;
+    strbuf_puts(out, "{\"steps\":[");
+    for (size_t k = 0; k < a->nsteps; k++) {
+        const struct alert_step *t = &a->steps[k];
+        int64_t id = t->event_index != SIZE_MAX ? (first_id ? first_id + (int64_t)t->event_index : 0) : t->event_id;
+        strbuf_puts(out, k ? ",{\"name\":" : "{\"name\":");
+        json_render_string(out, t->name, strlen(t->name));
+        strbuf_puts(out, ",\"event_id\":");
+        if (id > 0)
+            strbuf_put_i64(out, id);
+        else
+            strbuf_puts(out, "null");
+        strbuf_puts(out, ",\"time\":\"");
+        fields_format_time(out, t->time_ns, true);
+        strbuf_putc(out, '"');
+        if (t->count > 1) {
+            strbuf_puts(out, ",\"count\":");
+            strbuf_put_u64(out, t->count);
+            strbuf_puts(out, ",\"first_time\":\"");
+            fields_format_time(out, t->first_time_ns, true);
+            strbuf_putc(out, '"');
+        }
+        strbuf_putc(out, '}');
+    }
+    strbuf_putc(out, ']');
+    if (a->sandbox_dropped) {
+        strbuf_puts(out, ",\"sandbox_dropped\":");
+        strbuf_put_u64(out, a->sandbox_dropped);
+    }
+    strbuf_putc(out, '}');
+}
+
+bool rules_engine_consistent(const struct rules_engine *e) { return seq_state_consistent(e->seq); }
 
 void rules_engine_get_stats(const struct rules_engine *e, struct rules_engine_stats *out)
 {
@@ -316,4 +531,13 @@ void rules_engine_get_stats(const struct rules_engine *e, struct rules_engine_st
     proctab_get_stats(e->pt, &ps);
     out->processes = ps.processes;
     out->process_evictions = ps.evictions;
+    struct seq_stats ss;
+    seq_get_stats(e->seq, &ss);
+    out->sequence_partials = ss.partials;
+    out->sequence_bytes = ss.bytes;
+    out->sequence_started = ss.started;
+    out->sequence_evicted = ss.evicted;
+    out->sequence_expired = ss.expired;
+    out->sequence_cancelled = ss.cancelled;
+    out->sequence_dropped = ss.dropped;
 }

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "cli.h"
-#include "fields.h"
+#include "filter.h"
 #include "rules.h"
 #include "ruleset.h"
 #include "runsc_target.h"

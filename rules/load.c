@@ -19,10 +19,12 @@
 #include <string.h>
 #include <strings.h>
 
+#include "append_output.h"
 #include "diag.h"
 #include "json.h"
 #include "loader.h"
 #include "rules.h"
+#include "sequence.h"
 
 /* Falco's messages (userspace/engine/rule_loading_messages.h). */
 #define WARNING_APPEND                                                                                                \
@@ -41,6 +43,22 @@
     "Rule uses 'append' or 'override.<key>: append' but no rule by that name already exists"
 #define ERROR_NO_PREVIOUS_RULE_REPLACE                                                                                \
     "An 'override.<key>: replace' to a rule was requested but no rule by that name already exists"
+
+/* Said once per load, after Falco's message for the first change to an
+ * item no earlier file defines: the usual cause is a falco_rules.local.yaml
+ * checked (or loaded) without the files it changes, which Falco's
+ * rules_files would have loaded before it. */
+#define HINT_LOAD_ORDER                                                                                               \
+    " (no file loaded before this one defines it: name the file that does first, in Falco's rules_files order, "   \
+    "e.g. seccheckd rules check falco_rules.yaml falco-incubating_rules.yaml falco_rules.local.yaml)"
+
+static const char *order_hint(struct loader *L)
+{
+    if (L->order_hinted)
+        return "";
+    L->order_hinted = true;
+    return HINT_LOAD_ORDER;
+}
 
 /* ---- small utilities ---- */
 
@@ -311,6 +329,26 @@ static int check_key_kinds(struct loader *L, const struct lfile *f, const struct
     return 0;
 }
 
+/* ---- what sequence_load.c reads items with (loader.h) ---- */
+
+int loader_scalar(struct loader *L, const struct lfile *f, const struct ynode *item, const struct ynode *at,
+                  const char *key, bool optional, const struct ynode **out)
+{
+    return dval(L, f, item, at, key, optional ? DV_OPTIONAL : 0, out);
+}
+
+int loader_bool(struct loader *L, const struct lfile *f, const struct ynode *item, const char *key, bool *out,
+                bool *present)
+{
+    return dbool(L, f, item, key, false, out, present);
+}
+
+void loader_warn_unknown_keys(struct loader *L, const struct lfile *f, const struct ynode *item,
+                              const char *const *known)
+{
+    warn_unknown_keys(L, f, item, known);
+}
+
 /* ---- override: {key: append|replace} ---- */
 
 struct overrides {
@@ -477,7 +515,7 @@ static void read_list(struct loader *L, const struct lfile *f, const struct ynod
     struct llist *l;
     if (append) {
         if (idx < 0) {
-            error_at(L, at, "list '%s': " ERROR_NO_PREVIOUS_LIST, name);
+            error_at(L, at, "list '%s': " ERROR_NO_PREVIOUS_LIST "%s", name, order_hint(L));
             return;
         }
         l = L->lists[idx];
@@ -534,7 +572,7 @@ static void read_macro(struct loader *L, const struct lfile *f, const struct yno
     struct lmacro *m;
     if (append) {
         if (idx < 0) {
-            error_at(L, at, "macro '%s': " ERROR_NO_PREVIOUS_MACRO, name);
+            error_at(L, at, "macro '%s': " ERROR_NO_PREVIOUS_MACRO "%s", name, order_hint(L));
             return;
         }
         m = L->macros[idx];
@@ -927,7 +965,7 @@ static void rule_append(struct loader *L, const struct lfile *f, struct lpos at,
     if (find_prev_rule(L, at, name, u->source, &r) != 0)
         return;
     if (!r) {
-        error_at(L, at, "rule '%s': " ERROR_NO_PREVIOUS_RULE_APPEND, name);
+        error_at(L, at, "rule '%s': " ERROR_NO_PREVIOUS_RULE_APPEND "%s", name, order_hint(L));
         return;
     }
     if (!update_has_any(u)) {
@@ -986,7 +1024,7 @@ static void rule_replace(struct loader *L, const struct lfile *f, struct lpos at
     if (find_prev_rule(L, at, name, u->source, &r) != 0)
         return;
     if (!r) {
-        error_at(L, at, "rule '%s': " ERROR_NO_PREVIOUS_RULE_REPLACE, name);
+        error_at(L, at, "rule '%s': " ERROR_NO_PREVIOUS_RULE_REPLACE "%s", name, order_hint(L));
         return;
     }
     if (!update_has_any(u)) {
@@ -1274,7 +1312,8 @@ static void read_rule(struct loader *L, const struct lfile *f, const struct ynod
         warn_at(L, at, WARNING_ENABLED);
         long idx = lmap_get(&L->rule_names, NULL, name, strlen(name));
         if (idx < 0) {
-            error_at(L, at, "rule '%s': Rule has 'enabled' key but no rule by that name already exists", name);
+            error_at(L, at, "rule '%s': Rule has 'enabled' key but no rule by that name already exists%s", name,
+                     order_hint(L));
             return;
         }
         L->rules[idx]->enabled = enabled;
@@ -1447,6 +1486,8 @@ static void read_item(struct loader *L, const struct lfile *f, const struct ynod
         read_macro(L, f, item);
     else if (ytree_get(item, "rule"))
         read_rule(L, f, item);
+    else if (ytree_get(item, "sequence"))
+        sequence_read(L, f, item);   /* seccheckd's own: Falco's loader skips it (sequence_load.c) */
     else
         warn_at(L, at_node(f, item), "Unknown top level item");
 }
@@ -1537,6 +1578,7 @@ static struct rule_set *loader_begin(struct loader *L, struct rules_diag *diag)
 {
     memset(L, 0, sizeof(*L));
     L->diag = diag;
+    L->append = append_output_acquire();
     arena_init(&L->tmp, 64 * 1024, SIZE_MAX);
     L->rs = calloc(1, sizeof(*L->rs));
     if (L->rs)
@@ -1577,6 +1619,7 @@ static struct rule_set *loader_end(struct loader *L)
         free(L->rules[i]->exc.v);
         free(L->rules[i]->tags.v);
     }
+    sequence_loader_free(L);
     free(L->lists);
     free(L->macros);
     free(L->rules);
@@ -1589,6 +1632,7 @@ static struct rule_set *loader_end(struct loader *L)
     lmap_free(&L->exc_names);
     lmap_free(&L->macro_bodies);
     arena_free(&L->tmp);
+    append_output_release(L->append);
     if (L->diag->errors || L->oom) {
         rule_set_free(L->rs);
         return NULL;
@@ -1652,7 +1696,11 @@ void rule_set_rule_info(const struct rule_set *rs, size_t i, struct rule_info *o
 
 void rule_set_rule_types(const struct rule_set *rs, size_t i, char *buf, size_t buflen)
 {
-    const struct rule *r = &rs->rules[i];
+    rule_types_text(&rs->rules[i], buf, buflen);
+}
+
+void rule_types_text(const struct rule *r, char *buf, size_t buflen)
+{
     if (!buflen)
         return;
     buf[0] = '\0';

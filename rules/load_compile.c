@@ -28,9 +28,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "append_output.h"
 #include "availability.h"
 #include "diag.h"
 #include "loader.h"
+#include "sequence.h"
+
+/* The parser (filter/) refuses a macro nested past its own limit; the
+ * loader's must be the same, or the two would say different things. */
+_Static_assert(RULES_MAX_NESTING == FILTER_MAX_MACRO_NESTING, "macro nesting: rules.h and filter.h disagree");
 
 /* ---- the filter's callbacks ---- */
 
@@ -775,8 +781,13 @@ static void compile_rule(struct loader *L, struct lrule *lr)
     struct tmpl_env tenv = {.ctx = L, .arena = &rs->arena, .slot = slot_for, .error = on_error};
     L->visible = UINT32_MAX;
     begin_collect(L);
+    struct ao_target target = {.name = lr->name, .source = lr->source, .tags = lr->tags.v, .ntags = lr->tags.n,
+                               .output = lr->output.head, .pos = &lr->pos};
+    append_output_text(L, &target, &out_text);
     L->cur_text = &out_text;
     int trc = template_compile(&tenv, out_text.buf ? out_text.buf : "", out_text.len, &r->output);
+    if (trc == 0)
+        trc = append_output_fields(L, &target, &tenv, &r->output);
     L->cur_text = &cond_text;
     struct cnode *cond = filter_parse(&env, cond_text.buf ? cond_text.buf : "", cond_text.len);
     L->cur_text = NULL;
@@ -830,12 +841,84 @@ static void compile_rule(struct loader *L, struct lrule *lr)
     char absent[1400];   /* fields gVisor never reports: disabled, said once */
     if (availability_apply(rs, r, absent, sizeof(absent)))
         warn_at(L, lr->pos, "%s", absent);
+    /* What one event may cost, all rules together: each bounded alone is
+     * not enough (the audit's 30 KB file of doubling macros: 286 rules of
+     * 98,000 nodes each, 100 ms per event). */
+    if (r->enabled && (L->expanded_total += cond->size) > RULES_MAX_EXPANDED_SET) {
+        error_at(L, lr->cond_pos, "rule '%s': the enabled rules' conditions come to more than %d nodes once their "
+                 "macros are expanded (%llu with this rule's %llu): the rules must stay cheap to test on every "
+                 "event; disable rules, or use smaller macros", lr->name, RULES_MAX_EXPANDED_SET,
+                 (unsigned long long)L->expanded_total, (unsigned long long)cond->size);
+        goto done;
+    }
     rs->nrules++;
     rs->stats.rules++;
     rs->stats.rules_enabled += r->enabled;
 done:
     tb_free(&cond_text);
     tb_free(&out_text);
+}
+
+/* ---- sequences' conditions and outputs (sequence_load.c) ---- */
+
+int compile_condition(struct loader *L, const struct tbuild *text, struct lpos at, const char *owner, bool warn_types,
+                      struct rule *r)
+{
+    if (!text->len) {
+        error_at(L, at, "%s: the condition is empty", owner);
+        return -1;
+    }
+    struct filter_env env = env_of(L, &L->rs->arena);
+    L->visible = UINT32_MAX;   /* as a rule's: every macro */
+    begin_collect(L);
+    L->cur_text = text;
+    struct cnode *cond = filter_parse(&env, text->buf, text->len);
+    L->cur_text = NULL;
+    const struct lmacro *root = unknown_root(L->tainted_by);
+    struct deferred *d = end_collect(L);
+    if (!cond || d || root) {
+        emit(L, d, true, "");
+        if (root) {
+            char note[400];
+            snprintf(note, sizeof(note), " (in macro '%s', which %s uses)", root->name, owner);
+            emit(L, root->unknown, true, note);
+            ((struct lmacro *)root)->reported = true;
+        }
+        if (!d && !root && !L->oom)
+            error_at(L, at, "%s does not compile", owner);
+        deferred_free(d);
+        return -1;
+    }
+    if (cond->size > FILTER_MAX_EXPANDED) {
+        error_at(L, at, "%s: the condition is too large after expanding its macros (more than %d nodes)", owner,
+                 FILTER_MAX_EXPANDED);
+        return -1;
+    }
+    uint32_t depth = tree_depth(L, cond);
+    if (depth > RULES_MAX_TREE_DEPTH) {
+        error_at(L, at, "%s: the condition nests %u levels deep once its macros are expanded (at most %d)", owner,
+                 depth, RULES_MAX_TREE_DEPTH);
+        return -1;
+    }
+    struct filter_reach may_true, may_false;
+    filter_reach(cond, &may_true, &may_false);
+    r->types = may_true.types;
+    size_t ntypes = type_count(&r->types);
+    if (ntypes == 0 && warn_types)
+        warn_at(L, at, "%s: the condition can match no event type: the sequence never completes", owner);
+    else if (ntypes > 100 && warn_types)
+        warn_at(L, at, "%s: the condition matches %zu event types: events of each are tested against it (add "
+                "evt.type in (...))", owner, ntypes);
+    r->all_types = evtype_set_is_all(&r->types);
+    r->sees_enter = cond->uses_dir && (may_true.dirs & FILTER_DIR_ENTER);
+    r->names_point = cond->uses_point;
+    r->cond = cond;
+    return 0;
+}
+
+struct tmpl_env loader_tmpl_env(struct loader *L)
+{
+    return (struct tmpl_env){.ctx = L, .arena = &L->rs->arena, .slot = slot_for, .error = on_error};
 }
 
 /* The rule's condition (its exceptions appended, the lists spliced in) and
@@ -944,6 +1027,8 @@ void compile_all(struct loader *L)
     }
     for (size_t i = 0; i < L->nrules && !L->oom; i++)
         compile_rule(L, L->rules[i]);
+    if (!L->oom)
+        sequence_compile_all(L);
     if (L->diag->errors || L->oom)
         return;
     warn_unused(L);

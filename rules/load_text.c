@@ -352,6 +352,32 @@ static void tb_copy(struct tbuild *out, const struct tbuild *in, size_t from, si
     }
 }
 
+void tb_copy_range(struct tbuild *out, const struct tbuild *in, size_t from, size_t to)
+{
+    size_t pi = 0;
+    if (in->np && from < to)
+        tb_copy(out, in, from, to, &pi);
+}
+
+void tb_remove_all(struct tbuild *t, const char *needle)
+{
+    size_t n = strlen(needle);
+    if (!t->buf || !n || !strstr(t->buf, needle))
+        return;
+    struct tbuild out = {0};
+    size_t at = 0, pi = 0;
+    for (const char *hit; (hit = strstr(t->buf + at, needle)) != NULL;) {
+        size_t off = (size_t)(hit - t->buf);
+        tb_copy(&out, t, at, off, &pi);
+        at = off + n;
+    }
+    tb_copy(&out, t, at, t->len, &pi);
+    if (!out.buf && tb_reserve(&out, 0))   /* nothing left: an empty text, still terminated */
+        out.buf[0] = '\0';
+    tb_free(t);
+    *t = out;
+}
+
 /* ---- splicing lists ---- */
 
 /* Falco's quote_item: an item holding a blank, not starting with a quote,

@@ -108,11 +108,19 @@ void tb_gen(struct tbuild *t, const struct lfile *f, const struct ynode *n, cons
 static inline void tb_gens(struct tbuild *t, const struct lfile *f, const struct ynode *n, const char *s);
 /* Drops the text from byte len on. */
 void tb_truncate(struct tbuild *t, size_t len);
+/* Removes every occurrence of needle; what is left keeps its positions. */
+void tb_remove_all(struct tbuild *t, const char *needle);
 void tb_free(struct tbuild *t);
 /* Where byte off of the text came from: file, line and column. */
 void tb_where(const struct tbuild *t, size_t off, const char **file, unsigned *line, unsigned *col);
 /* The fragments of f, one space between two. */
 void tb_join(struct tbuild *t, const struct ftext *f);
+/* The event types r can match as rule_set_rule_types writes them (a
+ * sequence's steps too). */
+void rule_types_text(const struct rule *r, char *buf, size_t buflen);
+
+/* Copies in's bytes [from, to) with where each came from. */
+void tb_copy_range(struct tbuild *out, const struct tbuild *in, size_t from, size_t to);
 
 /* Line and column of byte `local` of a scalar's value in its file. */
 void scalar_pos(const struct lfile *f, const struct ynode *n, size_t local, unsigned *line, unsigned *col);
@@ -228,6 +236,7 @@ struct loader {
     struct lrule **rules;
     size_t nlists, nmacros, nrules, caplists, capmacros, caprules;
     struct lmap list_names, macro_names, rule_names, exc_names, macro_bodies;
+    uint64_t expanded_total;      /* enabled rules' condition nodes, macros expanded (RULES_MAX_EXPANDED_SET) */
     uint32_t next_index;          /* Falco's m_cur_index */
     size_t items;
     bool items_exceeded;
@@ -254,6 +263,10 @@ struct loader {
     const char *one_item[1];          /* the list callback's answer: the word itself */
     uint32_t one_len[1];
     struct filter_list one_list;
+    struct seq_collector *seqc;       /* the `- sequence:` items (sequence_load.c) */
+    /* Falco's append_output for this load (rules.h; append_output.h), NULL: none */
+    const struct rules_append_output *append;
+    bool order_hinted;                /* the load-order hint was said (load.c) */
     bool oom;
 };
 
@@ -262,6 +275,19 @@ struct loader {
 void error_at(struct loader *L, struct lpos at, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 void warn_at(struct loader *L, struct lpos at, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static inline struct lpos at_node(const struct lfile *f, const struct ynode *n) { return (struct lpos){f, n}; }
+
+/* ---- reading an item's keys as Falco's reader does (load.c) ---- */
+
+/* The scalar under key (Falco's decode_val): 0 with *out (NULL when absent
+ * and optional), or -1 after the error. */
+int loader_scalar(struct loader *L, const struct lfile *f, const struct ynode *item, const struct ynode *at,
+                  const char *key, bool optional, const struct ynode **out);
+/* An optional bool as yaml-cpp reads one: 0 (*present: given), or -1. */
+int loader_bool(struct loader *L, const struct lfile *f, const struct ynode *item, const char *key, bool *out,
+                bool *present);
+/* "Unknown key 'x'. The key will be ignored." for keys not in known. */
+void loader_warn_unknown_keys(struct loader *L, const struct lfile *f, const struct ynode *item,
+                              const char *const *known);
 
 /* ---- small utilities ---- */
 
@@ -290,6 +316,16 @@ void rules_read_path(struct arena *a, const char *path, struct rules_diag *diag,
 /* ---- compiling (load_compile.c) ---- */
 
 void compile_all(struct loader *L);
+
+/* For sequences (sequence_load.c), compiled as rules are: text (lists
+ * spliced in) into r's condition, event types and directions, every error
+ * at its place, owner naming what it belongs to in messages ("sequence
+ * 'X', step 'y'"). 0, or -1 after the errors. */
+int compile_condition(struct loader *L, const struct tbuild *text, struct lpos at, const char *owner, bool warn_types,
+                      struct rule *r);
+/* A template's environment: the rule set's arena and value slots, errors at
+ * offsets of L->cur_text. */
+struct tmpl_env loader_tmpl_env(struct loader *L);
 
 /* ---- splicing lists into a text (load_text.c) ----
  * in's every word that names a list (and every place a name holding a blank

@@ -6,12 +6,11 @@
 #include <string.h>
 
 #include "availability.h"
-#include "fields_class.h"
 #include "filter.h"
-#include "proctab.h"
 #include "ruleset.h"
 #include "rules.h"
 #include "runsc_target.h"
+#include "sequence.h"
 
 static const char *const optional_names[RULES_OPT_COUNT] = {
     "fd_path", "envv", "env", "binary_info", "binary_sha256", "binary_sha1", "fd_info", "pipe_proc_info"};
@@ -217,7 +216,7 @@ void rules_needs_free(struct rules_needs *n)
 
 #define MAX_ARGS 32   /* evt.arg fields told apart per rule; more only repeat what these need */
 
-/* What the fields a rule reads need (their definitions say: fields_class.h). */
+/* What the fields a rule reads need (fields_needs, filter.h). */
 struct reads {
     unsigned context, optional, process;
     unsigned release;                       /* the newest runsc release a field needs */
@@ -229,13 +228,14 @@ struct reads {
 static void note_field(void *ctx, const struct fieldref *f)
 {
     struct reads *r = ctx;
-    r->context |= f->def->context;
-    r->optional |= f->def->optional;
-    r->process |= f->def->process;
-    unsigned release = f->def->avail == FIELD_NEWER_RUNSC ? fields_exec_release(f->def) : 0;
-    if (release > r->release) {
-        r->release = release;
-        r->release_field = f->def->name;
+    struct field_needs need;
+    fields_needs(f, &need);
+    r->context |= need.context;
+    r->optional |= need.optional;
+    r->process |= need.process;
+    if (need.release > r->release) {
+        r->release = need.release;
+        r->release_field = fields_name(f);
     }
     if (f->id == F_EVT_ARG && r->nargs < MAX_ARGS)
         r->args[r->nargs++] = f;
@@ -401,7 +401,7 @@ static void consider_syscall(struct adder *a, unsigned t)
 }
 
 /* The optional fields of sentry/execve the process table keeps for what
- * the rule reads of a process's image (fields_class.h FIELD_PROC_*). */
+ * the rule reads of a process's image (FIELD_PROC_*, filter.h). */
 static unsigned exec_optional(unsigned process)
 {
     return (process & FIELD_PROC_BINARY ? RULES_OPT_BINARY_INFO : 0) |
@@ -469,10 +469,32 @@ int rule_set_rule_needs(const struct rule_set *rs, size_t i, struct rules_needs 
     return rule_set_rule_needs_on(rs, i, NULL, RULES_NEED_ALL, out);
 }
 
+static int rule_needs(const struct rule *r, const struct runsc_target *target, unsigned parts,
+                      struct rules_needs *out);
+
 int rule_set_rule_needs_on(const struct rule_set *rs, size_t i, const struct runsc_target *target, unsigned parts,
                            struct rules_needs *out)
 {
-    const struct rule *r = &rs->rules[i];
+    return rule_needs(&rs->rules[i], target, parts, out);
+}
+
+/* A sequence's steps and unless are rules to runsc: each reads its
+ * condition, and beside it the by fields, the fields compared with or kept
+ * for later steps, and (the last step) the output's. */
+int rule_set_sequence_needs_on(const struct rule_set *rs, size_t i, const struct runsc_target *target,
+                               unsigned parts, struct rules_needs *out)
+{
+    const struct sequence *s = &rs->seq->v[i];
+    (void)parts;   /* what a step reads beside its condition decides whether it continues a chain */
+    for (uint16_t k = 0; k < s->nsteps; k++)
+        if (rule_needs(&s->steps[k].c.rule, target, RULES_NEED_ALL, out) != 0)
+            return -1;
+    return s->has_unless ? rule_needs(&s->unless.rule, target, RULES_NEED_ALL, out) : 0;
+}
+
+static int rule_needs(const struct rule *r, const struct runsc_target *target, unsigned parts,
+                      struct rules_needs *out)
+{
     if (!r->enabled || r->all_types)
         return 0;
     struct reads reads = {0};
@@ -536,6 +558,19 @@ unsigned rule_set_process_keep(const struct rule_set *rs)
             if (r->output.parts[k].has_field)
                 note_field(&reads, &r->output.parts[k].field);
         process |= reads.process;
+    }
+    for (size_t i = 0; rs && rs->seq && i < rs->seq->n; i++) {
+        const struct sequence *sq = &rs->seq->v[i];
+        for (uint16_t k = 0; sq->enabled && k <= sq->nsteps; k++) {
+            const struct rule *r = k < sq->nsteps ? &sq->steps[k].c.rule : sq->has_unless ? &sq->unless.rule : NULL;
+            if (!r || !r->cond)
+                continue;
+            struct reads reads = {0};
+            filter_fields(r->cond, note_field, &reads);
+            for (size_t j = 0; j < r->output.nparts; j++)
+                note_field(&reads, &r->output.parts[j].field);
+            process |= reads.process;
+        }
     }
     return (process & FIELD_PROC_ENV ? PROC_KEEP_ENV : 0) | (process & FIELD_PROC_SOCKETS ? PROC_KEEP_SOCKETS : 0);
 }

@@ -27,6 +27,7 @@
 #include <stdio.h>
 
 #include "event.h"
+#include "runsc_fields.h"   /* runsc's optional and context fields, releases: RULES_OPT_*, RULES_CTX_*, RULES_RUNSC_* */
 
 /* ---- priorities: Falco's eight, highest first ---- */
 
@@ -91,6 +92,10 @@ struct rule_set;
 /* Levels of a condition's tree once its macros are expanded: what one
  * event's evaluation may recurse through. */
 #define RULES_MAX_TREE_DEPTH 4096
+/* Nodes of all enabled rules' conditions once their macros are expanded
+ * (each rule's alone: filter.h FILTER_MAX_EXPANDED): what one event may
+ * cost. falcosecurity/rules' three files come to 2,419 together. */
+#define RULES_MAX_EXPANDED_SET 200000
 /* Lists whose names hold a blank, a comma, a parenthesis or '=' (Falco
  * loads them; each is searched for in every condition's text). */
 #define RULES_MAX_SPACED_LISTS 64
@@ -132,6 +137,47 @@ struct rule_info {
 };
 void rule_set_rule_info(const struct rule_set *rs, size_t i, struct rule_info *out);
 
+/* ---- sequences ----
+ *
+ * A sequence rule (`- sequence:` items, rules/README.md) raises one alert
+ * when one sandbox connection's events satisfy its steps' conditions in
+ * order within its time (the daemon's clock), with equal `by` fields; a
+ * step may count events, compare a field with an earlier step's, and
+ * `unless` cancels a chain. Falco's own loader skips the item with a
+ * warning ("Unknown top level item"). Alerts of sequences carry each step's
+ * event (RULES_SEQUENCE_KEY). */
+
+#define RULES_SEQUENCE_MAX_STEPS 16
+
+/* Sequences in load order: [0, rule_set_sequence_count). */
+size_t rule_set_sequence_count(const struct rule_set *rs);
+
+struct sequence_info {
+    const char *name;
+    const char *desc;
+    enum rules_priority priority;
+    bool enabled;
+    const char *const *tags;   /* sorted */
+    size_t ntags;
+    const char *file;
+    unsigned line;
+    int64_t within_ns;
+    const char *by;            /* "container.id, proc.pid"; "" when none (the connection alone) */
+    size_t nsteps;
+    bool has_unless;
+};
+void rule_set_sequence_info(const struct rule_set *rs, size_t i, struct sequence_info *out);
+
+struct sequence_step_info {
+    const char *name;
+    uint32_t at_least;         /* 1: one event */
+    const char *distinct;      /* the field counted by distinct values, or NULL */
+};
+/* Step k of sequence i; k == nsteps: its unless (name "unless"). */
+void rule_set_sequence_step(const struct rule_set *rs, size_t i, size_t k, struct sequence_step_info *out);
+/* The event types step k (k == nsteps: unless) can match, as rule_set_rule_types writes them. */
+void rule_set_sequence_step_types(const struct rule_set *rs, size_t i, size_t k, char *buf, size_t buflen);
+
 /* ---- rules that need what gVisor never reports ----
  *
  * Some Falco fields have no gVisor source (evt.buffer: runsc sends no
@@ -150,6 +196,35 @@ int rules_absent_mode_parse(const char *s, enum rules_absent_mode *out);
  * ("evt.buffer, thread.cap_effective"), or NULL; *disabled (may be NULL):
  * whether the loader disabled the rule for them. */
 const char *rule_set_rule_absent(const struct rule_set *rs, size_t i, bool *disabled);
+
+/* ---- append_output: what Falco adds to every rule's output ----
+ *
+ * Falco's falco.yaml `append_output` (falcosecurity/falco 130747499b
+ * falco.yaml:750-799): entries, each with an optional `match` (source;
+ * tags, all of which the rule must have; rule, by name) and what it adds to
+ * the rules it matches: `extra_output`, text appended to the output after a
+ * space; `extra_fields`, keys of output_fields only (`- NAME: FORMAT`, a
+ * string, or `- field.name`, the field's value); `suggested_output: true`,
+ * ` container_id=%container.id container_name=%container.name ...` for
+ * each field Falco's container plugin suggests (fields_suggested), so an
+ * alert says which container, pod and image it is about. Falco ships
+ * `- suggested_output: true`: the daemon's and `rules check|test`'s
+ * default ("suggested"). Values take ${VAR} from the environment as
+ * falco.yaml's do. A rule set loaded with none set has none, as Falco's
+ * engine on its own. */
+struct rules_append_output;
+
+#define RULES_APPEND_OUTPUT_DEFAULT "suggested"
+
+/* spec: "suggested" (falco.yaml's default entry), "none", or the path of a
+ * YAML file: a falco.yaml (its append_output; none there: nothing, as
+ * Falco) or the list alone. Every format is checked as a rule's output is.
+ * NULL with the reason in err (FILE:LINE:COLUMN for a file). */
+struct rules_append_output *rules_append_output_load(const char *spec, char *err, size_t errlen);
+void rules_append_output_free(struct rules_append_output *ao);
+/* For the loads that follow, process-wide, as rules_set_absent_mode (a
+ * load under way keeps what it started with); takes ao over, NULL: none. */
+void rules_set_append_output(struct rules_append_output *ao);
 
 /* The event types rule i can match, comma separated ("open,openat"),
  * "all" when its condition does not restrict evt.type, "none" when it can
@@ -175,57 +250,10 @@ void rule_set_rule_types(const struct rule_set *rs, size_t i, char *buf, size_t 
  * exit point's context fields only when its enter point is enabled too (it
  * takes the enter's list): a raw exit that needs context brings its enter. */
 
-/* runsc's optional fields, as bits. The last four came with gVisor's 2026
- * releases (sentry/execve; binary_info itself sends more there since
- * release-20260714.0). */
-enum {
-    RULES_OPT_FD_PATH = 1u << 0,
-    RULES_OPT_ENVV = 1u << 1,
-    RULES_OPT_ENV = 1u << 2,
-    RULES_OPT_BINARY_INFO = 1u << 3,
-    RULES_OPT_BINARY_SHA256 = 1u << 4,   /* part of binary_info before release-20260727.0 */
-    RULES_OPT_BINARY_SHA1 = 1u << 5,
-    RULES_OPT_FD_INFO = 1u << 6,         /* the standard streams */
-    RULES_OPT_PIPE_PROC_INFO = 1u << 7,  /* the processes at the other end of stdin and stdout pipes */
-};
-#define RULES_OPT_COUNT 8
-#define RULES_OPT_2022 (RULES_OPT_FD_PATH | RULES_OPT_ENVV | RULES_OPT_ENV | RULES_OPT_BINARY_INFO)
+/* runsc's optional fields (RULES_OPT_*), context fields (RULES_CTX_*) and
+ * the releases that added them (RULES_RUNSC_*) are in filter/runsc_fields.h,
+ * shared with the field table. */
 
-/* runsc's context fields, as bits, in `runsc trace metadata` order (the
- * last two since release-20260525.0 and release-20260721.0). */
-enum {
-    RULES_CTX_TIME = 1u << 0,
-    RULES_CTX_THREAD_ID = 1u << 1,
-    RULES_CTX_TASK_START_TIME = 1u << 2,
-    RULES_CTX_GROUP_ID = 1u << 3,
-    RULES_CTX_THREAD_GROUP_START_TIME = 1u << 4,
-    RULES_CTX_CONTAINER_ID = 1u << 5,
-    RULES_CTX_CREDENTIALS = 1u << 6,
-    RULES_CTX_CWD = 1u << 7,
-    RULES_CTX_PROCESS_NAME = 1u << 8,
-    RULES_CTX_PARENT_THREAD_GROUP_ID = 1u << 9,
-    RULES_CTX_IS_EXEC_SESSION = 1u << 10,
-};
-#define RULES_CTX_COUNT 11
-#define RULES_CTX_ALL ((1u << RULES_CTX_COUNT) - 1)
-/* What runsc 2022-12 has: every context field but the 2026 ones. */
-#define RULES_CTX_2022 ((1u << 9) - 1)
-/* Asked for where a runsc has it, never missed where it has not: the
- * process table knows the parent without it. */
-#define RULES_CTX_BEST_EFFORT RULES_CTX_PARENT_THREAD_GROUP_ID
-
-/* gVisor releases that added what rules read, oldest first: a rule needs
- * the newest of those its fields come from (rules/README.md lists which
- * field came with which). */
-enum rules_runsc_release {
-    RULES_RUNSC_2022_12 = 0,     /* 0.0~20221219 (Debian 12): the baseline */
-    RULES_RUNSC_20260525,        /* context parent_thread_group_id */
-    RULES_RUNSC_20260714,        /* sentry/mmap; exec: binary on the upper layer, its inode */
-    RULES_RUNSC_20260721,        /* context is_exec_session; syscall/mmap; exec: fd_info, ctime, lower layer */
-    RULES_RUNSC_20260727,        /* syscall/listen, syscall/ptrace; exec: memfd, size, execfn, hashes; mmap layers */
-    RULES_RUNSC_20260817,        /* exec: pipe_proc_info */
-    RULES_RUNSC_RELEASE_COUNT
-};
 /* "release-20260714.0", "0.0~20221219" for the baseline. */
 const char *rules_runsc_release_name(unsigned release);
 
@@ -293,6 +321,10 @@ enum {
 };
 int rule_set_rule_needs_on(const struct rule_set *rs, size_t i, const struct runsc_target *target, unsigned parts,
                            struct rules_needs *out);
+/* The same for sequence i: what each of its steps and its unless read,
+ * where their events come from (nothing when it is disabled). */
+int rule_set_sequence_needs_on(const struct rule_set *rs, size_t i, const struct runsc_target *target,
+                               unsigned parts, struct rules_needs *out);
 
 /* ---- evaluation ---- */
 
@@ -335,7 +367,29 @@ struct rules_engine_config {
      * (tests give their own); NULL: CLOCK_MONOTONIC. Never an event's time. */
     int64_t (*clock_ns)(void *data);
     void *clock_data;
+    /* Sequences' partial matches (chains begun, not yet complete): at most
+     * sequence_max_bytes of them over every connection (past it the
+     * connection holding the most loses its oldest), and sequence_max_per_group
+     * per (sequence, connection) (past it its oldest goes). Each eviction
+     * is counted and said in the connection's next alert. */
+    size_t sequence_max_bytes;
+    size_t sequence_max_per_group;
+    /* Falco's "Falco internal: syscall event drop" (falco.yaml
+     * syscall_event_drops, userspace/falco/event_drops.cpp), per sandbox
+     * connection whatever rules are loaded: once a second of the clock
+     * above, a connection whose sandbox dropped more than drop_threshold of
+     * its events (delivered + dropped) raises it, at most drop_rate a second
+     * after drop_burst; Debug, source "internal", Falco's output_fields
+     * (n_evts, n_drops, ...) and the container's id, name, image and pod.
+     * Not held back by the ceiling or the per-rule limit. */
+    bool drop_alerts;
+    double drop_threshold, drop_rate, drop_burst;
 };
+
+#define RULES_DROP_RULE "Falco internal: syscall event drop"
+#define RULES_DEFAULT_DROP_THRESHOLD 0.1      /* falco.yaml syscall_event_drops.threshold */
+#define RULES_DEFAULT_DROP_RATE 0.03333       /* .rate: one alert every 30 s */
+#define RULES_DEFAULT_DROP_BURST 1.0          /* .max_burst */
 
 #define RULES_DEFAULT_MAX_PROCESSES 65536
 #define RULES_DEFAULT_MATCHING RULES_MATCH_FIRST
@@ -344,6 +398,8 @@ struct rules_engine_config {
 #define RULES_DEFAULT_CEILING 1000.0
 #define RULES_DEFAULT_CEILING_BURST 10000.0
 #define RULES_DEFAULT_OUTPUT_FIELD_MAX 1024
+#define RULES_DEFAULT_SEQUENCE_BYTES (32u << 20)
+#define RULES_DEFAULT_SEQUENCE_PER_GROUP 1024
 
 void rules_engine_config_defaults(struct rules_engine_config *cfg);
 
@@ -363,6 +419,7 @@ const struct rule_set *rules_engine_rules(const struct rules_engine *e);
  * its reset. */
 struct alert {
     size_t event_index;         /* the index passed to rules_engine_eval */
+    uint64_t conn_id;           /* the event's connection (delivery shares its queue by it) */
     const char *rule;
     enum rules_priority priority;
     int64_t time_ns;            /* the event's time (context time_ns, else its receive time) */
@@ -376,6 +433,25 @@ struct alert {
     uint64_t suppressed;
     const char *json;           /* the whole alert as one line of Falco's JSON (no newline) */
     size_t json_len;
+    /* Partial matches of sequences on its connection evicted by the bounds
+     * since its previous alert (RULES_EVICTED_KEY). */
+    uint64_t evicted;
+    /* A sequence's alert: each step's event, in order (NULL for a rule's),
+     * and the events the sandbox said it dropped while the chain was open
+     * (a missing step, or a missing unless, may be among them). */
+    const struct alert_step *steps;
+    size_t nsteps;
+    uint64_t sandbox_dropped;
+};
+
+/* One step of a sequence's alert. */
+struct alert_step {
+    const char *name;
+    int64_t time_ns;            /* its event's time (a count step: its last counted event) */
+    int64_t first_time_ns;      /* a count step: its first counted event's time */
+    uint32_t count;             /* a count step: its events (distinct values); else 1 */
+    int64_t event_id;           /* the stored event's id; 0: not known (not stored, or in this batch) */
+    size_t event_index;         /* SIZE_MAX, or its event's index in this batch (id from the batch's) */
 };
 
 /* Alerts of one rule held back in the events evaluated into a list. */
@@ -406,6 +482,19 @@ void alert_list_free(struct alert_list *l);
  * fails: an event that cannot be classified matches nothing. */
 void rules_engine_eval(struct rules_engine *e, const struct event *ev, size_t index, struct alert_list *out);
 
+/* The events evaluated since the previous call were stored, event index i
+ * (as passed to rules_engine_eval) with id first_id + i; 0: they have no
+ * ids. Fills in the ids of l's sequence alerts' steps among them (and
+ * renders their json again) and of the partial matches' steps. */
+void rules_engine_batch_stored(struct rules_engine *e, struct alert_list *l, int64_t first_id);
+
+struct strbuf;
+
+/* A sequence alert's RULES_SEQUENCE_KEY object (nothing for a rule's):
+ * each step's name, event id (those in the batch: first_id + their index;
+ * null when not known), time, and a count step's count and first time. */
+void rules_alert_sequence_json(struct strbuf *out, const struct alert *a, int64_t first_id);
+
 /* Updates the process table only (rebuilding it after a restart). */
 void rules_engine_observe(struct rules_engine *e, const struct event *ev);
 
@@ -419,12 +508,23 @@ struct rules_engine_stats {
     uint64_t over_ceiling;       /* held back by the connections' ceiling */
     uint64_t processes;          /* in the tables now */
     uint64_t process_evictions;  /* removed to stay under max_processes */
+    /* sequences */
+    uint64_t sequence_alerts;
+    uint64_t sequence_partials, sequence_bytes;   /* now */
+    uint64_t sequence_started;
+    uint64_t sequence_evicted;   /* by sequence_max_bytes or sequence_max_per_group */
+    uint64_t sequence_expired;   /* past their sequence's within */
+    uint64_t sequence_cancelled; /* by unless */
+    uint64_t sequence_dropped;   /* when the rules changed, or their connection closed */
+    uint64_t drop_alerts;        /* RULES_DROP_RULE alerts raised */
 };
 void rules_engine_get_stats(const struct rules_engine *e, struct rules_engine_stats *out);
 
-/* ---- an alert's line again, from what the alerts table keeps ---- */
+/* Whether the engine's own structures agree with one another (the
+ * sequences' index, lists and counts): for tests and the fuzzer. */
+bool rules_engine_consistent(const struct rules_engine *e);
 
-struct strbuf;
+/* ---- an alert's line again, from what the alerts table keeps ---- */
 
 /* Appends the Falco JSON line of an alert made of these parts (priority as
  * rules_priority_name spells it, output_fields and tags as JSON text). The
@@ -433,10 +533,28 @@ struct strbuf;
  * written when it was raised, with the same hostname. Falco's keys, in its
  * (alphabetical) order; a suppressed count above 0 adds a key of its own,
  * RULES_SUPPRESSED_KEY, outside output_fields (which stays exactly Falco's:
- * the output's fields and evt.time). */
+ * the output's fields and evt.time). RULES_DROP_RULE's is Falco's internal
+ * message (falco_outputs.cpp handle_msg): source "internal", no tags, its
+ * output the message alone (the text line's, without the time, priority
+ * and fields). */
 void rules_alert_json(struct strbuf *out, const char *hostname, const char *rule, const char *priority,
                       int64_t time_ns, const char *output, size_t output_len, const char *output_fields,
                       const char *tags, uint64_t suppressed);
 #define RULES_SUPPRESSED_KEY "seccheckd_suppressed"
+
+/* The same with every key of seccheckd's own, each outside output_fields
+ * and only when there is something to say: RULES_EVICTED_KEY (evicted > 0),
+ * RULES_SEQUENCE_KEY (sequence: a JSON object, rules_alert_sequence_json;
+ * NULL or "" for a rule's alert), RULES_SUPPRESSED_KEY (suppressed > 0). */
+struct rules_alert_extras {
+    uint64_t suppressed;
+    uint64_t evicted;
+    const char *sequence;
+};
+void rules_alert_json_ex(struct strbuf *out, const char *hostname, const char *rule, const char *priority,
+                         int64_t time_ns, const char *output, size_t output_len, const char *output_fields,
+                         const char *tags, const struct rules_alert_extras *extras);
+#define RULES_EVICTED_KEY "seccheckd_evicted"
+#define RULES_SEQUENCE_KEY "seccheckd_sequence"
 
 #endif

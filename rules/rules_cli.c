@@ -43,8 +43,9 @@ static void usage(FILE *out)
             "Rules load as Falco's engine " RULES_FALCO_ENGINE_VERSION " loads them (its required_engine_version is\n"
             "checked against that version).\n"
             "check: prints the engine version, a summary (lists, macros, rules enabled and skipped)\n"
-            "       and one line per rule: its priority and the event types it can match; every\n"
-            "       error as FILE:LINE:COLUMN: error: MESSAGE (exit 2), warnings the same way.\n"
+            "       and one line per rule: its priority and the event types it can match; then each\n"
+            "       sequence (its window, by, and each step's event types); every error as\n"
+            "       FILE:LINE:COLUMN: error: MESSAGE (exit 2), warnings the same way.\n"
             "  --pod-init FILE    a runsc pod-init config (seccheckd gvisor-config): warns, as\n"
             "                     FILE:LINE: warning: ..., for each point, optional or context field\n"
             "                     a rule needs that FILE does not enable (exit 0 all the same)\n"
@@ -62,13 +63,19 @@ static void usage(FILE *out)
             "                     an empty list to fill, as in Falco) / off (enabled: false); what\n"
             "                     changes in behaviour against Falco; a count of each (runsc:\n"
             "                     --runsc, else the one in PATH, else 2022-12)\n"
+            "  --append-output suggested|none|FILE\n"
+            "                     what Falco's append_output adds to each rule's output, as the\n"
+            "                     daemon's option: suggested (falco.yaml's default: container_id,\n"
+            "                     container_name, image, k8s_pod_name, k8s_ns_name), none, or a\n"
+            "                     falco.yaml's append_output [suggested] (check and test)\n"
             "  --rules-absent-fields disable|run\n"
             "                     rules whose condition needs a field gVisor never reports\n"
             "                     (evt.buffer, thread.cap_*...) are loaded disabled, each listed\n"
             "                     with those fields [disable]; run: load them enabled anyway\n"
             "                     (check and test)\n"
-            "test:  prints each alert as one Falco JSON line on standard output, and the alerts\n"
-            "       per rule on standard error.\n"
+            "test:  prints each alert as one Falco JSON line on standard output (a sequence's with its\n"
+            "       steps: over --db, their stored events' ids), and the alerts per rule and sequence\n"
+            "       on standard error.\n"
             "  --trace FILE...    gVisor tracereplay files, each one sandbox connection\n"
             "  --db DB            a seccheckd database: every stored event, in id order\n"
             "  --rule-matching first|all  the first rule in load order that matches alerts,\n"
@@ -81,6 +88,8 @@ static void usage(FILE *out)
             "                     (the limits' clock: over --db the daemon's stored receive\n"
             "                     times, over traces this run's; never the events' own times)\n"
             "  --max-processes N  process table bound [%d]\n"
+            "  --sequence-memory BYTES, --sequence-partials N  the bounds of sequences' partial\n"
+            "                     matches, as the daemon's [32M, 1024]\n"
             "  --hostname NAME    the alerts' hostname [this host's]\n"
             "  --rules-absent-fields disable|run   as for check\n"
             "  --help, -h         this text\n"
@@ -229,12 +238,43 @@ static const char *why_text(unsigned why)
     return "runsc 2022-12 sends the context fields of a raw exit point only with its enter point enabled";
 }
 
+/* Rule i, or sequence i - rule count, as check and its warnings name it:
+ * its file, line and name (a sequence's as a rule's). */
+static void detector_info(const struct rule_set *rs, size_t i, struct rule_info *info)
+{
+    size_t nrules = rule_set_rule_count(rs);
+    if (i < nrules) {
+        rule_set_rule_info(rs, i, info);
+        return;
+    }
+    struct sequence_info s;
+    rule_set_sequence_info(rs, i - nrules, &s);
+    *info = (struct rule_info){.name = s.name, .desc = s.desc, .priority = s.priority, .enabled = s.enabled,
+                               .tags = s.tags, .ntags = s.ntags, .file = s.file, .line = s.line};
+}
+
+/* What rule i needs (i past the rules: a sequence), on target without what
+ * target lacks. 0, or -1 out of memory. */
+static int detector_needs(const struct rule_set *rs, size_t i, const struct runsc_target *target, unsigned parts,
+                          struct rules_needs *out)
+{
+    size_t nrules = rule_set_rule_count(rs);
+    if (i >= nrules)
+        return rule_set_sequence_needs_on(rs, i - nrules, target, parts, out);
+    return rule_set_rule_needs_on(rs, i, target, parts, out);
+}
+
+static size_t detector_count(const struct rule_set *rs)
+{
+    return rule_set_rule_count(rs) + rule_set_sequence_count(rs);
+}
+
 /* What rule i needs on target (NULL: runsc 2022-12), without what target
  * lacks (said by check_runsc). 0, or -1 out of memory. */
 static int needs_on(const struct rule_set *rs, size_t i, const struct runsc_target *target, struct rules_needs *out)
 {
     struct rules_needs all = {0};
-    int rc = rule_set_rule_needs_on(rs, i, target, RULES_NEED_ALL, &all);
+    int rc = detector_needs(rs, i, target, RULES_NEED_ALL, &all);
     if (rc == 0 && target)
         rc = runsc_target_keep(target, &all, out);
     else if (rc == 0)
@@ -249,9 +289,9 @@ static long check_pod_init(const struct rule_set *rs, const char *config, const 
                            const struct runsc_target *target)
 {
     long warnings = 0;
-    for (size_t i = 0; i < rule_set_rule_count(rs); i++) {
+    for (size_t i = 0; i < detector_count(rs); i++) {
         struct rule_info info;
-        rule_set_rule_info(rs, i, &info);
+        detector_info(rs, i, &info);
         struct rules_needs need = {0};
         if (needs_on(rs, i, target, &need) != 0) {
             rules_needs_free(&need);
@@ -275,6 +315,60 @@ static long check_pod_init(const struct rule_set *rs, const char *config, const 
         rules_needs_free(&need);
     }
     return warnings;
+}
+
+/* "10m", "90s", "1500ms": a within as the rules file would say it. */
+static void print_duration(int64_t ns)
+{
+    static const struct {
+        int64_t ns;
+        const char *unit;
+    } units[] = {{86400000000000ll, "d"}, {3600000000000ll, "h"}, {60000000000ll, "m"}, {1000000000ll, "s"},
+                 {1000000ll, "ms"}};
+    for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++)
+        if (ns % units[i].ns == 0 || i + 1 == sizeof(units) / sizeof(units[0])) {
+            printf("%lld%s", (long long)(ns / units[i].ns), units[i].unit);
+            return;
+        }
+}
+
+/* The sequences: one line each (priority, window, by), then a line per
+ * step with the event types it can match, its count, and unless. */
+static void print_sequences(const struct rule_set *rs)
+{
+    size_t n = rule_set_sequence_count(rs), enabled = 0;
+    if (!n)
+        return;
+    for (size_t i = 0; i < n; i++) {
+        struct sequence_info info;
+        rule_set_sequence_info(rs, i, &info);
+        enabled += info.enabled;
+    }
+    printf("%zu sequence%s (%zu enabled)\n", n, cli_plural(n), enabled);
+    char types[4096];
+    for (size_t i = 0; i < n; i++) {
+        struct sequence_info info;
+        rule_set_sequence_info(rs, i, &info);
+        printf("  %s [%s%s]: %zu step%s within ", info.name, rules_priority_name(info.priority),
+               info.enabled ? "" : ", disabled", info.nsteps, cli_plural(info.nsteps));
+        print_duration(info.within_ns);
+        printf("%s%s\n", info.by[0] ? " by " : "", info.by);
+        for (size_t k = 0; k <= info.nsteps; k++) {
+            if (k == info.nsteps && !info.has_unless)
+                break;
+            struct sequence_step_info st;
+            rule_set_sequence_step(rs, i, k, &st);
+            rule_set_sequence_step_types(rs, i, k, types, sizeof(types));
+            if (k < info.nsteps)
+                printf("    %zu. %s: %s", k + 1, st.name, types);
+            else
+                printf("    unless: %s", types);
+            if (st.at_least > 1)
+                printf(" (at least %u%s%s)", st.at_least, st.distinct ? ", distinct " : "",
+                       st.distinct ? st.distinct : "");
+            printf("\n");
+        }
+    }
 }
 
 /* The summary, then one line per rule ("  NAME [Priority]: types"; more
@@ -304,6 +398,7 @@ static void print_summary(const struct rule_set *rs)
         if (absent)
             printf("    %s fields gVisor never reports: %s\n", absent_off ? "disabled, needs" : "needs", absent);
     }
+    print_sequences(rs);
 }
 
 /* --rules-absent-fields MODE: 0, or RC_USAGE said. */
@@ -316,17 +411,30 @@ static int set_absent_mode(const char *v)
     return RC_OK;
 }
 
+/* --append-output SPEC (rules.h): 0, or RC_USAGE said. */
+static int set_append_output(const char *spec)
+{
+    char err[512];
+    struct rules_append_output *ao = rules_append_output_load(spec, err, sizeof(err));
+    if (!ao) {
+        fprintf(stderr, PROG ": --append-output: %s\n", err);
+        return RC_USAGE;
+    }
+    rules_set_append_output(ao);
+    return RC_OK;
+}
+
 /* Rules whose condition reads what target does not send (they raise
  * nothing for it; an output field would only be <NA>): a warning for each
  * part; the number of such rules, or -1 out of memory. */
 static long check_runsc(const struct rule_set *rs, const struct runsc_target *target, FILE *out)
 {
     long rules = 0;
-    for (size_t i = 0; i < rule_set_rule_count(rs); i++) {
+    for (size_t i = 0; i < detector_count(rs); i++) {
         struct rule_info info;
-        rule_set_rule_info(rs, i, &info);
+        detector_info(rs, i, &info);
         struct rules_needs need = {0};
-        if (rule_set_rule_needs_on(rs, i, target, RULES_NEED_CONDITION, &need) != 0) {
+        if (detector_needs(rs, i, target, RULES_NEED_CONDITION, &need) != 0) {
             rules_needs_free(&need);
             return -1;
         }
@@ -337,7 +445,7 @@ static long check_runsc(const struct rule_set *rs, const struct runsc_target *ta
 }
 
 struct check_options {
-    const char *pod_init, *runsc, *metadata, *absent;
+    const char *pod_init, *runsc, *metadata, *absent, *append;
     bool falco;
 };
 
@@ -369,8 +477,12 @@ static int parse_check(int argc, char **argv, struct check_options *o)
             rc = check_option(argc, argv, &first, "--runsc-metadata", &o->metadata);
         if (rc == 0)
             rc = check_option(argc, argv, &first, "--rules-absent-fields", &o->absent);
+        if (rc == 0)
+            rc = check_option(argc, argv, &first, "--append-output", &o->append);
         if (rc < 0) {
             usage_error(strncmp(argv[first], "--pod-init", 10) == 0 ? "--pod-init needs a FILE"
+                        : strncmp(argv[first], "--append-output", 15) == 0 ? "--append-output needs suggested, none "
+                                                                             "or a FILE"
                         : strncmp(argv[first], "--runsc-metadata", 16) == 0 ? "--runsc-metadata needs a FILE"
                         : strncmp(argv[first], "--rules-absent-fields", 21) == 0
                             ? "--rules-absent-fields needs disable or run"
@@ -382,6 +494,8 @@ static int parse_check(int argc, char **argv, struct check_options *o)
             break;
     }
     if (o->absent && set_absent_mode(o->absent) != RC_OK)
+        return -1;
+    if (o->append && set_append_output(o->append) != RC_OK)
         return -1;
     if (o->runsc && o->metadata) {
         usage_error("--runsc and --runsc-metadata both name the target: give one", NULL);
@@ -515,11 +629,12 @@ static int64_t replay_clock(void *data)
     return t->recv_ns ? t->recv_ns : monotonic_ns();
 }
 
+/* The index of the rule named name, or of the sequence (after the rules). */
 static size_t rule_index(const struct rule_set *rs, const char *name)
 {
-    for (size_t i = 0; i < rule_set_rule_count(rs); i++) {
+    for (size_t i = 0; i < detector_count(rs); i++) {
         struct rule_info info;
-        rule_set_rule_info(rs, i, &info);
+        detector_info(rs, i, &info);
         if (strcmp(info.name, name) == 0)
             return i;
     }
@@ -546,8 +661,9 @@ static void flush_alerts(struct test_run *t)
     alert_list_reset(&t->alerts);
 }
 
-/* One packet as the daemon receives it. */
-static void feed(struct test_run *t, uint64_t conn_id, int64_t recv_ns, const uint8_t *pkt, size_t len)
+/* One packet as the daemon receives it; id: the stored event's (0: none),
+ * which sequences' alerts name their steps by. */
+static void feed(struct test_run *t, uint64_t conn_id, int64_t recv_ns, const uint8_t *pkt, size_t len, int64_t id)
 {
     struct wire_header h;
     if (wire_header_parse(pkt, len, &h) != WIRE_OK) {
@@ -565,7 +681,8 @@ static void feed(struct test_run *t, uint64_t conn_id, int64_t recv_ns, const ui
     ev.conn_id = conn_id;
     ev.recv_ns = recv_ns;
     t->recv_ns = recv_ns;
-    rules_engine_eval(t->engine, &ev, (size_t)t->events, &t->alerts);
+    rules_engine_eval(t->engine, &ev, 0, &t->alerts);
+    rules_engine_batch_stored(t->engine, &t->alerts, id);
     t->events++;
     if (t->alerts.count || t->alerts.nsuppressed)
         flush_alerts(t);
@@ -583,7 +700,7 @@ static int run_traces(struct test_run *t, char **traces, size_t n)
         const uint8_t *pkt;
         size_t len;
         while ((st = tracefile_next(&tf, &pkt, &len)) == TRACEFILE_OK)
-            feed(t, i + 1, 0, pkt, len);
+            feed(t, i + 1, 0, pkt, len, 0);
         tracefile_close(&tf);
         rules_engine_conn_closed(t->engine, i + 1);
         if (st != TRACEFILE_END) {
@@ -605,7 +722,7 @@ static int run_db(struct test_run *t, const char *path)
     sqlite3_busy_timeout(db, 5000);
     sqlite3_stmt *st = NULL;
     int rc = RC_OK;
-    if (sqlite3_prepare_v2(db, "SELECT conn_id, recv_ns, raw FROM events ORDER BY id", -1, &st, NULL) != SQLITE_OK) {
+    if (sqlite3_prepare_v2(db, "SELECT conn_id, recv_ns, raw, id FROM events ORDER BY id", -1, &st, NULL) != SQLITE_OK) {
         fprintf(stderr, PROG ": %s is not a seccheckd database: %s\n", path, sqlite3_errmsg(db));
         rc = RC_FAILED;
     } else {
@@ -614,7 +731,7 @@ static int run_db(struct test_run *t, const char *path)
             const uint8_t *raw = sqlite3_column_blob(st, 2);
             size_t len = (size_t)sqlite3_column_bytes(st, 2);
             feed(t, (uint64_t)sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1), raw ? raw : (const uint8_t *)"",
-                 len);
+                 len, sqlite3_column_int64(st, 3));
         }
         if (step != SQLITE_DONE) {
             fprintf(stderr, PROG ": reading %s: %s\n", path, sqlite3_errmsg(db));
@@ -695,6 +812,14 @@ static int parse_test(int argc, char **argv, struct test_options *o)
         } else if ((v = value_of(argc, argv, &i, "--rule-matching"))) {
             if (rules_matching_parse(v, &o->cfg.matching) != 0)
                 return usage_error("--rule-matching: expected first or all, got", v);
+        } else if ((v = value_of(argc, argv, &i, "--sequence-memory"))) {
+            if (cli_parse_bytes(v, (uint64_t)1 << 48, &u) != 0 || u < (64u << 10))
+                return usage_error("--sequence-memory: expected a size like 32M, at least 64K, got", v);
+            o->cfg.sequence_max_bytes = (size_t)u;
+        } else if ((v = value_of(argc, argv, &i, "--sequence-partials"))) {
+            if (cli_parse_uint(PROG, "sequence-partials", v, 1, 10000000, &u) != 0)
+                return RC_USAGE;
+            o->cfg.sequence_max_per_group = (size_t)u;
         } else if ((v = value_of(argc, argv, &i, "--max-processes"))) {
             if (cli_parse_uint(PROG, "max-processes", v, 1, 1u << 30, &u) != 0)
                 return RC_USAGE;
@@ -703,6 +828,9 @@ static int parse_test(int argc, char **argv, struct test_options *o)
             snprintf(o->hostname, sizeof(o->hostname), "%s", v);
         } else if ((v = value_of(argc, argv, &i, "--rules-absent-fields"))) {
             if (set_absent_mode(v) != RC_OK)
+                return RC_USAGE;
+        } else if ((v = value_of(argc, argv, &i, "--append-output"))) {
+            if (set_append_output(v) != RC_OK)
                 return RC_USAGE;
         } else {
             return usage_error("test: unknown option", a);
@@ -724,7 +852,7 @@ static int test_main(int argc, char **argv)
         rc = RC_USAGE;
     struct test_run t = {0};
     if (rc == RC_OK) {
-        t.nrules = rule_set_rule_count(rs);
+        t.nrules = detector_count(rs);
         t.per_rule = calloc(t.nrules + 1, sizeof(*t.per_rule));
         t.suppressed_per_rule = calloc(t.nrules + 1, sizeof(*t.suppressed_per_rule));
         t.over_ceiling_per_rule = calloc(t.nrules + 1, sizeof(*t.over_ceiling_per_rule));
@@ -748,14 +876,24 @@ static int test_main(int argc, char **argv)
             uint64_t total = 0;
             for (size_t i = 0; i < t.nrules; i++) {
                 struct rule_info info;
-                rule_set_rule_info(rules_engine_rules(t.engine), i, &info);
+                detector_info(rules_engine_rules(t.engine), i, &info);
                 total += t.per_rule[i];
                 fprintf(stderr, "%s: %" PRIu64 " alert%s", info.name, t.per_rule[i], cli_plural(t.per_rule[i]));
+                if (i >= rule_set_rule_count(rules_engine_rules(t.engine)))
+                    fprintf(stderr, " [sequence]");
                 if (t.suppressed_per_rule[i])
                     fprintf(stderr, " (%" PRIu64 " suppressed)", t.suppressed_per_rule[i]);
                 if (t.over_ceiling_per_rule[i])
                     fprintf(stderr, " (%" PRIu64 " over the ceiling)", t.over_ceiling_per_rule[i]);
                 fprintf(stderr, "%s\n", info.enabled ? "" : " [disabled]");
+            }
+            if (rule_set_sequence_count(rules_engine_rules(t.engine))) {
+                struct rules_engine_stats st;
+                rules_engine_get_stats(t.engine, &st);
+                fprintf(stderr, PROG ": sequences: %" PRIu64 " chains begun, %" PRIu64 " evicted by the bounds, %" PRIu64
+                        " expired, %" PRIu64 " cancelled, %" PRIu64 " dropped (a trace's end), %" PRIu64 " waiting\n",
+                        st.sequence_started, st.sequence_evicted, st.sequence_expired, st.sequence_cancelled,
+                        st.sequence_dropped, st.sequence_partials);
             }
             fprintf(stderr, PROG ": %" PRIu64 " event%s, %" PRIu64 " alert%s", t.events, cli_plural(t.events), total,
                     cli_plural(total));
@@ -788,6 +926,8 @@ int rules_main(int argc, char **argv)
             usage(stdout);
             return RC_OK;
         }
+    if (set_append_output(RULES_APPEND_OUTPUT_DEFAULT) != RC_OK)   /* falco.yaml's, as the daemon's */
+        return RC_FAILED;
     if (strcmp(argv[1], "check") == 0)
         return check_main(argc - 1, argv + 1);
     if (strcmp(argv[1], "test") == 0)

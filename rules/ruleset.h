@@ -10,10 +10,11 @@
 #include <stdint.h>
 
 #include "arena.h"
-#include "evtype.h"
 #include "filter.h"
 #include "render.h"
 #include "rules.h"
+
+struct seq_set;
 
 struct rule {
     const char *name;
@@ -50,6 +51,7 @@ struct rule_set {
     struct rule_index exits;      /* exit points and every non-syscall point */
     struct rule_index enters;     /* syscall enter points */
     struct filter_owned *owned;   /* what conditions hold outside the arena (compiled regexes) */
+    struct seq_set *seq;          /* the sequences (rules/sequence.h); in the arena, NULL: none */
 };
 
 /* What the process table must keep for the enabled rules (PROC_KEEP_*,

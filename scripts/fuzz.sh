@@ -22,7 +22,7 @@
 #
 # Environment: FUZZ_BUILD_DIR (build-fuzz), FUZZ_TRACES (tests/fixtures/traces),
 # FUZZ_MAX_LEN (300000), FUZZ_TIMEOUT (per input, seconds: 10), CC (clang), CXX (clang++:
-# rules/regex_re2.cc takes the same -fsanitize=fuzzer-no-link, which g++ lacks).
+# filter/regex_re2.cc takes the same -fsanitize=fuzzer-no-link, which g++ lacks).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

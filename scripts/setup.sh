@@ -12,6 +12,8 @@ packages=(
     libsqlite3-dev sqlite3                 # storage, and the CLI to query it
     libssl-dev                             # hashing (tamper-evidence chain)
     libpq-dev                              # seccheckd forward: the central PostgreSQL client
+    libnats-dev libzstd-dev                # the fleet's NATS JetStream stream (forward --to nats://, central)
+    nats-server                            # a real 3-node JetStream cluster for the fleet.nats tests and bench
     libyaml-dev                            # rules files (Falco's YAML format)
     libre2-dev                             # the rules' regex operator (RE2, as libsinsp)
     libcurl4-openssl-dev                   # alerts to falcosidekick / webhooks (--alerts-url)
@@ -25,6 +27,7 @@ packages=(
     python3-yaml                           # e2e.falco_rules reads the upstream rules files' templates
     systemd                                # systemd-analyze, to verify the unit files
     clang libclang-rt-14-dev               # libFuzzer for scripts/fuzz.sh
+    docker.io mmdebstrap                   # tests/docker: a dockerd of the tests' own, images from Debian's packages (scripts/image.sh)
 )
 
 missing=()

@@ -28,6 +28,17 @@ static void counter(struct strbuf *o, const char *name, const char *help, uint64
     sample(o, name, NULL, NULL, v);
 }
 
+/* A family by label that has no series yet (no alert raised, no open
+ * connection): one sample at 0, its labels empty (which Prometheus stores
+ * as no label), the convention for a counter that has not moved, so a panel
+ * shows 0 rather than no data. It goes once a labeled series appears (a
+ * sum over the family is the same). labels: `rule=""`, as written. */
+static void zero_unless(struct strbuf *o, const char *name, const char *labels, bool any)
+{
+    if (!any)
+        strbuf_printf(o, "seccheckd_%s{%s} 0\n", name, labels);
+}
+
 static void gauge(struct strbuf *o, const char *name, const char *help, uint64_t v)
 {
     family(o, name, "gauge", help);
@@ -75,6 +86,12 @@ static void render_connections(struct strbuf *o, const struct server *s)
         dropped += c->rec.sandbox_dropped;
     counter(o, "sandbox_dropped_total", "Events the sandboxes dropped before sending (their dropped_count, "
             "wrap-safe, summed over open and closed connections).", dropped);
+    family(o, "connection_sandbox_dropped_total", "counter",
+           "Events this open connection's sandbox dropped before sending (its socket buffer was full).");
+    for (const struct conn *c = s->conns; c; c = c->next)
+        if (c->rec.id)   /* 0: still handshaking, no id yet */
+            strbuf_printf(o, "seccheckd_connection_sandbox_dropped_total{conn=\"%" PRIu64 "\"} %" PRIu64 "\n",
+                          c->rec.id, c->rec.sandbox_dropped);
 }
 
 /* Time c has spent paused, the pause going on included. */
@@ -98,16 +115,21 @@ static void render_pauses(struct strbuf *o, const struct server *s)
             "than its fair share of the writer queue, or the reserve was full too.", pauses);
     family(o, "paused_seconds_total", "counter", "Time connections spent paused, open and closed.");
     strbuf_printf(o, "seccheckd_paused_seconds_total %.9f\n", (double)paused / 1e9);
+    bool any = false;
     family(o, "connection_pauses_total", "counter", "Times this open connection's reading paused.");
     for (const struct conn *c = s->conns; c; c = c->next)
-        if (c->rec.id)   /* 0: still handshaking, no id yet */
+        if (c->rec.id) {   /* 0: still handshaking, no id yet */
             strbuf_printf(o, "seccheckd_connection_pauses_total{conn=\"%" PRIu64 "\"} %" PRIu64 "\n", c->rec.id,
                           c->rec.paused_count);
+            any = true;
+        }
+    zero_unless(o, "connection_pauses_total", "conn=\"\"", any);
     family(o, "connection_paused_seconds_total", "counter", "Time this open connection spent paused.");
     for (const struct conn *c = s->conns; c; c = c->next)
         if (c->rec.id)
             strbuf_printf(o, "seccheckd_connection_paused_seconds_total{conn=\"%" PRIu64 "\"} %.9f\n", c->rec.id,
                           (double)paused_ns(c, now) / 1e9);
+    zero_unless(o, "connection_paused_seconds_total", "conn=\"\"", any);
 }
 
 /* A packet counts as received (and as rejected, undecoded or discarded by
@@ -144,15 +166,19 @@ static void render_types(struct strbuf *o, const uint64_t by_type[INGEST_TYPE_SL
     const char *name = "messages_received_by_type_total";
     family(o, name, "counter", "Packets with a valid header, by message_type (before filters).");
     uint64_t unknown = by_type[DECODE_TYPE_MAX + 1];
+    bool any = false;
     for (uint16_t t = 0; t <= DECODE_TYPE_MAX; t++) {
         const char *type = decode_type_name(t);
-        if (!type)
+        if (!type) {
             unknown += by_type[t];
-        else if (by_type[t])
+        } else if (by_type[t]) {
             sample(o, name, "type", type, by_type[t]);
+            any = true;
+        }
     }
     if (unknown)
         sample(o, name, "type", "unknown", unknown);
+    zero_unless(o, name, "type=\"\"", any || unknown);
 }
 
 /* Two stat() calls per scrape, on the loop thread: metadata of a local
@@ -197,6 +223,7 @@ static void render_alerts(struct strbuf *o, const struct server *s)
 {
     const struct alert_tally *t = &s->pipeline.alerts;
     gauge(o, "rules_loaded", "Rules enabled in the running rule set (--rules).", s->rules_loaded);
+    bool any = false;
     family(o, "alerts_total", "counter", "Alerts raised, by rule and priority.");
     for (size_t i = 0; i < t->cap; i++)
         for (int p = 0; t->rules[i].name && p < RULES_PRIORITY_COUNT; p++)
@@ -205,7 +232,10 @@ static void render_alerts(struct strbuf *o, const struct server *s)
                 label_value(o, t->rules[i].name);
                 strbuf_printf(o, "\",priority=\"%s\"} %" PRIu64 "\n", rules_priority_name(p),
                               t->rules[i].by_priority[p]);
+                any = true;
             }
+    zero_unless(o, "alerts_total", "rule=\"\",priority=\"\"", any);
+    any = false;
     family(o, "alerts_suppressed_total", "counter", "Alerts not raised because their rule and connection were "
            "over --alerts-rate, by rule.");
     for (size_t i = 0; i < t->cap; i++)
@@ -213,7 +243,10 @@ static void render_alerts(struct strbuf *o, const struct server *s)
             strbuf_puts(o, "seccheckd_alerts_suppressed_total{rule=\"");
             label_value(o, t->rules[i].name);
             strbuf_printf(o, "\"} %" PRIu64 "\n", t->rules[i].suppressed);
+            any = true;
         }
+    zero_unless(o, "alerts_suppressed_total", "rule=\"\"", any);
+    any = false;
     family(o, "alerts_over_ceiling_total", "counter", "Alerts not raised because their connection was over "
            "--alerts-ceiling, by rule.");
     for (size_t i = 0; i < t->cap; i++)
@@ -221,7 +254,9 @@ static void render_alerts(struct strbuf *o, const struct server *s)
             strbuf_puts(o, "seccheckd_alerts_over_ceiling_total{rule=\"");
             label_value(o, t->rules[i].name);
             strbuf_printf(o, "\"} %" PRIu64 "\n", t->rules[i].over_ceiling);
+            any = true;
         }
+    zero_unless(o, "alerts_over_ceiling_total", "rule=\"\"", any);
     counter(o, "alerts_lost_total", "Alerts the rules could not keep for lack of memory.", t->lost);
     counter(o, "alert_lines_failed_total", "Alerts that could not be written to --alerts-out.", t->lines_failed);
     uint64_t processes, evictions;
@@ -230,6 +265,21 @@ static void render_alerts(struct strbuf *o, const struct server *s)
               processes);
         counter(o, "rules_process_evictions_total", "Processes removed from the rules' tables to stay under "
                 "--max-processes (the sandbox holding the most loses its least recently used).", evictions);
+    }
+    struct sink_sequences sq;
+    if (sink_sequences(s->sink, &sq)) {
+        gauge(o, "rules_sequence_partials", "Sequences' partial matches held (chains begun, not complete), all "
+              "sandboxes.", sq.partials);
+        gauge(o, "rules_sequence_bytes", "Bytes the partial matches hold (at most --sequence-memory).", sq.bytes);
+        counter(o, "rules_sequence_started_total", "Partial matches begun.", sq.started);
+        counter(o, "rules_sequence_evictions_total", "Partial matches evicted by --sequence-memory or "
+                "--sequence-partials (the sandbox holding the most loses its oldest); each said in its "
+                "connection's next alert.", sq.evicted);
+        counter(o, "rules_sequence_expired_total", "Partial matches past their sequence's within.", sq.expired);
+        counter(o, "rules_sequence_cancelled_total", "Partial matches cancelled by their sequence's unless.",
+                sq.cancelled);
+        counter(o, "rules_sequence_dropped_total", "Partial matches dropped because the rules changed, the "
+                "connection closed or the daemon restarted.", sq.dropped);
     }
 }
 
@@ -256,9 +306,31 @@ static void render_containers(struct strbuf *o, const struct server *s)
             over_limit);
     counter(o, "container_records_foreign_total", "Container records withheld from a connection: another sandbox's.",
             foreign);
-    counter(o, "container_lookup_wait_timeouts_total", "First lookups the writer stopped waiting for (50 ms a "
+    counter(o, "container_lookup_wait_timeouts_total", "First lookups the writer stopped waiting for (100 ms a "
             "batch); their events went on without names.", st.wait_timeouts);
     counter(o, "container_records_evicted_total", "Container records dropped to stay under 4096.", st.evicted);
+    family(o, "container_docker_lookups_total", "counter", "Questions to Docker's API (--docker-socket) about a "
+           "container whose runsc state names none, by result: found (its name, image, labels), not_found (not "
+           "Docker's), failed (no answer in 2 s, an HTTP error), refused (an answer over 1 MiB, not JSON, or about "
+           "another container).");
+    sample(o, "container_docker_lookups_total", "result", "found", st.docker_found);
+    sample(o, "container_docker_lookups_total", "result", "not_found", st.docker_not_found);
+    sample(o, "container_docker_lookups_total", "result", "failed", st.docker_failed);
+    sample(o, "container_docker_lookups_total", "result", "refused", st.docker_refused);
+    counter(o, "container_labels_dropped_total", "Docker labels not kept: past 256 or 16 KiB a container, a key "
+            "over 256 bytes or a value over 100 (Falco's label_max_len).", st.labels_dropped);
+    counter(o, "container_records_evicted_total", "Container records dropped to stay under 4096 records and 256 MiB.",
+            st.evicted);
+    gauge(o, "container_records", "Container records the lookup cache holds.", st.records);
+    gauge(o, "container_record_bytes", "Bytes of those records (names, users, groups, mounts), about.",
+          st.record_bytes);
+    family(o, "container_connections_bound_total", "counter", "Connections bound to their sandbox, by how: peer "
+           "(the runsc command that connected), container (the first container they named), restart (as the image "
+           "before this one had them); none: closed without a sandbox.");
+    sample(o, "container_connections_bound_total", "by", "peer", st.bound_peer);
+    sample(o, "container_connections_bound_total", "by", "container", st.bound_container);
+    sample(o, "container_connections_bound_total", "by", "restart", st.bound_restart);
+    sample(o, "container_connections_bound_total", "by", "none", st.unbound);
 }
 
 /* Counted over every image of the process (the restart state carries them). */
@@ -280,10 +352,9 @@ static void render_restarts(struct strbuf *o, const struct server *s)
 /* Atomics the delivery thread keeps (deliver.h): no lock. */
 static void render_delivery(struct strbuf *o, const struct server *s)
 {
-    if (!s->delivery)
-        return;
-    struct deliver_stats st;
-    deliver_get_stats(s->delivery, &st);
+    struct deliver_stats st = {0};   /* without --alerts-url: every one 0, so the panels show 0 */
+    if (s->delivery)
+        deliver_get_stats(s->delivery, &st);
     const char *name = "alert_deliveries_total";
     family(o, name, "counter", "Alerts delivered to --alerts-url, attempts that failed (each retry counts), "
            "alerts the receiver rejected (4xx: not sent again), alerts dropped (queue full, store failed, "

@@ -1,12 +1,15 @@
 #include "gvisor_config.h"
 
 #include <getopt.h>
+#include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
+#include "docker_runtime.h"
+#include "runsc_toml.h"
 #include "json.h"
 #include "rules.h"
 #include "runsc_target.h"
@@ -70,6 +73,17 @@ static int add_groups(struct rules_needs *out, bool exec, bool files, bool net)
     return rc ? out_of_memory() : 0;
 }
 
+/* The context every point the rules enable carries, whatever the rules
+ * read of it: what the readers ask of each stored event (its container,
+ * time and process; issue 31 item 6). Without it the points kept for the
+ * process table alone (close, task exit, clone...) were stored without
+ * container or time: 77% of a Falco-rules database that containers,
+ * events --container and alerts show could not place. 35 bytes more per
+ * event on the wire, 75 in the database, no sandbox CPU that shows against
+ * the ~9 us of sending the event at all (docs/design.md "What a stored
+ * event costs"). runsc 2022-12 has all three. */
+#define READERS_CONTEXT (RULES_CTX_TIME | RULES_CTX_CONTAINER_ID | RULES_CTX_PROCESS_NAME)
+
 /* What every enabled rule of the files needs, on target; a warning for
  * each part of what a condition reads that target lacks (the rule loads
  * all the same, and misses what it is not sent). 0, 2 when they do not load (errors printed), 1 out of
@@ -77,6 +91,14 @@ static int add_groups(struct rules_needs *out, bool exec, bool files, bool net)
 static int add_rules(struct rules_needs *out, const char *const *paths, size_t n, const struct runsc_target *target)
 {
     struct rules_diag diag = {0};
+    char err[512];
+    /* the daemon's default append_output: its fields need their context fields too */
+    struct rules_append_output *ao = rules_append_output_load(RULES_APPEND_OUTPUT_DEFAULT, err, sizeof(err));
+    if (!ao) {
+        fprintf(stderr, "seccheckd gvisor-config: %s\n", err);
+        return 1;
+    }
+    rules_set_append_output(ao);
     struct rule_set *rs = rule_set_load(paths, n, &diag);
     rules_diag_print(&diag, stderr);
     rules_diag_free(&diag);
@@ -86,18 +108,29 @@ static int add_rules(struct rules_needs *out, const char *const *paths, size_t n
     }
     int rc = 0;
     size_t short_rules = 0;
-    for (size_t i = 0; i < rule_set_rule_count(rs) && rc == 0; i++) {
+    size_t nrules = rule_set_rule_count(rs), nseq = rule_set_sequence_count(rs);
+    for (size_t i = 0; i < nrules + nseq && rc == 0; i++) {   /* the rules, then the sequences' steps */
         struct rules_needs need = {0}, cond = {0};
-        rc = rule_set_rule_needs_on(rs, i, target, RULES_NEED_ALL, &need);
-        if (rc == 0)
-            rc = rule_set_rule_needs_on(rs, i, target, RULES_NEED_CONDITION, &cond);
-        if (rc == 0) {
+        const char *file, *name;
+        unsigned line;
+        if (i < nrules) {
+            rc = rule_set_rule_needs_on(rs, i, target, RULES_NEED_ALL, &need);
+            if (rc == 0)
+                rc = rule_set_rule_needs_on(rs, i, target, RULES_NEED_CONDITION, &cond);
             struct rule_info info;
             rule_set_rule_info(rs, i, &info);
-            short_rules += runsc_target_warn(target, info.file, info.line, info.name, &cond, stderr) > 0;
+            file = info.file, line = info.line, name = info.name;
+        } else {
+            rc = rule_set_sequence_needs_on(rs, i - nrules, target, RULES_NEED_ALL, &need);
+            struct sequence_info info;
+            rule_set_sequence_info(rs, i - nrules, &info);
+            file = info.file, line = info.line, name = info.name;
+        }
+        if (rc == 0) {
+            short_rules += runsc_target_warn(target, file, line, name, i < nrules ? &cond : &need, stderr) > 0;
             for (size_t k = 0; k < need.count && rc == 0; k++)
-                rc = rules_needs_add(out, need.items[k].point, need.items[k].optional, need.items[k].context,
-                                     need.items[k].why);
+                rc = rules_needs_add(out, need.items[k].point, need.items[k].optional,
+                                     need.items[k].context | READERS_CONTEXT, need.items[k].why);
         }
         rules_needs_free(&need);
         rules_needs_free(&cond);
@@ -123,28 +156,26 @@ static void put_names(struct strbuf *out, unsigned bits, const char *(*name)(uns
     strbuf_putc(out, ']');
 }
 
-static void print_config(const struct rules_needs *points, const char *socket, long retries)
+/* The pod-init config's JSON text into out. */
+static void render_config(struct strbuf *out, const struct rules_needs *points, const char *socket, long retries)
 {
-    struct strbuf out = {0};
-    strbuf_puts(&out, "{\"trace_session\": {\n  \"name\": \"Default\",\n  \"points\": [");
+    strbuf_puts(out, "{\"trace_session\": {\n  \"name\": \"Default\",\n  \"points\": [");
     for (size_t i = 0; i < points->count; i++) {
         const struct rules_need *p = &points->items[i];
-        strbuf_printf(&out, "%s\n    {\"name\": \"%s\"", i ? "," : "", p->point);
+        strbuf_printf(out, "%s\n    {\"name\": \"%s\"", i ? "," : "", p->point);
         if (p->optional) {
-            strbuf_puts(&out, ", \"optional_fields\": ");
-            put_names(&out, p->optional, rules_optional_name);
+            strbuf_puts(out, ", \"optional_fields\": ");
+            put_names(out, p->optional, rules_optional_name);
         }
-        strbuf_puts(&out, ", \"context_fields\": ");
-        put_names(&out, p->context, rules_context_name);
-        strbuf_putc(&out, '}');
+        strbuf_puts(out, ", \"context_fields\": ");
+        put_names(out, p->context, rules_context_name);
+        strbuf_putc(out, '}');
     }
-    strbuf_puts(&out, "\n  ],\n  \"sinks\": [{\"name\": \"remote\", \"config\": {\"endpoint\": ");
-    json_render_string(&out, socket, strlen(socket));
+    strbuf_puts(out, "\n  ],\n  \"sinks\": [{\"name\": \"remote\", \"config\": {\"endpoint\": ");
+    json_render_string(out, socket, strlen(socket));
     if (retries)
-        strbuf_printf(&out, ", \"retries\": %ld", retries);
-    strbuf_puts(&out, "}}]\n}}\n");
-    fwrite(out.data, 1, out.len, stdout);
-    strbuf_free(&out);
+        strbuf_printf(out, ", \"retries\": %ld", retries);
+    strbuf_puts(out, "}}]\n}}\n");
 }
 
 static void usage(FILE *out)
@@ -152,6 +183,7 @@ static void usage(FILE *out)
     fprintf(out, "Usage: seccheckd gvisor-config [--points exec|files|net|all[,...]] [--rules PATH...]\n"
                  "                                [--runsc PATH | --runsc-metadata FILE]\n"
                  "                                [--socket PATH] [--retries N]\n"
+                 "                                [--docker-runtime NAME [--docker-config FILE] | --runsc-toml FILE]\n"
                  "Prints a runsc pod-init config (runsc --pod-init-config=FILE) that traces the chosen\n"
                  "points to seccheckd's socket, with only the points and fields the target runsc has\n"
                  "(runsc refuses one it does not know, and the sandbox does not start).\n"
@@ -167,7 +199,81 @@ static void usage(FILE *out)
                  "  --runsc-metadata FILE\n"
                  "                   what `runsc trace metadata` printed, saved (a runsc elsewhere)\n"
                  "  --socket PATH    seccheckd's socket [/tmp/seccheck.sock]\n"
-                 "  --retries N      times the sandbox retries a full socket before dropping [0]\n");
+                 "  --retries N      times the sandbox retries a full socket before dropping [0]\n"
+                 "  --docker-runtime NAME\n"
+                 "                   instead of printing it, write the config as NAME-pod-init.json beside\n"
+                 "                   Docker's daemon.json and register runsc there as the runtime NAME\n"
+                 "                   (runtimes.NAME: path, runtimeArgs with --pod-init-config; the file's\n"
+                 "                   other keys and the entry's other arguments are kept); then reload\n"
+                 "                   dockerd and run containers with docker run --runtime=NAME\n"
+                 "  --docker-config FILE\n"
+                 "                   the daemon.json to change [/etc/docker/daemon.json]\n"
+                 "  --runsc-toml FILE\n"
+                 "                   instead of printing it, write the config as " RUNSC_TOML_POD_INIT_NAME " beside\n"
+                 "                   containerd's runsc.toml FILE (ConfigPath; GKE Sandbox:\n"
+                 "                   /run/containerd/runsc/config.toml) and set pod-init-config in its\n"
+                 "                   [runsc_config]; every other line is kept, another pod-init-config\n"
+                 "                   is refused (not clobbered); new pods' sandboxes use it\n");
+}
+
+/* --runsc-toml: the config written beside runsc.toml, pod-init-config set in it, the next step said. */
+static int install_runsc_toml(const struct strbuf *config, const char *toml, const char *socket)
+{
+    char err[2048];
+    struct runsc_toml_result res;
+    if (runsc_toml_install(toml, config->data, config->len, &res, err, sizeof(err)) != 0) {
+        fprintf(stderr, "seccheckd gvisor-config: --runsc-toml %s\n", err);
+        return 1;
+    }
+    printf("wrote %s (the pod-init config: runsc streams to %s)\n", res.pod_init_path, socket);
+    printf("%s: [runsc_config] pod-init-config = \"%s\"%s\n", res.toml_path, res.pod_init_path,
+           res.changed ? " (added; its other lines kept)" : " already: not changed");
+    printf("containerd's runsc shim reads it for each new pod: pods started from now on stream to seccheckd,\n"
+           "running ones keep the config they started with; seccheckd must listen on %s first\n", socket);
+    return 0;
+}
+
+/* The runtime's path in daemon.json: --runsc PATH as an absolute path, else runsc in PATH, else Debian's. */
+static const char *docker_runsc_path(const char *runsc, char *buf, size_t buflen)
+{
+    if (runsc && strcmp(runsc, "2022-12") != 0) {
+        if (strchr(runsc, '/'))
+            return realpath(runsc, buf) ? buf : runsc;
+        if (runsc_target_find_in_path(buf, buflen))
+            return buf;
+    }
+    return runsc_target_find_in_path(buf, buflen) ? buf : "/usr/bin/runsc";
+}
+
+/* --docker-runtime: the config written beside daemon.json, the runtime merged into it, the next steps said. */
+static int install_docker_runtime(const struct strbuf *config, const char *name, const char *docker_config,
+                                  const char *runsc, const char *socket)
+{
+    char runsc_buf[4096], err[2048];
+    const char *runsc_path = docker_runsc_path(runsc, runsc_buf, sizeof(runsc_buf));
+    struct docker_runtime_result res;
+    if (docker_runtime_install(docker_config, name, runsc_path, config->data, config->len, &res, err,
+                               sizeof(err)) != 0) {
+        fprintf(stderr, "seccheckd gvisor-config: --docker-config %s\n", err);
+        return 1;
+    }
+    printf("wrote %s (the pod-init config: runsc streams to %s)\n", res.pod_init_path, socket);
+    if (res.changed)
+        printf("%s: runtimes.%s runs %s with --pod-init-config=%s (its other keys kept)\n", res.config_path, name,
+               res.runtime_path, res.pod_init_path);
+    else
+        printf("%s: runtimes.%s already says so: not changed\n", res.config_path, name);
+    printf("next:\n"
+           "  1. seccheckd listening on %s before any container starts (runsc refuses to start a\n"
+           "     sandbox whose remote sink does not answer)\n"
+           "  2. dockerd reads its runtimes again on SIGHUP: systemctl reload docker (or\n"
+           "     kill -HUP $(cat /var/run/docker.pid)); a new runtime needs no restart\n"
+           "  3. docker run --runtime=%s IMAGE ...\n"
+           "  seccheckd reads the containers' names from runsc's state in %s/runtime-runc/moby\n"
+           "  (--runsc-root) and from Docker's API (--docker-socket %s)\n",
+           socket, name, res.exec_root[0] ? res.exec_root : "/var/run/docker",
+           res.host_socket[0] ? res.host_socket : "/var/run/docker.sock");
+    return 0;
 }
 
 /* Parses "exec,net" into flags; false on an unknown group. */
@@ -199,9 +305,13 @@ int gvisor_config_main(int argc, char **argv)
                                          {"runsc-metadata", required_argument, NULL, 'm'},
                                          {"socket", required_argument, NULL, 's'},
                                          {"retries", required_argument, NULL, 'r'},
+                                         {"docker-runtime", required_argument, NULL, 'D'},
+                                         {"docker-config", required_argument, NULL, 'C'},
+                                         {"runsc-toml", required_argument, NULL, 'T'},
                                          {"help", no_argument, NULL, 'h'},
                                          {NULL, 0, NULL, 0}};
     const char *points = NULL, *socket = "/tmp/seccheck.sock", *runsc = NULL, *metadata = NULL;
+    const char *docker_runtime = NULL, *docker_config = NULL, *runsc_toml = NULL;
     const char **rules = calloc((size_t)argc + 1, sizeof(*rules));
     size_t nrules = 0;
     long retries = 0;
@@ -218,6 +328,9 @@ int gvisor_config_main(int argc, char **argv)
         case 'n': runsc = optarg; break;
         case 'm': metadata = optarg; break;
         case 's': socket = optarg; break;
+        case 'D': docker_runtime = optarg; break;
+        case 'C': docker_config = optarg; break;
+        case 'T': runsc_toml = optarg; break;
         case 'r':
             retries = strtol(optarg, &end, 10);
             if (end == optarg || *end || retries < 0 || retries > 1000) {
@@ -239,6 +352,21 @@ int gvisor_config_main(int argc, char **argv)
                         "got '%s'\n", optind < argc ? argv[optind] : groups);
         rc = 2;
     }
+    if (rc == 0 && docker_config && !docker_runtime) {
+        fprintf(stderr, "seccheckd gvisor-config: --docker-config names the daemon.json --docker-runtime NAME "
+                        "changes: give --docker-runtime too\n");
+        rc = 2;
+    }
+    if (rc == 0 && docker_runtime && runsc_toml) {
+        fprintf(stderr, "seccheckd gvisor-config: --docker-runtime and --runsc-toml both say where the config goes: "
+                        "give one\n");
+        rc = 2;
+    }
+    if (rc == 0 && (docker_runtime || runsc_toml) && socket[0] != '/') {
+        fprintf(stderr, "seccheckd gvisor-config: --socket: runsc, started by the container runtime, needs an "
+                        "absolute path, got '%s'\n", socket);
+        rc = 2;
+    }
     if (rc == 0 && runsc && metadata) {
         fprintf(stderr, "seccheckd gvisor-config: --runsc and --runsc-metadata both name the target: give one\n");
         rc = 2;
@@ -257,8 +385,17 @@ int gvisor_config_main(int argc, char **argv)
         rc = add_rules(&needs, rules, nrules, &target);
     if (rc == 0 && runsc_target_keep(&target, &needs, &kept) != 0)
         rc = out_of_memory();
+    struct strbuf config = {0};
     if (rc == 0)
-        print_config(&kept, socket, retries);
+        render_config(&config, &kept, socket, retries);
+    if (rc == 0 && docker_runtime)
+        rc = install_docker_runtime(&config, docker_runtime, docker_config ? docker_config : "/etc/docker/daemon.json",
+                                    runsc, socket);
+    else if (rc == 0 && runsc_toml)
+        rc = install_runsc_toml(&config, runsc_toml, socket);
+    else if (rc == 0)
+        fwrite(config.data, 1, config.len, stdout);
+    strbuf_free(&config);
     rules_needs_free(&needs);
     rules_needs_free(&kept);
     runsc_target_free(&target);

@@ -1,5 +1,8 @@
 #include "ingest.h"
 
+#include <inttypes.h>
+
+#include "log.h"
 #include "wire.h"
 
 static void reject(struct batch *b, struct conn_record *rec, enum reject_reason why)
@@ -24,10 +27,22 @@ static void track_drops(struct conn_record *rec, uint32_t dropped_count, int64_t
 {
     uint32_t last = rec->last_dropped_count, delta = wire_dropped_delta(last, dropped_count);
     bool back = dropped_count < last && last - dropped_count < (1u << 31);
-    if (back || delta > ingest_drop_allowance(rec, recv_ns))
-        rec->dropped_count_regressions++;
-    else
+    bool counted = !back && delta <= ingest_drop_allowance(rec, recv_ns);
+    if (counted)
         rec->sandbox_dropped += delta;
+    else
+        rec->dropped_count_regressions++;
+    if (counted && delta && (!rec->drops_logged_ns || recv_ns - rec->drops_logged_ns >= INGEST_DROP_LOG_NS)) {
+        /* the first line says this header's drops (a record handed over
+         * by a restart starts a fresh count), later ones all since */
+        uint64_t since = rec->drops_logged_ns ? rec->sandbox_dropped - rec->drops_logged : delta;
+        log_warn("connection %" PRIu64 " (peer pid %" PRId64 "): the sandbox dropped %" PRIu64 " events%s (%" PRIu64
+                 " in all): its socket buffer was full; raise net.core.wmem_default or gvisor-config --retries, "
+                 "or enable fewer points", rec->id, rec->peer_pid, since,
+                 rec->drops_logged_ns ? " since the previous warning" : "", rec->sandbox_dropped);
+        rec->drops_logged_ns = recv_ns;
+        rec->drops_logged = rec->sandbox_dropped;
+    }
     rec->last_dropped_count = dropped_count;
     rec->drops_since_ns = rec->emptied_ns;
 }

@@ -14,7 +14,7 @@
 
 #include "batch.h"
 #include "decode.h"
-#include "filter.h"
+#include "ingest_filter.h"
 #include "pipeline.h"
 
 struct ingest {
@@ -54,6 +54,11 @@ struct ingest {
  * wall-clock step back shortens the allowance (by at most the step). */
 #define INGEST_DROP_NS_EACH 10
 #define INGEST_DROP_STALE_NS 10000000000LL
+
+/* A sandbox's drops are a warning in the log as they are seen: the first
+ * at once, then at most one line per connection this often, with what it
+ * dropped since the previous one. */
+#define INGEST_DROP_LOG_NS 10000000000LL
 
 /* The most drops a header read at recv_ns may add to rec's. */
 uint64_t ingest_drop_allowance(const struct conn_record *rec, int64_t recv_ns);

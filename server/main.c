@@ -14,8 +14,9 @@
 #include "deliver.h"
 #include "events.h"
 #include "export.h"
-#include "filter.h"
+#include "ingest_filter.h"
 #include "forward.h"
+#include "jetstream.h"
 #include "gvisor_config.h"
 #include "handoff.h"
 #include "log.h"
@@ -177,6 +178,22 @@ static void log_settings(const struct options *o)
              c->drop_when_full ? "drop" : "block");
 }
 
+/* Said at start when no rule runs: a daemon started from a config file or
+ * a unit without rules detects nothing, and nothing else would say so. */
+static void log_detection(const struct options *o, uint64_t rules_enabled)
+{
+    if (o->rules && rules_enabled)
+        return;
+    if (o->rules)
+        log_warn("detection off: the rules files hold no enabled rule (--rules)");
+    else if (o->default_rules && !o->rules_none)
+        log_warn("detection off: no rules loaded: --default-rules %s does not exist (cmake --install puts the "
+                 "default rules in %s)", o->default_rules, SECCHECKD_RULES_DIR);
+    else
+        log_warn("detection off: no rules loaded (--rules FILE|DIR%s; cmake --install puts the default rules in %s)",
+                 o->rules_none ? " instead of none" : "", SECCHECKD_RULES_DIR);
+}
+
 /* How many events fit in a sandbox's socket buffer before it drops. */
 static void log_socket_buffer_hint(void)
 {
@@ -220,9 +237,25 @@ static void log_rules_loaded(const struct rule_set *rs, const struct rules_diag 
     }
 }
 
+/* --append-output for the rules loads that follow; false with why logged. */
+static bool set_append_output(const struct options *o, const char *what)
+{
+    char err[512];
+    struct rules_append_output *ao =
+        rules_append_output_load(o->append_output ? o->append_output : RULES_APPEND_OUTPUT_DEFAULT, err, sizeof(err));
+    if (!ao) {
+        log_error("%s--append-output: %s", what, err);
+        return false;
+    }
+    rules_set_append_output(ao);
+    return true;
+}
+
 /* The --rules files as one set; NULL with every problem logged. */
 static struct rule_set *load_rules(const struct options *o)
 {
+    if (!set_append_output(o, "rules: "))
+        return NULL;
     char *copy;
     const char *paths[OPTIONS_RULES_MAX];
     size_t n = options_rules_paths(o, &copy, paths, OPTIONS_RULES_MAX);
@@ -322,6 +355,11 @@ static void choose_alert_output(const struct options *o, const char **path, stru
     }
 }
 
+static void conn_ready(uint64_t conn_id, int fd, void *data)
+{
+    container_cache_conn_opened(data, conn_id, fd);
+}
+
 /* The rules in front of the sink: on the writer thread, alerts stored with
  * their events (and, without a database, offered to delivery). Takes
  * ownership of sink and rs; NULL after printing why. */
@@ -348,6 +386,12 @@ static struct sink *add_rules(const struct options *o, struct sink *sink, struct
     ro.engine.containers = containers;
     ro.engine.ceiling = o->alerts_ceiling;
     ro.engine.ceiling_burst = (double)o->alerts_ceiling_burst;
+    ro.engine.sequence_max_bytes = (size_t)o->sequence_memory;
+    ro.engine.sequence_max_per_group = (size_t)o->sequence_partials;
+    ro.engine.drop_alerts = !o->drop_alerts_off;
+    ro.engine.drop_threshold = o->drop_threshold;
+    ro.engine.drop_rate = o->drop_rate;
+    ro.engine.drop_burst = (double)o->drop_burst;
     char err[512];
     struct sink *s = sink_rules_open(sink, rs, &ro, err, sizeof(err));
     if (!s)
@@ -370,6 +414,8 @@ static bool reload_rules(struct rules_reload *reloader, const struct options *fr
         log_warn("reload: rules are not applied until a restart (the daemon started without --rules)");
         return false;
     }
+    if (!set_append_output(fresh, "reload: the running rules stay: "))
+        return false;
     char *copy, err[256];
     const char *paths[OPTIONS_RULES_MAX];
     size_t n = options_rules_paths(fresh, &copy, paths, OPTIONS_RULES_MAX);
@@ -553,6 +599,7 @@ static void take_live_settings(struct options *running, struct options *fresh)
     swap_strings(&running->drop_containers, &fresh->drop_containers);
     if (running->rules)   /* without rules at start, a new list waits for a restart */
         swap_strings(&running->rules, &fresh->rules);
+    swap_strings(&running->append_output, &fresh->append_output);
     running->log_level = fresh->log_level;
     running->retain_s = fresh->retain_s;
     running->max_db_bytes = fresh->max_db_bytes;
@@ -637,9 +684,21 @@ static int check_option_values(const struct options *o)
  * and command line) are valid and every sink opens; the socket is not
  * bound. A restart runs it with the build to run before handing over
  * (restart_check.h), so it must fail wherever a start would. */
+static void check_usage(FILE *out)
+{
+    fprintf(out, "Usage: seccheckd check [OPTIONS]\n"
+                 "Checks what a start with these options would get to, without starting: the settings\n"
+                 "are valid, the rules files load, every sink opens (the database, --alerts-out).\n"
+                 "A restart (SIGUSR2) runs it first and keeps the running image when it fails.\n"
+                 "OPTIONS are the daemon's, --config FILE too (seccheckd --help lists them).\n"
+                 "Exit status: 0 a start would get that far, 1 a sink does not open, 2 a setting or a\n"
+                 "rules file is invalid (printed).\n");
+}
+
 static int check_main(int argc, char **argv)
 {
     struct options o;
+    options_set_help(check_usage);
     int rc = options_load(&o, argc, argv);
     if (rc == 0)
         log_set_level(o.log_level);
@@ -687,8 +746,13 @@ static int run_subcommand(int argc, char **argv, bool *handled)
                 return central_verify_main(argc - 1, argv + 1);
         return verify_main(argc - 1, argv + 1);
     }
-    if (strcmp(argv[1], "forward") == 0)
-        return forward_main(argc - 1, argv + 1);
+    if (strcmp(argv[1], "forward") == 0)   /* --to nats://: the fleet's stream (jetstream/) */
+        return jetstream_forward_wanted(argc - 1, argv + 1) ? jetstream_forward_main(argc - 1, argv + 1)
+                                                            : forward_main(argc - 1, argv + 1);
+    if (strcmp(argv[1], "central") == 0)
+        return jetstream_central_main(argc - 1, argv + 1);
+    if (strcmp(argv[1], "nats-setup") == 0)
+        return jetstream_setup_main(argc - 1, argv + 1);
     if (strcmp(argv[1], "export") == 0)
         return export_main(argc - 1, argv + 1);
     if (strcmp(argv[1], "events") == 0)
@@ -743,7 +807,7 @@ int main(int argc, char **argv)
         if (handled)
             return rc;
         fprintf(stderr, "seccheckd: unknown command '%s' (commands: check, verify, export, events, alerts, containers, rules, "
-                "forward, gvisor-config, types; try --help)\n", argv[1]);
+                "forward, central, nats-setup, gvisor-config, types; try --help)\n", argv[1]);
         return 2;
     }
     /* A restart's state comes first: whatever fails after, it goes back. */
@@ -841,7 +905,11 @@ int main(int argc, char **argv)
         rule_set_free(rules);
     }
     if (sink && containers) {
-        sink = sink_containers_open(sink, containers, container_view, err, sizeof(err));
+        sink = sink_containers_open(sink, containers, container_view,
+                                    strstr(o.sink, "sqlite") ? o.db_path : NULL, err, sizeof(err));
+        /* Each connection's peer is read as it handshakes: its sandbox. */
+        srv.cfg.on_conn_ready = sink ? conn_ready : NULL;
+        srv.cfg.conn_ready_data = containers;
     } else {
         container_view_free(container_view);
         container_cache_close(containers);
@@ -880,6 +948,7 @@ int main(int argc, char **argv)
     describe_sinks(&o, sinks, sizeof(sinks));
     log_info("listening on %s, sink %s", o.server.socket_path, sinks);
     log_settings(&o);
+    log_detection(&o, srv.rules_loaded);
     log_socket_buffer_hint();
     notify_send("READY=1");
     uv_run(loop, UV_RUN_DEFAULT);

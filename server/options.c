@@ -219,9 +219,17 @@ static int parse_allow_uid(struct options *o, const char *v, char *err, size_t e
     return rc;
 }
 
-/* Repeatable: each --rules adds a file or directory (kept one per line). */
+/* Repeatable: each --rules adds a file or directory (kept one per line);
+ * none: no rules, and no --default-rules either. */
 static int parse_rules(struct options *o, const char *v, char *err, size_t errlen)
 {
+    if (strcmp(v, "none") == 0) {
+        free(o->rules);
+        o->rules = NULL;
+        o->rules_none = true;
+        return 0;
+    }
+    o->rules_none = false;
     size_t count = 0;
     for (const char *p = o->rules; p && *p; p += strcspn(p, "\n") + (p[strcspn(p, "\n")] != '\0'))
         count++;
@@ -285,6 +293,16 @@ static int parse_alerts_max(struct options *o, const char *v, char *err, size_t 
     return 0;
 }
 
+static int parse_sequence_memory(struct options *o, const char *v, char *err, size_t errlen)
+{
+    if (cli_parse_bytes(v, BYTES_MAX, &o->sequence_memory) != 0 || o->sequence_memory < (64u << 10)) {
+        snprintf(err, errlen, "--sequence-memory: expected a size like 32M, from 64K to " BYTES_MAX_TEXT ", got '%s'",
+                 v);
+        return -1;
+    }
+    return 0;
+}
+
 /* A rate: decimal, like 10 or 0.5, at most a million a second. */
 static int parse_rate(const char *name, const char *v, double *out, char *err, size_t errlen)
 {
@@ -308,6 +326,37 @@ static int parse_alerts_rate(struct options *o, const char *v, char *err, size_t
 static int parse_alerts_ceiling(struct options *o, const char *v, char *err, size_t errlen)
 {
     return parse_rate("alerts-ceiling", v, &o->alerts_ceiling, err, errlen);
+}
+
+/* falco.yaml syscall_event_drops.actions, as far as they apply: alert (the
+ * default; Falco's log is the daemon's own warning, always on) or ignore. */
+static int parse_drop_actions(struct options *o, const char *v, char *err, size_t errlen)
+{
+    if (strcmp(v, "alert") != 0 && strcmp(v, "ignore") != 0) {
+        snprintf(err, errlen, "--syscall-event-drops: expected alert or ignore, got '%s'", v);
+        return -1;
+    }
+    o->drop_alerts_off = strcmp(v, "ignore") == 0;
+    return 0;
+}
+
+static int parse_drop_threshold(struct options *o, const char *v, char *err, size_t errlen)
+{
+    char *end;
+    errno = 0;
+    double t = strtod(v, &end);
+    if (errno || end == v || *end || !(t >= 0 && t <= 1)) {
+        snprintf(err, errlen, "--syscall-event-drops-threshold: expected the share of a second's events dropped, "
+                 "from 0 to 1 (0: any drop), got '%s'", v);
+        return -1;
+    }
+    o->drop_threshold = t;
+    return 0;
+}
+
+static int parse_drop_rate(struct options *o, const char *v, char *err, size_t errlen)
+{
+    return parse_rate("syscall-event-drops-rate", v, &o->drop_rate, err, errlen);
 }
 
 static int parse_rule_matching(struct options *o, const char *v, char *err, size_t errlen)
@@ -419,10 +468,19 @@ static const struct option_def defs[] = {
      "info"},
     {"rules", "PATH", KIND_CUSTOM, CUSTOM(rules, parse_rules), LIVE,
      "Falco rules file, or directory of *.yaml files, evaluated on every\nevent (repeat for more; SIGHUP reloads "
-     "them)", "none"},
+     "them); none: no rules\n(detection off)", "none"},
+    {"default-rules", "PATH", KIND_STRING, STR(default_rules), LIVE,
+     "the rules file or directory when neither the command line nor the\nconfig file gives --rules (the systemd "
+     "unit's: " SECCHECKD_RULES_DIR ");\nmissing: detection off, said in the log", "none"},
     {"rules-absent-fields", "disable|run", KIND_CUSTOM, CUSTOM(rules_absent_run, parse_rules_absent), LIVE,
      "a rule whose condition needs a field gVisor never reports\n(evt.buffer, thread.cap_*...) is loaded disabled, "
      "with a warning\nnaming it; run: load it enabled anyway (those fields are\nalways absent)", "disable"},
+    {"append-output", "suggested|none|FILE", KIND_STRING, STR(append_output), LIVE,
+     "what Falco's append_output adds to every rule's output: suggested\n(falco.yaml's default: "
+     "container_id=%container.id container_name=\n...k8s_ns_name=%k8s.ns.name, so an alert names its container, "
+     "pod\nand image), none, or a falco.yaml (its append_output entries: match,\nextra_output, extra_fields, "
+     "suggested_output)",
+     "suggested"},
     {"alerts-out", "PATH", KIND_STRING, STR(alerts_out), RESTART,
      "write each alert as a line of Falco's JSON to PATH (- : stdout);\nnone: nowhere. Without it, --rules prints "
      "Falco's text line per\nalert on stdout (the journal's priority under systemd)",
@@ -445,6 +503,23 @@ static const struct option_def defs[] = {
      "are counted and said in\nits next alert (0: no ceiling)", "1000"},
     {"alerts-ceiling-burst", "N", KIND_U64, NUM(alerts_ceiling_burst, 1, 100000000), RESTART,
      "alerts one connection may raise at once", "10000"},
+    {"sequence-memory", "BYTES", KIND_CUSTOM, CUSTOM(sequence_memory, parse_sequence_memory), RESTART,
+     "memory for sequence rules' partial matches (chains begun), all\nsandboxes together; past it the sandbox "
+     "holding the most loses its\noldest (counted, said in its next alert)", "32M"},
+    {"sequence-partials", "N", KIND_U64, NUM(sequence_partials, 1, 10000000), RESTART,
+     "partial matches one sequence keeps per sandbox connection; past\nit its oldest goes (counted, said in its "
+     "next alert)", "1024"},
+    {"syscall-event-drops", "alert|ignore", KIND_CUSTOM, CUSTOM(drop_alerts_off, parse_drop_actions), RESTART,
+     "a connection whose sandbox dropped more than the threshold of a\nsecond's events raises Falco's \"Falco "
+     "internal: syscall event\ndrop\" (Debug) whatever rules are loaded; ignore: never (the log\nsays drops "
+     "either way)",
+     "alert"},
+    {"syscall-event-drops-threshold", "F", KIND_CUSTOM, CUSTOM(drop_threshold, parse_drop_threshold), RESTART,
+     "that share of a second's events, delivered and dropped (falco.yaml's\nsyscall_event_drops.threshold)", "0.1"},
+    {"syscall-event-drops-rate", "N", KIND_CUSTOM, CUSTOM(drop_rate, parse_drop_rate), RESTART,
+     "such alerts per second per connection, after the burst", "0.03333"},
+    {"syscall-event-drops-max-burst", "N", KIND_U64, NUM(drop_burst, 1, 1000), RESTART,
+     "such alerts a connection may raise at once", "1"},
     {"max-processes", "N", KIND_U64, NUM(max_processes, 16, 10000000), RESTART,
      "processes the rules remember (parents, command lines), all\nsandboxes together; past it the largest "
      "sandbox's oldest go", "65536"},
@@ -466,6 +541,9 @@ static const struct option_def defs[] = {
     {"runsc-root", "DIR", KIND_CUSTOM, CUSTOM(runsc_roots, parse_runsc_root), RESTART,
      "runsc's root directory (runsc --root), read for container, pod,\nnamespace, image and user names (repeat for "
      "more; none: off)", "those of " CONTAINER_DEFAULT_ROOTS_TEXT " that exist"},
+    {"docker-socket", "PATH", KIND_STRING, STR(docker_socket), RESTART,
+     "Docker's API socket, asked for the name, image and labels of a\nDocker container (its runsc state names none; "
+     "none: off)", "/var/run/docker.sock when it exists"},
     {"help", NULL, KIND_FLAG, 0, 0, 0, 0, NULL, RESTART, "this text (also -h)", NULL},
     {"version", NULL, KIND_FLAG, 0, 0, 0, 0, NULL, RESTART, "print the version", NULL},
 };
@@ -556,9 +634,14 @@ void options_usage(FILE *out)
                  "                        [--since DURATION] [-o compact|json]   (one line per event, as they come)\n"
                  "       seccheckd alerts --db PATH | --to URL [--since DURATION] [--priority LEVEL] [--rule NAME]\n"
                  "                        [--container ID] [--follow] [--json]   (the alerts the rules raised)\n"
+                 "       seccheckd alerts show ID --db PATH | --to URL   (one alert's story: its event, the process's\n"
+                 "                        ancestry, the events around it)\n"
                  "       seccheckd containers --db PATH [--pod NAME] [--namespace NAME] [--json]   (names, counts)\n"
                  "       seccheckd rules check|test PATH...   (rules files: errors, or alerts on recorded events)\n"
-                 "       seccheckd forward --db PATH --to URL [--host-id ID]   (to a central PostgreSQL)\n"
+                 "       seccheckd forward --db PATH --to URL [--host-id ID]   (to a central PostgreSQL, or\n"
+                 "                         nats://... to the fleet's NATS JetStream stream)\n"
+                 "       seccheckd central --from nats://... --to URL   (the stream into a central PostgreSQL)\n"
+                 "       seccheckd nats-setup --to nats://...   (create or check the fleet's stream)\n"
                  "       seccheckd gvisor-config [--points exec|files|net|all | --rules PATH...] [--socket PATH]\n"
                  "       seccheckd types   (the message type names --keep-types and --drop-types take)\n"
                  "Collects gVisor seccheck events from sandboxes (runsc remote sink) into SQLite.\n\n");
@@ -610,6 +693,8 @@ void options_init(struct options *o)
     o->log_level = LOG_INFO;
     o->indexes = EVENT_INDEXES_DEFAULT;
     o->alerts_max_bytes = 100u << 20;
+    o->sequence_memory = RULES_DEFAULT_SEQUENCE_BYTES;
+    o->sequence_partials = RULES_DEFAULT_SEQUENCE_PER_GROUP;
     o->alerts_keep = 5;
     o->rule_matching = RULES_DEFAULT_MATCHING;
     o->alerts_rate = RULES_DEFAULT_RATE;
@@ -617,6 +702,9 @@ void options_init(struct options *o)
     o->alerts_ceiling = RULES_DEFAULT_CEILING;
     o->alerts_ceiling_burst = (uint64_t)RULES_DEFAULT_CEILING_BURST;
     o->max_processes = RULES_DEFAULT_MAX_PROCESSES;
+    o->drop_threshold = RULES_DEFAULT_DROP_THRESHOLD;
+    o->drop_rate = RULES_DEFAULT_DROP_RATE;
+    o->drop_burst = (uint64_t)RULES_DEFAULT_DROP_BURST;
     o->alerts_timeout_ms = 10000;
     o->alerts_queue = 10000;
 }
@@ -638,13 +726,25 @@ void options_free(struct options *o)
     free(o->keep_containers);
     free(o->drop_containers);
     free(o->rules);
+    free(o->default_rules);
+    free(o->append_output);
     free(o->runsc_roots);
+    free(o->docker_socket);
     free(o->alerts_out);
     free(o->alerts_url);
     free(o->alerts_url_file);
     free(o->alerts_ca);
     free(o->alerts_header_file);
     memset(o, 0, sizeof(*o));
+}
+
+/* What --help prints: the daemon's usage, or a subcommand's that takes
+ * the daemon's options (seccheckd check). */
+static void (*help_printer)(FILE *out) = options_usage;
+
+void options_set_help(void (*usage)(FILE *out))
+{
+    help_printer = usage ? usage : options_usage;
 }
 
 /* getopt_long's value for defs[i]: above every character, so it never
@@ -675,7 +775,7 @@ int options_parse_argv(struct options *o, int argc, char **argv)
         }
         const struct option_def *d = &defs[ch - LONG_BASE];
         if (strcmp(d->name, "help") == 0) {
-            options_usage(stdout);
+            help_printer(stdout);
             exit(0);
         }
         if (strcmp(d->name, "version") == 0) {
@@ -831,6 +931,19 @@ int options_load_file(struct options *o, const char *path, char *err, size_t err
     return rc;
 }
 
+/* --default-rules when no --rules was given (nor `none`): there, it is the
+ * rules; missing, detection is off (said at start); anything else (a
+ * directory it cannot read) is given to the loader, which says why. */
+static void apply_default_rules(struct options *o)
+{
+    struct stat st;
+    if (o->rules || o->rules_none || !o->default_rules)
+        return;
+    if (stat(o->default_rules, &st) != 0 && errno == ENOENT)
+        return;
+    o->rules = strdup(o->default_rules);
+}
+
 int options_load(struct options *o, int argc, char **argv)
 {
     options_init(o);
@@ -843,7 +956,7 @@ int options_load(struct options *o, int argc, char **argv)
         rc = 2;
     }
     char *config = probe.config_path ? strdup(probe.config_path) : NULL;
-    bool rules_on_command_line = probe.rules != NULL;
+    bool rules_on_command_line = probe.rules != NULL || probe.rules_none;
     bool roots_on_command_line = probe.runsc_roots != NULL;
     struct stat st;
     if (rc == 0 && probe.config_if_exists && !(stat(probe.config_if_exists, &st) != 0 && errno == ENOENT))
@@ -873,6 +986,8 @@ int options_load(struct options *o, int argc, char **argv)
         o->runsc_roots = NULL;
     }
     rc = options_parse_argv(o, argc, argv);
+    if (rc == 0)
+        apply_default_rules(o);
     if (rc == 0) {
         struct filter f = {0};
         char err[256];

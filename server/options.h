@@ -18,7 +18,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "filter.h"
+#include "ingest_filter.h"
 #include "server.h"
 
 enum options_color { OPTIONS_COLOR_AUTO, OPTIONS_COLOR_ALWAYS, OPTIONS_COLOR_NEVER };
@@ -44,10 +44,16 @@ struct options {
     char *keep_containers, *drop_containers;    /* reloadable */
     int log_level;                              /* reloadable */
     char *rules;                /* reloadable: rules files and directories, one per line; NULL: no rules */
+    bool rules_none;            /* --rules none: no rules, whatever --default-rules says */
+    char *default_rules;        /* --default-rules: the rules when none are given (the systemd unit's) */
     bool rules_absent_run;      /* reloadable: run rules needing fields gVisor never reports (rules.h) */
+    char *append_output;        /* reloadable: Falco's append_output (rules.h): suggested, none or a YAML file;
+                                 * NULL: suggested */
     char *alerts_out;           /* Falco JSON lines ("-": stdout), "none"; NULL: text lines on stdout */
     enum options_color color;   /* the text lines' colour */
     uint64_t alerts_max_bytes;  /* rotate past this size; 0: never */
+    uint64_t sequence_memory;   /* sequences' partial matches, all connections, in bytes */
+    uint64_t sequence_partials; /* ... per sequence and connection */
     uint64_t alerts_keep;       /* rotated files kept */
     int rule_matching;          /* enum rules_matching: first or all */
     double alerts_rate;         /* alerts per second per rule and connection; 0: no per-rule limit */
@@ -55,6 +61,9 @@ struct options {
     double alerts_ceiling;      /* alerts per second per connection, every rule; 0: no ceiling */
     uint64_t alerts_ceiling_burst;
     uint64_t max_processes;     /* process table entries, all connections */
+    bool drop_alerts_off;       /* --syscall-event-drops ignore: no RULES_DROP_RULE alerts */
+    double drop_threshold, drop_rate;   /* --syscall-event-drops-threshold, -rate (rules.h) */
+    uint64_t drop_burst;        /* --syscall-event-drops-max-burst */
     char *alerts_url;           /* reloadable: where alerts are POSTed (deliver.h); NULL: nowhere */
     char *alerts_url_file;      /* reloadable: a file holding that URL instead (out of ps and config files) */
     char *alerts_ca;            /* reloadable: PEM CAs for an https receiver; NULL: the system's */
@@ -62,6 +71,7 @@ struct options {
     uint64_t alerts_timeout_ms; /* reloadable: one request, in all */
     uint64_t alerts_queue;      /* alerts held in memory without the sqlite sink */
     char *runsc_roots;          /* --runsc-root directories, one per line; NULL: the usual ones that exist */
+    char *docker_socket;        /* Docker's API socket; NULL: /var/run/docker.sock when it exists; "none": off */
 };
 
 /* Defaults, with every string owned by o. */
@@ -79,6 +89,9 @@ int options_load_file(struct options *o, const char *path, char *err, size_t err
 int options_load(struct options *o, int argc, char **argv);
 
 void options_usage(FILE *out);
+
+/* --help prints usage(out) instead of options_usage (NULL: that again). */
+void options_set_help(void (*usage)(FILE *out));
 
 /* "0.1.0" */
 const char *options_version(void);

@@ -7,10 +7,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "log.h"
 #include "runsc_roots.h"
+
+#define DOCKER_DEFAULT_SOCKET "/var/run/docker.sock"
 
 /* Logs what a start finds at root; true when it can be read now. */
 static bool check_root(const char *root)
@@ -26,6 +29,27 @@ static bool check_root(const char *root)
              root, errno == EACCES ? "permission denied (the daemon needs read access: the systemd unit's "
                                      "ReadOnlyPaths=)" : strerror(errno));
     return false;
+}
+
+/* --docker-socket: the path to ask, or NULL (none, or the default is not there). */
+static const char *docker_socket(const struct options *o)
+{
+    const char *path = o->docker_socket;
+    if (path && strcmp(path, "none") == 0) {
+        log_info("containers: --docker-socket none: Docker containers' names are not asked for");
+        return NULL;
+    }
+    struct stat st;
+    bool is_socket = stat(path ? path : DOCKER_DEFAULT_SOCKET, &st) == 0 && S_ISSOCK(st.st_mode);
+    if (!path && !is_socket)
+        return NULL;
+    if (is_socket)
+        log_info("containers: asking Docker's API on %s for the names of Docker's containers",
+                 path ? path : DOCKER_DEFAULT_SOCKET);
+    else
+        log_warn("containers: %s (--docker-socket) is not a socket now; Docker containers' names stay unknown until "
+                 "dockerd listens there", path);
+    return path ? path : DOCKER_DEFAULT_SOCKET;
 }
 
 int runsc_roots_open(const struct options *o, struct container_cache **cache, struct container_view **view,
@@ -46,15 +70,15 @@ int runsc_roots_open(const struct options *o, struct container_cache **cache, st
         for (const char *const *d = container_default_roots; *d && n < CONTAINER_ROOTS_MAX; d++)
             if (access(*d, F_OK) == 0)
                 roots[n++] = *d;
-        if (n == 0) {
-            log_info("containers: none of runsc's usual roots exists (%s): container, pod and user names stay "
-                     "unknown; give --runsc-root DIR (the runtime's runsc --root)", CONTAINER_DEFAULT_ROOTS_TEXT);
-            return 0;
-        }
+        if (n == 0)
+            log_info("containers: none of runsc's usual roots exists (%s): names come from the state a connecting "
+                     "runsc command keeps elsewhere (runsc do's, its --root), else give --runsc-root DIR",
+                     CONTAINER_DEFAULT_ROOTS_TEXT);
+
     }
     for (size_t i = 0; i < n; i++)
         check_root(roots[i]);
-    struct container_cache_config cfg = {.roots = roots, .nroots = n};
+    struct container_cache_config cfg = {.roots = roots, .nroots = n, .docker_socket = docker_socket(o)};
     *cache = container_cache_open(&cfg, err, errlen);
     free(copy);
     if (!*cache)

@@ -179,7 +179,10 @@ static uint64_t take_conn_id(void *data)
 
 static void on_handshake(struct conn *c, void *data)
 {
-    count_connection(data, c);
+    struct server *s = data;
+    count_connection(s, c);
+    if (s->cfg.on_conn_ready)
+        s->cfg.on_conn_ready(c->rec.id, c->fd, s->cfg.conn_ready_data);
 }
 
 static void on_conn_close(struct conn *c, void *data)

@@ -48,6 +48,10 @@ struct server_config {
     /* Optional: told about every connection when it closes (seccheck-dummy). */
     void (*on_conn_closed)(const struct conn_record *rec, void *data);
     void *hook_data;
+    /* Optional: a connection was handshaken; fd is its socket, for its
+     * peer's credentials (main.c: the container lookup). Never blocks. */
+    void (*on_conn_ready)(uint64_t conn_id, int fd, void *data);
+    void *conn_ready_data;
     /* Optional: SIGHUP asks the owner to reload its settings. */
     void (*on_reload)(struct server *s, void *data);
     void *reload_data;

@@ -158,7 +158,8 @@ int alert_outbox_reader_open(struct alert_outbox_reader *r, const char *path, ch
         sqlite3_busy_timeout(r->db, 1000) != SQLITE_OK ||
         sqlite3_prepare_v3(r->db,
                            "SELECT id, rule, priority, time_ns, output, " ALERT_OUTBOX_OBJECT_SQL("output_fields")
-                           ", " ALERT_OUTBOX_ARRAY_SQL("tags") ", suppressed FROM alerts WHERE id > ?1 ORDER BY id"
+                           ", " ALERT_OUTBOX_ARRAY_SQL("tags") ", suppressed, evicted, " ALERT_OUTBOX_OBJECT_SQL("sequence")
+                           " FROM alerts WHERE id > ?1 ORDER BY id"
                            " LIMIT ?2",
                            -1, SQLITE_PREPARE_PERSISTENT, &r->after, NULL) != SQLITE_OK) {
         snprintf(err, errlen, "cannot read the alerts of %s: %s", path, r->db ? sqlite3_errmsg(r->db) : "out of memory");
@@ -269,6 +270,8 @@ int alert_outbox_read(struct alert_outbox_reader *r, int64_t after, int max_rows
             .output = text_or_empty(st, 4),
             .output_len = (size_t)sqlite3_column_bytes(st, 4),
             .suppressed = (uint64_t)sqlite3_column_int64(st, 7),
+            .evicted = (uint64_t)sqlite3_column_int64(st, 8),
+            .sequence = (const char *)sqlite3_column_text(st, 9),
         };
         row.output_fields = alert_outbox_json_column((const char *)sqlite3_column_text(st, 5),
                                                      (size_t)sqlite3_column_bytes(st, 5), "{}", &row.replaced);

@@ -163,6 +163,8 @@ struct alert_outbox_row {
     int64_t time_ns;
     bool replaced;
     uint64_t suppressed;        /* held back before it (rules.h struct alert) */
+    uint64_t evicted;           /* its connection's sequences' partial matches evicted before it */
+    const char *sequence;       /* a sequence's alert: its steps (a JSON object), else NULL */
 };
 
 /* SQL of a column that is a valid JSON object (array), else NULL: the

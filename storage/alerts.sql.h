@@ -21,7 +21,13 @@ static const char alerts_sql[] =
     "  output TEXT NOT NULL,"
     "  output_fields TEXT NOT NULL,"     /* JSON object */
     "  tags TEXT NOT NULL,"              /* JSON array */
-    "  suppressed INTEGER NOT NULL DEFAULT 0);"   /* throttled alerts of the rule and container before it */
+    "  suppressed INTEGER NOT NULL DEFAULT 0,"   /* throttled alerts of the rule and container before it */
+    "  evicted INTEGER NOT NULL DEFAULT 0,"      /* the connection's sequences' partial matches evicted before it */
+    "  sequence TEXT,"                           /* a sequence's alert: its steps' events (rules.h RULES_SEQUENCE_KEY) */
+    /* The row as the batch chain covers it (chain.h chain_alert_encode):
+     * verify compares the columns with it. NULL: written before alerts
+     * were chained. */
+    "  sealed BLOB);"
     /* Retention deletes alerts with their events, by event id range. */
     "CREATE INDEX IF NOT EXISTS alerts_by_event ON alerts(event_id);"
     /* Each alert with what the event says: who, where, the whole message.
@@ -61,6 +67,12 @@ static const char alerts_sql[] =
     "WHERE target IN (SELECT target FROM delivery_origins WHERE origin != target);\n"
     "DROP VIEW temp.delivery_origins;";
 
+/* A database made before sequences: their columns added (the rows before
+ * are rules' alerts, none evicted). */
+static const char alerts_sequence_columns_sql[] =
+    "ALTER TABLE alerts ADD COLUMN evicted INTEGER NOT NULL DEFAULT 0;"
+    "ALTER TABLE alerts ADD COLUMN sequence TEXT;";
+
 static const char insert_alert_sql[] =
-    "INSERT INTO alerts(event_id, rule, priority, time_ns, container_id, output, output_fields, tags, suppressed)"
-    " VALUES(?,?,?,?,?,?,?,?,?)";
+    "INSERT INTO alerts(event_id, rule, priority, time_ns, container_id, output, output_fields, tags, suppressed,"
+    " evicted, sequence, sealed) VALUES(?,?,?,?,?,?,?,?,?,?,?,?)";

@@ -54,6 +54,15 @@ struct conn_record {
      * new image (0 there: the bound counts from connect_ns). */
     int64_t emptied_ns;            /* the socket was last read empty: what came later was sent later */
     int64_t drops_since_ns;        /* emptied_ns when the last counted header was read */
+    /* The drops' warning in the log (ingest.c), at most every
+     * INGEST_DROP_LOG_NS per connection: when it was last said, and the
+     * total then. */
+    int64_t drops_logged_ns;
+    uint64_t drops_logged;
+    /* The sandbox it streams from (container.h), "" while not known: the
+     * containers' stage fills it in the batch's copy, on the writer thread. */
+    char sandbox[CONTAINER_ID_MAX];
+    uint8_t sandbox_bound_by;      /* enum container_bound_by */
 };
 
 /* Counts of what the loop saw while the batch was open. */
@@ -71,6 +80,10 @@ struct batch_result {
     uint64_t failed;               /* could not be stored (disk, DB error) */
     int64_t write_ns;              /* sink_write_batch took this long; 0: not written */
     uint64_t alert_lines_failed;   /* alerts that could not be written to --alerts-out */
+    /* The SQLite sink stored events[i] as id first_event_id + i (0: the
+     * events have no ids: another sink, or the batch was not stored);
+     * sequences' alerts name their steps by these (rules.h). */
+    int64_t first_event_id;
 };
 
 /* What one connection's share account (fair_share.h) put into a batch. */

@@ -15,6 +15,8 @@
 #include <openssl/evp.h>
 #include <openssl/params.h>
 
+#include "strbuf.h"
+
 /* Versions the encoding: a future format must not verify as this one. */
 static const char chain_tag[] = "seccheckd-chain1";
 static const char key_id_label[] = "seccheckd chain key id v1";
@@ -237,19 +239,124 @@ void chain_add_row(struct chain *c, const struct chain_row *r)
     }
 }
 
+void chain_add_alert(struct chain *c, const void *sealed, size_t len)
+{
+    unsigned char head[1 + 8];
+    head[0] = 'A';
+    put_le64(head + 1, (uint64_t)len);
+    update(c, head, sizeof(head));
+    update(c, sealed, len);
+}
+
+/* ---- an alert's sealed record ---- */
+
+static void put_u64(struct strbuf *out, uint64_t v)
+{
+    unsigned char b[8];
+    put_le64(b, v);
+    strbuf_append(out, b, sizeof(b));
+}
+
+static void put_bytes(struct strbuf *out, const char *s, size_t len)
+{
+    put_u64(out, len);
+    strbuf_append(out, s, len);
+}
+
+size_t chain_alert_encode(const struct chain_alert *a, struct strbuf *out)
+{
+    size_t start = out->len;
+    strbuf_putc(out, 'S');
+    put_u64(out, (uint64_t)a->event_id);
+    put_u64(out, (uint64_t)a->time_ns);
+    put_u64(out, (uint64_t)a->suppressed);
+    put_bytes(out, a->rule, a->rule_len);
+    put_bytes(out, a->priority, a->priority_len);
+    if (a->container_id)
+        put_bytes(out, a->container_id, a->container_id_len);
+    else
+        put_u64(out, UINT64_MAX);
+    put_bytes(out, a->output, a->output_len);
+    put_bytes(out, a->output_fields, a->output_fields_len);
+    put_bytes(out, a->tags, a->tags_len);
+    put_u64(out, (uint64_t)a->evicted);
+    if (a->sequence)
+        put_bytes(out, a->sequence, a->sequence_len);
+    else
+        put_u64(out, UINT64_MAX);
+    return out->failed ? 0 : out->len - start;
+}
+
+static uint64_t get_le64(const unsigned char *p)
+{
+    uint64_t v = 0;
+    for (int i = 7; i >= 0; i--)
+        v = v << 8 | p[i];
+    return v;
+}
+
+/* The next string at *p (below end): false when it does not fit. */
+static bool take_bytes(const unsigned char **p, const unsigned char *end, const char **s, size_t *len, bool nullable)
+{
+    if (end - *p < 8)
+        return false;
+    uint64_t n = get_le64(*p);
+    *p += 8;
+    if (nullable && n == UINT64_MAX) {
+        *s = NULL;
+        *len = 0;
+        return true;
+    }
+    if (n > (uint64_t)(end - *p))
+        return false;
+    *s = (const char *)*p;
+    *len = (size_t)n;
+    *p += n;
+    return true;
+}
+
+int chain_alert_decode(const void *sealed, size_t len, struct chain_alert *out)
+{
+    memset(out, 0, sizeof(*out));
+    const unsigned char *p = sealed, *end = p + len;
+    if (!sealed || len < 1 + 3 * 8 || p[0] != 'S')
+        return -1;
+    p++;
+    out->event_id = (int64_t)get_le64(p);
+    out->time_ns = (int64_t)get_le64(p + 8);
+    out->suppressed = (int64_t)get_le64(p + 16);
+    p += 24;
+    if (!take_bytes(&p, end, &out->rule, &out->rule_len, false) ||
+        !take_bytes(&p, end, &out->priority, &out->priority_len, false) ||
+        !take_bytes(&p, end, &out->container_id, &out->container_id_len, true) ||
+        !take_bytes(&p, end, &out->output, &out->output_len, false) ||
+        !take_bytes(&p, end, &out->output_fields, &out->output_fields_len, false) ||
+        !take_bytes(&p, end, &out->tags, &out->tags_len, false) || end - p < 8)
+        return -1;
+    out->evicted = (int64_t)get_le64(p);
+    p += 8;
+    if (!take_bytes(&p, end, &out->sequence, &out->sequence_len, true))
+        return -1;
+    return p == end ? 0 : -1;
+}
+
 int chain_finish(struct chain *c, const struct chain_batch *b, uint8_t out[CHAIN_HASH_LEN])
 {
-    unsigned char buf[1 + 7 * 8];
+    unsigned char buf[1 + 9 * 8];
     unsigned char *p = buf;
-    *p++ = 'B';
+    *p++ = b->covers_alerts ? 'C' : 'B';
     p = put_le64(p, (uint64_t)b->id);
     p = put_le64(p, (uint64_t)b->run_id);
     p = put_le64(p, (uint64_t)b->first_event_id);
     p = put_le64(p, (uint64_t)b->last_event_id);
     p = put_le64(p, (uint64_t)b->events);
     p = put_le64(p, (uint64_t)b->committed_ns);
-    put_le64(p, chain_keyed(c) ? 1 : 0);
-    update(c, buf, sizeof(buf));
+    p = put_le64(p, chain_keyed(c) ? 1 : 0);
+    if (b->covers_alerts) {
+        p = put_le64(p, (uint64_t)b->alerts);
+        p = put_le64(p, (uint64_t)b->first_alert_id);
+    }
+    update(c, buf, (size_t)(p - buf));
     if (!c->ok)
         return -1;
     int r;

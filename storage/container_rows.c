@@ -22,17 +22,38 @@ static const char container_info_sql[] =
     "  user_name TEXT,"                          /* its name in the container's /etc/passwd */
     "  users INTEGER NOT NULL DEFAULT 0,"        /* entries read from that passwd */
     "  rootfs TEXT, bundle TEXT, state_file TEXT,"
-    "  resolved_ns INTEGER NOT NULL);";
+    "  resolved_ns INTEGER NOT NULL,"
+    /* The sandbox it was looked up for (container.h): the names go to the
+     * events of that sandbox's connections (connections.sandbox) only. */
+    "  sandbox TEXT);";
 
+/* A row is replaced only by a better answer, or by the same answer of its
+ * own sandbox (its users re-read): found over refused over foreign over
+ * unknown. So a lookup that found nothing (a container ended, its state
+ * file gone, named by any sandbox after a restart) never erases names
+ * found before, and another sandbox's lookup never replaces a found row
+ * (a row of a build before rows had their sandbox, NULL, is replaced).
+ * Replacing gives the row a new id (forward ships it). */
+#define STATE_RANK(s) "(CASE " s " WHEN 'found' THEN 3 WHEN 'refused' THEN 2 WHEN 'foreign' THEN 1 ELSE 0 END)"
 static const char upsert_sql[] =
     "INSERT OR REPLACE INTO container_info(container_id, state, why, name, image, image_repository, image_tag,"
     " pod_name, pod_namespace, pod_uid, sandbox_id, is_sandbox, privileged, terminal, user_uid, user_gid,"
-    " user_name, users, rootfs, bundle, state_file, resolved_ns)"
-    " VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18,?19,?20,?21,?22)";
+    " user_name, users, rootfs, bundle, state_file, resolved_ns, sandbox)"
+    " SELECT ?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18,?19,?20,?21,?22,?23"
+    " WHERE NOT EXISTS (SELECT 1 FROM container_info o WHERE o.container_id = ?1 AND"
+    "   (" STATE_RANK("o.state") " > " STATE_RANK("?2") " OR"
+    "    (" STATE_RANK("o.state") " = " STATE_RANK("?2") " AND o.sandbox IS NOT NULL AND o.sandbox IS NOT ?23)))";
 
 int container_rows_setup(sqlite3 *db, char *err, size_t errlen)
 {
-    return sqlutil_exec(db, container_info_sql, err, errlen) == SQLITE_OK ? 0 : -1;
+    if (sqlutil_exec(db, container_info_sql, err, errlen) != SQLITE_OK)
+        return -1;
+    /* A table made before rows had their sandbox: its rows keep NULL, which
+     * joins the connections of that time (no sandbox either). */
+    if (sqlutil_int(db, "SELECT count(*) FROM pragma_table_info('container_info') WHERE name='sandbox'", 1) == 0 &&
+        sqlutil_exec(db, "ALTER TABLE container_info ADD COLUMN sandbox TEXT", err, errlen) != SQLITE_OK)
+        return -1;
+    return 0;
 }
 
 int container_rows_prepare(sqlite3 *db, sqlite3_stmt **st)
@@ -65,6 +86,7 @@ static void bind_record(sqlite3_stmt *st, const struct container_record *r)
     sqlutil_bind_text(st, 20, r->bundle);
     sqlutil_bind_text(st, 21, r->state_file);
     sqlite3_bind_int64(st, 22, r->resolved_ns);
+    sqlutil_bind_text(st, 23, r->sandbox);
 }
 
 int container_rows_write(sqlite3_stmt *st, const struct batch *b)

@@ -35,6 +35,11 @@ int event_indexes_parse(const char *list, unsigned *mask, char *err, size_t errl
  * are left alone); logs each change. Within the caller's transaction. */
 int event_indexes_apply(sqlite3 *db, unsigned mask, char *err, size_t errlen);
 
+/* Creates, when missing, the partial indexes of `seccheckd alerts show`'s
+ * ancestry (exec, clone and fork-exit rows by connection and process):
+ * always, whatever --indexes says. Within the caller's transaction. */
+int event_indexes_ancestry(sqlite3 *db, char *err, size_t errlen);
+
 /* Refreshes the query planner's statistics on events, reading a bounded
  * sample, so a time-range query skip-scans events_by_type instead of
  * reading the whole table. Cheap; at start and shutdown. */

@@ -148,6 +148,7 @@ static void on_interrupt(int sig)
 static void writer_main(void *arg)
 {
     struct pipeline *p = arg;
+    pthread_setname_np(pthread_self(), "writer");   /* top -H, bench/rules.sh's writer CPU */
     /* A restarted image starts with signals blocked (handoff.c). */
     sigset_t interrupt;
     sigemptyset(&interrupt);

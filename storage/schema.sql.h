@@ -57,7 +57,13 @@ static const char schema_sql[] =
     "  decode_errors INTEGER NOT NULL,"
     "  close_reason TEXT,"
     "  paused_count INTEGER NOT NULL DEFAULT 0,"   /* reading paused: over its fair share of the queue */
-    "  paused_ns INTEGER NOT NULL DEFAULT 0);"
+    "  paused_ns INTEGER NOT NULL DEFAULT 0,"
+    /* The sandbox it streams from (runsc's id): its container_info rows
+     * (same sandbox) name its events; NULL while not known. How it was
+     * known: 'peer' (the runsc command that connected), 'container' (the
+     * state file of the first container it named), 'restart'. */
+    "  sandbox TEXT,"
+    "  sandbox_bound_by TEXT);"
 
     /* Tamper evidence (chain.h): one row per committed batch of events, in
      * the batch's transaction; hash chains on from the previous row. */
@@ -70,7 +76,11 @@ static const char schema_sql[] =
     "  committed_ns INTEGER NOT NULL,"
     "  prev_hash BLOB NOT NULL,"
     "  hash BLOB NOT NULL,"
-    "  keyed INTEGER NOT NULL);";
+    "  keyed INTEGER NOT NULL,"
+    /* The batch's alerts (their ids are consecutive) as the chain covers
+     * them; NULL: written before alerts were chained (chain.h). */
+    "  alerts INTEGER,"
+    "  first_alert_id INTEGER);";
 
 /* The events table, in two parts around the type_name expression (built
  * from the decoder's names: schema_type_name_sql). Version 1 stored
@@ -133,17 +143,22 @@ static const char insert_event_v1_sql[] = INSERT_EVENT_COLUMNS ", type_name) VAL
 static const char upsert_conn_sql[] =
     "INSERT INTO connections(id, run_id, peer_pid, peer_uid, peer_gid, connect_ns, close_ns,"
     " client_version, messages, bytes, last_dropped_count, sandbox_dropped, rejected,"
-    " decode_errors, close_reason, dropped_count_regressions, paused_count, paused_ns)"
-    " VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
+    " decode_errors, close_reason, dropped_count_regressions, paused_count, paused_ns, sandbox, sandbox_bound_by)"
+    " VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
     " ON CONFLICT(id) DO UPDATE SET close_ns=excluded.close_ns,"
     " client_version=excluded.client_version, messages=excluded.messages,"
     " bytes=excluded.bytes, last_dropped_count=excluded.last_dropped_count,"
     " sandbox_dropped=excluded.sandbox_dropped, rejected=excluded.rejected,"
     " decode_errors=excluded.decode_errors, close_reason=excluded.close_reason,"
     " dropped_count_regressions=excluded.dropped_count_regressions,"
-    " paused_count=excluded.paused_count, paused_ns=excluded.paused_ns";
+    " paused_count=excluded.paused_count, paused_ns=excluded.paused_ns,"
+    " sandbox=coalesce(connections.sandbox, excluded.sandbox),"   /* bound once: never rebound */
+    " sandbox_bound_by=coalesce(connections.sandbox_bound_by, excluded.sandbox_bound_by)";
 
 /* A database made before the connections table had them. */
+static const char conn_sandbox_columns_sql[] =
+    "ALTER TABLE connections ADD COLUMN sandbox TEXT;"
+    "ALTER TABLE connections ADD COLUMN sandbox_bound_by TEXT;";
 static const char conn_pause_columns_sql[] =
     "ALTER TABLE connections ADD COLUMN paused_count INTEGER NOT NULL DEFAULT 0;"
     "ALTER TABLE connections ADD COLUMN paused_ns INTEGER NOT NULL DEFAULT 0;";
@@ -162,5 +177,12 @@ static const char update_run_sql[] =
 static const char chain_last_sql[] = "SELECT id, hash FROM batches ORDER BY id DESC LIMIT 1";
 
 static const char chain_insert_sql[] =
-    "INSERT INTO batches(id, run_id, first_event_id, last_event_id, events, committed_ns, prev_hash, hash, keyed)"
-    " VALUES(?,?,?,?,?,?,?,?,?)";
+    "INSERT INTO batches(id, run_id, first_event_id, last_event_id, events, committed_ns, prev_hash, hash, keyed,"
+    " alerts, first_alert_id) VALUES(?,?,?,?,?,?,?,?,?,?,?)";
+
+/* A database made before alerts were chained: its batches have no alerts
+ * (NULL: not covered), its alerts no sealed record. */
+static const char batches_alerts_columns_sql[] =
+    "ALTER TABLE batches ADD COLUMN alerts INTEGER;"
+    "ALTER TABLE batches ADD COLUMN first_alert_id INTEGER;";
+static const char alerts_sealed_column_sql[] = "ALTER TABLE alerts ADD COLUMN sealed BLOB;";

@@ -21,6 +21,12 @@
 
 struct sink;
 
+/* The rules' sequences, for the metrics (rules.h struct rules_engine_stats). */
+struct sink_sequences {
+    uint64_t partials, bytes;          /* held now */
+    uint64_t started, evicted, expired, cancelled, dropped;
+};
+
 struct sink_ops {
     const char *name;
     bool needs_writer_thread;
@@ -55,6 +61,9 @@ struct sink_ops {
      * evicted to stay under --max-processes, as of the last batch; any
      * thread. */
     void (*process_table)(struct sink *s, uint64_t *processes, uint64_t *evictions);
+    /* Optional (the rules' stage): its sequences' partial matches, as of
+     * the last batch; any thread. */
+    void (*sequences)(struct sink *s, struct sink_sequences *out);
     /* Marks the end of this daemon run; last call before close. */
     void (*finish)(struct sink *s, int64_t stopped_ns);
     void (*close)(struct sink *s);
@@ -142,12 +151,14 @@ struct sink *sink_rules_open(struct sink *inner, struct rule_set *rules, const s
 
 /* Container records from runsc's state (container.h) in front of inner:
  * on the writer thread, a container's first events wait (bounded) for its
- * first lookup, and the records go with the batches to the SQLite sink
- * (container_info rows). view is the one the rules read (the engine's
- * config holds it too). Takes ownership of inner, cache and view; on
- * failure closes them. */
+ * first lookup, the records go with the batches to the SQLite sink
+ * (container_info rows), and connection snapshots get their sandbox. view
+ * is the one the rules read (the engine's config holds it too). history_db
+ * (NULL: none): the database whose open connections keep their sandbox
+ * after a restart. Takes ownership of inner, cache and view; on failure
+ * closes them. */
 struct sink *sink_containers_open(struct sink *inner, struct container_cache *cache, struct container_view *view,
-                                  char *err, size_t errlen);
+                                  const char *history_db, char *err, size_t errlen);
 
 /* False for a sink without the containers' stage. */
 static inline bool sink_container_stats(struct sink *s, struct container_cache_stats *st, uint64_t *foreign,
@@ -197,6 +208,14 @@ static inline void sink_idle(struct sink *s)
 {
     if (s->ops->idle)
         s->ops->idle(s);
+}
+/* False for a sink without rules. */
+static inline bool sink_sequences(struct sink *s, struct sink_sequences *out)
+{
+    if (!s->ops->sequences)
+        return false;
+    s->ops->sequences(s, out);
+    return true;
 }
 /* False for a sink without rules. */
 static inline bool sink_process_table(struct sink *s, uint64_t *processes, uint64_t *evictions)

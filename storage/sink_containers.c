@@ -10,18 +10,24 @@
  * never waits for any of it. The records the cache published since the
  * previous batch go with the batch, and the SQLite sink writes them as
  * container_info rows in its transaction; a batch that could not be stored
- * hands them to the next one.
+ * hands them to the next one. Each connection snapshot of a batch gets
+ * the connection's sandbox (container_cache_binding), which the SQLite sink
+ * stores with it: the readers give a container's names to the events of
+ * its own sandbox's connections only. At start, after a restart, the
+ * connections still open keep the sandbox the database says they had.
  */
+#include <sqlite3.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "clock.h"
 #include "gvisor/container.pb-c.h"
 #include "log.h"
 #include "sink.h"
 
-#define CONTAINERS_BATCH_WAIT_NS 50000000LL   /* 50 ms per batch, at most */
+#define CONTAINERS_BATCH_WAIT_NS 100000000LL  /* 100 ms per batch, at most */
 #define CONTAINERS_PUBLISHED_MAX 256          /* records taken per batch (the rest with the next) */
 
 struct containers_sink {
@@ -30,7 +36,6 @@ struct containers_sink {
     struct sink *inner;
     struct container_cache *cache;
     struct container_view *view;
-    uint64_t cursor;                 /* container_cache_published's */
     const struct container_record **carry;   /* records of batches that failed */
     size_t ncarry;
     atomic_uint_fast64_t foreign, over_limit;   /* the view's, after each batch (metrics) */
@@ -71,7 +76,7 @@ static void attach_records(struct containers_sink *s, struct batch *b)
     }
     s->ncarry = 0;
     const struct container_record *fresh[CONTAINERS_PUBLISHED_MAX];
-    size_t n = container_cache_published(s->cache, &s->cursor, fresh, CONTAINERS_PUBLISHED_MAX);
+    size_t n = container_cache_take_published(s->cache, fresh, CONTAINERS_PUBLISHED_MAX);
     for (size_t i = 0; i < n; i++) {
         batch_add_container(b, fresh[i]);
         container_record_release(fresh[i]);
@@ -93,16 +98,32 @@ static void keep_unstored(struct containers_sink *s, struct batch *b)
     }
 }
 
+/* Each snapshot gets its connection's sandbox, when known. */
+static void note_sandboxes(struct containers_sink *s, struct batch *b)
+{
+    for (size_t i = 0; i < b->nconns; i++) {
+        struct conn_record *rec = &b->conns[i];
+        struct container_binding bd;
+        if (rec->sandbox[0] || !container_cache_binding(s->cache, rec->id, NULL, &bd))
+            continue;
+        memcpy(rec->sandbox, bd.sandbox, sizeof(rec->sandbox));
+        rec->sandbox_bound_by = (uint8_t)bd.by;
+    }
+}
+
 static void containers_write_batch(struct sink *base, struct batch *b)
 {
     struct containers_sink *s = (struct containers_sink *)base;
     wait_for_new_containers(s, b);
     attach_records(s, b);
+    note_sandboxes(s, b);
     sink_write_batch(s->inner, b);
     keep_unstored(s, b);
     for (size_t i = 0; i < b->nconns; i++)
-        if (b->conns[i].close_ns)
+        if (b->conns[i].close_ns) {
             container_view_conn_closed(s->view, b->conns[i].id);
+            container_cache_conn_closed(s->cache, b->conns[i].id);
+        }
     atomic_store_explicit(&s->foreign, container_view_foreign(s->view), memory_order_relaxed);
     atomic_store_explicit(&s->over_limit, container_view_over_limit(s->view), memory_order_relaxed);
 }
@@ -159,6 +180,11 @@ static void containers_process_table(struct sink *base, uint64_t *processes, uin
     sink_process_table(((struct containers_sink *)base)->inner, processes, evictions);
 }
 
+static void containers_sequences(struct sink *base, struct sink_sequences *out)
+{
+    sink_sequences(((struct containers_sink *)base)->inner, out);
+}
+
 static void containers_set_rules(struct sink *base, struct rule_set *rs)
 {
     sink_set_rules(((struct containers_sink *)base)->inner, rs);
@@ -186,6 +212,7 @@ static const struct sink_ops containers_ops = {
     .set_retention = containers_set_retention,
     .retention_deleted = containers_retention_deleted,
     .process_table = containers_process_table,
+    .sequences = containers_sequences,
     .handoff_soon = containers_handoff_soon,
     .checking = containers_checking,
     .handoff = containers_handoff,
@@ -196,8 +223,32 @@ static const struct sink_ops containers_ops = {
     .container_stats = containers_stats,
 };
 
+/* After a restart: the connections the database says are open keep the
+ * sandbox it says they had (a sandbox's first event in this image may be
+ * anything its workload sends: it binds nothing). */
+static void restore_bindings(struct container_cache *cache, const char *db_path)
+{
+    sqlite3 *db = NULL;
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_open_v2(db_path, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK &&
+        sqlite3_prepare_v2(db, "SELECT id, sandbox FROM connections WHERE close_ns IS NULL AND sandbox IS NOT NULL",
+                           -1, &st, NULL) == SQLITE_OK) {
+        unsigned n = 0;
+        while (sqlite3_step(st) == SQLITE_ROW) {
+            container_cache_conn_restored(cache, (uint64_t)sqlite3_column_int64(st, 0),
+                                          (const char *)sqlite3_column_text(st, 1));
+            n++;
+        }
+        if (n)
+            log_info("containers: %u connection%s still open keep%s the sandbox %s had", n, n == 1 ? "" : "s",
+                     n == 1 ? "s" : "", n == 1 ? "it" : "they");
+    }
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+}
+
 struct sink *sink_containers_open(struct sink *inner, struct container_cache *cache, struct container_view *view,
-                                  char *err, size_t errlen)
+                                  const char *history_db, char *err, size_t errlen)
 {
     struct containers_sink *s = calloc(1, sizeof(*s));
     if (!s) {
@@ -210,10 +261,14 @@ struct sink *sink_containers_open(struct sink *inner, struct container_cache *ca
     s->ops = containers_ops;
     if (!inner->ops->process_table)
         s->ops.process_table = NULL;   /* no rules inside: no process tables to report */
+    if (!inner->ops->sequences)
+        s->ops.sequences = NULL;       /* ... nor sequences */
     s->base.ops = &s->ops;
     s->base.first_conn_id = inner->first_conn_id;
     s->inner = inner;
     s->cache = cache;
     s->view = view;
+    if (history_db)
+        restore_bindings(cache, history_db);
     return &s->base;
 }

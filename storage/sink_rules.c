@@ -32,6 +32,7 @@ struct rules_sink {
     void (*on_alerts)(const struct alert_list *alerts, void *data);
     void *on_alerts_data;
     atomic_uint_fast64_t processes, evictions;   /* the engine's, after each batch (metrics) */
+    atomic_uint_fast64_t seq[7];                  /* struct sink_sequences, field by field */
 };
 
 static void take_pending_rules(struct rules_sink *s)
@@ -103,6 +104,20 @@ static void publish_process_table(struct rules_sink *s)
     rules_engine_get_stats(s->engine, &st);
     atomic_store_explicit(&s->processes, st.processes, memory_order_relaxed);
     atomic_store_explicit(&s->evictions, st.process_evictions, memory_order_relaxed);
+    const uint64_t seq[7] = {st.sequence_partials, st.sequence_bytes, st.sequence_started, st.sequence_evicted,
+                             st.sequence_expired, st.sequence_cancelled, st.sequence_dropped};
+    for (size_t i = 0; i < 7; i++)
+        atomic_store_explicit(&s->seq[i], seq[i], memory_order_relaxed);
+}
+
+static void rules_sequences(struct sink *base, struct sink_sequences *out)
+{
+    struct rules_sink *s = (struct rules_sink *)base;
+    uint64_t v[7];
+    for (size_t i = 0; i < 7; i++)
+        v[i] = atomic_load_explicit(&s->seq[i], memory_order_relaxed);
+    *out = (struct sink_sequences){.partials = v[0], .bytes = v[1], .started = v[2], .evicted = v[3],
+                                   .expired = v[4], .cancelled = v[5], .dropped = v[6]};
 }
 
 static void rules_process_table(struct sink *base, uint64_t *processes, uint64_t *evictions)
@@ -126,6 +141,8 @@ static void rules_write_batch(struct sink *base, struct batch *b)
     rebuild_process_tables(s);
     evaluate(s, b);
     sink_write_batch(s->inner, b);
+    /* the events have ids now: sequences' alerts and chains name their steps by them */
+    rules_engine_batch_stored(s->engine, &b->alerts, b->result.first_event_id);
     write_alert_lines(s, b);
     if (s->on_alerts && b->alerts.count)
         s->on_alerts(&b->alerts, s->on_alerts_data);
@@ -182,6 +199,12 @@ static void rules_checking(struct sink *base, bool on)
 static void rules_handoff(struct sink *base)
 {
     struct rules_sink *s = (struct rules_sink *)base;
+    /* Sequences' partial matches live in this image's memory only: the
+     * new one starts with none (docs/reference.md), said here. */
+    uint64_t partials = atomic_load_explicit(&s->seq[0], memory_order_relaxed);
+    if (partials)
+        log_info("rules: %llu partial matches of sequences end with this image (a restart keeps none): chains "
+                 "begun before it do not complete after it", (unsigned long long)partials);
     sink_handoff(s->inner);
 }
 
@@ -216,6 +239,7 @@ static const struct sink_ops rules_ops = {
     .set_retention = rules_set_retention,
     .retention_deleted = rules_retention_deleted,
     .process_table = rules_process_table,
+    .sequences = rules_sequences,
     .handoff_soon = rules_handoff_soon,
     .checking = rules_checking,
     .handoff = rules_handoff,

@@ -62,6 +62,10 @@ struct sqlite_sink {
     sqlite3_stmt *chain_last;
     sqlite3_stmt *chain_insert;
     struct chain_batch chain_cur; /* the batch being written */
+    bool ids_contiguous;          /* its events' ids so far are first_event_id + their index */
+    struct strbuf sealed;         /* its alerts' sealed records, back to back... */
+    size_t *sealed_ends;          /* ...each ending here */
+    size_t sealed_cap;
     uint8_t chain_prev[CHAIN_HASH_LEN];
     char chain_key_id[CHAIN_KEY_ID_HEX]; /* keyed: names the key in meta */
     bool chain_warned;
@@ -101,6 +105,7 @@ static int chain_open(struct sqlite_sink *s, const char *key_file, char *err, si
 static int chain_start(struct sqlite_sink *s, const struct batch *b)
 {
     memset(&s->chain_cur, 0, sizeof(s->chain_cur));
+    s->ids_contiguous = true;
     if (b->count == 0)
         return 0;   /* connection and run updates only: nothing to seal */
     memset(s->chain_prev, 0, sizeof(s->chain_prev));
@@ -123,7 +128,57 @@ static int chain_start(struct sqlite_sink *s, const struct batch *b)
         return -1;
     s->chain_cur.id = (int64_t)((uint64_t)s->chain_cur.id + 1);
     s->chain_cur.run_id = s->run_id;
+    s->chain_cur.covers_alerts = true;
+    strbuf_reset(&s->sealed);
     chain_begin(s->chain, s->chain_prev);   /* a failure makes chain_seal fail */
+    return 0;
+}
+
+/* An alert's sealed record (chain.h), kept for chain_seal, which hashes
+ * them after the events; the alert's row stores it too. NULL out of memory. */
+static const char *chain_seal_alert(struct sqlite_sink *s, const struct alert *a, int64_t event_id,
+                                    const char *sequence, size_t sequence_len, size_t *len)
+{
+    size_t n = (size_t)s->chain_cur.alerts;
+    if (n == s->sealed_cap) {
+        size_t cap = s->sealed_cap ? s->sealed_cap * 2 : 16;
+        size_t *ends = realloc(s->sealed_ends, cap * sizeof(*ends));
+        if (!ends)
+            return NULL;
+        s->sealed_ends = ends;
+        s->sealed_cap = cap;
+    }
+    const char *priority = rules_priority_name(a->priority);
+    struct chain_alert ca = {
+        .event_id = event_id, .time_ns = a->time_ns, .suppressed = (int64_t)a->suppressed,
+        .rule = a->rule, .rule_len = strlen(a->rule), .priority = priority, .priority_len = strlen(priority),
+        .container_id = a->container_id, .container_id_len = a->container_id ? strlen(a->container_id) : 0,
+        .output = a->output, .output_len = a->output_len,
+        .output_fields = a->output_fields, .output_fields_len = strlen(a->output_fields),
+        .tags = a->tags, .tags_len = strlen(a->tags),
+        .evicted = (int64_t)a->evicted, .sequence = sequence, .sequence_len = sequence_len,
+    };
+    size_t start = s->sealed.len;
+    *len = chain_alert_encode(&ca, &s->sealed);
+    if (!*len)
+        return NULL;
+    s->sealed_ends[n] = s->sealed.len;
+    return s->sealed.data + start;
+}
+
+/* The alert just inserted as id: the batch's next (ids are consecutive in
+ * one transaction; the batches row keeps the first and the count). */
+static int chain_add_alert_id(struct sqlite_sink *s, int64_t id)
+{
+    struct chain_batch *c = &s->chain_cur;
+    if (c->alerts == 0)
+        c->first_alert_id = id;
+    else if (id != c->first_alert_id + c->alerts) {
+        log_error("sqlite: alert %lld follows alert %lld in one batch: the chain cannot seal it", (long long)id,
+                  (long long)(c->first_alert_id + c->alerts - 1));
+        return -1;
+    }
+    c->alerts++;
     return 0;
 }
 
@@ -134,6 +189,8 @@ static void chain_add_event(struct sqlite_sink *s, const struct event *ev)
     struct chain_row r = {.id = id, .conn_id = (int64_t)ev->conn_id, .recv_ns = ev->recv_ns,
                           .msg_type = ev->header.message_type, .raw = ev->raw, .raw_len = ev->raw_len};
     chain_add_row(s->chain, &r);
+    if (s->chain_cur.events && id != s->chain_cur.last_event_id + 1)
+        s->ids_contiguous = false;   /* then sequences' steps have no ids: first + index would be wrong */
     if (s->chain_cur.events++ == 0)
         s->chain_cur.first_event_id = id;
     s->chain_cur.last_event_id = id;
@@ -146,6 +203,10 @@ static int chain_seal(struct sqlite_sink *s)
     if (c->events == 0)
         return 0;
     c->committed_ns = realtime_ns();
+    for (int64_t i = 0, start = 0; i < c->alerts; i++) {
+        chain_add_alert(s->chain, s->sealed.data + start, s->sealed_ends[i] - (size_t)start);
+        start = (int64_t)s->sealed_ends[i];
+    }
     uint8_t hash[CHAIN_HASH_LEN];
     bool hashed = chain_finish(s->chain, c, hash) == 0;
     if (!hashed) {
@@ -167,6 +228,8 @@ static int chain_seal(struct sqlite_sink *s)
     else
         sqlite3_bind_null(st, 8);
     sqlite3_bind_int(st, 9, chain_keyed(s->chain));
+    sqlite3_bind_int64(st, 10, c->alerts);
+    sqlutil_bind_nonzero(st, 11, c->first_alert_id);
     int rc = sqlite3_step(st);
     sqlite3_reset(st);
     sqlite3_clear_bindings(st);
@@ -207,11 +270,32 @@ static int insert_alerts(struct sqlite_sink *s, const struct batch *b, size_t ev
         sqlite3_bind_text(st, 7, a->output_fields, -1, SQLITE_STATIC);
         sqlite3_bind_text(st, 8, a->tags, -1, SQLITE_STATIC);
         sqlite3_bind_int64(st, 9, (sqlite3_int64)a->suppressed);
+        sqlite3_bind_int64(st, 10, (sqlite3_int64)a->evicted);
+        const char *sequence = NULL;
+        size_t sequence_len = 0;
+        if (a->nsteps) {   /* the steps in this batch have ids now */
+            strbuf_reset(&s->json);
+            rules_alert_sequence_json(&s->json, a, s->ids_contiguous ? s->chain_cur.first_event_id : 0);
+            sequence = s->json.data ? s->json.data : "";
+            sequence_len = s->json.len;
+            sqlite3_bind_text(st, 11, sequence, (int)sequence_len, SQLITE_STATIC);
+        } else {
+            sqlite3_bind_null(st, 11);
+        }
+        size_t sealed_len;
+        const char *sealed = chain_seal_alert(s, a, event_id, sequence, sequence_len, &sealed_len);
+        if (!sealed) {
+            sqlite3_reset(st);
+            return -1;
+        }
+        sqlite3_bind_blob(st, 12, sealed, (int)sealed_len, SQLITE_TRANSIENT);
         int rc = sqlite3_step(st);
         sqlite3_reset(st);
         if (rc != SQLITE_DONE)
             return -1;
         s->newest_alert = sqlite3_last_insert_rowid(s->db);
+        if (chain_add_alert_id(s, s->newest_alert) != 0)
+            return -1;
     }
     return 0;
 }
@@ -237,6 +321,8 @@ static int upsert_conn(struct sqlite_sink *s, const struct conn_record *c)
     sqlite3_bind_int64(st, 16, (sqlite3_int64)c->dropped_count_regressions);
     sqlite3_bind_int64(st, 17, (sqlite3_int64)c->paused_count);
     sqlite3_bind_int64(st, 18, c->paused_ns);
+    sqlutil_bind_text(st, 19, c->sandbox);
+    sqlutil_bind_text(st, 20, container_bound_by_name((enum container_bound_by)c->sandbox_bound_by));
     int rc = sqlite3_step(st);
     sqlite3_reset(st);
     return rc == SQLITE_DONE ? 0 : -1;
@@ -468,6 +554,8 @@ static void sqlite_write_batch(struct sink *base, struct batch *b)
         }
         if (rc == SQLITE_OK) {
             b->result.stored = b->count;
+            b->result.first_event_id = s->ids_contiguous && (size_t)s->chain_cur.events == b->count ? s->chain_cur.first_event_id
+                                                                                           : 0;
             note_success(s);
             alert_outbox_commit(s->opts.outbox, s->newest_alert);
             s->rows_estimate += (int64_t)b->count;
@@ -564,6 +652,8 @@ static void sqlite_close(struct sink *base)
     chain_free(s->chain);
     conn_snapshots_free(&s->conns);
     strbuf_free(&s->json);
+    strbuf_free(&s->sealed);
+    free(s->sealed_ends);
     free((char *)s->opts.path);
     free((char *)s->opts.key_file);
     free(s);
@@ -789,11 +879,35 @@ static int chain_check_db(struct sqlite_sink *s, const struct sink_sqlite_option
     return sqlutil_exec(s->db, sql, err, errlen) == 0 ? 0 : -1;
 }
 
+/* The chain's alert columns, after the alerts table is made (chain.h). */
+static int add_alert_chain_columns(sqlite3 *db, char *err, size_t errlen)
+{
+    if (sqlutil_int(db, "SELECT count(*) FROM pragma_table_info('batches') WHERE name='first_alert_id'", 1) == 0 &&
+        sqlutil_exec(db, batches_alerts_columns_sql, err, errlen) != 0)
+        return -1;
+    if (sqlutil_int(db, "SELECT count(*) FROM pragma_table_info('alerts') WHERE name='sealed'", 1) == 0 &&
+        sqlutil_exec(db, alerts_sealed_column_sql, err, errlen) != 0)
+        return -1;
+    return 0;
+}
+
 /* Columns added since the tables were first made. */
+/* After alerts_sql: the columns sequences added to the alerts table. */
+static int add_alert_columns(sqlite3 *db, char *err, size_t errlen)
+{
+    if (sqlutil_int(db, "SELECT count(*) FROM pragma_table_info('alerts') WHERE name='sequence'", 1) == 0 &&
+        sqlutil_exec(db, alerts_sequence_columns_sql, err, errlen) != 0)
+        return -1;
+    return 0;
+}
+
 static int add_missing_columns(sqlite3 *db, char *err, size_t errlen)
 {
     if (sqlutil_int(db, "SELECT count(*) FROM pragma_table_info('connections') WHERE name='paused_count'", 1) == 0 &&
         sqlutil_exec(db, conn_pause_columns_sql, err, errlen) != 0)
+        return -1;
+    if (sqlutil_int(db, "SELECT count(*) FROM pragma_table_info('connections') WHERE name='sandbox'", 1) == 0 &&
+        sqlutil_exec(db, conn_sandbox_columns_sql, err, errlen) != 0)
         return -1;
     if (sqlutil_int(db, "SELECT count(*) FROM pragma_table_info('runs') WHERE name='reopen_reason'", 1) == 0 &&
         sqlutil_exec(db, runs_reopen_column_sql, err, errlen) != 0)
@@ -830,8 +944,9 @@ static int setup_schema(struct sqlite_sink *s, const struct sink_sqlite_options 
         create_events_table(s->db, err, errlen) != 0 ||
         check_schema_version(s, err, errlen) != 0 || create_lookup_tables(s->db, err, errlen) != 0 ||
         sqlutil_exec(s->db, views_sql, err, errlen) != 0 ||
-        sqlutil_exec(s->db, alerts_sql, err, errlen) != 0 || container_rows_setup(s->db, err, errlen) != 0 ||
-        event_indexes_apply(s->db, o->indexes, err, errlen) != 0 ||
+        sqlutil_exec(s->db, alerts_sql, err, errlen) != 0 || add_alert_columns(s->db, err, errlen) != 0 ||
+        add_alert_chain_columns(s->db, err, errlen) != 0 || container_rows_setup(s->db, err, errlen) != 0 ||
+        event_indexes_apply(s->db, o->indexes, err, errlen) != 0 || event_indexes_ancestry(s->db, err, errlen) != 0 ||
         sqlutil_exec(s->db, sql, err, errlen) != 0 || chain_check_db(s, o, err, errlen) != 0) {
         sqlutil_exec(s->db, "ROLLBACK", sql, sizeof(sql));
         return -1;

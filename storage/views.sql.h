@@ -59,7 +59,8 @@ static const char views_sql[] =
      * What gVisor's 2026 releases add, NULL where runsc did not send it:
      * layer (upper, lower, upper+lower; none: a binary in neither, shown
      * by the ctime release-20260721.0 sends with the lower flag), in_memfd
-     * (1/0 where binary_size or nlink show release-20260727.0),
+     * (1/0 where binary_size or nlink show release-20260727.0; 1 where the
+     * flag itself is true),
      * exec_session (the context's is_exec_session), and the processes at
      * the other ends of stdin and stdout pipes as their contexts name them. */
     "CREATE VIEW execs AS\n"
@@ -73,9 +74,10 @@ static const char views_sql[] =
     "            THEN CASE WHEN json_type(e.detail, '$.binary_overlayfs_lower') = 'true' THEN 'upper+lower' ELSE 'upper' END\n"
     "            WHEN json_type(e.detail, '$.binary_overlayfs_lower') = 'true' THEN 'lower'\n"
     "            WHEN json_type(e.detail, '$.binary_ctime') = 'object' THEN 'none' END AS layer,\n"
-    "       CASE WHEN (json_type(e.detail, '$.binary_size') IN ('integer', 'real') AND json_extract(e.detail, '$.binary_size') > 0)\n"
+    "       CASE WHEN json_type(e.detail, '$.binary_in_memfd') = 'true' THEN 1\n"
+    "            WHEN (json_type(e.detail, '$.binary_size') IN ('integer', 'real') AND json_extract(e.detail, '$.binary_size') > 0)\n"
     "              OR (json_type(e.detail, '$.binary_nlink') IN ('integer', 'real') AND json_extract(e.detail, '$.binary_nlink') > 0)\n"
-    "            THEN CASE WHEN json_type(e.detail, '$.binary_in_memfd') = 'true' THEN 1 ELSE 0 END END AS in_memfd,\n"
+    "            THEN 0 END AS in_memfd,\n"
     "       e.is_exec_session AS exec_session,\n"
     "       CASE WHEN json_type(e.detail, '$.pipe_input_proc.context_data.thread_group_id') = 'integer'\n"
     "            THEN json_extract(e.detail, '$.pipe_input_proc.context_data.thread_group_id') END AS pipe_input_pid,\n"
@@ -98,25 +100,35 @@ static const char views_sql[] =
     "       " UTC_MS("min(time_ns)") " AS first, " UTC_MS("max(time_ns)") " AS last\n"
     "FROM events WHERE msg_type = 3 GROUP BY 1, 2;\n"
     "\n"
-    /* A container as seccheckd saw it: received first and last, its
-     * events, execs and alerts, the drops of the sandbox connections it
-     * ran in (shared with the sandbox's other containers), and who it is
-     * from runsc's state file (container_info, NULL when not looked up;
-     * state unknown or refused says why not). */
+    /* A container as seccheckd saw it, per sandbox that named it: received
+     * first and last, its events, execs and alerts, the drops of the
+     * sandbox connections it ran in (shared with the sandbox's other
+     * containers), and who it is from runsc's state file (container_info,
+     * NULL when not looked up; lookup unknown or refused says why not). A
+     * container's names are its own sandbox's (container_info.sandbox =
+     * connections.sandbox): a sandbox that names another's container id
+     * gets a row of its own, without names, lookup 'foreign'. */
     "CREATE VIEW containers AS\n"
     "SELECT g.container_id, i.name, i.pod_name, i.pod_namespace, i.image, i.image_repository, i.image_tag,\n"
-    "       i.is_sandbox, i.user_name, i.state AS lookup, i.why AS lookup_why,\n"
-    "       " UTC_MS("min(g.first_ns)") " AS first_seen,\n"
-    "       " UTC_MS("max(g.last_ns)") " AS last_seen, sum(g.events) AS events,\n"
-    "       sum(g.execs) AS execs,\n"
-    "       (SELECT count(*) FROM alerts a WHERE a.container_id = g.container_id) AS alerts,\n"
-    "       sum(c.sandbox_dropped) AS sandbox_dropped\n"
-    "FROM (SELECT container_id, conn_id, min(recv_ns) AS first_ns, max(recv_ns) AS last_ns, count(*) AS events,\n"
-    "             sum(CASE WHEN msg_type = 3 THEN 1 ELSE 0 END) AS execs\n"
-    "      FROM events WHERE container_id IS NOT NULL GROUP BY container_id, conn_id) AS g\n"
-    "LEFT JOIN connections c ON c.id = g.conn_id\n"
-    "LEFT JOIN container_info i ON i.container_id = g.container_id\n"
-    "GROUP BY g.container_id;\n"
+    "       i.is_sandbox, i.user_name,\n"
+    "       CASE WHEN i.state IS NOT NULL THEN i.state WHEN o.container_id IS NOT NULL THEN 'foreign' END AS lookup,\n"
+    "       CASE WHEN i.state IS NOT NULL THEN i.why WHEN o.container_id IS NOT NULL\n"
+    "            THEN 'named by a sandbox that does not run it (it runs in sandbox ' || o.sandbox || ')' END\n"
+    "         AS lookup_why,\n"
+    "       " UTC_MS("g.first_ns") " AS first_seen, " UTC_MS("g.last_ns") " AS last_seen, g.events, g.execs,\n"
+    "       (SELECT count(*) FROM alerts a JOIN events ae ON ae.id = a.event_id\n"
+    "          LEFT JOIN connections ac ON ac.id = ae.conn_id\n"
+    "        WHERE a.container_id = g.container_id AND ac.sandbox IS g.sandbox) AS alerts,\n"
+    "       g.sandbox_dropped, g.sandbox\n"
+    "FROM (SELECT x.container_id, c.sandbox, min(x.first_ns) AS first_ns, max(x.last_ns) AS last_ns,\n"
+    "             sum(x.events) AS events, sum(x.execs) AS execs, sum(c.sandbox_dropped) AS sandbox_dropped\n"
+    "      FROM (SELECT container_id, conn_id, min(recv_ns) AS first_ns, max(recv_ns) AS last_ns, count(*) AS events,\n"
+    "                   sum(CASE WHEN msg_type = 3 THEN 1 ELSE 0 END) AS execs\n"
+    "            FROM events WHERE container_id IS NOT NULL GROUP BY container_id, conn_id) AS x\n"
+    "      LEFT JOIN connections c ON c.id = x.conn_id\n"
+    "      GROUP BY x.container_id, c.sandbox) AS g\n"
+    "LEFT JOIN container_info i ON i.container_id = g.container_id AND i.sandbox IS g.sandbox\n"
+    "LEFT JOIN container_info o ON o.container_id = g.container_id AND o.state = 'found' AND i.container_id IS NULL;\n"
     "\n"
     /* flags_text: the names of the flags, a uint32 in the message: any
      * whole number from 0 to 2^32-1 in detail (5, 5.0, 5e0), else NULL. */

@@ -16,6 +16,16 @@
  *   setuid     drop to uid 1000 keeping 0 as the saved uid, then setuid(0)
  *   revshell   connect to a listener on 127.0.0.1, dup2/dup3 the socket onto
  *              0, 1 and 2 in a child (a reverse shell's plumbing)
+ * and for the untrusted-code rules (sequences_e2e.sh):
+ *   revshell-sh  the whole reverse shell: connect to a listener on 127.0.0.1,
+ *              dup2 the socket onto 0, 1 and 2, exec /bin/sh -c true
+ *   dup-file   dup2 a file onto 0, 1 and 2, exec /bin/sh -c true (its twin)
+ *   listen     listen on 127.0.0.1
+ *   vmwrite    process_vm_writev into a child
+ *   escape     perf_event_open, keyctl, add_key, request_key, kexec_load,
+ *              kexec_file_load, open_by_handle_at, name_to_handle_at,
+ *              userfaultfd, io_uring_setup (refused or not)
+ *   forks N    N children, each exiting at once, as fast as it can
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -25,11 +35,13 @@
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/ptrace.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -131,6 +143,113 @@ static int run_revshell(void)
     return report("revshell", pid < 0 || !WIFEXITED(status) || WEXITSTATUS(status) ? -1 : 0);
 }
 
+/* A listener on 127.0.0.1 and a socket connected to it; 0, or -1. */
+static int loopback_pair(int *lst, int *s)
+{
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    socklen_t alen = sizeof(a);
+    *lst = socket(AF_INET, SOCK_STREAM, 0);
+    if (*lst < 0 || bind(*lst, (struct sockaddr *)&a, sizeof(a)) != 0 || listen(*lst, 1) != 0 ||
+        getsockname(*lst, (struct sockaddr *)&a, &alen) != 0)
+        return -1;
+    *s = socket(AF_INET, SOCK_STREAM, 0);
+    return *s >= 0 && connect(*s, (struct sockaddr *)&a, sizeof(a)) == 0 ? 0 : -1;
+}
+
+/* fd onto 0, 1 and 2 in a child that then runs sh: the shell's streams are fd. */
+static int shell_on(const char *step, int fd)
+{
+    fflush(stdout);
+    pid_t pid = fork();
+    if (pid == 0) {
+        if (dup2(fd, 0) < 0 || dup2(fd, 1) < 0 || dup2(fd, 2) < 0)
+            _exit(1);
+        execl("/bin/sh", "sh", "-c", "true", (char *)NULL);
+        _exit(127);
+    }
+    int status = 0;
+    if (pid > 0)
+        waitpid(pid, &status, 0);
+    return report(step, pid < 0 || !WIFEXITED(status) || WEXITSTATUS(status) ? -1 : 0);
+}
+
+static int run_revshell_sh(void)
+{
+    int lst, s;
+    if (loopback_pair(&lst, &s) != 0)
+        return report("revshell-sh", -1);
+    int peer = accept(lst, NULL, NULL);
+    int rc = shell_on("revshell-sh", s);
+    close(peer);
+    close(s);
+    close(lst);
+    return rc;
+}
+
+static int run_dup_file(void)
+{
+    int fd = open("/dev/null", O_RDWR);
+    int rc = shell_on("dup-file", fd);
+    close(fd);
+    return rc;
+}
+
+static int run_listen(void)
+{
+    int lst, s;
+    int rc = loopback_pair(&lst, &s);
+    close(s);
+    close(lst);
+    return report("listen", rc);
+}
+
+static int run_vmwrite(void)
+{
+    static char target[16] = "before";
+    pid_t child = fork();
+    if (child == 0) {
+        sleep(2);
+        _exit(0);
+    }
+    char data[] = "after";
+    struct iovec local = {data, sizeof(data)}, remote = {target, sizeof(data)};
+    long rc = syscall(SYS_process_vm_writev, child, &local, 1, &remote, 1, 0);
+    int saved = errno;
+    kill(child, SIGKILL);
+    waitpid(child, NULL, 0);
+    errno = saved;
+    return report("vmwrite", rc);
+}
+
+static int run_escape(void)
+{
+    static const struct {
+        const char *name;
+        long nr;
+    } calls[] = {{"perf_event_open", SYS_perf_event_open}, {"keyctl", SYS_keyctl},
+                 {"add_key", SYS_add_key},                 {"request_key", SYS_request_key},
+                 {"kexec_load", SYS_kexec_load},           {"kexec_file_load", SYS_kexec_file_load},
+                 {"open_by_handle_at", SYS_open_by_handle_at}, {"name_to_handle_at", SYS_name_to_handle_at},
+                 {"userfaultfd", SYS_userfaultfd},         {"io_uring_setup", 425}};
+    for (size_t i = 0; i < sizeof(calls) / sizeof(calls[0]); i++)
+        report(calls[i].name, syscall(calls[i].nr, 0, 0, 0, 0, 0, 0));
+    return 0;
+}
+
+static int run_forks(const char *count)
+{
+    long n = atol(count), made = 0;
+    for (long i = 0; i < n; i++) {
+        pid_t pid = fork();
+        if (pid == 0)
+            _exit(0);
+        made += pid > 0;
+    }
+    while (wait(NULL) > 0)
+        ;
+    return report("forks", made == n ? 0 : -1);
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {
@@ -157,6 +276,18 @@ int main(int argc, char **argv)
             run_setuid();
         else if (strcmp(s, "revshell") == 0)
             run_revshell();
+        else if (strcmp(s, "revshell-sh") == 0)
+            run_revshell_sh();
+        else if (strcmp(s, "dup-file") == 0)
+            run_dup_file();
+        else if (strcmp(s, "listen") == 0)
+            run_listen();
+        else if (strcmp(s, "vmwrite") == 0)
+            run_vmwrite();
+        else if (strcmp(s, "escape") == 0)
+            run_escape();
+        else if (strcmp(s, "forks") == 0 && i + 1 < argc)
+            run_forks(argv[++i]);
         else {
             fprintf(stderr, "attack: unknown step '%s'\n", s);
             return 2;

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Smoke run of the bench scripts (bench/ipc.sh, bench/zero_drop.sh,
-# bench/deliver.sh, bench/macro.sh) with tiny sizes: each must finish, print its table with a
+# bench/deliver.sh, bench/rules.sh's sequences, bench/macro.sh) with tiny sizes: each must finish, print its table with a
 # row per receiver/pass, write its files, and leave no receiver running nor
 # temporary directory behind (also when interrupted).
 # Usage: bench_smoke.sh SOURCE_DIR BIN_DIR [TRACES_DIR]
@@ -121,6 +121,18 @@ check "zero_drop.sh with sqlite+rules20+deliver exits 0" [ "$rc" = 0 ]
 check "its probes record the alerts received and left waiting" \
     bash -c "grep -q '\"alerts_received\"' '$dir/zdd/probes.jsonl' && grep -q '\"alerts_waiting\": *\"\?0' '$dir/zdd/probes.jsonl'"
 check "zero_drop.sh with delivery left no receiver or temp dir" no_leftovers
+
+# ---------------------------------------------------------------- rules.sh, its sequences' part
+run_script rules --skip-cpu --skip-latency --runs 1 --messages 500 --hostile 500 --conns 2 --out "$dir/rules" \
+    --bin "$bin"
+check "rules.sh (sequences) exits 0" [ "$rc" = 0 ]
+check "rules.sh: the default rules with and without their sequences, on both traces" \
+    bash -c "grep -qE '^  mixed_syscalls +without [0-9.]+ s .* ratio ([0-9.]+x|-)' '$dir/rules/summary.txt' &&
+             grep -qE '^  exec_loop +without [0-9.]+ s .* ratio ([0-9.]+x|-)' '$dir/rules/summary.txt'"
+check "rules.sh: the hostile flood's writer CPU and peak RSS" \
+    bash -c "grep -q '^sequences, hostile flood: writer CPU per million stored events without' '$dir/rules/summary.txt' &&
+             grep -qE '^sequences, hostile flood: peak RSS without [0-9]+ MiB, with [0-9]+ MiB' '$dir/rules/summary.txt'"
+check "rules.sh left no receiver or temp dir" no_leftovers
 
 # ---------------------------------------------------------------- interrupted run
 rc=0

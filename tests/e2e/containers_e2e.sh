@@ -123,12 +123,14 @@ check "the pause container: the pod's sandbox" "found|1|registry.k8s.io/pause|3.
     "SELECT state, is_sandbox, image_repository, image_tag FROM container_info WHERE container_id = 'pod1'"
 check "the rule on k8s.ns.name fired for the app's execs (id, cat, sleep, id: sh is its start)" 4 \
     "SELECT count(*) FROM alerts WHERE rule = 'Exec in shop' AND container_id = 'app1'"
+# then what Falco's suggested_output (--append-output's default) adds: the
+# container, its image and pod, whatever the rule's output names
 check "its output names pod, container, image, tag and user" 1 \
     "SELECT count(*) FROM alerts WHERE rule = 'Exec in shop' AND output LIKE
-       '%: Warning exec in shop (pod=web-7f9c container=web image=registry.example.com:5000/shop/web tag=v1.2 user=alice cmd=cat /etc/hostname)'"
+       '%: Warning exec in shop (pod=web-7f9c container=web image=registry.example.com:5000/shop/web tag=v1.2 user=alice cmd=cat /etc/hostname) container_id=app1 container_name=web container_image_repository=registry.example.com:5000/shop/web container_image_tag=v1.2 k8s_pod_name=web-7f9c k8s_ns_name=shop'"
 check "the rule on user.name fired for both runs of id" 2 \
     "SELECT count(*) FROM alerts WHERE rule = 'Alice runs id' AND output LIKE
-       '%alice ran id (user=alice home=/home/alice group=staff loginuid=-1)'"
+       '%alice ran id (user=alice home=/home/alice group=staff loginuid=-1) container_id=app1 container_name=web %'"
 check "output_fields carry the names" "shop|web-7f9c|web|alice" \
     "SELECT DISTINCT json_extract(output_fields, '\$.\"k8s.ns.name\"'), json_extract(output_fields, '\$.\"k8s.pod.name\"'),
             json_extract(output_fields, '\$.\"container.name\"'), json_extract(output_fields, '\$.\"user.name\"')

@@ -48,7 +48,9 @@ start_daemon() {
     sock=$dir/$name.sock db=$dir/$name.db alerts=$dir/$name.alerts log=$dir/$name.log
     "$seccheckd" gvisor-config --runsc "$runsc_bin" --rules "$@" --socket "$sock" >"$dir/$name.json" \
         2>"$dir/$name.config.err" || { cat "$dir/$name.config.err"; echo "FAIL: gvisor-config --rules failed"; exit 1; }
-    "$seccheckd" --socket "$sock" --db "$db" "${args[@]}" --alerts-out "$alerts" 2>"$log" &
+    # threshold 0: any drop raises Falco's "Falco internal: syscall event drop"
+    "$seccheckd" --socket "$sock" --db "$db" "${args[@]}" --alerts-out "$alerts" --syscall-event-drops-threshold 0 \
+        2>"$log" &
     daemon=$!
     for _ in $(seq 500); do grep -q "info: listening on" "$log" && break; sleep 0.01; done
     grep -q "info: listening on" "$log" || { cat "$log"; echo "FAIL: seccheckd did not start"; exit 1; }
@@ -126,8 +128,9 @@ for r in "${newer_rules[@]}"; do
     fi
 done
 "$seccheckd" rules check "$rules" >"$dir/check.out" 2>"$dir/check.err"
-if grep -qF "6 rules need more than $runsc_bin (runsc version 0.0~20221219.0) sends: they load" "$dir/check.out" &&
-    [ "$(grep -c 'needs a newer runsc' "$dir/check.err")" -ge 6 ]; then
+# (the six rules, and the sequence "Dropped file loaded as code": sequences_e2e.sh)
+if grep -qF "7 rules need more than $runsc_bin (runsc version 0.0~20221219.0) sends: they load" "$dir/check.out" &&
+    [ "$(grep -c 'needs a newer runsc' "$dir/check.err")" -ge 7 ]; then
     ok "rules check: the six 2026 rules load and need a newer runsc"
 else
     fail "rules check did not say which rules need a newer runsc: $(cat "$dir/check.out" "$dir/check.err")"
@@ -197,8 +200,16 @@ kill -CONT "$daemon"
 wait "$flood"
 expect "Sandbox dropped events" "python3's sandbox dropped events" "$(f evt.dropped_new) > 0"
 wait_closed 2
+# Falco's own alert for it (issue 31 item 3), on the flood's container, with Falco's fields
+check_drop=$(q "SELECT count(*) FROM alerts a WHERE rule = 'Falco internal: syscall event drop' AND priority = 'Debug'
+    AND CAST(json_extract(output_fields, '\$.n_drops') AS INTEGER) > 0
+    AND container_id = (SELECT container_id FROM alerts WHERE rule = 'Sandbox dropped events' LIMIT 1)")
+[ "$check_drop" -ge 1 ] && ok "Falco internal: syscall event drop: the flood's sandbox" ||
+    fail "no 'Falco internal: syscall event drop' alert for the flood's sandbox"
 
-expected="BPF program loaded|Chroot|Filesystem mounted|Kernel module loaded|Namespace changed|Network tool run|\
+# (and the sequence of /tmp/seccheckd-e2e-x, copied then run: sequences_e2e.sh tests them all)
+expected="BPF program loaded|Chroot|Dropped file executed|Falco internal: syscall event drop|Filesystem mounted|\
+Kernel module loaded|Namespace changed|Network tool run|\
 Non-root process setting uid 0|Outbound connection|Package manager run|Process attached with ptrace|\
 Program run from a temporary directory|SSH private key read|Sandbox dropped events|Sensitive file read|\
 Shell started by a non-shell program|Standard streams redirected to a socket|Write below /etc|\
@@ -210,16 +221,18 @@ got=$(q "SELECT group_concat(rule, '|') FROM (SELECT DISTINCT rule FROM alerts O
 n=0
 for r in "${newer_rules[@]}"; do n=$((n + $(q "SELECT count(*) FROM alerts WHERE rule = '$r'"))); done
 [ "$n" -eq 0 ] && ok "the 2026 rules raised nothing on runsc 2022-12" || fail "the 2026 rules raised $n alerts"
+drop_rule="Falco internal: syscall event drop"
 check_exact() {   # check_exact WHAT EXPECTED SQL
     local got
     got=$(q "$3")
     if [ "$got" = "$2" ]; then ok "$1"; else fail "$1: expected '$2', got '$got'"; fi
 }
 check_exact "sandbox 1's alerts in one container, the flood's in another" "1|1" \
-    "SELECT count(DISTINCT container_id) FILTER (WHERE rule != 'Sandbox dropped events'),
-            count(DISTINCT container_id) FILTER (WHERE rule = 'Sandbox dropped events') FROM alerts"
+    "SELECT count(DISTINCT container_id) FILTER (WHERE rule NOT IN ('Sandbox dropped events', '$drop_rule')),
+            count(DISTINCT container_id) FILTER (WHERE rule IN ('Sandbox dropped events', '$drop_rule')) FROM alerts"
 check_exact "no rule fired twice for one act (one alert each, three redirections, two namespaces and two modules)" \
-    "" "SELECT rule || ': ' || count(*) FROM alerts WHERE rule != 'Sandbox dropped events' GROUP BY rule
+    "" "SELECT rule || ': ' || count(*) FROM alerts WHERE rule NOT IN ('Sandbox dropped events', '$drop_rule')
+        GROUP BY rule
         HAVING count(*) != CASE rule WHEN 'Standard streams redirected to a socket' THEN 3
                                      WHEN 'Namespace changed' THEN 2 WHEN 'Kernel module loaded' THEN 2 ELSE 1 END"
 check_exact "each alert's batch committed within 2 s of its event" 0 \
@@ -234,6 +247,10 @@ lines = [json.loads(l) for l in open(sys.argv[1])]
 rows = sqlite3.connect(sys.argv[2]).execute("SELECT rule, output, output_fields, tags FROM alerts ORDER BY id").fetchall()
 assert len(lines) == len(rows)
 for a, (rule, output, fields, tags) in zip(lines, rows):
+    if rule == "Falco internal: syscall event drop":   # Falco's internal message: its text alone, no tags
+        assert a["source"] == "internal" and "tags" not in a and a["output_fields"] == json.loads(fields), a
+        assert a["output"] in output and a["output"].startswith("Falco internal: syscall event drop. "), a
+        continue
     assert (a["rule"], a["output"], a["output_fields"], a["tags"]) == (rule, output, json.loads(fields), json.loads(tags)), a
     assert any(re.fullmatch(r"T\d{4}(\.\d{3})?", t) for t in a["tags"]), a["tags"]
 PY
@@ -282,7 +299,7 @@ sleep 0.2
 check_exact "ordinary work: events stored" 1 "SELECT count(*) > 100 FROM events"
 # A dropped event is a real finding, not a false alarm: only with drops recorded.
 check_exact "ordinary work: no alert (the drop rule only where the sandbox dropped)" "" \
-    "SELECT rule || ': ' || output FROM alerts WHERE rule != 'Sandbox dropped events'
+    "SELECT rule || ': ' || output FROM alerts WHERE rule NOT IN ('Sandbox dropped events', '$drop_rule')
      OR NOT EXISTS (SELECT 1 FROM events WHERE dropped_count > 0)"
 stop_daemon
 

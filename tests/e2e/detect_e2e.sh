@@ -96,7 +96,7 @@ check "passwd: one alert, on cat's openat exit of /etc/passwd" "1|cat|SYSCALL_OP
      WHERE a.rule = 'Password file read' AND json_extract(e.detail, '\$.pathname') = '/etc/passwd'"
 check "passwd: output names the file, the process and the container" 1 \
     "SELECT count(*) FROM alerts WHERE rule = 'Password file read' AND priority = 'Warning'
-       AND output LIKE '%: Warning cat read /etc/passwd (pid=% parent=sh container=runsc-%)'
+       AND output LIKE '%: Warning cat read /etc/passwd (pid=% parent=sh container=runsc-%) container_id=runsc-%'
        AND json_extract(output_fields, '\$.\"fd.name\"') = '/etc/passwd' AND tags = '[\"e2e\",\"filesystem\"]'"
 check "sh: one alert for cat, naming sh as its parent and the exec'd path" 1 \
     "SELECT count(*) FROM alerts WHERE rule = 'Program run by sh' AND priority = 'Notice'

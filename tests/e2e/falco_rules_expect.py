@@ -8,6 +8,12 @@ from the rule's own `output:` template, read from tests/fixtures/falco_rules/
 (below, per rule and common to all). The time prefix is Falco's: the alert's
 evt.time as HH:MM:SS.nnnnnnnnn (UTC), then the priority as Falco prints it.
 output_fields must hold exactly the template's fields and evt.time, as Falco's.
+Falco's falco.yaml ships `append_output: [{suggested_output: true}]`
+(falco.yaml:797-799 at 130747499b), and seccheckd's --append-output defaults
+to it: every output ends with " container_id=%container.id container_name=
+%container.name ... k8s_ns_name=%k8s.ns.name" (init_falco_engine.cpp:26-59,
+one per field the container plugin suggests), and output_fields hold those
+fields too.
 
 Usage: falco_rules_expect.py FIXTURES_DIR WORK_DIR PORT ALERTS.jsonl upstream|local
   upstream: the alerts of falco_rules.yaml + falco-incubating_rules.yaml
@@ -125,8 +131,19 @@ def expected_text(template, values):
     return FIELD.sub(value, template.strip())
 
 
+# What suggested_output appends to every rule's output, in the container
+# plugin's field order (plugins/container/src/caps/extract/extract.cpp).
+SUGGESTED = ["container.id", "container.name", "container.image.repository", "container.image.tag",
+             "k8s.pod.name", "k8s.ns.name"]
+SUGGESTED_TEXT = "".join(" %s=%%%s" % (f.replace(".", "_"), f) for f in SUGGESTED)
+# runsc do's container: an id of its own, no CRI annotations (no name, pod, image)
+SANDBOX = {"container.name": "<NA>", "container.image.repository": "<NA>", "container.image.tag": "<NA>",
+           "k8s.pod.name": "<NA>", "k8s.ns.name": "<NA>"}
+RUNSC_DO_ID = re.compile(r"runsc-[0-9]+")
+
+
 def template_fields(template):
-    return {m.group(2) for m in FIELD.finditer(template)} | {"evt.time"}
+    return {m.group(2) for m in FIELD.finditer(template + SUGGESTED_TEXT)} | {"evt.time"}
 
 
 def falco_priority(p):
@@ -158,8 +175,14 @@ def main():
             continue
         a = got[0]
         seen.add(id(a))
+        cid = a["output_fields"].get("container.id") or ""
+        if not RUNSC_DO_ID.fullmatch(cid):
+            print("FAIL - %s: container.id %r is not runsc do's" % (rule, cid))
+            failures += 1
+            continue
+        values = dict(values, **SANDBOX, **{"container.id": cid})
         want = "%s: %s %s" % (time_prefix(a["output_fields"]["evt.time"]), falco_priority(r["priority"]),
-                              expected_text(r["output"], values))
+                              expected_text(r["output"].strip() + SUGGESTED_TEXT, values))
         keys = set(a["output_fields"])
         if a["output"] != want:
             print("FAIL - %s: output\n  got:      %s\n  expected: %s" % (rule, a["output"], want))

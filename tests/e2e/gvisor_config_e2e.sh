@@ -54,5 +54,39 @@ if "$bin" gvisor-config --points bogus >/dev/null 2>"$dir/err"; then
 else
     grep -q "expected exec, files, net or all" "$dir/err" && echo "ok   - unknown group refused"
 fi
+# Where the config goes instead of stdout: usage errors, and --runsc-toml through the command line
+# (unit.runsc_toml has the merging's cases; docker.runtime and docker.daemonset the real runtimes).
+usage_case() {   # usage_case EXPECTED-TEXT ARGS...
+    local want=$1
+    shift
+    if "$bin" gvisor-config "$@" >/dev/null 2>"$dir/err"; then
+        echo "FAIL - gvisor-config $* was accepted"; failures=$((failures + 1))
+    elif [ $? -ne 2 ] || ! grep -q -- "$want" "$dir/err"; then
+        echo "FAIL - gvisor-config $*: $(cat "$dir/err")"; failures=$((failures + 1))
+    else
+        echo "ok   - gvisor-config $*: refused ($want)"
+    fi
+}
+usage_case "give one" --docker-runtime x --runsc-toml "$dir/runsc.toml"
+usage_case "give --docker-runtime too" --docker-config "$dir/daemon.json"
+usage_case "needs an absolute path" --runsc-toml "$dir/runsc.toml" --socket rel.sock
+printf '[runsc_config]\n  platform = "ptrace"\n' >"$dir/runsc.toml"
+if "$bin" gvisor-config --runsc-toml "$dir/runsc.toml" --socket /run/seccheckd/seccheck.sock >"$dir/out" 2>&1 &&
+    grep -qx "  pod-init-config = \"$dir/seccheckd-pod-init.json\"" "$dir/runsc.toml" &&
+    grep -qx '  platform = "ptrace"' "$dir/runsc.toml" && python3 -c "import json,sys; json.load(open(sys.argv[1]))" "$dir/seccheckd-pod-init.json"; then
+    echo "ok   - --runsc-toml: pod-init-config added beside the platform, the config written as JSON"
+else
+    echo "FAIL - --runsc-toml: $(cat "$dir/out") / $(cat "$dir/runsc.toml")"; failures=$((failures + 1))
+fi
+printf '[runsc_config]\n  pod-init-config = "/etc/falco/pod-init.json"\n' >"$dir/other.toml"
+cp "$dir/other.toml" "$dir/other.copy"
+if "$bin" gvisor-config --runsc-toml "$dir/other.toml" >"$dir/out" 2>&1; then
+    echo "FAIL - another tool's pod-init-config was clobbered"; failures=$((failures + 1))
+elif [ $? -eq 1 ] && grep -q "already sets pod-init-config" "$dir/out" && cmp -s "$dir/other.toml" "$dir/other.copy"; then
+    echo "ok   - --runsc-toml refuses another tool's pod-init-config (exit 1), the file unchanged"
+else
+    echo "FAIL - refusal: $(cat "$dir/out")"; failures=$((failures + 1))
+fi
+
 [ $failures -eq 0 ] || { echo "gvisor-config: $failures failure(s)"; exit 1; }
 echo "gvisor-config: all checks passed"

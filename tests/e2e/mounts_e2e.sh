@@ -113,7 +113,7 @@ check "the rule on container.mount.dest and .rdwr fired for the execs (sh, cat, 
     "SELECT count(*) FROM alerts WHERE rule = 'Host data mounted read-only' AND container_id = 'mnt1'"
 want="host data at /data (source=$dir/hostdata rdwr=false propagation=rprivate scratch=$dir/scratch:/scratch::true: tmp_mode=1777 none=<NA> cmd=sh -c cat /data/secret.txt; sleep 1)"
 check "its output shows the values" 1 \
-    "SELECT count(*) FROM alerts WHERE rule = 'Host data mounted read-only' AND output LIKE '%: Warning $want'"
+    "SELECT count(*) FROM alerts WHERE rule = 'Host data mounted read-only' AND output LIKE '%: Warning $want container_id=mnt1 %'"
 # runsc keeps a relative source joined to the bundle (release-20221219.0
 # runsc/specutils/specutils.go:190-195): proc's "proc" is BUNDLE/proc
 mounts="$dir/bundle/proc:/proc::true:,$dir/hostdata:/data::false:rprivate,$dir/scratch:/scratch::true:"

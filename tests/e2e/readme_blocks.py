@@ -9,8 +9,10 @@ FIRST-LINE". A shell block is run as written, line by line in one bash
 (variables carry from line to line), with only what a person at a terminal
 does by hand made explicit:
   - a daemon started in the foreground (`seccheckd [OPTIONS]`, `seccheckd
-    forward ...`) runs in the background until it is ready, and is stopped
-    (as with Ctrl-C) before the next one starts and at the block's end;
+    forward ...`) runs in the background until it is ready (a forwarder:
+    caught up; through NATS, once the central copy has every batch), and is
+    stopped (as with Ctrl-C) before the next one starts and at the block's
+    end;
   - `CMD &` runs in the background with its output in a log, until the
     block's end;
   - `--follow` runs for 3 seconds (a person stops it with Ctrl-C);
@@ -112,6 +114,9 @@ def shell(lines):
             out.append("skipped %s" % q(line))
         elif line.endswith("&") and not line.endswith("&&"):
             out.append("background %s" % q(line[:-1].rstrip()))
+        elif FORWARDER.match(line) and "--nats-auth" in line:
+            # through the stream: until the central copy has every batch
+            out.append("foreground 'the central copy has every batch' %s" % q(line))
         elif FORWARDER.match(line):
             out.append("foreground 'caught up at batch' %s" % q(line))
         elif DAEMON.match(line):

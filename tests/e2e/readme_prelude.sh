@@ -84,9 +84,20 @@ sandbox_settled() {
     return 1
 }
 
+# True while PID runs (a zombie does not).
+_running() { kill -0 "$1" 2>/dev/null && [ "$(ps -o stat= -p "$1" 2>/dev/null)" != Z ]; }
+
+# A daemon a block started with & and did not stop is still running at a
+# person's next block: the next daemon would find its socket taken (issue
+# 31 item 9). Given 5 s to finish stopping, then it fails the block.
 end_of_block() {
     [ -z "$_fg_pid" ] || _stop "$_fg_pid"
-    local p
-    for p in "${_bg_pids[@]}"; do _stop "$p"; done
+    local p left=0
+    for p in "${_bg_pids[@]}"; do
+        for _ in $(seq 500); do _running "$p" || break; sleep 0.01; done
+        if _running "$p"; then left=$((left + 1)); fi
+        _stop "$p"
+    done
     _fg_pid= _bg_pids=()
+    [ $left = 0 ] || { echo "FAIL: the block left $left daemon(s) running in the background" >&2; return 1; }
 }

@@ -7,10 +7,15 @@
 # working directory, ExecReload re-reads the file (SIGHUP, not a restart);
 # the metrics relay units carry a Prometheus scrape over TCP to the daemon's
 # metrics socket (systemd-socket-activate stands in for the socket unit).
-# Usage: systemd_verify.sh SOURCE_DIR SECCHECKD_BINARY
+# The default rules: `cmake --install` of the build puts them in
+# /etc/seccheckd/rules.d (under a DESTDIR here), ExecStart loads them from
+# there (--default-rules), the shipped config too (rules =), and without
+# them the log says "detection off".
+# Usage: systemd_verify.sh SOURCE_DIR SECCHECKD_BINARY BUILD_DIR
 set -euo pipefail
-src=${1:?usage: systemd_verify.sh SOURCE_DIR SECCHECKD_BINARY}
-bin=${2:?usage: systemd_verify.sh SOURCE_DIR SECCHECKD_BINARY}
+src=${1:?usage: systemd_verify.sh SOURCE_DIR SECCHECKD_BINARY BUILD_DIR}
+bin=${2:?usage: systemd_verify.sh SOURCE_DIR SECCHECKD_BINARY BUILD_DIR}
+build=${3:?usage: systemd_verify.sh SOURCE_DIR SECCHECKD_BINARY BUILD_DIR}
 command -v systemd-analyze >/dev/null || { echo "FAIL: systemd-analyze missing (apt-get install -y systemd)"; exit 1; }
 dir=$(mktemp -d /tmp/seccheckd-systemd-XXXXXX)
 pids=()
@@ -24,8 +29,8 @@ cleanup() {
 }
 trap cleanup EXIT
 # Every unit, with ExecStart pointed at the build.
-for unit in seccheckd.socket seccheckd.service seccheckd-forward.service seccheckd-metrics.socket \
-            seccheckd-metrics.service; do
+for unit in seccheckd.socket seccheckd.service seccheckd-forward.service seccheckd-central.service \
+            seccheckd-metrics.socket seccheckd-metrics.service; do
     sed "s#/usr/local/bin/seccheckd#$bin#" "$src/systemd/$unit" >"$dir/$unit"
 done
 grep -q "^ExecStart=$bin " "$dir/seccheckd.service"
@@ -48,6 +53,7 @@ check_units() {
 }
 check_units seccheckd.service seccheckd.socket
 check_units seccheckd-forward.service   # seccheckd forward, beside the daemon
+check_units seccheckd-central.service   # seccheckd central, the stream into PostgreSQL
 check_units seccheckd-metrics.service seccheckd-metrics.socket   # the metrics relay
 
 # The alerts-delivery drop-in (systemd/seccheckd.service.d/): with it the
@@ -112,8 +118,20 @@ esac
     { echo "FAIL - the working directory is not the state directory /var/lib/seccheckd"; exit 1; }
 reload=$(unit_value ExecReload "$dir/seccheckd.service")
 [ "$reload" = '/bin/kill -HUP $MAINPID' ] || { echo "FAIL - ExecReload is '$reload', not a SIGHUP"; exit 1; }
+case "$execstart" in
+*" --default-rules /etc/seccheckd/rules.d"*) ;;
+*) echo "FAIL - ExecStart does not load the default rules from /etc/seccheckd/rules.d: $execstart"; exit 1 ;;
+esac
+# cmake --install, into a DESTDIR: the programs and the default rules
+DESTDIR="$dir/root" cmake --install "$build" >"$dir/install.log" 2>&1 ||
+    { echo "FAIL - cmake --install:"; cat "$dir/install.log"; exit 1; }
+rules_d=$dir/root/etc/seccheckd/rules.d
+cmp -s "$rules_d/gvisor_rules.yaml" "$src/configs/rules/gvisor_rules.yaml" && [ -x "$dir/root/usr/local/bin/seccheckd" ] ||
+    { echo "FAIL - cmake --install did not put the default rules in /etc/seccheckd/rules.d:"; cat "$dir/install.log"; exit 1; }
+echo "ok   - cmake --install puts the programs in /usr/local/bin, the default rules in /etc/seccheckd/rules.d"
 mkdir "$dir/state"
 conf=$dir/seccheckd.conf
+execstart=${execstart//\/etc\/seccheckd\/rules.d/$rules_d}
 read -ra cmd <<<"${execstart//\/etc\/seccheckd\/seccheckd.conf/$conf}"
 
 cat >"$conf" <<CONF
@@ -125,6 +143,9 @@ start "$dir/d1.log" "${cmd[@]}"
 wait_log "$dir/d1.log" "listening on $dir/s.sock"
 [ -f "$dir/state/seccheck.db" ] || { echo "FAIL - no database in the working directory"; exit 1; }
 echo "ok   - ExecStart reads the config file; the database is ./seccheck.db in the state directory"
+grep -q "rules enabled of .* from 1 file" "$dir/d1.log" && ! grep -q "detection off" "$dir/d1.log" ||
+    { echo "FAIL - ExecStart did not load the default rules:"; cat "$dir/d1.log"; exit 1; }
+echo "ok   - ExecStart loads the default rules from /etc/seccheckd/rules.d"
 sed -i 's/^drop-types = .*/drop-types = SYSCALL_WRITE/' "$conf"
 ${reload//\$MAINPID/$pid}
 wait_log "$dir/d1.log" "reload: applied drop-types"
@@ -158,4 +179,20 @@ wait_log "$dir/d2.log" "listening on $dir/s2.sock"
 wait_log "$dir/d2.log" "no config file $conf (--config-if-exists)"
 stop_daemon
 echo "ok   - without the config file ExecStart starts on the defaults"
+
+mv "$rules_d" "$rules_d.gone"
+start "$dir/d3.log" "${cmd[@]}" --socket "$dir/s3.sock"
+wait_log "$dir/d3.log" "listening on $dir/s3.sock"
+wait_log "$dir/d3.log" "warn: detection off: no rules loaded: --default-rules $rules_d does not exist"
+stop_daemon
+mv "$rules_d.gone" "$rules_d"
+echo "ok   - without the default rules installed, the log says detection off"
+
+# The shipped config, its paths made the test's: it loads the rules
+sed -e "s#/run/seccheckd/seccheck.sock#$dir/s4.sock#" -e "s#/var/lib/seccheckd/seccheck.db#$dir/shipped.db#" \
+    -e "s#/etc/seccheckd/rules.d#$rules_d#" "$src/configs/seccheckd.conf" >"$dir/shipped.conf"
+grep -q "^rules = $rules_d\$" "$dir/shipped.conf" || { echo "FAIL - the shipped config loads no rules"; exit 1; }
+"$bin" check --config "$dir/shipped.conf" >"$dir/check.log" 2>&1 && grep -q "rules enabled of" "$dir/check.log" ||
+    { echo "FAIL - the shipped config does not check with its rules:"; cat "$dir/check.log"; exit 1; }
+echo "ok   - the shipped config loads the default rules (rules = /etc/seccheckd/rules.d)"
 echo "systemd: all checks passed"

@@ -40,7 +40,8 @@ check "each receiver ran 3 probes" \
     [ "$(probes rate sqlite | wc -l)" = 3 ] && [ "$(probes rate sqlite+forward | wc -l)" = 3 ]
 check "the daemon alone and beside its forwarder have the same indexes" \
     [ "$(probes db_indexes sqlite | sort -u)" = "$(probes db_indexes sqlite+forward | sort -u)" ]
-check "... the default ones (events_by_type)" [ "$(probes db_indexes sqlite | sort -u)" = events_by_type ]
+check "... the default ones (events_by_type, and alerts show's ancestry indexes)" \
+    [ "$(probes db_indexes sqlite | sort -u)" = events_by_type,events_clones,events_execs,events_fork_exits ]
 check "every probe's forwarder shipped every batch" [ "$(probes forward_behind sqlite+forward | sort -u)" = 0 ]
 check "... and was connected before the load" \
     bash -c "for f in '$dir'/zd-1/logs/sqlite+forward-*.log.forward; do grep -q 'connected to the central server' \"\$f\" || exit 1; done"

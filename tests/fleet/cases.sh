@@ -178,7 +178,7 @@ stop "$f_h2"
 # Its DDL would lock events ACCESS EXCLUSIVE, behind every other host's
 # transaction: here one holding events for 8 s.
 check "the central schema carries this build's mark" \
-    [ "$(psql_c "SELECT obj_description('events_full'::regclass, 'pg_class')")" = "seccheckd central schema 6" ]
+    [ "$(psql_c "SELECT obj_description('events_full'::regclass, 'pg_class')")" = "seccheckd central schema 7" ]
 daemon s
 load s exec_loop 600
 spawn hold psql "$PG_URL" -X -q -c "BEGIN; LOCK TABLE events IN ROW EXCLUSIVE MODE; SELECT pg_sleep(8); COMMIT"

@@ -19,20 +19,25 @@ fleet_setup() {
     fleet_janitor
 }
 
-# A test killed outright (ctest's timeout sends SIGKILL to its process group)
-# runs no EXIT trap, and the PostgreSQL server pg_ctl started has left that
-# group. So a janitor in a session of its own waits for this shell to go,
-# then stops the server and removes $dir; after a normal exit it finds both
-# gone already.
+# A test killed outright (ctest's timeout kills its process tree) runs no
+# EXIT trap, and the PostgreSQL server pg_ctl started has left that tree.
+# So a janitor in a session of its own, and no longer this shell's child
+# (started from a subshell that exits at once: ctest kills descendants too),
+# waits for this shell to go, then stops the server, ends the nats-server
+# nodes of tests/fleet/nats.sh (their configs are under $dir) and removes
+# $dir; after a normal exit it finds all of it gone already.
 fleet_janitor() {
     local ctl=("$PG_BIN/pg_ctl")
     [ "$(id -u)" = 0 ] && ctl=(runuser -u nobody -- "$PG_BIN/pg_ctl")
-    setsid bash -c '
+    (setsid bash -c '
         owner=$1 top=$2
         shift 2
         while kill -0 "$owner" 2>/dev/null; do sleep 1; done
         [ -f "$top/pg/data/postmaster.pid" ] && "$@" -D "$top/pg/data" stop -m immediate -w -t 30
-        rm -rf "$top"' fleet-janitor "$$" "$dir" "${ctl[@]}" </dev/null >/dev/null 2>&1 &
+        for p in /proc/[0-9]*; do
+            grep -qsF "$top/nats/n" "$p/cmdline" && kill -KILL "${p#/proc/}" 2>/dev/null
+        done
+        rm -rf "$top"' fleet-janitor "$$" "$dir" "${ctl[@]}" </dev/null >/dev/null 2>&1 &)
 }
 
 fleet_cleanup() {

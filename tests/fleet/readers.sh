@@ -70,6 +70,24 @@ check "--json: Falco's hostname is the host's name" \
 alerts --host-id host-r --rule nothing >"$dir/miss.out" 2>"$dir/miss.err"
 check "a miss says what did not match, and what rules there are" \
     grep -q "no rule's name contains it (the rules that raised alerts: Openat exit" "$dir/miss.err"
+# --follow says so too once the stored alerts are read (issue 31 item 8:
+# it printed nothing at all, as if waiting on alerts that could never pass)
+spawn follow_miss "$bin/seccheckd" alerts --to "$PG_URL" --host-id host-r --follow --rule nothing
+check "--follow with a filter nothing passes says so, and waits" wait_for 20 \
+    grep -q "none of the $local_alerts alerts in the central copy (host host-r) pass the filters (waiting for new ones)" \
+    "$dir/follow_miss.log"
+check "... naming the filter" grep -q "  --rule 'nothing': no rule's name contains it" "$dir/follow_miss.log"
+stop "$follow_miss"
+check "... and goes on following until stopped" [ "$stop_status" = 0 ]
+spawn follow_empty "$bin/seccheckd" alerts --to "$PG_URL" --host-id host-none --follow
+check "--follow where the host has no alert yet says it waits for them" wait_for 20 \
+    grep -q "no alerts in the central copy (host host-none) yet; waiting for them" "$dir/follow_empty.log"
+stop "$follow_empty"
+spawn follow_quiet "$bin/seccheckd" alerts --to "$PG_URL" --host-id host-r --follow
+sleep 1.5
+stop "$follow_quiet"
+check "--follow with alerts that pass (printed as new ones come): nothing to explain" \
+    [ ! -s "$dir/follow_quiet.log" ]
 
 # alerts show from the central copy tells what the host's database tells.
 id=$(sqlite_c "$dir/r.db" "SELECT min(id) FROM alerts WHERE rule = 'Cat opens'")

@@ -7,7 +7,10 @@
 # query (process_name, detail as jsonb, a version 1 row's whole detail, a
 # newer column set on a version 1 row) are named by host, event id, batch
 # and column, exit 1, while --hash-only still passes; --all-hosts checks
-# every host; verify without --host-id finds forward's default host.
+# every host; verify without --host-id finds forward's default host. The
+# alerts (issue 31 item 7): the chain covers them centrally too, a deleted
+# alert named by its id, an altered one by its columns (output as text,
+# tags as jsonb), the version 1 host's older batches said not to cover any.
 # Usage: verify.sh BIN_DIR TRACES_DIR
 set -uo pipefail
 bin=${1:?usage: verify.sh BIN_DIR TRACES_DIR}
@@ -77,7 +80,7 @@ check "forward's default host id is /etc/machine-id or the hostname ($default_ho
 for h in host-a host-v1raw host-v1; do
     verify --host-id "$h"
     check "$h verifies, decoded columns included" \
-        [ $status = 0 -a "$(grep -c "^ok: host $h: [0-9]* batches, [0-9]* events verified$" <<<"$out")" = 1 ]
+        [ $status = 0 -a "$(grep -c "^ok: host $h: [0-9]* batches, [0-9]* events, [0-9]* alerts verified$" <<<"$out")" = 1 ]
 done
 verify
 check "verify without --host-id checks forward's default host" \
@@ -128,6 +131,54 @@ verify
 check "$edited edited events: 20 named, the rest counted" \
     bash -c "[ $status = 1 ] && [ \$(grep -c ': event ' <<<'$out') = 20 ] &&
         grep -q 'and $((edited - 20)) more altered events' <<<'$out' && grep -q 'altered: $edited events' <<<'$out'"
+
+# ---------------------------------------------------------------- alerts
+cat >"$dir/r.yaml" <<'RULES'
+- rule: opens
+  desc: d
+  condition: evt.type in (open, openat)
+  output: "%proc.name opened %fd.name"
+  priority: WARNING
+  tags: [t]
+RULES
+fill_alerts() {   # fill_alerts NAME: mixed_syscalls' opens, each an alert
+    local pid
+    rm -f "$dir/$1.sock"
+    spawn pid "$bin/seccheckd" --socket "$dir/$1.sock" --db "$dir/$1.db" --batch-size 256 --rules "$dir/r.yaml" \
+        --alerts-out none
+    wait_for 20 test -S "$dir/$1.sock" || return 1
+    "$bin/seccheck-loadgen" --socket "$dir/$1.sock" --trace "$traces/mixed_syscalls.trace" --mode block \
+        --messages 3000 >>"$dir/load.log" 2>&1
+    local rc=$?
+    stop "$pid"
+    return $rc
+}
+check "al: stored with its alerts" fill_alerts al
+cp "$dir/al.db" "$dir/al2.db"
+check "host-al shipped" ship al --host-id host-al
+check "host-al2 shipped" ship al2 --host-id host-al2
+al_alerts=$(psql_c "SELECT count(*) FROM alerts WHERE host_id = 'host-al'")
+verify --host-id host-al
+check "host-al: its $al_alerts alerts verify" \
+    bash -c "[ $status = 0 ] && [ $al_alerts -gt 10 ] && grep -q '^ok: host host-al: [0-9]* batches, [0-9]* events, $al_alerts alerts verified$' <<<'$out'"
+verify --host-id host-v1
+check "host-v1: its batches written before alerts were chained are said" \
+    grep -q "^host host-v1: note: [0-9]* batches were written before alerts were chained" <<<"$out"
+al_batch=$(psql_c "SELECT id FROM batches WHERE host_id = 'host-al' AND 1 BETWEEN first_alert_id AND first_alert_id + alerts - 1")
+psql_c "DELETE FROM alerts WHERE host_id = 'host-al' AND id = 1;
+        UPDATE alerts SET output = 'nothing to see' WHERE host_id = 'host-al' AND id = 2;
+        UPDATE alerts SET output = 'nothing to see' WHERE host_id = 'host-al2' AND id = 2;
+        UPDATE alerts SET tags = '[\"x\"]' WHERE host_id = 'host-al2' AND id = 3" >/dev/null
+verify --host-id host-al
+check "host-al: the deleted alert is named by its id" \
+    bash -c "[ $status = 1 ] && grep -q '^host host-al: batch $al_batch: deleted alerts: [0-9]* of [0-9]* sealed alerts present; missing: alert 1$' <<<'$out'"
+verify --host-id host-al2
+check "host-al2: the altered alerts are named, output and tags (jsonb)" \
+    bash -c "[ $status = 1 ] && grep -q '^host host-al2: alert 2 (batch $al_batch): altered: output is not what was sealed$' <<<'$out' &&
+        grep -q '^host host-al2: alert 3 (batch [0-9]*): altered: tags is not what was sealed$' <<<'$out' &&
+        grep -q 'altered: 2 alerts with columns that differ' <<<'$out'"
+verify --host-id host-al2 --hash-only
+check "host-al2: --hash-only: the chain verifies" [ $status = 0 ]
 
 if [ $failures != 0 ]; then
     for f in "$dir"/*.log; do echo "---- $f"; tail -15 "$f"; done

@@ -5,9 +5,12 @@
  * never crashes, leaks or runs away; a refused file has at least one error
  * and every error has a message and a position no later than the file's
  * last line (+1); a loaded set has as many rules as it says, each rule's
- * event types print, and evaluating it on a few decoded events (an openat
- * exit, a sentry/clone, a container/start) raises at most one alert per
- * rule, each a JSON object line.
+ * (and each sequence step's) event types print, and evaluating it on a few
+ * decoded events (a container/start, a sentry/clone, an openat exit for
+ * writing, an exec of what it wrote), twice so that sequences of those
+ * steps complete, raises at most one alert per rule and sequence, each a
+ * JSON object line; a sequence's alert names its steps, and once its batch
+ * is stored, every step has an id.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,6 +36,8 @@ static struct decoder dec;
 static struct arena arena;
 static bool ready;
 
+static int64_t next_id = 1;
+
 static void evaluate_one(struct rules_engine *e, const ProtobufCMessage *m, uint16_t type, size_t nrules)
 {
     uint8_t pkt[4096];
@@ -48,18 +53,24 @@ static void evaluate_one(struct rules_engine *e, const ProtobufCMessage *m, uint
     ev.conn_id = 1;
     struct alert_list l = {0};
     rules_engine_eval(e, &ev, 0, &l);
+    rules_engine_batch_stored(e, &l, next_id++);
     CHECK(l.count <= nrules);
     for (size_t i = 0; i < l.count; i++) {
-        CHECK(l.items[i].json_len == strlen(l.items[i].json));
-        CHECK(l.items[i].json[0] == '{' && l.items[i].json[l.items[i].json_len - 1] == '}');
-        CHECK(!memchr(l.items[i].json, '\n', l.items[i].json_len));
+        const struct alert *a = &l.items[i];
+        CHECK(a->json_len == strlen(a->json));
+        CHECK(a->json[0] == '{' && a->json[a->json_len - 1] == '}');
+        CHECK(!memchr(a->json, '\n', a->json_len));
+        CHECK(a->nsteps <= RULES_SEQUENCE_MAX_STEPS);
+        for (size_t k = 0; k < a->nsteps; k++)
+            CHECK(a->steps[k].name && a->steps[k].event_id > 0 && a->steps[k].event_id < next_id);
+        CHECK(!a->nsteps == !strstr(a->json, "\"" RULES_SEQUENCE_KEY "\":{\"steps\":["));
     }
     alert_list_free(&l);
 }
 
 static void evaluate(struct rule_set *rs)
 {
-    size_t n = rule_set_rule_count(rs);
+    size_t n = rule_set_rule_count(rs) + rule_set_sequence_count(rs);
     struct rules_engine_config cfg;
     rules_engine_config_defaults(&cfg);
     struct rules_engine *e = rules_engine_new(&cfg);
@@ -93,6 +104,21 @@ static void evaluate(struct rule_set *rs)
     evaluate_one(e, &op.base, 7, n);
     op.exit = NULL;
     evaluate_one(e, &op.base, 7, n);
+    /* a file written, then run: twice, so chains of these steps complete */
+    Gvisor__Sentry__ExecveInfo ex2 = GVISOR__SENTRY__EXECVE_INFO__INIT;
+    char *argv[] = {(char *)"/tmp/x", (char *)"-y"};
+    ex2.context_data = &ctx;
+    ex2.binary_path = (char *)"/tmp/x";
+    ex2.argv = argv;
+    ex2.n_argv = 2;
+    for (int round = 0; round < 2; round++) {
+        op.exit = &ex;
+        op.pathname = (char *)"/tmp/x";
+        op.flags = 01101;   /* O_WRONLY|O_CREAT|O_TRUNC */
+        evaluate_one(e, &op.base, 7, n);
+        evaluate_one(e, &ex2.base, 3, n);
+    }
+    CHECK(rules_engine_consistent(e));
     rules_engine_free(e);
 }
 
@@ -125,6 +151,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         for (size_t i = 0; i < rule_set_rule_count(rs); i++) {
             rule_set_rule_types(rs, i, types, sizeof(types));
             CHECK(strlen(types) < sizeof(types) && types[0]);
+        }
+        for (size_t i = 0; i < rule_set_sequence_count(rs); i++) {
+            struct sequence_info si;
+            rule_set_sequence_info(rs, i, &si);
+            CHECK(si.name && si.nsteps >= 1 && si.nsteps <= RULES_SEQUENCE_MAX_STEPS && si.within_ns > 0);
+            for (size_t k = 0; k <= si.nsteps; k++) {
+                rule_set_sequence_step_types(rs, i, k, types, sizeof(types));
+                CHECK(strlen(types) < sizeof(types) && (types[0] || (k == si.nsteps && !si.has_unless)));
+            }
         }
         evaluate(rs);   /* the engine owns and frees rs */
     }

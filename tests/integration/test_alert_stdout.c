@@ -29,7 +29,10 @@ static const char start_rule[] =
     "  output: \"container %container.id started (\\\"quoted\\\")\"\n"
     "  priority: WARNING\n";
 
-#define TEXT_TAIL ": Warning container runsc-924761 started (\\\"quoted\\\")\n"
+/* with what the default --append-output (Falco's suggested_output) adds */
+#define SUGGESTED " container_id=runsc-924761 container_name=<NA> container_image_repository=<NA> " \
+    "container_image_tag=<NA> k8s_pod_name=<NA> k8s_ns_name=<NA>"
+#define TEXT_TAIL ": Warning container runsc-924761 started (\\\"quoted\\\")" SUGGESTED "\n"
 
 static const char *rules_path(const struct daemon *d)
 {
@@ -101,8 +104,8 @@ static void test_text_line_by_default(void **state)
     assert_null(strstr(log, "\033["));          /* not a terminal */
     assert_non_null(strstr(log, "alerts: Falco's text line on standard output"));
     /* The line is the stored output, escaped as Falco escapes it. */
-    char want[256];
-    snprintf(want, sizeof(want), "%.18s: Warning container runsc-924761 started (\"quoted\")", p - 18);
+    char want[512];
+    snprintf(want, sizeof(want), "%.18s: Warning container runsc-924761 started (\"quoted\")" SUGGESTED, p - 18);
     assert_int_equal(dbq(d, "SELECT count(*) FROM alerts WHERE output = '%s'", want), 1);
     /* alerts_full's time in the views' format, the line's time of day. */
     assert_int_equal(dbq(d, "SELECT count(*) FROM alerts_full WHERE time GLOB "

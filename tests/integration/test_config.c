@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <cmocka.h>
 #include <sqlite3.h>
@@ -290,6 +291,71 @@ static void test_sighup_says_what_changed_in_the_rules(void **state)
     free(log);
 }
 
+/* Issue 31 item 4: the rules when none are given (the systemd unit's
+ * --default-rules), the config file's `rules =` winning over them, `none`,
+ * and the start log saying "detection off" whenever no rule runs. */
+static char *start_log(struct daemon *d, const char *const *args)
+{
+    assert_true(daemon_start(d, SECCHECKD_BIN, args));
+    assert_int_equal(daemon_stop(d), 0);
+    return daemon_read_log(d);
+}
+
+static void test_default_rules_and_detection_off(void **state)
+{
+    struct daemon *d = *state;
+    char rules_d[400], mine[400], conf[400], text[1200], missing[400];
+    snprintf(rules_d, sizeof(rules_d), "%s/rules.d", d->dir);
+    snprintf(mine, sizeof(mine), "%s/mine.yaml", d->dir);
+    snprintf(conf, sizeof(conf), "%s/seccheckd.conf", d->dir);
+    snprintf(missing, sizeof(missing), "%s/no-such-dir", d->dir);
+    assert_int_equal(mkdir(rules_d, 0755), 0);
+    snprintf(text, sizeof(text), "%s/gvisor_rules.yaml", rules_d);
+    char cp[2600];
+    snprintf(cp, sizeof(cp), "cp %s/configs/rules/gvisor_rules.yaml %s", SOURCE_DIR, text);
+    assert_int_equal(system(cp), 0);
+    write_file(mine, "- rule: mine\n  desc: d\n  condition: evt.type = execve\n  output: o\n  priority: Notice\n");
+
+    /* no rules anywhere: said */
+    char *log = start_log(d, (const char *[]){NULL});
+    assert_non_null(strstr(log, "warn: detection off: no rules loaded (--rules FILE|DIR; cmake --install puts the "
+                                "default rules in /etc/seccheckd/rules.d)"));
+    free(log);
+    /* the unit's default, there: the default rules load, nothing said */
+    log = start_log(d, (const char *[]){"--default-rules", rules_d, NULL});
+    assert_non_null(strstr(log, "rules enabled of"));
+    assert_non_null(strstr(log, "from 1 file"));
+    assert_null(strstr(log, "detection off"));
+    free(log);
+    /* the config file's rules win over the default */
+    snprintf(text, sizeof(text), "rules = %s\n", mine);
+    write_file(conf, text);
+    log = start_log(d, (const char *[]){"--config", conf, "--default-rules", rules_d, NULL});
+    assert_non_null(strstr(log, "rules: 1 rules enabled of 1"));
+    free(log);
+    /* none, in the file or on the command line: no rules, said */
+    write_file(conf, "rules = none\n");
+    log = start_log(d, (const char *[]){"--config", conf, "--default-rules", rules_d, NULL});
+    assert_null(strstr(log, "rules enabled"));
+    assert_non_null(strstr(log, "detection off: no rules loaded (--rules FILE|DIR instead of none;"));
+    free(log);
+    log = start_log(d, (const char *[]){"--default-rules", rules_d, "--rules", "none", NULL});
+    assert_non_null(strstr(log, "detection off"));
+    free(log);
+    /* the default missing (rules never installed): detection off, said */
+    log = start_log(d, (const char *[]){"--default-rules", missing, NULL});
+    char want[600];
+    snprintf(want, sizeof(want), "warn: detection off: no rules loaded: --default-rules %s does not exist", missing);
+    assert_non_null(strstr(log, want));
+    free(log);
+    /* a rules directory holding no enabled rule */
+    write_file(mine, "- rule: off\n  desc: d\n  condition: evt.type = execve\n  output: o\n  priority: Notice\n"
+                     "  enabled: false\n");
+    log = start_log(d, (const char *[]){"--rules", mine, NULL});
+    assert_non_null(strstr(log, "warn: detection off: the rules files hold no enabled rule"));
+    free(log);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -300,6 +366,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_config_values_within_limits, daemon_setup, daemon_teardown),
         cmocka_unit_test(test_container_filters),
         cmocka_unit_test_setup_teardown(test_sighup_says_what_changed_in_the_rules, daemon_setup, daemon_teardown),
+        cmocka_unit_test_setup_teardown(test_default_rules_and_detection_off, daemon_setup, daemon_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -200,24 +200,38 @@ static void test_names_from_runsc_state(void **state)
                            "'%open in shop (pod=web-1 uid=7d3a-uid sandbox=3ad7b26ded6d container=app "
                            "image=registry.example.com:5000/team/app:v2 repo=registry.example.com:5000/team/app "
                            "tag=v2 type=gvisor privileged=false user=root home=/root shell=/bin/sh group=root "
-                           "loginuid=-1)'"), opens - q(&f, "SELECT count(*) FROM alerts WHERE rule = 'Open in shop' "
+                           "loginuid=-1) container_id=" MIXED_ID " container_name=app container_image_repository="
+                           "registry.example.com:5000/team/app container_image_tag=v2 k8s_pod_name=web-1 "
+                           "k8s_ns_name=shop'"), /* and what Falco's suggested_output adds (--append-output) */
+                     opens - q(&f, "SELECT count(*) FROM alerts WHERE rule = 'Open in shop' "
                                                          "AND output LIKE '%user=mallory%'"));
     /* the rule on user.name: the container's own passwd names uid 1000 */
     long long mallory = q(&f, "SELECT count(*) FROM alerts WHERE rule = 'Mallory acts'");
     assert_true(mallory > 0);
     assert_int_equal(mallory, q(&f, "SELECT count(*) FROM alerts WHERE rule = 'Mallory acts' AND output LIKE "
-                                    "'%mallory (user=mallory uid=1000 container=app)'"));
+                                    "'%mallory (user=mallory uid=1000 container=app) container_id=%'"));
     /* in Falco's JSON: output_fields carry them by name, absent ones as null */
     char *lines = slurp(f.alerts);
     assert_non_null(strstr(lines, "\"k8s.ns.name\":\"shop\""));
     assert_non_null(strstr(lines, "\"container.image.repository\":\"registry.example.com:5000/team/app\""));
     assert_non_null(strstr(lines, "\"user.loginuid\":-1"));
     assert_non_null(strstr(lines, "\"container.privileged\":false"));
-    assert_non_null(strstr(lines, "\"container.id\":\"" LOOP_ID "\",\"container.name\":null,\"evt.time\""));
-    assert_non_null(strstr(lines, "\"k8s.ns.name\":null,\"user.name\":\"root\""));   /* uid 0 without a passwd */
+    assert_non_null(strstr(lines, "\"container.id\":\"" LOOP_ID "\",\"container.image.repository\":null,"
+                                  "\"container.image.tag\":null,\"container.name\":null,\"evt.time\""));
+    assert_non_null(strstr(lines, "\"k8s.ns.name\":null,\"k8s.pod.name\":null,\"user.name\":\"root\""));
+    /* a rule whose output names neither pod nor image: Falco's suggested
+     * output (the default --append-output) gives the line, which is what
+     * --alerts-url posts to falcosidekick, the container, pod and image */
+    int traced = 0;
+    for (char *line = strtok(lines, "\n"); line; line = strtok(NULL, "\n"))
+        traced += strstr(line, "\"rule\":\"Mallory acts\"") && strstr(line, "\"container.id\":\"" MIXED_ID "\"") &&
+                  strstr(line, "\"k8s.pod.name\":\"web-1\"") && strstr(line, "\"k8s.ns.name\":\"shop\"") &&
+                  strstr(line, "\"container.image.repository\":\"registry.example.com:5000/team/app\"") &&
+                  strstr(line, "\"container.image.tag\":\"v2\"");
+    assert_int_equal(traced, mallory);   /* uid 0 without a passwd */
     free(lines);
     assert_int_equal(q(&f, "SELECT count(*) FROM alerts WHERE rule = 'Exec anywhere' AND container_id = '" LOOP_ID
-                           "' AND output NOT LIKE '%name=<NA> ns=<NA> user=root)'"), 0);
+                           "' AND output NOT LIKE '%name=<NA> ns=<NA> user=root) container_id=%'"), 0);
 
     /* container_info and the view; the unknown one counted once its attempts are over (1.5 s) */
     assert_int_equal(q(&f, "SELECT count(*) FROM container_info WHERE container_id = '" MIXED_ID "' AND state = "

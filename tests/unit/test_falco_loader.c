@@ -195,6 +195,18 @@ static void check_events(struct rules_engine *e, const struct fcase *c)
     }
 }
 
+/* A sequence item (seccheckd's own: Falco's reader skips it, "Unknown top
+ * level item", rule_loader_reader.cpp:959-963) that no case's events can
+ * complete: every case that loads must load, warn, enable and match the
+ * same with it in the file. */
+#define SEQUENCE_ITEM                                                                                                 \
+    "\n- sequence: seccheckd sequence beside Falco's items\n  desc: d\n  by: [container.id]\n  within: 1m\n"       \
+    "  steps:\n    - name: attach\n      condition: evt.type = ptrace and evt.arg.request = PTRACE_ATTACH\n"         \
+    "    - name: run\n      condition: evt.type = execve and proc.pid = %attach.proc.pid\n"                          \
+    "  output: \"attached by %attach.proc.name then ran %proc.cmdline\"\n  priority: WARNING\n"
+
+static void run_case_text(const struct fcase *c, const char *yaml, bool with_sequence);
+
 static void run_case(void **state)
 {
     const struct fcase *c = *state;
@@ -202,8 +214,24 @@ static void run_case(void **state)
         skip();   /* the filter language has no oneof/anyof/allof yet */
     if (c->needs == NEEDS_TRANSFORMERS && !filter_has("toupper(proc.name) = A"))
         skip();   /* the filter language has no transformers yet */
+    run_case_text(c, c->yaml, false);
+    if (!c->loads)
+        return;
+    size_t n = strlen(c->yaml);
+    char *with = malloc(n + sizeof(SEQUENCE_ITEM));
+    assert_non_null(with);
+    memcpy(with, c->yaml, n);
+    memcpy(with + n, SEQUENCE_ITEM, sizeof(SEQUENCE_ITEM));
+    run_case_text(c, with, true);
+    free(with);
+}
+
+static void run_case_text(const struct fcase *c, const char *yaml, bool with_sequence)
+{
     struct rules_diag d = {0};
-    struct rule_set *rs = rule_set_load_buffer("rules.yaml", c->yaml, strlen(c->yaml), &d);
+    struct rule_set *rs = rule_set_load_buffer("rules.yaml", yaml, strlen(yaml), &d);
+    if (with_sequence && rs && rule_set_sequence_count(rs) != 1)
+        fail_msg("%s (%s): the sequence item beside the case's did not load", c->name, c->where);
     if ((rs != NULL) != c->loads) {
         print_diag(&d);
         fail_msg("%s (%s): %s, upstream: %s", c->name, c->where, rs ? "loaded" : "failed",

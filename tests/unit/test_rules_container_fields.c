@@ -230,10 +230,35 @@ static void test_unknown_user_is_the_string_na(void **state)
     world_free(&w);
 }
 
+/* Falco's k8smeta plugin (plugins/k8smeta/src/plugin.cpp:420-460): the
+ * pod's name and uid and its namespace's name are the CRI annotations'
+ * (issue 31 item 2); the labels only the API server has: a rule on one is
+ * loaded disabled. */
+static void test_k8smeta_fields(void **state)
+{
+    (void)state;
+    struct world w;
+    world_init(&w, NULL);
+    rules_engine_set_rules(w.engine, rules_ok("- rule: r\n  desc: d\n  condition: evt.type = container and "
+                                              "k8smeta.ns.name = prod\n  output: '%k8smeta.pod.name "
+                                              "%k8smeta.pod.uid %k8smeta.ns.name %k8smeta.pod.label[app]'\n"
+                                              "  priority: Notice\n"
+                                              "- rule: labels\n  desc: d\n  condition: k8smeta.pod.label.app = web\n"
+                                              "  output: o\n  priority: Notice\n  warn_evttypes: false\n"));
+    fields_at_start(&w, 1, 0, 0);
+    assert_non_null(strstr(L.items[0].output, "shop-5d u-1 prod <NA>"));
+    const struct rule_set *rs = rules_engine_rules(w.engine);
+    bool off;
+    assert_string_equal(rule_set_rule_absent(rs, 1, &off), "k8smeta.pod.label");
+    assert_true(off);
+    world_free(&w);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_fields_of_a_known_container),
+        cmocka_unit_test(test_k8smeta_fields),
         cmocka_unit_test(test_uid_0_is_root_without_passwd),
         cmocka_unit_test(test_absent_when_not_known),
         cmocka_unit_test(test_conditions_on_names),

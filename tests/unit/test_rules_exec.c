@@ -1,5 +1,5 @@
-/* test_rules_exec.c - the fields of gVisor's 2026 releases (rules/fields_exec.c
- * and the process table's exec facts, rules/proctab.c) on crafted events:
+/* test_rules_exec.c - the fields of gVisor's 2026 releases (filter/fields_exec.c
+ * and the process table's exec facts, filter/proctab.c) on crafted events:
  * the binary's layer, memfd, inode and ctime, whether it is writable; the
  * standard streams and the terminal; the pipe peers; the exec session;
  * proc.ppid from the context; sentry/mmap's file; syscall/ptrace's request
@@ -122,6 +122,17 @@ static void test_binary_facts(void **state)
     ev = exec_ev(&m, 8, "/memfd:x (deleted)", 5001);
     expect_fields(e, ev, "{\"evt.time\":5001,\"proc.exe_ino\":4242,\"proc.exe_ino.ctime\":3,"
                          "\"proc.exe_ino.ctime_duration_proc_start\":1005,\"proc.is_exe_from_memfd\":true,"
+                         "\"proc.is_exe_lower_layer\":true,\"proc.is_exe_upper_layer\":false,"
+                         "\"proc.is_exe_writable\":false}");
+    /* binary_in_memfd true with size and nlink 0 (issue 32, a smaller item):
+     * a true value is sent only by a release that has the flag, so it is
+     * true, not absent (it was <NA>) */
+    m.binary_size = 0;
+    m.binary_nlink = 0;
+    m.binary_in_memfd = true;
+    ev = exec_ev(&m, 11, "/memfd:y (deleted)", 5004);
+    expect_fields(e, ev, "{\"evt.time\":5004,\"proc.exe_ino\":4242,\"proc.exe_ino.ctime\":3,"
+                         "\"proc.exe_ino.ctime_duration_proc_start\":1008,\"proc.is_exe_from_memfd\":true,"
                          "\"proc.is_exe_lower_layer\":true,\"proc.is_exe_upper_layer\":false,"
                          "\"proc.is_exe_writable\":false}");
     /* runsc 2022-12's binary_info: mode and owner only; the flags it never

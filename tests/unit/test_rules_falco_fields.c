@@ -10,7 +10,7 @@
 
 #include <ctype.h>
 
-#include "fields.h"
+#include "filter.h"
 #include "yaml_tree.h"
 
 static struct ctx_parts CP;
@@ -820,6 +820,103 @@ static void test_upstream_fields_known(void **state)
     arena_free(&c.arena);
 }
 
+
+/* Issue 31 item 2: the rest of libs' thread class that the table gives
+ * (libs 48dfd53cd userspace/libsinsp/sinsp_filtercheck_thread.cpp:
+ * cmdnargs/cmdlenargs 1674-1684, exeline 1252-1266, acmdline 1337-1366 and
+ * aargs 1152-1181 (no index: every ancestor's, joined), aenv 1196-1249,
+ * loginshellid 1482-1515 (a name ending in "sh", the oldest), ppid.duration
+ * 1526-1536); proc.pgid is the sandbox's process group, as proc.vpgid. */
+static void test_more_thread_fields(void **state)
+{
+    (void)state;
+    struct rules_engine *e = printer("%proc.cmdnargs|%proc.cmdlenargs|%proc.exeline|%proc.acmdline[0]|"
+                                     "%proc.acmdline[1]|%proc.acmdline|%proc.aargs[1]|%proc.aenv[HTTP_PROXY]|"
+                                     "%thread.ismain|%proc.pid.ts|%proc.ppid.ts|%proc.ppid.duration|"
+                                     "%proc.loginshellid|%proc.pgid|%proc.is_pgid_leader|%proc.pgid.name");
+    EXPECT_TEXT(e, start_ev(1, sh_args, 3, env1, 3),
+                "2|5|/bin/sh -c run|sh -c run|<NA>|<NA>|<NA>||true|1001|<NA>|<NA>|1|1|true|sh");
+    text_of(e, clone_ev(1, "sh", 2));
+    /* an exec without an environment: the nearest ancestor's value */
+    EXPECT_TEXT(e, exec_ev(2, "/usr/bin/ssh", ssh_argv, 4, NULL, 0),
+                "3|8|ssh -p 80 host|ssh -p 80 host|sh -c run|sh -c run|-c run|http://p:3128|true|1002|1001|1999|"
+                "1|1|false|sh");
+    text_of(e, clone_ev(2, "ssh", 3));
+    static char *cat_argv[] = {(char *)"cat", (char *)"a b"};
+    EXPECT_TEXT(e, exec_ev(3, "/bin/cat", cat_argv, 2, NULL, 0),
+                "1|3|cat a b|cat a b|ssh -p 80 host|ssh -p 80 host sh -c run|-p 80 host|http://p:3128|true|1003|"
+                "1002|1998|1|1|false|sh");
+    rules_engine_free(e);
+    /* no process entry: all absent */
+    e = printer("%proc.cmdnargs %proc.exeline %proc.acmdline %proc.loginshellid %proc.pid.ts");
+    EXPECT_TEXT(e, raw_ev(0, "x", 39, 0, 0, 0, 5, 0), "<NA> <NA> <NA> <NA> <NA>");
+    rules_engine_free(e);
+}
+
+/* More of libs' event class (sinsp_filtercheck_event.cpp: type.is
+ * 964-974, syscall.type 975-1000, info 1131-1136 (evt.args), is_io and
+ * io_dir 1214-1255 over libs' EF_READS_FROM_FD / EF_WRITES_TO_FD) and its
+ * gen_event class (sinsp_filtercheck_gen_event.cpp:184-281, the times'
+ * forms of utils.cpp:816-885; in output_fields every time form is
+ * nanoseconds, lines 159-176); evt.rawarg, the message's own value. */
+static void test_more_event_fields(void **state)
+{
+    (void)state;
+    struct rules_engine *e = printer("%evt.type.is[execve]|%syscall.type|%evt.is_io|%evt.is_io_read|"
+                                     "%evt.is_io_write|%evt.io_dir|%evt.source|%evt.is_async|%evt.hostname|"
+                                     "%evt.pluginname");
+    EXPECT_TEXT(e, start_ev(1, sh_args, 3, NULL, 0), "0|<NA>|false|false|false|<NA>|syscall|false|h1|<NA>");
+    text_of(e, clone_ev(1, "sh", 2));
+    EXPECT_TEXT(e, exec_ev(2, "/usr/bin/ssh", ssh_argv, 4, NULL, 0),
+                "1|execve|false|false|false|<NA>|syscall|false|h1|<NA>");
+    EXPECT_TEXT(e, raw_ev(2, "ssh", 0, 3, 0, 10, 10, 0), "0|read|true|true|false|read|syscall|false|h1|<NA>");
+    EXPECT_TEXT(e, raw_ev(2, "ssh", 44, 3, 0, 10, 10, 0), "0|sendto|true|false|true|write|syscall|false|h1|<NA>");
+    rules_engine_free(e);
+    /* 1700000000.000000001 s: 2023-11-14 22:13:20 UTC */
+    e = printer("%evt.time.s|%evt.time.iso8601|%evt.datetime|%evt.datetime.s|%evt.rawtime|%evt.rawtime.s|"
+                "%evt.rawtime.ns");
+    static Gvisor__Syscall__Syscall m;
+    gvisor__syscall__syscall__init(&m);
+    m.context_data = mk_ctx(&CP, 5, "x", 1700000000000000001);
+    m.exit = exit_of(0, 0);
+    m.sysno = 39;
+    const struct event *ev = evb_build(&B, 1, 6, 0, &m.base);
+    EXPECT_TEXT(e, ev, "22:13:20|2023-11-14T22:13:20.000000001+0000|2023-11-14 22:13:20.000000001|"
+                       "2023-11-14 22:13:20|1700000000000000001|1700000000|1");
+    const char *f = fields_json(e, ev);
+    assert_non_null(strstr(f, "\"evt.datetime\":1700000000000000001,\"evt.datetime.s\":1700000000000000001,"
+                              "\"evt.rawtime\":1700000000000000001,\"evt.rawtime.ns\":1,\"evt.rawtime.s\":1700000000,"
+                              "\"evt.time\":1700000000000000001,\"evt.time.iso8601\":1700000000000000001,"
+                              "\"evt.time.s\":1700000000000000001"));
+    rules_engine_free(e);
+    /* evt.info is evt.args; evt.rawarg the flags as sent, evt.arg Falco's names */
+    e = printer("%evt.info#%evt.args#%evt.rawarg.flags#%evt.arg.flags");
+    const char *t = text_of(e, open_ev(5, 257, -100, "/etc/passwd", 0101, 0644, 3, 0));
+    const char *hash = strchr(t, '#');
+    assert_non_null(hash);
+    assert_true(hash > t && strncmp(t, hash + 1, (size_t)(hash - t)) == 0 && hash[1 + (hash - t)] == '#');
+    assert_non_null(strstr(t, "#65#O_CREAT|O_WRONLY"));
+    rules_engine_free(e);
+    /* conditions: evt.type.is and syscall.type, as the upstream files' comments suggest */
+    YES("evt.type.is[openat] = 1 and syscall.type = openat and not evt.is_io = true",
+        open_ev(5, 257, -100, "/etc/passwd", 0, 0, 3, 0));
+    NO("evt.type.is[open] = 1", open_ev(5, 257, -100, "/etc/passwd", 0, 0, 3, 0));
+}
+
+/* libs' fd class: fd.uid (sinsp_filtercheck_fd.cpp:1130-1137, the thread
+ * id then the fd number), fd.containername and fd.containerdirectory
+ * (492-553, container.id ':' the name or directory). */
+static void test_more_fd_fields(void **state)
+{
+    (void)state;
+    struct rules_engine *e = printer("%fd.uid|%fd.containername|%fd.containerdirectory|%fd.directory");
+    EXPECT_TEXT(e, open_ev(5, 257, -100, "/etc/passwd", 0, 0, 3, 0), "53|c1:/etc/passwd|c1:/etc|/etc");
+    EXPECT_TEXT(e, open_ev(5, 257, -100, "/passwd", 0, 0, 4, 0), "54|c1:/passwd|c1:/|/");
+    /* a failed open: fd.num is -errno, as Falco's */
+    EXPECT_TEXT(e, open_ev(5, 257, -100, "/etc/nope", 0, 0, -1, 2), "5-2|c1:/etc/nope|c1:/etc|/etc");
+    rules_engine_free(e);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -829,6 +926,8 @@ int main(void)
         cmocka_unit_test(test_falco_arg_names),   cmocka_unit_test(test_raw_and_typed_args),
         cmocka_unit_test(test_exec_args_and_evt_args), cmocka_unit_test(test_never_reported),
         cmocka_unit_test(test_absent_never_true), cmocka_unit_test(test_upstream_fields_known),
+        cmocka_unit_test(test_more_thread_fields), cmocka_unit_test(test_more_event_fields),
+        cmocka_unit_test(test_more_fd_fields),
     };
     return cmocka_run_group_tests(tests, rules_group_setup, rules_group_teardown);
 }

@@ -1,4 +1,4 @@
-/* test_rules_filter.c - Falco's condition language (rules/filter.h): every
+/* test_rules_filter.c - Falco's condition language (filter/filter.h): every
  * operator, precedence, quoting and escapes, absent values, lists, lists of
  * lists, nested macros; evaluated on a crafted openat exit event. */
 #include "rules_util.h"
