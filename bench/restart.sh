@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # bench/restart.sh - what SIGUSR2 restarts cost the sandboxes.
 # gVisor's client drops an event when its socket buffer is full, so the time
-# a restart does not read (the previous image's last read to the new one's
-# first) is events lost. Each run starts seccheckd (SQLite, defaults), puts
+# a restart does not read is events lost: with a relay (server/relay.h) the
+# longer of its two hand-overs, before it the previous image's last read to
+# the new one's first. Each run starts seccheckd (SQLite, defaults), puts
 # --connections gVisor-like sandboxes on it (seccheck-loadgen --mode sentry,
 # redis_rw, --rate events/s each), restarts it --restarts times (SIGUSR2,
 # waiting for each to complete, then --interval-ms), and reports the events
@@ -80,7 +81,13 @@ run_once() {
 import json, re, sys
 lg_path, log_path, kind, run, restarts, rate, conns = sys.argv[1:]
 lg = json.load(open(lg_path))
-pauses = [float(m) for m in re.findall(r"restart: reading again ([0-9.]+) ms", open(log_path).read())]
+# With a relay, "reading again X ms after the relay's last read (the relay
+# took over Y ms after the previous image's last read)": the sockets went
+# unread for X, then Y; the pause is the longer. A build before the relay
+# logs X only.
+pauses = [max(float(x), float(y or 0)) for x, y in re.findall(
+    r"restart: reading again ([0-9.]+) ms after[^\n(]*(?:\(the relay took over ([0-9.]+) ms)?",
+    open(log_path).read())]
 sent, dropped = lg["sent"], lg["dropped"]
 print(json.dumps({"receiver": kind, "run": int(run), "restarts": int(restarts), "rate": int(rate),
                   "connections": int(conns), "sent": sent, "dropped": dropped,

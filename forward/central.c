@@ -356,18 +356,19 @@ static bool schema_current(PGconn *pg, const struct local *l)
     return current;
 }
 
-int central_ensure_schema(PGconn *pg, const struct local *l, char *err, size_t errlen)
+/* How long the schema's DDL waits for a table before it lets go of every
+ * lock it took and the forwarder tries again (its retry backoff): less than
+ * PostgreSQL's deadlock_timeout (1 s by default). A reader whose statement
+ * waits for a table the DDL holds waits less than that, and the DDL gives
+ * way before a deadlock can be found: the reader is never its victim. */
+#define SCHEMA_LOCK_TIMEOUT "200ms"
+
+/* The DDL that makes the schema current, in the transaction that holds the
+ * schema lock. 0, or -1 with err. */
+static int change_schema(PGconn *pg, const struct local *l, char *err, size_t errlen)
 {
-    /* The staging tables upserts go through are this session's own,
-     * LIKE their table: dropped so they follow new columns. */
-    if (exec_command(pg, "DROP TABLE IF EXISTS pg_temp.incoming_runs, pg_temp.incoming_connections, "
-                         "pg_temp.incoming_container_info",
-                     "dropping the staging tables", err, errlen) != 0)
-        return -1;
-    if (schema_current(pg, l))
-        return 0;
     struct strbuf sql = {0};
-    strbuf_puts(&sql, "BEGIN; SELECT pg_advisory_xact_lock(7061746);");   /* arbitrary: "seccheckd schema" */
+    strbuf_puts(&sql, "SET LOCAL lock_timeout = '" SCHEMA_LOCK_TIMEOUT "';");
     strbuf_puts(&sql, fixed_schema);
     mirror_sql(&sql, &l->runs);
     mirror_sql(&sql, &l->connections);
@@ -379,13 +380,52 @@ int central_ensure_schema(PGconn *pg, const struct local *l, char *err, size_t e
         mirror_sql(&sql, &l->container_info);
     linux_names_sql(&sql);   /* the lookup tables the views join */
     strbuf_puts(&sql, central_views_sql);
-    strbuf_puts(&sql, "COMMIT;");
-    int rc = sql.failed ? -1 : exec_command(pg, sql.data, "creating the central schema", err, errlen);
-    if (sql.failed)
+    if (sql.failed) {
+        strbuf_free(&sql);
         snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    PGresult *res = PQexec(pg, sql.data);
+    strbuf_free(&sql);
+    if (PQresultStatus(res) == PGRES_COMMAND_OK || PQresultStatus(res) == PGRES_TUPLES_OK) {
+        PQclear(res);
+        return 0;
+    }
+    const char *state = PQresultErrorField(res, PG_DIAG_SQLSTATE);
+    if (state && strcmp(state, "55P03") == 0) {   /* lock_not_available */
+        PQclear(res);
+        snprintf(err, errlen, "creating the central schema: a reader or another forwarder holds a table it changes; "
+                 "it gave way after " SCHEMA_LOCK_TIMEOUT " (readers never wait on it longer) and tries again");
+        return -1;
+    }
+    return result_error(res, pg, "creating the central schema", err, errlen);
+}
+
+int central_ensure_schema(PGconn *pg, const struct local *l, char *err, size_t errlen)
+{
+    /* The staging tables upserts go through are this session's own,
+     * LIKE their table: dropped so they follow new columns. */
+    if (exec_command(pg, "DROP TABLE IF EXISTS pg_temp.incoming_runs, pg_temp.incoming_connections, "
+                         "pg_temp.incoming_container_info",
+                     "dropping the staging tables", err, errlen) != 0)
+        return -1;
+    if (schema_current(pg, l))
+        return 0;
+    /* Forwarders change the schema one at a time. One that waited here for
+     * another finds the schema that one made, and changes nothing: its DDL
+     * would lock every table ACCESS EXCLUSIVE all the same, behind the
+     * readers and ahead of them (fleet.exactly_once's follower, a deadlock
+     * victim, printed none of its alerts). */
+    int rc = exec_command(pg, "BEGIN", "begin", err, errlen);
+    if (rc == 0)
+        rc = exec_command(pg, "SELECT pg_advisory_xact_lock(7061746)",   /* arbitrary: "seccheckd schema" */
+                          "taking the schema lock", err, errlen);
+    if (rc == 0 && !schema_current(pg, l))
+        rc = change_schema(pg, l, err, errlen);
+    if (rc == 0)
+        rc = central_commit(pg, err, errlen);
     if (rc != 0)
         central_rollback(pg);
-    strbuf_free(&sql);
     return rc;
 }
 

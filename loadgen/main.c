@@ -289,6 +289,7 @@ static struct loadgen_result collect(const struct run *r)
         const struct sender *s = &r->senders[i];
         res.sent += atomic_load(&s->sent);
         res.dropped += atomic_load(&s->dropped);
+        res.dropped_reported += s->dropped_reported;
         res.bytes += s->bytes;
         res.errors += s->error != 0;
         if (s->end_ns > end)

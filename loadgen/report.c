@@ -145,10 +145,11 @@ void report_json(FILE *out, const struct loadgen_options *o, const struct loadge
             fputc(',', out);
         json_string(out, o->traces[i]);
     }
-    fprintf(out, "],\"sent\":%llu,\"dropped\":%llu,\"bytes\":%llu,\"seconds\":%.6f,\"msgs_per_s\":%.1f,"
+    fprintf(out, "],\"sent\":%llu,\"dropped\":%llu,\"dropped_reported\":%llu,\"bytes\":%llu,\"seconds\":%.6f,\"msgs_per_s\":%.1f,"
                  "\"mb_per_s\":%.3f,\"drop_pct\":%.4f,\"ns_per_op\":%.2f,\"errors\":%u,\"interrupted\":%s,"
                  "\"bench_name\":",
-            (unsigned long long)r->sent, (unsigned long long)r->dropped, (unsigned long long)r->bytes, r->seconds,
+            (unsigned long long)r->sent, (unsigned long long)r->dropped, (unsigned long long)r->dropped_reported,
+            (unsigned long long)r->bytes, r->seconds,
             x.msgs_per_s, x.mb_per_s, x.drop_pct, x.ns_per_op, r->errors, r->interrupted ? "true" : "false");
     json_string(out, name);
     fputs("}\n", out);

@@ -12,6 +12,7 @@
 struct loadgen_result {
     unsigned connections;
     uint64_t sent, dropped, bytes;
+    uint64_t dropped_reported;    /* of those dropped, the ones a later header sent told the collector */
     double seconds;               /* from the gate opening to the last sender stopping */
     unsigned errors;              /* connections that ended on a send error */
     bool interrupted;             /* stopped by SIGINT/SIGTERM */

@@ -252,6 +252,7 @@ static void stream(struct sender *s, int64_t start_ns)
         if (r == FAILED || r == STOPPED)
             break;
         if (r == SENT) {
+            s->dropped_reported = dropped;   /* its header carried every drop so far */
             s->bytes += t->lengths[pos];
             atomic_store_explicit(&s->sent, ++sent, memory_order_relaxed);
         } else {

@@ -55,6 +55,7 @@ struct sender {
     uint64_t limit;                 /* messages to attempt (sent + dropped) */
     int64_t end_ns;                 /* when this sender stopped */
     uint32_t dropped_count;         /* what the next header carries: wraps as gVisor's */
+    uint64_t dropped_reported;      /* what the last header sent carried: the drops a collector can know */
     int fd;
     unsigned index;
     int error;                      /* errno that ended the connection, 0 if none */

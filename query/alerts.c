@@ -54,6 +54,8 @@
 /* "namespace/pod/container" from the three names, the missing ones left
  * out; NULL when none is known. The same SQL in SQLite and PostgreSQL. */
 enum { ALERTS_OK = 0, ALERTS_FAILED = 1, ALERTS_USAGE = 2, ALERTS_OUTPUT_GONE = 3 };
+#define CENTRAL_RETRY (-1)            /* a transient refusal: the same read again */
+#define CENTRAL_RETRIES_MAX 10        /* without --follow, in a row */
 
 struct alerts_options {
     const char *db_path;
@@ -1018,6 +1020,18 @@ static int central_start_at_end(struct central_reader *r)
     return rc;
 }
 
+/* PostgreSQL's refusals that the same read, tried again, gets past: a
+ * deadlock's victim, a serialization failure, a lock not available. The
+ * forwarders never make a reader one (central_ensure_schema gives way
+ * first), but a reader cannot know what else runs on the server. */
+static bool central_transient(const PGresult *res)
+{
+    const char *state = res ? PQresultErrorField(res, PG_DIAG_SQLSTATE) : NULL;
+    return state && (strcmp(state, "40P01") == 0 || strcmp(state, "40001") == 0 || strcmp(state, "55P03") == 0);
+}
+
+/* 0, ALERTS_FAILED / ALERTS_OUTPUT_GONE, or CENTRAL_RETRY (said on stderr):
+ * nothing was printed, the cursors did not move. */
 static int central_print_next(struct central_reader *r, struct printer *p, int *n)
 {
     const struct alerts_options *o = r->o;
@@ -1030,10 +1044,11 @@ static int central_print_next(struct central_reader *r, struct printer *p, int *
     *n = 0;
     if (PQresultStatus(res) != PGRES_TUPLES_OK) {
         char line[512];
+        bool again = central_transient(res);
         central_message_line(PQresultErrorMessage(res), line, sizeof(line));
-        fprintf(stderr, PROG ": reading the central alerts: %s\n", line);
+        fprintf(stderr, PROG ": reading the central alerts: %s%s\n", line, again ? "; reading again" : "");
         PQclear(res);
-        return ALERTS_FAILED;
+        return again ? CENTRAL_RETRY : ALERTS_FAILED;
     }
     int rc = 0;
     for (int i = 0; rc == 0 && i < PQntuples(res); i++) {
@@ -1134,6 +1149,7 @@ static int run_central_at(const struct alerts_options *o, struct printer *p, con
         snprintf(r.since, sizeof(r.since), "%" PRId64, realtime_ns() - (int64_t)o->since_s * 1000000000);
     int rc = central_settings(&r);
     bool started = false, waiting = false, lasting, stored_done = false;
+    int retries = 0;
     char err[512];
     while (rc == 0 && !follow_stopped()) {
         if (central_ready(&r, &lasting, err, sizeof(err)) != 0) {
@@ -1161,6 +1177,12 @@ static int run_central_at(const struct alerts_options *o, struct printer *p, con
         started = true;
         int n;
         rc = central_print_next(&r, p, &n);
+        if (rc == CENTRAL_RETRY) {
+            rc = o->follow || ++retries < CENTRAL_RETRIES_MAX ? 0 : ALERTS_FAILED;
+            follow_sleep_ms(CENTRAL_POLL_MS / 4);
+            continue;
+        }
+        retries = 0;
         if (rc == ALERTS_FAILED && o->follow && PQstatus(r.pg) != CONNECTION_OK) {
             central_wait(&r, "lost the connection to the central server", &waiting);
             rc = 0;

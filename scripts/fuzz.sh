@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # fuzz.sh - a bounded libFuzzer session over the decoder (tests/fuzz).
 #
-# usage: scripts/fuzz.sh [SECONDS]        (default 60; CI runs scripts/fuzz.sh 60)
+# usage: scripts/fuzz.sh [--update-corpus] [SECONDS]   (default 60; CI runs scripts/fuzz.sh 60)
 #
 # 1. Builds tests/fuzz's seccheck_fuzz with clang, libFuzzer, ASan and UBSan
 #    in its own build directory (build-fuzz/).
@@ -9,9 +9,11 @@
 #    (tests/fuzz/fuzz_seeds.c), plus the head of each trace as a trace file.
 # 3. Fuzzes for SECONDS, starting from a work corpus kept in build-fuzz/ (it
 #    grows from run to run), the committed corpus and the seeds.
-# 4. Merges (-merge=1) whatever adds coverage into tests/fuzz/corpus, the
-#    regression set every normal build replays (ctest fuzz.regression); commit
-#    it when it changed.
+# 4. Merges (-merge=1) whatever adds coverage beyond tests/fuzz/corpus, the
+#    regression set every normal build replays (ctest fuzz.regression), into a
+#    copy of it in build-fuzz/ and says how many inputs that is; with
+#    --update-corpus into tests/fuzz/corpus itself, to be committed. A run
+#    without it (scripts/test.sh's) leaves the clone as it was.
 # 5. The same for the rules loader (seccheck_fuzz_rules, tests/fuzz/corpus_rules,
 #    ctest fuzz.rules_regression), for as long again.
 # Exits non-zero on any crash, leak, timeout or out-of-memory (the input is
@@ -24,7 +26,12 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-usage() { echo "usage: $0 [SECONDS]" >&2; exit 2; }
+usage() { echo "usage: $0 [--update-corpus] [SECONDS]" >&2; exit 2; }
+update=0
+if [ "${1:-}" = --update-corpus ]; then
+    update=1
+    shift
+fi
 [ $# -le 1 ] || usage
 secs=${1:-60}
 [[ "$secs" =~ ^[1-9][0-9]*$ ]] || usage
@@ -75,6 +82,27 @@ count_files() { find "$1" -maxdepth 1 -type f | wc -l; }
 count_bytes() { find "$1" -maxdepth 1 -type f -printf '%s\n' | awk '{s += $1} END {print s + 0}'; }
 corpus_before=$(count_files "$corpus")
 
+# merge_target CORPUS NAME: where inputs that add coverage beyond CORPUS go,
+# printed: CORPUS itself with --update-corpus, else a copy of it in $state.
+merge_target() {
+    if [ $update = 1 ]; then
+        echo "$1"
+        return
+    fi
+    rm -rf "${state:?}/$2"
+    cp -r "$1" "$state/$2"
+    echo "$state/$2"
+}
+# report_new CORPUS TARGET: how many inputs the merge added, and where.
+report_new() {
+    local added=$(( $(count_files "$2") - $(count_files "$1") ))
+    if [ $update = 1 ]; then
+        echo "fuzz.sh: $added new inputs in $1: commit them"
+    elif [ $added -gt 0 ]; then
+        echo "fuzz.sh: $added inputs add coverage beyond $1 (kept in $2); scripts/fuzz.sh --update-corpus puts them there, to commit"
+    fi
+}
+
 # ---- fuzz ----
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
@@ -88,10 +116,11 @@ fuzz_rc=$?
 set -e
 grep -E '^#[0-9]+[[:space:]]+(INITED|DONE|NEW|REDUCE|pulse)' "$log" | tail -n 3 || true
 
-# ---- merge what adds coverage into the committed corpus ----
-echo "== merging into $corpus"
+# ---- merge what adds coverage beyond the committed corpus ----
+merged=$(merge_target "$corpus" merged)
+echo "== merging into $merged"
 set +e
-"$fuzzer" -merge=1 -max_len="$max_len" -timeout="$timeout" "$corpus" "$work" "$seeds" >"$state/merge.log" 2>&1
+"$fuzzer" -merge=1 -max_len="$max_len" -timeout="$timeout" "$merged" "$work" "$seeds" >"$state/merge.log" 2>&1
 merge_rc=$?
 set -e
 [ $merge_rc -eq 0 ] || echo "fuzz.sh: merge failed (rc $merge_rc), see $state/merge.log" >&2
@@ -101,10 +130,11 @@ execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -n 1)
 last=$(grep -E '^#[0-9]+[[:space:]].*cov: [0-9]+ ft: [0-9]+' "$log" | tail -n 1 || true)
 cov=$(sed -n 's/.*cov: \([0-9]*\).*/\1/p' <<<"$last")
 ft=$(sed -n 's/.*ft: \([0-9]*\).*/\1/p' <<<"$last")
-corpus_after=$(count_files "$corpus")
-bytes=$(count_bytes "$corpus")
+corpus_after=$(count_files "$merged")
+bytes=$(count_bytes "$merged")
 echo "fuzz.sh: ${execs:-?} executions in $(( $(date +%s) - started ))s, cov: ${cov:-?} ft: ${ft:-?}"
-echo "fuzz.sh: corpus $corpus: $corpus_after files ($((corpus_after - corpus_before)) new), $bytes bytes"
+echo "fuzz.sh: corpus $corpus: $corpus_before files; with what adds coverage $corpus_after, $bytes bytes"
+report_new "$corpus" "$merged"
 [ "$bytes" -le 1000000 ] || echo "fuzz.sh: warning: corpus above 1 MB, re-minimize it (see tests/fuzz/README.md)" >&2
 
 # ---- the rules loader (rules/): its own target and corpus, the same length ----
@@ -118,12 +148,14 @@ set +e
 "$rules_fuzzer" -max_total_time="$secs" -max_len=65536 -timeout="$timeout" -print_final_stats=1 \
     -artifact_prefix="$artifacts/rules-" "$rules_work" "$rules_corpus" >"$rules_log" 2>&1
 rules_rc=$?
+rules_merged=$(merge_target "$rules_corpus" rules-merged)
 "$rules_fuzzer" -merge=1 -max_len=65536 -timeout="$timeout" -artifact_prefix="$artifacts/rules-" \
-    "$rules_corpus" "$rules_work" >"$state/rules-merge.log" 2>&1
+    "$rules_merged" "$rules_work" >"$state/rules-merge.log" 2>&1
 rules_merge_rc=$?
 set -e
 rules_execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$rules_log" | tail -n 1)
 echo "fuzz.sh: rules loader: ${rules_execs:-?} executions, corpus $rules_corpus: $(count_files "$rules_corpus") files"
+report_new "$rules_corpus" "$rules_merged"
 if [ $rules_rc -ne 0 ]; then
     echo "fuzz.sh: FAILED (rules loader, libFuzzer exit $rules_rc); log: $rules_log" >&2
     grep -E '^(==[0-9]+==ERROR|SUMMARY|fuzz invariant|.*runtime error)' "$rules_log" | head -n 5 >&2 || true

@@ -68,10 +68,26 @@ stage_clang() {
     (cd build-clang && ctest --output-on-failure -R '^unit\.')
 }
 
-# Fuzzing (clang + libFuzzer), bounded; new finds merge into tests/fuzz/corpus,
-# which fuzz.regression replays in the builds above.
+# Files in the clone git neither tracks nor ignores (none outside a git
+# clone): a stage must leave the clone as it found it.
+untracked() {
+    git ls-files --others --exclude-standard 2>/dev/null | sort
+}
+
+# Fuzzing (clang + libFuzzer), bounded. What adds coverage is kept in
+# build-fuzz/ and counted; `scripts/fuzz.sh --update-corpus` puts it in
+# tests/fuzz/corpus (which fuzz.regression replays in the builds above) for a
+# developer to commit. The stage checks it left no file in the clone.
 stage_fuzz() {
+    local before after
+    before=$(untracked)
     scripts/fuzz.sh "${SECCHECKD_FUZZ_SECONDS:-60}"
+    after=$(untracked)
+    if [ "$before" != "$after" ]; then
+        echo "test.sh: the fuzz stage left files in the clone:" >&2
+        comm -13 <(echo "$before") <(echo "$after") | head -5 >&2
+        return 1
+    fi
 }
 
 names=()

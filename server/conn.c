@@ -368,6 +368,37 @@ struct conn *conn_adopt(const struct conn_env *env, int fd, const struct conn_re
     return c;
 }
 
+void conn_leave_to_relay(struct conn *c, uint32_t index)
+{
+    uv_poll_stop(&c->poll);
+    c->relayed = true;
+    c->relay_index = index;
+}
+
+void conn_ingest_relayed(struct conn *c, const uint8_t *pkt, size_t len, bool truncated, int64_t recv_ns, bool drop)
+{
+    c->dirty = true;
+    if (drop)
+        ingest_drop(c->env->ingest, &c->rec, len);
+    else
+        ingest_charged(c, pkt, len, truncated, recv_ns);
+    log_rejections(c, recv_ns);
+}
+
+void conn_relayed_emptied(struct conn *c, int64_t ns)
+{
+    c->rec.emptied_ns = ns;
+}
+
+void conn_take_back(struct conn *c)
+{
+    if (!c->relayed || c->state != CONN_STREAMING)
+        return;
+    c->relayed = false;
+    uv_poll_start(&c->poll, UV_READABLE | UV_DISCONNECT, on_readable);
+    pause_unless_readable(c);
+}
+
 void conn_detach(struct conn *c)
 {
     if (c->state == CONN_CLOSED)

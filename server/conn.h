@@ -73,6 +73,8 @@ struct conn {
     int64_t paused_since_ns;    /* monotonic, while paused by backpressure */
     struct share_account *share;   /* its part of what the writer has not committed */
     bool detached;              /* handed to a new image: keep the fd open */
+    bool relayed;               /* the restart relay reads the socket for now (relay.h) */
+    uint32_t relay_index;       /* then: its index in the handoff state, which the relay's records name */
     uv_poll_t poll;
     uv_timer_t handshake_timer;
     int open_handles;
@@ -93,6 +95,22 @@ uint64_t conn_id(struct conn *c);
 /* Takes over a connection inherited across a restart (handoff.h): its fd,
  * record and state as they were. NULL (fd closed) on failure. */
 struct conn *conn_adopt(const struct conn_env *env, int fd, const struct conn_record *rec, enum conn_state state);
+
+/* Right after conn_adopt, for a streaming connection the restart relay
+ * reads (relay.h): the socket is not watched until conn_take_back; what
+ * the relay read comes in through conn_ingest_relayed, in order. */
+void conn_leave_to_relay(struct conn *c, uint32_t index);
+
+/* A packet the relay read for c, kept (or, drop, counted and dropped) as
+ * conn_read would have kept it, with the time the relay read it. */
+void conn_ingest_relayed(struct conn *c, const uint8_t *pkt, size_t len, bool truncated, int64_t recv_ns, bool drop);
+
+/* The relay read c's socket empty at ns (CLOCK_REALTIME). */
+void conn_relayed_emptied(struct conn *c, int64_t ns);
+
+/* The relay stopped and everything it read for c is in: c reads its socket
+ * again. */
+void conn_take_back(struct conn *c);
 
 /* Lets go of the connection for a restart: handles close and the conn is
  * freed, the socket stays open for the next image. No on_close. */

@@ -26,6 +26,7 @@ void handoff_init(struct handoff *h)
     memset(h, 0, sizeof(*h));
     h->listener.fd = -1;
     h->fallback_fd = -1;
+    h->relay = (struct relay_fds){.ctl_fd = -1, .log_fd = -1, .event_fd = -1};
 }
 
 static int set_cloexec(int fd, int on)
@@ -63,6 +64,18 @@ static void write_fallback(FILE *f, const struct handoff *h)
     }
 }
 
+/* The relay reading the streaming connections, if any: its descriptors
+ * survive exec. */
+static void write_relay(FILE *f, const struct relay_fds *r)
+{
+    if (r->pid <= 0)
+        return;
+    fprintf(f, "relay %d %d %d %d\n", (int)r->pid, r->ctl_fd, r->log_fd, r->event_fd);
+    set_cloexec(r->ctl_fd, 0);
+    set_cloexec(r->log_fd, 0);
+    set_cloexec(r->event_fd, 0);
+}
+
 static void write_failure(FILE *f, const char *failure)
 {
     if (!failure[0])
@@ -93,6 +106,9 @@ int handoff_save(const struct handoff *h, char *err, size_t errlen)
             h->restarts.failed);
     write_fallback(f, h);
     write_failure(f, h->failure);
+    write_relay(f, &h->relay);
+    if (h->restart_again)
+        fputs("restart_again\n", f);
     for (size_t i = 0; i < h->nconns; i++) {
         write_conn(f, &h->conns[i]);
         set_cloexec(h->conns[i].fd, 0);
@@ -208,6 +224,19 @@ static int parse_keyword(const char *line, struct handoff *h, size_t *nargs)
         return sscanf(line, "fallback %d", &h->fallback_fd) == 1 && set_cloexec(h->fallback_fd, 1) == 0 ? 0 : -1;
     if (strncmp(line, "arg ", 4) == 0)
         return parse_arg(line + 4, h, nargs);
+    if (strncmp(line, "relay ", 6) == 0) {
+        struct relay_fds *r = &h->relay;
+        int pid;
+        if (sscanf(line, "relay %d %d %d %d", &pid, &r->ctl_fd, &r->log_fd, &r->event_fd) != 4 || pid <= 1 ||
+            set_cloexec(r->ctl_fd, 1) != 0 || set_cloexec(r->log_fd, 1) != 0 || set_cloexec(r->event_fd, 1) != 0)
+            return -1;
+        r->pid = pid;
+        return 0;
+    }
+    if (strcmp(line, "restart_again\n") == 0) {
+        h->restart_again = true;
+        return 0;
+    }
     if (strncmp(line, "failure ", 8) == 0) {
         snprintf(h->failure, sizeof(h->failure), "%.*s", (int)strcspn(line + 8, "\n"), line + 8);
         return 0;

@@ -14,6 +14,9 @@
  * handed over with its arguments, which a new image that cannot start
  * executes again with the same state (handoff_come_back), so the
  * connections come back to a build that ran.
+ *
+ * A restart with a relay (relay.h) carries it too: its pid and
+ * descriptors; the connections it reads are the streaming ones.
  */
 #ifndef SECCHECKD_HANDOFF_H
 #define SECCHECKD_HANDOFF_H
@@ -25,6 +28,7 @@
 #include "batch.h"
 #include "conn.h"
 #include "listener.h"
+#include "relay.h"
 
 #define HANDOFF_ENV "SECCHECKD_HANDOFF_FD"
 
@@ -52,6 +56,8 @@ struct handoff {
     int fallback_fd;               /* the build that handed over (O_PATH); -1: none */
     char **fallback_argv;          /* its arguments, NULL-terminated; NULL with no fallback */
     char failure[256];             /* why the image it was handed to could not start; "": none */
+    struct relay_fds relay;        /* pid 0: none (the streaming connections wait unread) */
+    bool restart_again;            /* a SIGUSR2 came during the restart: the new image restarts once more */
 };
 
 /* An empty state: no listener, no fallback. */

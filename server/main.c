@@ -22,6 +22,8 @@
 #include "log.h"
 #include "notify.h"
 #include "options.h"
+#include "relay.h"
+#include "restart_check.h"
 #include "rules.h"
 #include "rules_cli.h"
 #include "rules_diff.h"
@@ -722,6 +724,7 @@ static int check_main(int argc, char **argv)
         self_binary_build_id(build_id, sizeof(build_id));
         log_info("check: seccheckd %s (build-id %s): the settings are valid and the sink opens: %s",
                  options_version(), build_id, sinks);
+        restart_check_report();
     } else if (rc == 0) {
         rc = 1;
     }
@@ -735,6 +738,8 @@ static int run_subcommand(int argc, char **argv, bool *handled)
     *handled = true;
     if (strcmp(argv[1], "check") == 0)
         return check_main(argc - 1, argv + 1);
+    if (strcmp(argv[1], RELAY_SUBCOMMAND) == 0)   /* a restart's, not in the usage */
+        return relay_main(argc - 1, argv + 1);
     if (strcmp(argv[1], "verify") == 0) {
         for (int i = 2; i < argc; i++)   /* --to: the central copy (forward/) */
             if (strcmp(argv[i], "--to") == 0 || strncmp(argv[i], "--to=", 5) == 0)

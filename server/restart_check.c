@@ -1,6 +1,7 @@
 #include "restart_check.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,6 +9,7 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "relay_log.h"
 
 #define RUNNING_IMAGE "/proc/self/exe"   /* in the child, a fork: the same file as ours */
 
@@ -18,6 +20,7 @@ struct restart_check {
     bool cancelled;
     bool timed_out;
     struct restart_check_result result;
+    int report_fd;                        /* our end of the report pipe */
     char binary[4096];
     char failure[4200];
     restart_check_done done;
@@ -27,8 +30,24 @@ struct restart_check {
 static void on_closed(uv_handle_t *h)
 {
     struct restart_check *c = h->data;
-    if (--c->open_handles == 0)
+    if (--c->open_handles == 0) {
+        if (c->report_fd >= 0)
+            close(c->report_fd);
         free(c);
+    }
+}
+
+/* What the check wrote before it exited ("relay-log N" lines). */
+static void read_report(struct restart_check *c)
+{
+    char buf[256];
+    ssize_t n = c->report_fd >= 0 ? read(c->report_fd, buf, sizeof(buf) - 1) : 0;
+    buf[n > 0 ? n : 0] = '\0';
+    for (char *line = strtok(buf, "\n"); line; line = strtok(NULL, "\n")) {
+        int version;
+        if (sscanf(line, "relay-log %d", &version) == 1 && version == RELAY_LOG_VERSION)
+            c->result.reads_relay_log = true;
+    }
 }
 
 static void close_handles(struct restart_check *c)
@@ -56,6 +75,7 @@ static void on_check_exit(uv_process_t *p, int64_t status, int signum)
     struct restart_check *c = p->data;
     uv_timer_stop(&c->timer);
     if (!c->cancelled) {
+        read_report(c);
         describe_failure(c, status, signum);
         c->result.failure = c->failure[0] ? c->failure : NULL;
         c->done(&c->result, c->data);
@@ -86,14 +106,45 @@ static char **check_args(const char *binary, char *const *argv)
     return args;
 }
 
+/* Our environment and RESTART_CHECK_REPORT_ENV=3; NULL: no memory. */
+static char **report_env(void)
+{
+    size_t n = 0;
+    while (environ[n])
+        n++;
+    char **env = calloc(n + 2, sizeof(*env));
+    if (!env)
+        return NULL;
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++)
+        if (strncmp(environ[i], RESTART_CHECK_REPORT_ENV "=", strlen(RESTART_CHECK_REPORT_ENV) + 1) != 0)
+            env[k++] = environ[i];
+    env[k] = RESTART_CHECK_REPORT_ENV "=3";
+    return env;
+}
+
 /* Standard input and output closed (stdout may be the NDJSON stream), its
- * messages on our standard error, that is in our log. */
+ * messages on our standard error, that is in our log; descriptor 3 the
+ * write end of the report pipe. */
 static int spawn(struct restart_check *c, uv_loop_t *loop, const char *file, char **args)
 {
-    uv_stdio_container_t stdio[3] = {{.flags = UV_IGNORE}, {.flags = UV_IGNORE},
-                                     {.flags = UV_INHERIT_FD, .data.fd = STDERR_FILENO}};
-    uv_process_options_t o = {.exit_cb = on_check_exit, .file = file, .args = args, .stdio_count = 3, .stdio = stdio};
-    return uv_spawn(loop, &c->process, &o);
+    int pipefd[2] = {-1, -1};
+    char **env = report_env();
+    if (env && pipe2(pipefd, O_CLOEXEC | O_NONBLOCK) == 0)
+        c->report_fd = pipefd[0];
+    else   /* no report: the check runs all the same, the restart goes without a relay */
+        log_warn("restart: cannot ask the build what it takes over (%s); it is handed no relay", strerror(errno));
+    uv_stdio_container_t stdio[4] = {{.flags = UV_IGNORE}, {.flags = UV_IGNORE},
+                                     {.flags = UV_INHERIT_FD, .data.fd = STDERR_FILENO},
+                                     {.flags = UV_INHERIT_FD, .data.fd = pipefd[1]}};
+    uv_process_options_t o = {.exit_cb = on_check_exit, .file = file, .args = args,
+                              .env = c->report_fd >= 0 ? env : NULL, .stdio_count = c->report_fd >= 0 ? 4 : 3,
+                              .stdio = stdio};
+    int rc = uv_spawn(loop, &c->process, &o);
+    if (pipefd[1] >= 0)
+        close(pipefd[1]);
+    free(env);
+    return rc;
 }
 
 struct restart_check *restart_check_start(uv_loop_t *loop, const char *binary, char *const *argv,
@@ -106,7 +157,7 @@ struct restart_check *restart_check_start(uv_loop_t *loop, const char *binary, c
         snprintf(err, errlen, "out of memory");
         return NULL;
     }
-    *c = (struct restart_check){.done = done, .data = data, .open_handles = 2};
+    *c = (struct restart_check){.done = done, .data = data, .open_handles = 2, .report_fd = -1};
     snprintf(c->binary, sizeof(c->binary), "%s", binary);
     c->process.data = c->timer.data = c;
     uv_timer_init(loop, &c->timer);
@@ -131,6 +182,19 @@ void restart_check_cancel(struct restart_check *c)
 {
     c->cancelled = true;
     uv_process_kill(&c->process, SIGKILL);   /* on_check_exit closes it once reaped */
+}
+
+void restart_check_report(void)
+{
+    const char *env = getenv(RESTART_CHECK_REPORT_ENV);
+    if (!env)
+        return;
+    int fd = atoi(env);
+    unsetenv(RESTART_CHECK_REPORT_ENV);
+    if (fd > 2 && dprintf(fd, "relay-log %d\n", RELAY_LOG_VERSION) < 0)
+        log_warn("check: cannot tell the restart what this build takes over: %s", strerror(errno));
+    if (fd > 2)
+        close(fd);
 }
 
 bool restart_check_same_binary(const char *binary, const struct stat *checked)

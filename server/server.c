@@ -75,7 +75,9 @@ static enum conn_go may_read(struct conn *c, void *data)
 
 static void drain_step(struct server *s);
 static void hand_over(struct server *s);
+static bool ready_to_hand_over(struct server *s);
 static void abandon_restart(struct server *s);
+static void intake_pump(struct server *s);
 
 /* c was told to stop: it pauses, and goes to the tail of the list, so the
  * others are re-armed, and read, before it. */
@@ -110,9 +112,14 @@ static void on_space(void *data)
             drain_step(s);
         return;
     }
-    if (s->restart == RESTART_DRAINING && pipeline_in_flight(&s->pipeline) == 0) {
+    if (s->restart == RESTART_DRAINING && ready_to_hand_over(s)) {
         hand_over(s);
         return;
+    }
+    if (s->intake.blocked) {
+        intake_pump(s);   /* the relay's log waited for this batch */
+        if (s->stopping)
+            return;   /* it was the last, and a stop waiting for it began */
     }
     if (s->flush_pending && !pipeline_saturated(&s->pipeline))
         seal_current(s);   /* the flush the full queue put off */
@@ -186,6 +193,8 @@ static void on_conn_close(struct conn *c, void *data)
         return;
     }
     conn_id(c);   /* one that never handshook gets its id now */
+    if (c->relayed && c->relay_index < s->intake.nconns)
+        s->intake.conns[c->relay_index] = NULL;   /* later records of its relay's log go nowhere */
     if (batch_add_conn(pipeline_current(&s->pipeline), &c->rec) != 0)
         log_error("connection %" PRIu64 ": out of memory recording its close", c->rec.id);
     if (c->rec.client_version == 0)
@@ -392,6 +401,7 @@ static void close_loop_handles(struct server *s)
     close_handle((uv_handle_t *)&s->drain_timer);
     close_handle((uv_handle_t *)&s->watchdog_timer);
     close_handle((uv_handle_t *)&s->restart_timer);
+    close_handle((uv_handle_t *)&s->intake.more);
     stall_meter_close(&s->stalls);
     metrics_stop(&s->metrics);   /* a restarted image listens again */
 }
@@ -410,6 +420,10 @@ static void finish(struct server *s)
     if (s->finished)
         return;
     s->finished = true;
+    relay_launch_free(s->relay, true);
+    s->relay = NULL;
+    relay_feed_close(s->intake.feed);   /* only when a start failed half-way: a stop waits for the relay */
+    s->intake.feed = NULL;
     while (s->conns)
         conn_close(s->conns, "shutdown");
     pipeline_finish(&s->pipeline);
@@ -450,6 +464,14 @@ void server_stop(struct server *s)
 {
     if (s->stopping)
         return;
+    if (s->intake.feed) {
+        /* What the relay read is stored first; then the sockets drain. */
+        if (!s->intake.then_stop)
+            log_info("stopping once the restart's relay has handed over");
+        s->intake.then_stop = true;
+        relay_feed_stop(s->intake.feed);
+        return;
+    }
     abandon_restart(s);
     s->stopping = true;
     notify_send("STOPPING=1");
@@ -473,18 +495,110 @@ void server_stop(struct server *s)
 /* ---- restart: hand every connection to a new image of ourselves ----
  *
  * SIGUSR2 checks the build to run (restart_check.h) and lets the writer
- * commit what is queued, checkpointing the WAL, while reading goes on;
- * only then does reading stop: what is left to commit is the open batch,
- * and the new image opens a short WAL. From that moment the signals a
- * restart holds are blocked: one arriving then is handled by the new
- * image (handoff.h). */
+ * commit what is queued, checkpointing the WAL, while reading goes on and
+ * a relay starts (relay.h); only then does this image stop reading, and
+ * the relay reads from that instant until the new image has opened its
+ * sink, loaded its rules and taken in what the relay read. What is left to
+ * commit here is the open batch, and the new image opens a short WAL. From
+ * the hand-over the signals a restart holds are blocked: one arriving then
+ * is handled by the new image (handoff.h). A build that cannot read the
+ * relay's log, or a relay that does not start, makes a restart without
+ * one: the sockets then wait unread until the new image reads them. */
 
-#define RESTART_DRAIN_MS 1000   /* the writer still behind after this: hand over anyway */
+#define RESTART_DRAIN_MS 1000        /* the writer still behind after this: hand over anyway */
+#define RESTART_RELAY_WAIT_MS 10000  /* and a relay not started after this more: without it */
 
 static void close_signal_handles(struct server *s);
 
+/* The relay reads no further ahead than this image would queue before it
+ * paused reading: as many packets as the writer's queue and its reserve
+ * hold, in a log of 32 MiB (about 200,000 small events) and one largest
+ * packet more. Sparse: only what the relay writes takes memory, and the
+ * new image gives back what it took in. */
+#define RELAY_LOG_BYTES (32u << 20)
+
+static uint64_t relay_log_bytes(const struct server *s)
+{
+    return RELAY_LOG_BYTES + s->cfg.max_message;
+}
+
+static struct relay_limits relay_limits(const struct server *s)
+{
+    const struct pipeline_config *p = &s->cfg.pipeline;
+    return (struct relay_limits){.log_bytes = relay_log_bytes(s),
+                                 .max_packets = (uint64_t)(p->queue_max + p->reserve) * p->limits.max_events,
+                                 .max_message = s->cfg.max_message};
+}
+
+static bool relay_pending(const struct server *s)
+{
+    return s->relay && !s->relay_ready;
+}
+
+/* The writer caught up, the relay (if any) is ready, and the last
+ * restart's relay handed over. */
+static bool ready_to_hand_over(struct server *s)
+{
+    return pipeline_in_flight(&s->pipeline) == 0 && !relay_pending(s) && !s->intake.feed;
+}
+
+static void drop_relay(struct server *s)
+{
+    relay_launch_free(s->relay, true);
+    s->relay = NULL;
+    s->relay_ready = false;
+}
+
+static void on_relay_ready(const char *failure, void *data)
+{
+    struct server *s = data;
+    if (failure) {
+        log_warn("restart: no relay (%s): the sockets wait unread while the new image starts", failure);
+        drop_relay(s);
+    } else {
+        s->relay_ready = true;
+        log_debug("restart: the relay is ready");
+    }
+    if (s->restart == RESTART_DRAINING && ready_to_hand_over(s))
+        hand_over(s);
+}
+
+static void launch_relay(struct server *s)
+{
+    if (!s->checked.reads_relay_log) {
+        log_info("restart: %s does not take over a relay (an older build): the sockets wait unread while it "
+                 "starts", s->cfg.restart_binary);
+        return;
+    }
+    char err[256];
+    s->relay_ready = s->relay_waited = false;
+    struct relay_limits limits = relay_limits(s);
+    s->relay = relay_launch(s->loop, &limits, on_relay_ready, s, err, sizeof(err));
+    if (!s->relay)
+        log_warn("restart: %s; the sockets wait unread while the new image starts", err);
+}
+
+/* The relay reads every streaming connection from now: indexes as in the
+ * state save_handoff writes (the list's order). 0, or -1 (relay gone). */
+static int pass_to_relay(struct server *s, int64_t stopped_ns)
+{
+    struct relay_conn *rc = calloc(s->nconns ? s->nconns : 1, sizeof(*rc));
+    size_t n = 0;
+    uint32_t index = 0;
+    for (struct conn *c = s->conns; rc && c; c = c->next, index++)
+        if (c->state == CONN_STREAMING)
+            rc[n++] = (struct relay_conn){.fd = c->fd, .index = index};
+    char err[256];
+    int ret = rc ? relay_hand_over(s->relay, rc, n, stopped_ns, err, sizeof(err)) : -1;
+    if (ret != 0)
+        log_warn("restart: %s; the sockets wait unread while the new image starts", rc ? err : "out of memory");
+    free(rc);
+    return ret;
+}
+
 static void restart_refused(struct server *s, const char *why)
 {
+    drop_relay(s);
     s->restart = RESTART_NONE;
     s->stats.restarts.refused++;
     log_error("restart refused: %s; this image carries on with every connection", why);
@@ -501,9 +615,12 @@ static void abandon_restart(struct server *s)
 {
     if (s->restart == RESTART_NONE)
         return;
-    if (s->check)
+    if (s->check) {
         restart_check_cancel(s->check);
+        sink_checking(s->sink, false);
+    }
     s->check = NULL;
+    drop_relay(s);
     uv_timer_stop(&s->restart_timer);
     s->restart = RESTART_NONE;
     s->restart_again = false;
@@ -521,6 +638,11 @@ static int save_handoff(struct server *s, int64_t stopped_ns, char *err, size_t 
     h.restarts = s->stats.restarts;
     h.fallback_fd = s->fallback_fd;
     h.fallback_argv = (char **)s->cfg.restart_argv;
+    if (s->relay)
+        h.relay = relay_launch_fds(s->relay);
+    /* A build that takes a relay reads this too; an older one is sent the
+     * signal again (held across exec, hand_over). */
+    h.restart_again = s->restart_again && s->checked.reads_relay_log;
     h.conns = calloc(s->nconns ? s->nconns : 1, sizeof(*h.conns));
     if (!h.conns) {
         snprintf(err, errlen, "out of memory");
@@ -560,6 +682,7 @@ static void hand_over(struct server *s)
     uv_timer_stop(&s->restart_timer);
     if (!s->checked.runs_current_image && !restart_check_same_binary(binary, &s->checked.checked)) {
         log_info("restart: %s changed since its check; checking it again", binary);
+        drop_relay(s);
         s->restart = RESTART_NONE;
         server_restart(s);
         return;
@@ -572,6 +695,11 @@ static void hand_over(struct server *s)
                  "build to come back to", strerror(errno));
     char err[256];
     int fd = save_handoff(s, stopped_ns, err, sizeof(err));
+    if (fd >= 0 && s->relay && pass_to_relay(s, stopped_ns) != 0) {
+        drop_relay(s);   /* the state must not name it */
+        close(fd);
+        fd = save_handoff(s, stopped_ns, err, sizeof(err));
+    }
     if (fd < 0) {
         if (s->fallback_fd >= 0)
             close(s->fallback_fd);
@@ -580,11 +708,14 @@ static void hand_over(struct server *s)
         restart_refused(s, err);
         return;
     }
-    if (s->restart_again)
+    if (s->restart_again && !s->checked.reads_relay_log)
         kill(getpid(), SIGUSR2);   /* held: the new image restarts once more */
     s->restart = RESTART_HANDING_OVER;
-    log_info("restart: handing %u connections and the socket to %s", s->nconns,
-             s->checked.runs_current_image ? "the running image again" : binary);
+    log_info("restart: handing %u connections and the socket to %s%s", s->nconns,
+             s->checked.runs_current_image ? "the running image again" : binary,
+             s->relay ? "; the relay reads them meanwhile" : "");
+    relay_launch_free(s->relay, false);   /* it lives on, for the new image */
+    s->relay = NULL;
     s->stopping = s->finished = true;
     uv_poll_stop(&s->listen_poll);
     uv_timer_stop(&s->accept_backoff_timer);
@@ -606,11 +737,29 @@ static void hand_over(struct server *s)
     uv_idle_start(&s->settle, on_settle);
 }
 
+#define RESTART_INTAKE_POLL_MS 100
+
 static void on_drain_deadline(uv_timer_t *t)
 {
     struct server *s = t->data;
-    log_warn("restart: the writer still has %zu batches after %d ms; handing over, they are committed first",
-             pipeline_in_flight(&s->pipeline), RESTART_DRAIN_MS);
+    if (s->intake.feed) {   /* the last restart's relay first: intake_finish hands over */
+        uv_timer_start(&s->restart_timer, on_drain_deadline, RESTART_INTAKE_POLL_MS, 0);
+        return;
+    }
+    if (relay_pending(s) && !s->relay_waited) {
+        s->relay_waited = true;
+        log_warn("restart: the relay has not started after %d ms; waiting up to %d ms more", RESTART_DRAIN_MS,
+                 RESTART_RELAY_WAIT_MS);
+        uv_timer_start(&s->restart_timer, on_drain_deadline, RESTART_RELAY_WAIT_MS, 0);
+        return;
+    }
+    if (relay_pending(s)) {
+        log_warn("restart: the relay did not start; handing over without it");
+        drop_relay(s);
+    }
+    if (pipeline_in_flight(&s->pipeline))
+        log_warn("restart: the writer still has %zu batches after %d ms; handing over, they are committed first",
+                 pipeline_in_flight(&s->pipeline), RESTART_DRAIN_MS);
     hand_over(s);
 }
 
@@ -621,6 +770,7 @@ static void on_checked(const struct restart_check_result *r, void *data)
 {
     struct server *s = data;
     s->check = NULL;
+    sink_checking(s->sink, false);
     if (r->failure) {
         restart_refused(s, r->failure);
         return;
@@ -628,9 +778,10 @@ static void on_checked(const struct restart_check_result *r, void *data)
     s->checked = *r;
     s->checked.failure = NULL;
     s->restart = RESTART_DRAINING;
+    launch_relay(s);
     sink_handoff_soon(s->sink);
     seal_current(s);
-    if (pipeline_in_flight(&s->pipeline) == 0)
+    if (ready_to_hand_over(s))
         hand_over(s);
     else
         uv_timer_start(&s->restart_timer, on_drain_deadline, RESTART_DRAIN_MS, 0);
@@ -658,6 +809,7 @@ void server_restart(struct server *s)
         return;
     }
     s->restart = RESTART_CHECKING;
+    sink_checking(s->sink, true);   /* the check writes the database too: the writer leaves it room */
     log_info("restart: checking the settings with %s", s->cfg.restart_binary);
 }
 
@@ -709,6 +861,8 @@ static int start_handles(struct server *s, char *err, size_t errlen)
     uv_timer_init(loop, &s->accept_backoff_timer);
     uv_timer_init(loop, &s->restart_timer);
     uv_idle_init(loop, &s->settle);
+    uv_idle_init(loop, &s->intake.more);
+    s->intake.more.data = s;
     s->flush_timer.data = s->drain_timer.data = s->accept_backoff_timer.data = s->restart_timer.data = s;
     s->settle.data = s;
     uv_timer_start(&s->flush_timer, on_flush_timer, s->cfg.flush_ms, s->cfg.flush_ms);
@@ -790,25 +944,163 @@ static void note_restart(struct server *s, const struct handoff *h)
                   "with every connection", h->failure);
     else
         s->stats.restarts.ok++;
-    s->resume_stopped_ns = h->stopped_reading_ns;
+    if (h->relay.pid <= 0)   /* with a relay: its last read, once it handed over (intake_finish) */
+        s->resume_stopped_ns = h->stopped_reading_ns;
     s->resume_exec_ns = h->exec_ns;
     if (h->next_conn_id > s->next_conn_id)
         s->next_conn_id = h->next_conn_id;   /* ids of connections closed before the restart stay taken */
+    s->restart_again = h->restart_again;   /* server_start restarts once it is up */
 }
 
-/* The previous image's last read to this one's first: what the sandboxes
- * had to buffer (loaded into the metrics too). */
+/* The previous reader's last read to this image's first: what the
+ * sandboxes had to buffer (loaded into the metrics too, with a relay the
+ * longer of its two hand-overs). */
 static void note_first_read(struct server *s)
 {
     int64_t now = monotonic_ns(), stopped = s->resume_stopped_ns, exec = s->resume_exec_ns;
+    int64_t to_relay = s->intake.handover_ns;
     s->resume_stopped_ns = 0;
-    s->stats.restart_pause_ns = now - stopped;
-    if (exec > stopped && exec < now)
+    s->stats.restart_pause_ns = now - stopped > to_relay ? now - stopped : to_relay;
+    if (to_relay > 0)
+        log_info("restart: reading again %.2f ms after the relay's last read (the relay took over %.2f ms after "
+                 "the previous image's last read)", (double)(now - stopped) / 1e6, (double)to_relay / 1e6);
+    else if (exec > stopped && exec < now)
         log_info("restart: reading again %.1f ms after the previous image's last read (%.1f ms until its exec, "
                  "%.1f ms from there)", (double)(now - stopped) / 1e6, (double)(exec - stopped) / 1e6,
                  (double)(now - exec) / 1e6);
     else
         log_info("restart: reading again %.1f ms after the previous image's last read", (double)(now - stopped) / 1e6);
+}
+
+/* ---- after a restart with a relay: its log first, then the sockets ----
+ *
+ * The relay read the streaming connections while this image started. Its
+ * records go in as the packets would have been read, in order, under the
+ * same backpressure (a record waits for batch space, the relay reads on);
+ * a turn takes a share of them, so the loop serves the rest meanwhile.
+ * Caught up, the relay is told to stop; once its last records are in,
+ * each connection reads its socket again. */
+
+#define INTAKE_RECORDS_PER_TURN 4096
+#define INTAKE_CATCH_UP_MS 10000   /* not caught up by then (a writer too slow): stop the relay anyway */
+
+static void intake_finish(struct server *s, const struct relay_summary *sum)
+{
+    struct relay_intake *in = &s->intake;
+    in->handover_ns = sum->started_ns > sum->handed_ns ? sum->started_ns - sum->handed_ns : 1;
+    s->resume_stopped_ns = sum->stopped_ns;   /* note_first_read: its last read to ours */
+    log_info("restart: the relay read %" PRIu64 " packets (%" PRIu64 " bytes) in %.1f ms while this image "
+             "started; taking the sockets back", sum->packets, sum->bytes,
+             (double)(sum->stopped_ns - sum->started_ns) / 1e6);
+    if (sum->full)
+        log_warn("restart: the relay's log filled (%" PRIu64 " packets): it stopped reading before this image "
+                 "took them in; the sandboxes buffered what they could, their drops are counted", sum->packets);
+    for (uint32_t i = 0; i < in->nconns; i++)
+        if (in->conns[i])
+            conn_take_back(in->conns[i]);
+    free(in->conns);
+    in->conns = NULL;
+    in->nconns = 0;
+    relay_feed_close(in->feed);
+    in->feed = NULL;
+    if (in->then_stop)
+        server_stop(s);
+    else if (s->restart == RESTART_DRAINING && ready_to_hand_over(s))
+        hand_over(s);   /* a restart that came meanwhile waited for this one's relay */
+}
+
+/* One record into its connection; false when it must wait for batch space. */
+static bool intake_record(struct server *s, const struct relay_record *r, const uint8_t *payload)
+{
+    struct conn *c = s->intake.conns[r->conn];
+    if (!c)
+        return true;   /* closed already (its EOF came before), or it could not be adopted */
+    enum conn_go go;
+    switch (r->type) {
+    case RELAY_PACKET:
+        if ((go = may_read(c, s)) == CONN_STOP)
+            return false;
+        conn_ingest_relayed(c, payload, r->len, (r->flags & RELAY_TRUNCATED) != 0, r->ns, go == CONN_DROP);
+        break;
+    case RELAY_EMPTIED:
+        conn_relayed_emptied(c, r->ns);
+        break;
+    case RELAY_EOF:
+        conn_close(c, "eof");
+        break;
+    default:
+        log_warn("connection %" PRIu64 ": recv: %s", c->rec.id, strerror((int)r->flags));
+        conn_close(c, "recv_error");
+        break;
+    }
+    return true;
+}
+
+static void on_intake_more(uv_idle_t *h)
+{
+    intake_pump(h->data);
+}
+
+static void intake_pump(struct server *s)
+{
+    struct relay_intake *in = &s->intake;
+    if (!in->feed)
+        return;
+    in->blocked = false;
+    struct relay_record r;
+    const uint8_t *payload;
+    int rc = 0;
+    for (int n = 0; n < INTAKE_RECORDS_PER_TURN && (rc = relay_feed_peek(in->feed, &r, &payload)) == 1; n++) {
+        if (!intake_record(s, &r, payload)) {
+            in->blocked = true;
+            break;
+        }
+        relay_feed_take(in->feed, &r);
+    }
+    if (rc == 1 && !in->blocked) {
+        uv_idle_start(&in->more, on_intake_more);   /* the rest next turn */
+        return;
+    }
+    uv_idle_stop(&in->more);
+    /* Caught up (or its log ends here): the sockets are ours next. Waiting
+     * for the writer: reading would pause here too, so the relay stops
+     * reading ahead (the rest of its log goes in as batches come back). */
+    if (rc <= 0 || in->blocked) {
+        relay_feed_stop(in->feed);
+    } else if (monotonic_ns() > in->deadline_ns && !in->deadline_passed) {
+        in->deadline_passed = true;
+        log_warn("restart: not caught up with the relay after %d ms; stopping it", INTAKE_CATCH_UP_MS);
+        relay_feed_stop(in->feed);
+    }
+    struct relay_summary sum;
+    if (relay_feed_done(in->feed, &sum))
+        intake_finish(s, &sum);
+}
+
+static void intake_wake(void *data)
+{
+    struct server *s = data;
+    if (!s->intake.blocked)
+        intake_pump(s);
+}
+
+/* The relay of h (handoff.h) reads the connections relayed[0..n) marks:
+ * its log comes first. Without a readable log, they read at once. */
+static void intake_start(struct server *s, const struct handoff *h)
+{
+    struct relay_intake *in = &s->intake;
+    char err[256];
+    in->feed = relay_feed_open(s->loop, &h->relay, in->nconns, intake_wake, s, err, sizeof(err));
+    if (!in->feed) {
+        log_error("restart: %s; the relay is stopped, what it read is lost, the sockets are read from here", err);
+        struct relay_summary none = {.handed_ns = h->stopped_reading_ns, .started_ns = h->stopped_reading_ns,
+                                     .stopped_ns = h->stopped_reading_ns};
+        in->then_stop = false;
+        intake_finish(s, &none);
+        return;
+    }
+    in->deadline_ns = monotonic_ns() + (int64_t)INTAKE_CATCH_UP_MS * 1000000;
+    intake_pump(s);
 }
 
 /* Connections handed over by the image we replaced carry on here. */
@@ -817,6 +1109,10 @@ static void adopt_inherited(struct server *s)
     const struct handoff *h = s->inherited;
     if (!h)
         return;   /* a fresh start, not a restart */
+    bool relayed = h->relay.pid > 0;
+    struct relay_intake *in = &s->intake;
+    if (relayed && (in->conns = calloc(h->nconns ? h->nconns : 1, sizeof(*in->conns))) != NULL)
+        in->nconns = (uint32_t)h->nconns;
     for (size_t i = 0; i < h->nconns; i++) {
         struct conn *c = conn_adopt(&s->conn_env, h->conns[i].fd, &h->conns[i].rec, h->conns[i].state);
         if (!c) {
@@ -826,10 +1122,16 @@ static void adopt_inherited(struct server *s)
         link_conn(s, c);
         if (c->rec.id >= s->next_conn_id)
             s->next_conn_id = c->rec.id + 1;
+        if (in->conns && c->state == CONN_STREAMING) {
+            conn_leave_to_relay(c, (uint32_t)i);
+            in->conns[i] = c;
+        }
     }
     log_info("restart: adopted %u connections", s->nconns);
     note_restart(s, h);
     s->inherited = NULL;   /* the caller's, freed once we return */
+    if (relayed)
+        intake_start(s, h);
 }
 
 int server_listen(struct server *s, const struct server_config *cfg, const struct handoff *inherited, char *err,
@@ -914,6 +1216,11 @@ int server_start(struct server *s, uv_loop_t *loop, struct sink *sink, char *err
     if (start_handles(s, err, errlen) != 0 || start_metrics(s, err, errlen) != 0)
         return -1;
     adopt_inherited(s);
+    if (s->restart_again) {
+        s->restart_again = false;
+        log_info("restart: another was asked for during the last one; restarting");
+        server_restart(s);
+    }
     return 0;
 }
 

@@ -19,6 +19,7 @@
 #include "metrics.h"
 #include "pipeline.h"
 #include "recv_ring.h"
+#include "relay.h"
 #include "restart_check.h"
 #include "stall_meter.h"
 #include "sink.h"
@@ -74,16 +75,30 @@ struct server_stats {
     int64_t paused_ns;              /* and time spent paused */
     uint64_t received_by_type[INGEST_TYPE_SLOTS];   /* ingest counts them (metrics) */
     struct handoff_restarts restarts;   /* over every image of this process (handoff.h) */
-    int64_t restart_pause_ns;       /* the restart that started this image: how long nothing read */
+    int64_t restart_pause_ns;       /* the restart that started this image: the longest time nothing read */
 };
 
-/* SIGUSR2, step by step (server.c): check the build to run, let the writer
- * catch up, then hand over; the first two read on. */
+/* SIGUSR2, step by step (server.c): check the build to run, let the
+ * writer catch up while a relay starts, then hand over; the first two
+ * read on, and from the hand-over the relay reads (relay.h). */
 enum restart_phase {
     RESTART_NONE,
     RESTART_CHECKING,      /* restart_check.h */
-    RESTART_DRAINING,      /* the writer commits what is queued (checkpointing the WAL) */
+    RESTART_DRAINING,      /* the writer commits what is queued (checkpointing the WAL); the relay starts */
     RESTART_HANDING_OVER,  /* reading stopped, signals held: the loop winds down to the exec */
+};
+
+/* After a restart with a relay: its log first, then the sockets. */
+struct relay_intake {
+    struct relay_feed *feed;        /* NULL: no relay (any more) */
+    struct conn **conns;            /* by handoff index: what its records name; NULL once closed */
+    uint32_t nconns;
+    bool blocked;                   /* a record waits for batch space (on_space takes up again) */
+    int64_t deadline_ns;            /* not caught up by then: the relay is stopped anyway */
+    bool deadline_passed;
+    uv_idle_t more;                 /* records left after a turn's share */
+    bool then_stop;                 /* SIGTERM or SIGINT came meanwhile */
+    int64_t handover_ns;            /* the first hand-over's gap: previous image to relay */
 };
 
 struct server {
@@ -119,6 +134,10 @@ struct server {
     struct restart_check_result checked;
     bool restart_again;             /* SIGUSR2 during a restart: the new image restarts again */
     uv_timer_t restart_timer;       /* the drain's deadline */
+    struct relay_launch *relay;     /* RESTART_DRAINING on: the relay being launched, or ready */
+    bool relay_ready;               /* it said so */
+    bool relay_waited;              /* the drain's deadline passed once waiting for it */
+    struct relay_intake intake;     /* a restart with a relay started this image */
     uv_idle_t settle;               /* handing over: a last loop turn for caught signals */
     int settle_turns;
     int handoff_fd;                 /* >= 0: re-exec with this state after uv_run */

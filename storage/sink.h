@@ -42,6 +42,12 @@ struct sink_ops {
      * on the writer thread, while the daemon still reads (SQLite:
      * checkpoint the WAL after the next batch). */
     void (*handoff_soon)(struct sink *s);
+    /* Optional: a restart's check (server/restart_check.h) opens the same
+     * files from another process and writes (on), or is done (off); any
+     * thread. The writer leaves it room: SQLite, a gap after each
+     * transaction, so the check's own gets the write lock even while this
+     * writer is busy the whole time. */
+    void (*checking)(struct sink *s, bool on);
     /* Optional: a restart hands over to a new image of the daemon right
      * after this run: finish and close must skip what only a last stop
      * needs (query statistics, a WAL checkpoint), for the new image starts
@@ -174,6 +180,11 @@ static inline void sink_handoff_soon(struct sink *s)
 {
     if (s->ops->handoff_soon)
         s->ops->handoff_soon(s);
+}
+static inline void sink_checking(struct sink *s, bool on)
+{
+    if (s->ops->checking)
+        s->ops->checking(s, on);
 }
 static inline void sink_handoff(struct sink *s)
 {

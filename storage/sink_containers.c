@@ -153,6 +153,11 @@ static void containers_handoff_soon(struct sink *base)
     sink_handoff_soon(((struct containers_sink *)base)->inner);
 }
 
+static void containers_checking(struct sink *base, bool on)
+{
+    sink_checking(((struct containers_sink *)base)->inner, on);
+}
+
 static void containers_handoff(struct sink *base) { sink_handoff(((struct containers_sink *)base)->inner); }
 
 static void containers_finish(struct sink *base, int64_t stopped_ns)
@@ -209,6 +214,7 @@ static const struct sink_ops containers_ops = {
     .process_table = containers_process_table,
     .sequences = containers_sequences,
     .handoff_soon = containers_handoff_soon,
+    .checking = containers_checking,
     .handoff = containers_handoff,
     .finish = containers_finish,
     .close = containers_close,

@@ -190,6 +190,12 @@ static void rules_handoff_soon(struct sink *base)
     sink_handoff_soon(s->inner);
 }
 
+static void rules_checking(struct sink *base, bool on)
+{
+    struct rules_sink *s = (struct rules_sink *)base;
+    sink_checking(s->inner, on);
+}
+
 static void rules_handoff(struct sink *base)
 {
     struct rules_sink *s = (struct rules_sink *)base;
@@ -235,6 +241,7 @@ static const struct sink_ops rules_ops = {
     .process_table = rules_process_table,
     .sequences = rules_sequences,
     .handoff_soon = rules_handoff_soon,
+    .checking = rules_checking,
     .handoff = rules_handoff,
     .finish = rules_finish,
     .close = rules_close,

@@ -95,6 +95,13 @@ static void tee_handoff_soon(struct sink *base)
         sink_handoff_soon(t->sinks[i]);
 }
 
+static void tee_checking(struct sink *base, bool on)
+{
+    struct tee_sink *t = (struct tee_sink *)base;
+    for (size_t i = 0; i < t->n; i++)
+        sink_checking(t->sinks[i], on);
+}
+
 static void tee_handoff(struct sink *base)
 {
     struct tee_sink *t = (struct tee_sink *)base;
@@ -135,12 +142,12 @@ static void tee_close(struct sink *base)
 
 static const struct sink_ops tee_ops_threaded = {
     .name = "tee", .needs_writer_thread = true, .write_batch = tee_write_batch,
-    .handoff_soon = tee_handoff_soon, .handoff = tee_handoff, .finish = tee_finish,
+    .handoff_soon = tee_handoff_soon, .checking = tee_checking, .handoff = tee_handoff, .finish = tee_finish,
     .set_retention = tee_set_retention, .retention_deleted = tee_retention_deleted, .idle = tee_idle,
     .close = tee_close, .stopping = tee_stopping};
 static const struct sink_ops tee_ops_inline = {
     .name = "tee", .needs_writer_thread = false, .write_batch = tee_write_batch,
-    .handoff_soon = tee_handoff_soon, .handoff = tee_handoff, .finish = tee_finish,
+    .handoff_soon = tee_handoff_soon, .checking = tee_checking, .handoff = tee_handoff, .finish = tee_finish,
     .set_retention = tee_set_retention, .retention_deleted = tee_retention_deleted, .idle = tee_idle,
     .close = tee_close, .stopping = tee_stopping};
 

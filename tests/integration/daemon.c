@@ -63,6 +63,16 @@ char *daemon_read_log(const struct daemon *d)
     return buf;
 }
 
+void daemon_print_log_tail(const struct daemon *d, int lines)
+{
+    char *log = daemon_read_log(d);
+    const char *p = log + strlen(log);
+    for (int n = 0; p > log && n <= lines; p--)
+        n += p[-1] == '\n';
+    fprintf(stderr, "--- the daemon's last lines:\n%s", p);
+    free(log);
+}
+
 /* Appends what fd has to buf (cut at len - 1); false at its end. */
 static bool drain(int fd, char *buf, size_t len, size_t *used)
 {

@@ -60,6 +60,9 @@ int daemon_wait_exit(struct daemon *d, int timeout_ms);
 /* Whole captured stderr, malloc'd. */
 char *daemon_read_log(const struct daemon *d);
 
+/* The log's last lines on stderr, for a failure's report. */
+void daemon_print_log_tail(const struct daemon *d, int lines);
+
 /* Times needle occurs in the daemon's log. */
 int daemon_log_count(const struct daemon *d, const char *needle);
 

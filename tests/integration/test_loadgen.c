@@ -491,6 +491,8 @@ static void test_sentry_drops_and_reports_them(void **state)
     /* The last packet said how many were dropped before it; all sent. */
     assert_int_equal((long long)f.last_dropped + (long long)f.received, 20000);
     assert_int_equal(f.last_dropped, dropped);
+    /* What the collector can know: the count the last header sent carried. */
+    assert_int_equal(JSON_INT(out, "dropped_reported"), f.last_dropped);
 }
 
 static void test_retries_prevent_drops(void **state)

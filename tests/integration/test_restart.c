@@ -45,8 +45,10 @@ static pid_t start_loadgen(const char *socket, const char *mode, const char *out
 /* Waits until the log shows n completed restarts. */
 static void wait_for_adoptions(const struct daemon *d, int n)
 {
-    if (!daemon_wait_log(d, "restart: adopted", n, 10000))
+    if (!daemon_wait_log(d, "restart: adopted", n, 10000)) {
+        daemon_print_log_tail(d, 40);
         fail_msg("restart %d did not complete", n);
+    }
 }
 
 static void restart_while_streaming(const char *mode)

@@ -3,7 +3,8 @@
  * connection id, restart counts, when reading stopped, the build to come
  * back to and its arguments, byte for byte); states written by earlier
  * builds (version 1, without dropped_count_regressions) still load, a
- * later build's unknown lines are skipped, a damaged state is refused. */
+ * later build's unknown lines are skipped, a damaged state is refused. A
+ * restart's relay (relay.h) and a restart asked for during it cross too. */
 #include "unit_util.h"
 
 #include <fcntl.h>
@@ -179,6 +180,63 @@ static void test_unknown_lines_are_skipped(void **state)
     close(pair[1]);
 }
 
+/* The relay reading the connections: its pid and descriptors, passed on
+ * across exec (not close-on-exec while saved, close-on-exec once loaded);
+ * and a SIGUSR2 that came during the restart. A state without them has
+ * neither. */
+static void test_relay_and_a_restart_again_cross(void **state)
+{
+    (void)state;
+    int pair[2], ctl[2], log = memfd_create("test-relay-log", MFD_CLOEXEC), ev = memfd_create("test-ev", MFD_CLOEXEC);
+    assert_int_equal(socketpair(AF_UNIX, SOCK_SEQPACKET, 0, pair), 0);
+    assert_int_equal(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, ctl), 0);
+    struct handoff out;
+    handoff_init(&out);
+    assert_int_equal(out.relay.pid, 0);
+    out.listener = (struct listener){.fd = pair[1], .dev = 1, .ino = 2};
+    snprintf(out.listener.path, sizeof(out.listener.path), "/tmp/some.sock");
+    out.relay = (struct relay_fds){.pid = 4242, .ctl_fd = ctl[0], .log_fd = log, .event_fd = ev};
+    out.restart_again = true;
+    char err[256] = "";
+    int fd = handoff_save(&out, err, sizeof(err));
+    assert_true(fd >= 0);
+    assert_int_equal(fcntl(ctl[0], F_GETFD) & FD_CLOEXEC, 0);
+    assert_int_equal(fcntl(log, F_GETFD) & FD_CLOEXEC, 0);
+    assert_int_equal(fcntl(ev, F_GETFD) & FD_CLOEXEC, 0);
+    struct handoff in;
+    assert_int_equal(load(fd, &in, err, sizeof(err)), 1);
+    assert_int_equal(in.relay.pid, 4242);
+    assert_int_equal(in.relay.ctl_fd, ctl[0]);
+    assert_int_equal(in.relay.log_fd, log);
+    assert_int_equal(in.relay.event_fd, ev);
+    assert_true(in.restart_again);
+    assert_int_equal(fcntl(ctl[0], F_GETFD) & FD_CLOEXEC, FD_CLOEXEC);
+    assert_int_equal(fcntl(log, F_GETFD) & FD_CLOEXEC, FD_CLOEXEC);
+    handoff_free(&in);
+
+    out.relay = (struct relay_fds){.ctl_fd = -1, .log_fd = -1, .event_fd = -1};
+    out.restart_again = false;
+    assert_true((fd = handoff_save(&out, err, sizeof(err))) >= 0);
+    assert_int_equal(load(fd, &in, err, sizeof(err)), 1);
+    assert_int_equal(in.relay.pid, 0);
+    assert_int_equal(in.relay.ctl_fd, -1);
+    assert_false(in.restart_again);
+    handoff_free(&in);
+
+    /* A relay line naming a descriptor that is not open: refused. */
+    char text[256];
+    snprintf(text, sizeof(text), "seccheckd-handoff 2\nlistener %d 1 2 /tmp/x.sock\nrelay 4242 %d 999 998\n", pair[1],
+             ctl[0]);
+    assert_int_equal(load(state_file(text), &in, err, sizeof(err)), -1);
+    handoff_free(&in);
+    for (int i = 0; i < 2; i++) {
+        close(pair[i]);
+        close(ctl[i]);
+    }
+    close(log);
+    close(ev);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -187,6 +245,7 @@ int main(void)
         cmocka_unit_test(test_damaged_state_is_refused),
         cmocka_unit_test(test_round_trip_keeps_what_spans_images),
         cmocka_unit_test(test_unknown_lines_are_skipped),
+        cmocka_unit_test(test_relay_and_a_restart_again_cross),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

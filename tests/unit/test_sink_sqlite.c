@@ -608,6 +608,134 @@ static void test_sqlite_lock_wait_does_not_spin(void **state)
         fail_msg("the writer spun on the lock: %.3f s of CPU in %.3f s (busy handler not used)", cpu, wall);
 }
 
+/* A restart's check (`seccheckd check`, a probe) writes the database the
+ * running daemon writes, and under load it lost that race: with the
+ * daemon's writer busy, SQLite's busy handler (backing off to a try every
+ * 100 ms) kept missing the moments the lock was free, and the check failed
+ * "database is locked", a restart refused (integration.restart under
+ * ThreadSanitizer with both cores busy, 1 run in 3). A probe now tries
+ * every millisecond, and while a check runs (sink_checking) the daemon's
+ * writer leaves a gap after each transaction. */
+
+/* Another writer that lets go of the lock for 2 ms every 250 ms, until
+ * stopped. */
+struct lock_windows {
+    const char *path;
+    atomic_bool stop;
+    unsigned windows;
+};
+
+static void *open_windows(void *arg)
+{
+    struct lock_windows *w = arg;
+    sqlite3 *db = lock_db(w->path);
+    while (!atomic_load(&w->stop)) {
+        usleep(250000);
+        sqlite3_exec(db, "COMMIT", NULL, NULL, NULL);
+        usleep(2000);
+        w->windows++;
+        while (sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK && !atomic_load(&w->stop))
+            usleep(100);   /* the probe got in: wait for it */
+    }
+    sqlite3_exec(db, "COMMIT", NULL, NULL, NULL);
+    sqlite3_close(db);
+    return NULL;
+}
+
+/* The lock is free 2 ms in 250: tried every 100 ms, a check would find it
+ * free within the 3 s here in 2 runs of 5; tried every
+ * millisecond, it does in the first window or the next. */
+static void test_sqlite_check_tries_for_the_lock_every_millisecond(void **state)
+{
+    (void)state;
+    char dir[64], path[128];
+    scratch_dir(dir);
+    snprintf(path, sizeof(path), "%s/windows.db", dir);
+    struct sink *s = open_sqlite(path);   /* the database and its schema exist */
+    sink_finish(s, 10);
+    sink_close(s);
+    struct lock_windows w = {.path = path};
+    pthread_t th;
+    pthread_create(&th, NULL, open_windows, &w);
+    usleep(50000);
+    struct sink_sqlite_options o = {.path = path, .busy_timeout_ms = 3000, .probe = true};
+    char err[512] = "";
+    double waited = wall_s();
+    struct sink *probe = sink_sqlite_open(&o, err, sizeof(err));
+    waited = wall_s() - waited;
+    atomic_store(&w.stop, true);
+    pthread_join(th, NULL);
+    if (probe)
+        sink_close(probe);
+    scratch_dir_remove(dir);
+    printf("the check got in after %.0f ms, %u windows\n", waited * 1000, w.windows);
+    if (!probe)
+        fail_msg("the check never found the lock free in %u windows of 2 ms: %s", w.windows, err);
+}
+
+/* The daemon's own writer, busy without a pause, with a check running:
+ * the check gets in. */
+struct busy_writer {
+    struct sink *sink;
+    struct batch *batch;
+    atomic_bool stop;
+    unsigned writes;
+};
+
+static void *write_without_pause(void *arg)
+{
+    struct busy_writer *w = arg;
+    while (!atomic_load(&w->stop)) {
+        sink_write_batch(w->sink, w->batch);   /* the same events again: the transaction is what matters */
+        w->writes++;
+    }
+    return NULL;
+}
+
+static void test_sqlite_check_gets_in_while_the_writer_is_busy(void **state)
+{
+    (void)state;
+    char dir[64], path[128];
+    scratch_dir(dir);
+    snprintf(path, sizeof(path), "%s/busy.db", dir);
+    struct trace_pkts t;
+    trace_load("exec_loop.trace", &t);
+    /* Transactions of 20,000 events (tens of milliseconds each), back to back. */
+    struct batch_limits lim = {.max_events = 20000, .max_bytes = 64u << 20};
+    struct busy_writer w = {.sink = open_sqlite(path), .batch = batch_new(&lim)};
+    for (size_t i = 0; i < lim.max_events; i++)
+        push_decoded(w.batch, t.pkt[i % t.n], t.len[i % t.n], 1, (int64_t)i);
+    w.batch->counts.received = lim.max_events;
+    double took = wall_s();
+    sink_write_batch(w.sink, w.batch);
+    took = wall_s() - took;
+    sink_checking(w.sink, true);   /* as the daemon does while its restart checks */
+    pthread_t th;
+    pthread_create(&th, NULL, write_without_pause, &w);
+    usleep(100000);
+    /* Long enough for the transaction under way and the gap after it. */
+    int busy_ms = (int)(2000 * took) + 200;
+    struct sink_sqlite_options o = {.path = path, .busy_timeout_ms = busy_ms, .probe = true};
+    char err[512] = "";
+    struct sink *probe = sink_sqlite_open(&o, err, sizeof(err));
+    atomic_store(&w.stop, true);
+    pthread_join(th, NULL);
+    sink_checking(w.sink, false);
+    unsigned writes = w.writes;
+    if (probe)
+        sink_close(probe);
+    sink_finish(w.sink, 10);
+    sink_close(w.sink);
+    batch_free(w.batch);
+    trace_free(&t);
+    scratch_dir_remove(dir);
+    printf("transactions of %.0f ms: the writer committed %u while the check waited up to %d ms\n", took * 1000,
+           writes, busy_ms);
+    if (!probe)
+        fail_msg("the check could not write beside a busy writer: %s", err);
+    assert_true(writes >= 1);   /* the writer was writing meanwhile */
+}
+
 static void test_sqlite_failed_batch_counted_later(void **state)
 {
     (void)state;
@@ -1283,6 +1411,8 @@ int main(void)
         cmocka_unit_test(test_sqlite_bad_path),
         cmocka_unit_test(test_sqlite_lock_is_waited_out),
         cmocka_unit_test(test_sqlite_lock_wait_does_not_spin),
+        cmocka_unit_test(test_sqlite_check_tries_for_the_lock_every_millisecond),
+        cmocka_unit_test(test_sqlite_check_gets_in_while_the_writer_is_busy),
         cmocka_unit_test(test_sqlite_failed_batch_counted_later),
         cmocka_unit_test(test_sqlite_failed_last_batch_counted),
         cmocka_unit_test(test_sqlite_failed_batch_keeps_conn_snapshots),
