@@ -27,14 +27,13 @@ struct js_link_options {
     int64_t timeout_ms;             /* connecting, and each request */
 };
 
+struct js_link_events;              /* what nats.c's callback thread writes (link.c) */
+
 struct js_link {
     natsConnection *nc;
     jsCtx *js;
     int64_t timeout_ms;
-    pthread_mutex_t lock;           /* the fields below, written from nats.c's threads */
-    char async_error[256];          /* the server's last asynchronous error (a permissions violation) */
-    uint64_t async_errors;
-    bool disconnected;
+    struct js_link_events *events;  /* the connection's: its callbacks' closure, outliving the link if need be */
 };
 
 /* Checks a URL list as js_link_connect reads it: 0, or -1 with err (a
@@ -46,6 +45,8 @@ int js_link_check_urls(const char *urls, const char *option, char *err, size_t e
  * -1 with err and *lasting when retrying cannot help (the credentials
  * file, the CA file, the server refusing the user). */
 int js_link_connect(struct js_link *l, const struct js_link_options *o, bool *lasting, char *err, size_t errlen);
+/* Closes the connection and returns once nats.c has run its last callback
+ * for it (a link on the stack may then go). */
 void js_link_close(struct js_link *l);
 
 /* The server's last asynchronous error since the last call ("" if none). */

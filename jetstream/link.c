@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 
 #include "log.h"
 
@@ -129,33 +130,94 @@ static int load_auth(natsOptions *opts, const char *path, char *err, size_t errl
 
 /* ---- connecting ---- */
 
+/* nats.c runs a connection's callbacks on a thread of its own, queued, and
+ * the last one after natsConnection_Close returns: the closed callback.
+ * Their closure is therefore on the heap, one per connection, and freed
+ * only once that callback ran (a link on a stack frame that returned was
+ * written to: ASan in e2e.readme's central, a disconnected callback). */
+struct js_link_events {
+    pthread_mutex_t lock;
+    pthread_cond_t closed_cond;
+    bool closed;                    /* the connection's last callback ran */
+    char async_error[256];          /* the server's last asynchronous error (a permissions violation) */
+    uint64_t async_errors;
+};
+
+/* How long js_link_close waits for the closed callback; past it the events
+ * are left allocated (a late callback finds them), never freed under it. */
+#define CLOSED_CALLBACK_WAIT_MS 10000
+
+static struct js_link_events *events_new(void)
+{
+    struct js_link_events *ev = calloc(1, sizeof(*ev));
+    if (!ev)
+        return NULL;
+    pthread_mutex_init(&ev->lock, NULL);
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&ev->closed_cond, &ca);
+    pthread_condattr_destroy(&ca);
+    return ev;
+}
+
+static void events_free(struct js_link_events *ev)
+{
+    if (!ev)
+        return;
+    pthread_cond_destroy(&ev->closed_cond);
+    pthread_mutex_destroy(&ev->lock);
+    free(ev);
+}
+
+/* Whether the closed callback ran within CLOSED_CALLBACK_WAIT_MS. */
+static bool events_wait_closed(struct js_link_events *ev)
+{
+    struct timespec until;
+    clock_gettime(CLOCK_MONOTONIC, &until);
+    until.tv_sec += CLOSED_CALLBACK_WAIT_MS / 1000;
+    pthread_mutex_lock(&ev->lock);
+    int e = 0;
+    while (!ev->closed && e != ETIMEDOUT)
+        e = pthread_cond_timedwait(&ev->closed_cond, &ev->lock, &until);
+    bool closed = ev->closed;
+    pthread_mutex_unlock(&ev->lock);
+    return closed;
+}
+
 static void on_async_error(natsConnection *nc, natsSubscription *sub, natsStatus s, void *closure)
 {
     (void)sub;
-    struct js_link *l = closure;
+    struct js_link_events *ev = closure;
     const char *text = NULL;
     natsConnection_GetLastError(nc, &text);
-    pthread_mutex_lock(&l->lock);
-    snprintf(l->async_error, sizeof(l->async_error), "%s", text && *text ? text : natsStatus_GetText(s));
-    l->async_errors++;
-    pthread_mutex_unlock(&l->lock);
+    pthread_mutex_lock(&ev->lock);
+    snprintf(ev->async_error, sizeof(ev->async_error), "%s", text && *text ? text : natsStatus_GetText(s));
+    ev->async_errors++;
+    pthread_mutex_unlock(&ev->lock);
 }
 
-static void on_disconnected(natsConnection *nc, void *closure)
+static void on_closed(natsConnection *nc, void *closure)
 {
     (void)nc;
-    struct js_link *l = closure;
-    pthread_mutex_lock(&l->lock);
-    l->disconnected = true;
-    pthread_mutex_unlock(&l->lock);
+    struct js_link_events *ev = closure;
+    pthread_mutex_lock(&ev->lock);
+    ev->closed = true;
+    pthread_cond_broadcast(&ev->closed_cond);
+    pthread_mutex_unlock(&ev->lock);
 }
 
 void js_link_take_async_error(struct js_link *l, char *out, size_t outlen)
 {
-    pthread_mutex_lock(&l->lock);
-    snprintf(out, outlen, "%s", l->async_error);
-    l->async_error[0] = '\0';
-    pthread_mutex_unlock(&l->lock);
+    struct js_link_events *ev = l->events;
+    if (!ev) {
+        snprintf(out, outlen, "%s", "");
+        return;
+    }
+    pthread_mutex_lock(&ev->lock);
+    snprintf(out, outlen, "%s", ev->async_error);
+    ev->async_error[0] = '\0';
+    pthread_mutex_unlock(&ev->lock);
 }
 
 static bool auth_refused(natsStatus s)
@@ -168,8 +230,6 @@ static bool auth_refused(natsStatus s)
 int js_link_connect(struct js_link *l, const struct js_link_options *o, bool *lasting, char *err, size_t errlen)
 {
     *lasting = false;
-    if (!l->nc)
-        pthread_mutex_init(&l->lock, NULL);
     pthread_once(&nats_opened, open_library);
     if (nats_open_status != NATS_OK) {
         snprintf(err, errlen, "cannot start the NATS library: %s", natsStatus_GetText(nats_open_status));
@@ -181,6 +241,10 @@ int js_link_connect(struct js_link *l, const struct js_link_options *o, bool *la
     bool tls;
     if (split_urls(o->urls, "--to", buf, sizeof(buf), list, &n, &tls, err, errlen) != 0) {
         *lasting = true;
+        return -1;
+    }
+    if (!l->events && !(l->events = events_new())) {
+        snprintf(err, errlen, "out of memory");
         return -1;
     }
     natsOptions *opts = NULL;
@@ -198,9 +262,9 @@ int js_link_connect(struct js_link *l, const struct js_link_options *o, bool *la
     if (s == NATS_OK)
         s = natsOptions_SetReconnectWait(opts, 250);
     if (s == NATS_OK)
-        s = natsOptions_SetErrorHandler(opts, on_async_error, l);
+        s = natsOptions_SetErrorHandler(opts, on_async_error, l->events);
     if (s == NATS_OK)
-        s = natsOptions_SetDisconnectedCB(opts, on_disconnected, l);
+        s = natsOptions_SetClosedCB(opts, on_closed, l->events);
     /* A publish or fetch waiting on a connection that is gone fails at
      * once rather than at its timeout: the caller retries. */
     if (s == NATS_OK)
@@ -243,7 +307,6 @@ int js_link_connect(struct js_link *l, const struct js_link_options *o, bool *la
         return -1;
     }
     l->timeout_ms = o->timeout_ms;
-    l->disconnected = false;
     return 0;
 }
 
@@ -251,12 +314,20 @@ void js_link_close(struct js_link *l)
 {
     if (l->js)
         jsCtx_Destroy(l->js);
+    bool callbacks_done = true;   /* a connection that never was calls nothing back */
     if (l->nc) {
         natsConnection_Close(l->nc);
+        callbacks_done = events_wait_closed(l->events);
         natsConnection_Destroy(l->nc);
     }
+    if (callbacks_done)
+        events_free(l->events);
+    else
+        log_warn("NATS: a connection's closed callback did not come in %d s: its few bytes of state are left "
+                 "allocated for it", CLOSED_CALLBACK_WAIT_MS / 1000);
     l->js = NULL;
     l->nc = NULL;
+    l->events = NULL;
 }
 
 /* ---- the stream ---- */
