@@ -187,7 +187,7 @@ while read -r n kind first; do
     ran_blocks=$((ran_blocks + 1))
     if [ $rc != 0 ]; then
         fail "block $n ($first) exited $rc"
-        for f in "$README_LOGS/$n"-*.log; do [ -f "$f" ] && { echo "---- $f"; tail -20 "$f"; }; done
+        for f in "$README_LOGS/$n"-*.log; do [ -f "$f" ] && { echo "---- $f"; tail -${SECCHECKD_README_LOG_LINES:-20} "$f"; }; done
         continue
     fi
     ok "block $n ran as written"
