@@ -10,11 +10,19 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <time.h>
 #include <unistd.h>
 #include <cmocka.h>
 
 #include "daemon.h"
 #include "replay.h"
+
+static int64_t now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
 
 static void test_thousand_idle_connections(void **state)
 {
@@ -40,7 +48,12 @@ static void test_thousand_idle_connections(void **state)
     usleep(300000);   /* let a flush pass over every connection's record */
     long with = rss_kib(d.pid);
     printf("daemon RSS: %ld KiB at start, %ld KiB with %d idle handshaken connections\n", before, with, N);
-    assert_true(with <= 64 * 1024);
+    /* Their cost, not the daemon's start (libraries, the rules, SQLite's
+     * cache): at most 32 KiB a connection. Not under AddressSanitizer, whose
+     * redzones and quarantine are not the daemon's (61 KiB a connection). */
+#ifndef SECCHECKD_SANITIZED
+    assert_true(with - before <= 32 * 1024);
+#endif
     for (int i = 0; i < N; i++)
         close(fds[i]);
     assert_int_equal(daemon_stop(&d), 0);
@@ -88,30 +101,42 @@ static void test_flood_memory_is_bounded(void **state)
         floods[i] = (struct flood){.socket = d.socket, .trace = &trace};
         pthread_create(&threads[i], NULL, flood_main, &floods[i]);
     }
-    long samples[8];
-    for (int s = 0; s < 8; s++) {
-        usleep(500000);
-        samples[s] = rss_kib(d.pid);
+    /* RSS when half the flood was sent and at its end: how many messages,
+     * not how many seconds, so that a slow or busy machine (fewer messages
+     * a second, a slower ramp to the queue's bound) measures the same. */
+    enum { FLOOD = 400000, FLOOD_MAX_S = 60 };
+    long at_half = 0, peak = 0;
+    int64_t started = now_ms();
+    uint64_t sent = 0;
+    while (sent < FLOOD && now_ms() - started < FLOOD_MAX_S * 1000) {
+        usleep(100000);
+        sent = 0;
+        for (int i = 0; i < SENDERS; i++)
+            sent += floods[i].sent;
+        long rss = rss_kib(d.pid);
+        peak = rss > peak ? rss : peak;
+        if (!at_half && sent >= FLOOD / 2)
+            at_half = rss;
     }
     for (int i = 0; i < SENDERS; i++)
         floods[i].stop = 1;
     for (int i = 0; i < SENDERS; i++)
         pthread_join(threads[i], NULL);
-    uint64_t sent = 0;
+    sent = 0;
     for (int i = 0; i < SENDERS; i++)
         sent += floods[i].sent;
-    printf("flood: %llu messages in 4 s; daemon RSS KiB:", (unsigned long long)sent);
-    for (int s = 0; s < 8; s++)
-        printf(" %ld", samples[s]);
-    printf("\n");
-    /* Bounded: after the first second it does not keep growing, and stays
-     * far below what storing the flood in memory would take. (Not under
-     * AddressSanitizer, whose quarantine holds freed memory on purpose.) */
+    long at_end = rss_kib(d.pid);
+    printf("flood: %llu messages in %.1f s; daemon RSS KiB: %ld at half, %ld at the end, %ld at most\n",
+           (unsigned long long)sent, (double)(now_ms() - started) / 1000, at_half, at_end, peak);
+    if (sent < FLOOD)
+        fail_msg("the flood sent %llu messages in %d s, not %d: nothing to judge", (unsigned long long)sent,
+                 FLOOD_MAX_S, FLOOD);
+    /* Bounded: the second half of the flood (200,000 messages, ~25 MB on the
+     * wire) does not grow it, and it stays far below what storing the flood
+     * in memory would take. (Not under AddressSanitizer, whose quarantine
+     * holds freed memory on purpose.) */
 #ifndef SECCHECKD_SANITIZED
-    long peak = 0;
-    for (int s = 2; s < 8; s++)
-        peak = samples[s] > peak ? samples[s] : peak;
-    assert_true(peak <= samples[1] + 16 * 1024);
+    assert_true(at_end <= at_half + 16 * 1024);
     assert_true(peak <= 128 * 1024);
 #endif
     assert_int_equal(daemon_stop(&d), 0);
