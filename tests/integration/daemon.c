@@ -11,9 +11,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <poll.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/time.h>
 #include <sys/un.h>
 #include <sys/wait.h>
@@ -38,6 +38,7 @@ void daemon_prepare(struct daemon *d)
     snprintf(d->socket, sizeof(d->socket), "%s/s.sock", d->dir);
     snprintf(d->db, sizeof(d->db), "%s/events.db", d->dir);
     snprintf(d->log, sizeof(d->log), "%s/daemon.log", d->dir);
+    snprintf(d->runsc_root, sizeof(d->runsc_root), "%s/runsc-root", d->dir);
 }
 
 char *daemon_read_log(const struct daemon *d)
@@ -198,6 +199,18 @@ bool daemon_spawn(struct daemon *d, const char *const *argv, const char *ready)
     return spawn_limited(d, argv, ready, 0);
 }
 
+/* Whether args name option (as "--opt VALUE" or "--opt=VALUE") or a
+ * --config file, which may. */
+static bool args_set(const char *const *args, const char *option)
+{
+    size_t len = strlen(option);
+    for (int i = 0; args && args[i]; i++)
+        if (strcmp(args[i], "--config") == 0 || strncmp(args[i], "--config=", 9) == 0 ||
+            (strncmp(args[i], option, len) == 0 && (args[i][len] == '\0' || args[i][len] == '=')))
+            return true;
+    return false;
+}
+
 /* daemon_start; nofile > 0: under that open-file limit. */
 static bool start_limited(struct daemon *d, const char *binary, const char *const *extra_args, unsigned nofile)
 {
@@ -208,6 +221,16 @@ static bool start_limited(struct daemon *d, const char *binary, const char *cons
     argv[n++] = d->socket;
     argv[n++] = "--db";
     argv[n++] = d->db;
+    if (!args_set(extra_args, "--runsc-root")) {
+        if (mkdir(d->runsc_root, 0700) != 0 && errno != EEXIST)
+            fail_msg("mkdir %s: %s", d->runsc_root, strerror(errno));
+        argv[n++] = "--runsc-root";
+        argv[n++] = d->runsc_root;
+    }
+    if (!args_set(extra_args, "--docker-socket")) {
+        argv[n++] = "--docker-socket";
+        argv[n++] = "none";
+    }
     for (int i = 0; extra_args && extra_args[i] && n < 62; i++)
         argv[n++] = extra_args[i];
     argv[n] = NULL;

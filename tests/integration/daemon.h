@@ -21,6 +21,7 @@ struct daemon {
     char socket[300];
     char db[300];
     char log[300];
+    char runsc_root[300];   /* an empty runsc root of its own (see daemon_start) */
     int exit_status;    /* after daemon_stop: exit code, or 128 + signal */
 };
 
@@ -29,7 +30,11 @@ struct daemon {
 void daemon_prepare(struct daemon *d);
 
 /* Starts binary with extra args (NULL-terminated) after --socket/--db, and
- * waits until it logs that it listens. false if it exited or timed out. */
+ * waits until it logs that it listens. false if it exited or timed out.
+ * Unless the args (or a --config file) say otherwise, the daemon looks up
+ * names in an empty runsc root of the test's own and never asks a Docker
+ * socket: a test reads no machine-wide state (the machine's runsc roots,
+ * /var/run/docker.sock) it did not make. */
 bool daemon_start(struct daemon *d, const char *binary, const char *const *extra_args);
 
 /* daemon_start under an open-file limit: RLIMIT_NOFILE soft and hard set
