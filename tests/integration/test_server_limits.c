@@ -257,14 +257,19 @@ static void test_refusals_logged_rate_limited(void **state)
     assert_int_equal(hold_until_refused(f, 2), 2);
     char err[256];
     const int attempts = 1000;
+    int64_t t0 = now_ms();
     for (int i = 0; i < attempts; i++) {
         int fd = replay_connect(f->d.socket, 1, 2000, err, sizeof(err));
         if (fd >= 0)
             fail_msg("connection %d over --max-connections 2 was served", i);
     }
     int lines = daemon_log_count(&f->d, "refused a connection");
-    fprintf(stderr, "%d refusals: %d log lines\n", attempts, lines);
-    assert_int_equal(lines, 1);   /* the first; then at most one per 10 s */
+    int64_t took_ms = now_ms() - t0;
+    fprintf(stderr, "%d refusals in %lld ms: %d log lines\n", attempts, (long long)took_ms, lines);
+    /* The first; then at most one per 10 s (a busy machine may take longer
+     * than 10 s over the 1000). */
+    assert_true(lines >= 1);
+    assert_true(lines <= 1 + (took_ms + 1000) / 10000);   /* a second of slack for the last ones in flight */
     close_held(f);
     char *log = stop_cleanly(f);
     assert_int_equal(summary_number(log, "summary: connections", "(refused "), attempts);
