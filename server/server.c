@@ -350,6 +350,12 @@ static void on_listener_readable(uv_poll_t *h, int status, int events)
         log_error("listener poll: %s", uv_strerror(status));
         return;
     }
+    /* The reserve before any new connection: had another thread taken its
+     * slot (SQLite's temporary files while it builds an index), the
+     * connections would take every slot freed since, and out of
+     * descriptors again the daemon could neither serve nor refuse. */
+    if (s->reserve_fd < 0)
+        s->reserve_fd = open_reserve_fd();
     for (int i = 0; i < ACCEPTS_PER_TURN; i++) {
         int fd = accept4(s->listener.fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
         if (fd >= 0) {
