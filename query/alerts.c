@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <jansson.h>
 #include <libpq-fe.h>
 #include <sqlite3.h>
 
@@ -90,6 +91,8 @@ struct alert_row {
     const char *names;              /* "namespace/pod/container" as runsc's state file gave them, or NULL */
     size_t output_len;
     uint64_t suppressed;            /* held back before it */
+    uint64_t evicted;               /* its connection's partial matches evicted before it */
+    const char *sequence;           /* a sequence's alert: its steps (a JSON object); else NULL */
 };
 
 /* The table's columns of text (cut to their width, --wide: as wide as
@@ -372,8 +375,9 @@ static void json_row(struct printer *p, const struct alert_row *a)
     /* Falco's hostname: the host's name as its forwarder gave it (what its
      * --alerts-out wrote), else its id; here, this machine's. */
     const char *hostname = a->host_name ? a->host_name : a->host ? a->host : p->hostname;
-    rules_alert_json(&p->scratch, hostname, a->rule, a->priority, a->time_ns, a->output,
-                     a->output_len, a->output_fields, a->tags, a->suppressed);
+    struct rules_alert_extras extras = {.suppressed = a->suppressed, .evicted = a->evicted, .sequence = a->sequence};
+    rules_alert_json_ex(&p->scratch, hostname, a->rule, a->priority, a->time_ns, a->output, a->output_len,
+                        a->output_fields, a->tags, &extras);
     event_line_json(&p->line, p->scratch.data ? p->scratch.data : "{}", p->scratch.len);
     strbuf_putc(&p->line, '\n');
 }
@@ -536,6 +540,7 @@ struct local_reader {
     int64_t after;
     int64_t since_ns, since_event;  /* --since: its bound, the last event received before it */
     struct container_names names;   /* what the database can join (container_filter.h) */
+    bool has_sequences;             /* the alerts table has evicted and sequence (a daemon with sequences wrote it) */
 };
 
 /* The filters after "WHERE a.id > ?1": ?2 the last event received before
@@ -599,6 +604,7 @@ static int local_prepare(struct local_reader *r)
                        ALERT_OUTBOX_OBJECT_SQL("a.output_fields") ", " ALERT_OUTBOX_ARRAY_SQL("a.tags")
                        ", e.recv_ns, a.suppressed, ");
     container_names_label(&head, &r->names, "a.container_id");
+    strbuf_puts(&head, r->has_sequences ? ", a.evicted, " ALERT_OUTBOX_OBJECT_SQL("a.sequence") : ", 0, NULL");
     local_from(r, &head);
     int rc = head.failed ? ALERTS_FAILED : local_statement(r, head.data, tail, &r->rows);
     strbuf_free(&head);
@@ -661,7 +667,8 @@ static int local_print_next(struct local_reader *r, struct printer *p, int *n)
             .container = column_text(r->rows, 4), .output = column_text(r->rows, 5),
             .output_len = (size_t)sqlite3_column_bytes(r->rows, 5), .recv_ns = sqlite3_column_int64(r->rows, 8),
             .has_recv = sqlite3_column_type(r->rows, 8) == SQLITE_INTEGER,
-            .suppressed = (uint64_t)sqlite3_column_int64(r->rows, 9), .names = column_text(r->rows, 10)};
+            .suppressed = (uint64_t)sqlite3_column_int64(r->rows, 9), .names = column_text(r->rows, 10),
+            .evicted = (uint64_t)sqlite3_column_int64(r->rows, 11), .sequence = column_text(r->rows, 12)};
         a.output_fields = alert_outbox_json_column(column_text(r->rows, 6), (size_t)sqlite3_column_bytes(r->rows, 6),
                                                    "{}", &a.replaced);
         a.tags = alert_outbox_json_column(column_text(r->rows, 7), (size_t)sqlite3_column_bytes(r->rows, 7), "[]",
@@ -727,6 +734,11 @@ static void local_top(void *ctx, const char *column, struct strbuf *out)
 static int local_check(struct local_reader *r)
 {
     container_names_probe(r->db, &r->names);
+    /* a database no daemon with sequences has opened yet has neither column */
+    r->has_sequences = sqlite3_table_column_metadata(r->db, NULL, "alerts", "evicted", NULL, NULL, NULL, NULL, NULL) ==
+                           SQLITE_OK &&
+                       sqlite3_table_column_metadata(r->db, NULL, "alerts", "sequence", NULL, NULL, NULL, NULL, NULL) ==
+                           SQLITE_OK;
     if (sqlutil_has(r->db, "table", "alerts"))
         return 0;
     fprintf(stderr, PROG ": %s has no alerts table: it was written by a seccheckd without rules (start this "
@@ -889,6 +901,7 @@ struct central_reader {
     struct strbuf sql, cursor_json;
     char since[24];
     bool has_names;                 /* the central schema has container_names (schema 6 on) */
+    bool has_sequences;             /* its alerts have evicted and sequence (a forwarder shipped them) */
 };
 
 #define CENTRAL_PARAMS 7
@@ -933,6 +946,7 @@ static void central_sql(struct central_reader *r)
                      " (SELECT to_jsonb(h) ->> 'hostname' FROM hosts h WHERE h.host_id = a.host_id),"
                      " a.suppressed, ");
     strbuf_puts(sql, r->has_names ? CENTRAL_NAMES_LABEL_SQL("a.host_id", "a.container_id") : "NULL");
+    strbuf_puts(sql, r->has_sequences ? ", a.evicted, a.sequence" : ", 0, NULL");
     central_filters(sql, r, r->o);
     strbuf_printf(sql, " ORDER BY a.host_id COLLATE \"C\", a.id LIMIT %d", ROWS_PER_READ);
 }
@@ -1030,6 +1044,23 @@ static bool central_transient(const PGresult *res)
     return state && (strcmp(state, "40P01") == 0 || strcmp(state, "40001") == 0 || strcmp(state, "55P03") == 0);
 }
 
+/* The central sequence column (text, as the host's database kept it) of
+ * row i when it is a JSON object, as the host's reader takes it
+ * (ALERT_OUTBOX_OBJECT_SQL); else NULL: the line has no such key. */
+static const char *central_sequence(const PGresult *res, int i, int col)
+{
+    if (PQgetisnull(res, i, col))
+        return NULL;
+    const char *text = PQgetvalue(res, i, col);
+    size_t len = (size_t)PQgetlength(res, i, col);
+    if (strlen(text) != len || !utf8_valid(text, len))
+        return NULL;
+    json_t *j = json_loadb(text, len, 0, NULL);   /* an object or array at the top, nothing after it */
+    bool object = json_is_object(j);
+    json_decref(j);
+    return object ? text : NULL;
+}
+
 /* 0, ALERTS_FAILED / ALERTS_OUTPUT_GONE, or CENTRAL_RETRY (said on stderr):
  * nothing was printed, the cursors did not move. */
 static int central_print_next(struct central_reader *r, struct printer *p, int *n)
@@ -1060,7 +1091,9 @@ static int central_print_next(struct central_reader *r, struct printer *p, int *
             .has_recv = !PQgetisnull(res, i, 9), .recv_ns = strtoll(PQgetvalue(res, i, 9), NULL, 10),
             .host_name = PQgetisnull(res, i, 10) ? NULL : PQgetvalue(res, i, 10),
             .suppressed = strtoull(PQgetvalue(res, i, 11), NULL, 10),
-            .names = PQgetisnull(res, i, 12) ? NULL : PQgetvalue(res, i, 12)};
+            .names = PQgetisnull(res, i, 12) ? NULL : PQgetvalue(res, i, 12),
+            .evicted = PQgetisnull(res, i, 13) ? 0 : strtoull(PQgetvalue(res, i, 13), NULL, 10),
+            .sequence = central_sequence(res, i, 14)};
         a.output_fields = alert_outbox_json_column(PQgetisnull(res, i, 7) ? NULL : PQgetvalue(res, i, 7),
                                                    (size_t)PQgetlength(res, i, 7), "{}", &a.replaced);
         a.tags = alert_outbox_json_column(PQgetisnull(res, i, 8) ? NULL : PQgetvalue(res, i, 8),
@@ -1090,13 +1123,18 @@ static int central_ready(struct central_reader *r, bool *lasting, char *err, siz
     *lasting = false;
     if (!r->pg && !(r->pg = central_connect(r->url, lasting, err, errlen)))
         return -1;
-    PGresult *res = PQexec(r->pg, "SELECT to_regclass('alerts') IS NOT NULL, " CENTRAL_NAMES_READY_SQL);
+    PGresult *res = PQexec(r->pg, "SELECT to_regclass('alerts') IS NOT NULL, " CENTRAL_NAMES_READY_SQL ","
+                                  " (SELECT count(*) = 2 FROM information_schema.columns WHERE table_schema ="
+                                  " current_schema() AND table_name = 'alerts' AND column_name IN ('evicted', 'sequence'))");
     bool ok = PQresultStatus(res) == PGRES_TUPLES_OK, has = ok && strcmp(PQgetvalue(res, 0, 0), "t") == 0;
-    /* The statement follows the schema it reads: one made before names were shipped has none. */
+    /* The statement follows the schema it reads: one made before names (or
+     * sequences) were shipped has none. */
     bool names = ok && strcmp(PQgetvalue(res, 0, 1), "t") == 0;
+    bool sequences = ok && strcmp(PQgetvalue(res, 0, 2), "t") == 0;
     PQclear(res);
-    if (has && (names != r->has_names || !r->sql.len)) {
+    if (has && (names != r->has_names || sequences != r->has_sequences || !r->sql.len)) {
         r->has_names = names;
+        r->has_sequences = sequences;
         strbuf_reset(&r->sql);
         central_sql(r);
         if (r->sql.failed) {

@@ -438,7 +438,8 @@ static long check_runsc(const struct rule_set *rs, const struct runsc_target *ta
             rules_needs_free(&need);
             return -1;
         }
-        rules += runsc_target_warn(target, info.file, info.line, info.name, &need, out) > 0;
+        bool is_sequence = i >= rule_set_rule_count(rs);
+        rules += runsc_target_warn(target, info.file, info.line, is_sequence, info.name, &need, out) > 0;
         rules_needs_free(&need);
     }
     return rules;

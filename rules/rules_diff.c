@@ -6,6 +6,9 @@
  * a rule within a file changes nothing. A macro's compiled body is shared
  * by every use, so its fingerprint is computed once per set (memo), which
  * keeps the walk linear in the compiled nodes, not in the expanded ones.
+ * A sequence's fingerprint is its steps' (each compiled condition, its
+ * comparisons with earlier steps, count and distinct field), its unless,
+ * by, within, the fields it keeps, output, priority, desc and tags.
  */
 #include "rules_diff.h"
 
@@ -17,6 +20,7 @@
 
 #include "decode.h"
 #include "ruleset.h"
+#include "sequence.h"
 
 #define FNV_OFFSET 0xcbf29ce484222325ull
 #define FNV_PRIME 0x100000001b3ull
@@ -166,73 +170,146 @@ static uint64_t mix_node(uint64_t h, const struct cnode *n, struct memo *m)
     return h;
 }
 
-static uint64_t rule_hash(const struct rule *r, struct memo *m)
+/* What a rule or a sequence says: desc, priority, tags, output. */
+static uint64_t mix_said(uint64_t h, const char *desc, enum rules_priority priority, const char *const *tags,
+                         size_t ntags, const struct template *output)
 {
-    uint64_t h = mix_cstr(FNV_OFFSET, r->desc);
-    h = mix_u64(h, (uint64_t)r->priority);
-    h = mix_u64(h, r->ntags);
-    for (size_t i = 0; i < r->ntags; i++)
-        h = mix_cstr(h, r->tags[i]);
-    h = mix_u64(h, r->output.nparts);
-    for (size_t i = 0; i < r->output.nparts; i++) {
-        const struct tmpl_part *p = &r->output.parts[i];
+    h = mix_cstr(h, desc);
+    h = mix_u64(h, (uint64_t)priority);
+    h = mix_u64(h, ntags);
+    for (size_t i = 0; i < ntags; i++)
+        h = mix_cstr(h, tags[i]);
+    h = mix_u64(h, output->nparts);
+    for (size_t i = 0; i < output->nparts; i++) {
+        const struct tmpl_part *p = &output->parts[i];
         h = mix_str(h, p->text, p->len);
         h = p->has_field ? mix_field(mix_u64(h, 1), &p->field) : mix_u64(h, 0);
+        h = mix_u64(h, p->capture1);   /* a sequence's %STEP.FIELD */
     }
+    return h;
+}
+
+static uint64_t rule_hash(const struct rule *r, struct memo *m)
+{
+    uint64_t h = mix_said(FNV_OFFSET, r->desc, r->priority, r->tags, r->ntags, &r->output);
     return mix_node(h, r->cond, m);
+}
+
+/* A step's (or unless's) condition and its comparisons with earlier steps. */
+static uint64_t mix_seq_cond(uint64_t h, const struct seq_cond *c, struct memo *m)
+{
+    h = mix_node(h, c->rule.cond, m);
+    h = mix_u64(mix_u64(h, c->nrefs), c->njoins);
+    for (uint16_t i = 0; i < c->nrefs; i++) {
+        h = mix_field(h, &c->refs[i].lhs);
+        h = mix_u64(mix_u64(h, (uint64_t)c->refs[i].op), c->refs[i].capture);
+    }
+    return h;
+}
+
+static uint64_t sequence_hash(const struct sequence *s, struct memo *m)
+{
+    uint64_t h = mix_said(FNV_OFFSET, s->desc, s->priority, s->tags, s->ntags, &s->output);
+    h = mix_u64(h, (uint64_t)s->within_ns);
+    h = mix_u64(h, s->nby);
+    for (uint16_t i = 0; i < s->nby; i++)
+        h = mix_field(h, &s->by[i]);
+    h = mix_u64(h, s->nsteps);
+    for (uint16_t i = 0; i < s->nsteps; i++) {
+        const struct seq_step *st = &s->steps[i];
+        h = mix_seq_cond(mix_cstr(h, st->name), &st->c, m);
+        h = mix_u64(mix_u64(h, st->at_least), st->has_distinct);
+        if (st->has_distinct)
+            h = mix_field(h, &st->distinct);
+    }
+    h = mix_u64(h, s->has_unless);
+    if (s->has_unless)
+        h = mix_seq_cond(h, &s->unless, m);
+    h = mix_u64(h, s->ncaptures);
+    for (uint16_t i = 0; i < s->ncaptures; i++)
+        h = mix_field(mix_u64(h, s->captures[i].step), &s->captures[i].field);
+    return h;
 }
 
 /* ---- the digest ---- */
 
-struct rule_print {
+struct item_print {
     char *name;
     bool enabled;
     uint64_t hash;
 };
 
-struct rules_digest {
-    struct rule_print *rules;   /* sorted by name (names are unique in a set) */
+/* The rules, or the sequences, of a set. */
+struct print_list {
+    struct item_print *v;       /* sorted by name (names are unique in a set) */
     size_t n, enabled;
+};
+
+struct rules_digest {
+    struct print_list rules, sequences;
 };
 
 static int by_name(const void *a, const void *b)
 {
-    return strcmp(((const struct rule_print *)a)->name, ((const struct rule_print *)b)->name);
+    return strcmp(((const struct item_print *)a)->name, ((const struct item_print *)b)->name);
+}
+
+static void print_list_free(struct print_list *l)
+{
+    for (size_t i = 0; i < l->n; i++)
+        free(l->v[i].name);
+    free(l->v);
 }
 
 void rules_digest_free(struct rules_digest *d)
 {
     if (!d)
         return;
-    for (size_t i = 0; i < d->n; i++)
-        free(d->rules[i].name);
-    free(d->rules);
+    print_list_free(&d->rules);
+    print_list_free(&d->sequences);
     free(d);
+}
+
+/* Room for n prints: false when out of memory. */
+static bool print_list_alloc(struct print_list *l, size_t n)
+{
+    return !n || (l->v = calloc(n, sizeof(*l->v)));
+}
+
+/* Appends one print (the name copied): false when out of memory. */
+static bool print_list_add(struct print_list *l, const char *name, bool enabled, uint64_t hash)
+{
+    char *copy = strdup(name);
+    if (!copy)
+        return false;
+    l->v[l->n++] = (struct item_print){copy, enabled, hash};
+    l->enabled += enabled;
+    return true;
 }
 
 struct rules_digest *rules_digest_of(const struct rule_set *rs)
 {
     struct rules_digest *d = calloc(1, sizeof(*d));
-    if (!d)
-        return NULL;
-    if (rs->nrules && !(d->rules = calloc(rs->nrules, sizeof(*d->rules)))) {
-        free(d);
+    size_t nseq = rs->seq ? rs->seq->n : 0;
+    if (!d || !print_list_alloc(&d->rules, rs->nrules) || !print_list_alloc(&d->sequences, nseq)) {
+        rules_digest_free(d);
         return NULL;
     }
     struct memo m = {0};
-    for (size_t i = 0; i < rs->nrules; i++, d->n++) {
-        const struct rule *r = &rs->rules[i];
-        if (!(d->rules[i].name = strdup(r->name))) {
-            free(m.slots);
-            rules_digest_free(d);
-            return NULL;
-        }
-        d->rules[i].enabled = r->enabled;
-        d->rules[i].hash = rule_hash(r, &m);
-        d->enabled += r->enabled;
+    bool ok = true;
+    for (size_t i = 0; ok && i < rs->nrules; i++)
+        ok = print_list_add(&d->rules, rs->rules[i].name, rs->rules[i].enabled, rule_hash(&rs->rules[i], &m));
+    for (size_t i = 0; ok && i < nseq; i++) {
+        const struct sequence *s = &rs->seq->v[i];
+        ok = print_list_add(&d->sequences, s->name, s->enabled, sequence_hash(s, &m));
     }
     free(m.slots);
-    qsort(d->rules, d->n, sizeof(*d->rules), by_name);
+    if (!ok) {
+        rules_digest_free(d);
+        return NULL;
+    }
+    qsort(d->rules.v, d->rules.n, sizeof(*d->rules.v), by_name);
+    qsort(d->sequences.v, d->sequences.n, sizeof(*d->sequences.v), by_name);
     return d;
 }
 
@@ -267,20 +344,20 @@ __attribute__((format(printf, 4, 5))) static void put(char *out, size_t outlen, 
 }
 
 /* Merge of the two name-sorted lists. */
-static void compare(const struct rules_digest *a, const struct rules_digest *b, struct change_list *c)
+static void compare(const struct print_list *a, const struct print_list *b, struct change_list *c)
 {
     size_t i = 0, j = 0;
     while (i < a->n || j < b->n) {
-        int cmp = i == a->n ? 1 : j == b->n ? -1 : strcmp(a->rules[i].name, b->rules[j].name);
+        int cmp = i == a->n ? 1 : j == b->n ? -1 : strcmp(a->v[i].name, b->v[j].name);
         if (cmp < 0) {
-            note(&c[REMOVED], a->rules[i++].name);
+            note(&c[REMOVED], a->v[i++].name);
             continue;
         }
         if (cmp > 0) {
-            note(&c[ADDED], b->rules[j++].name);
+            note(&c[ADDED], b->v[j++].name);
             continue;
         }
-        const struct rule_print *x = &a->rules[i++], *y = &b->rules[j++];
+        const struct item_print *x = &a->v[i++], *y = &b->v[j++];
         if (x->hash != y->hash)
             note(&c[CHANGED], y->name);
         if (x->enabled != y->enabled)
@@ -288,31 +365,73 @@ static void compare(const struct rules_digest *a, const struct rules_digest *b, 
     }
 }
 
+/* What changed in one list (the rules, or the sequences). */
+struct changes {
+    struct change_list kinds[CHANGE_KINDS];
+    size_t total;
+};
+
+static void changes_of(const struct print_list *before, const struct print_list *after, struct changes *ch)
+{
+    *ch = (struct changes){0};
+    compare(before, after, ch->kinds);
+    for (int k = 0; k < CHANGE_KINDS; k++)
+        ch->total += ch->kinds[k].count;
+}
+
+/* "2 rules added (A, B), 1 removed (C)": noun "rule" or "sequence". */
+static void describe_changes(const struct changes *ch, const char *noun, char *out, size_t outlen, size_t *len)
+{
+    bool first = true;
+    for (int k = 0; k < CHANGE_KINDS; k++) {
+        const struct change_list *c = &ch->kinds[k];
+        if (!c->count)
+            continue;
+        if (first)
+            put(out, outlen, len, "%zu %s%s %s (", c->count, noun, c->count == 1 ? "" : "s", change_names[k]);
+        else
+            put(out, outlen, len, ", %zu %s (", c->count, change_names[k]);
+        first = false;
+        size_t shown = c->count < NAMES_SHOWN ? c->count : NAMES_SHOWN;
+        for (size_t i = 0; i < shown; i++)
+            put(out, outlen, len, "%s%s", i ? ", " : "", c->shown[i]);
+        if (c->count > shown)
+            put(out, outlen, len, " and %zu more", c->count - shown);
+        put(out, outlen, len, ")");
+    }
+}
+
+/* "19 of 20 rules enabled (was 18 of 19)" */
+static void describe_enabled(const struct print_list *before, const struct print_list *after, const char *noun,
+                             char *out, size_t outlen, size_t *len)
+{
+    put(out, outlen, len, "%zu of %zu %ss enabled", after->enabled, after->n, noun);
+    if (after->enabled != before->enabled || after->n != before->n)
+        put(out, outlen, len, " (was %zu of %zu)", before->enabled, before->n);
+}
+
 size_t rules_digest_describe(const struct rules_digest *before, const struct rules_digest *after, char *out,
                              size_t outlen)
 {
-    struct change_list c[CHANGE_KINDS] = {{0}};
-    compare(before, after, c);
-    size_t len = 0, total = 0;
+    struct changes rules, seqs;
+    changes_of(&before->rules, &after->rules, &rules);
+    changes_of(&before->sequences, &after->sequences, &seqs);
+    /* sets without sequences, on either side, are described as before there were any */
+    bool sequences = before->sequences.n || after->sequences.n;
+    size_t len = 0;
     if (outlen)
         out[0] = '\0';
-    for (int k = 0; k < CHANGE_KINDS; k++) {
-        if (!c[k].count)
-            continue;
-        put(out, outlen, &len, "%s%zu %s%s (", total ? ", " : "", c[k].count,
-            total ? "" : (c[k].count == 1 ? "rule " : "rules "), change_names[k]);
-        size_t shown = c[k].count < NAMES_SHOWN ? c[k].count : NAMES_SHOWN;
-        for (size_t i = 0; i < shown; i++)
-            put(out, outlen, &len, "%s%s", i ? ", " : "", c[k].shown[i]);
-        if (c[k].count > shown)
-            put(out, outlen, &len, " and %zu more", c[k].count - shown);
-        put(out, outlen, &len, ")");
-        total += c[k].count;
+    describe_changes(&rules, "rule", out, outlen, &len);
+    if (rules.total && seqs.total)
+        put(out, outlen, &len, "; ");
+    describe_changes(&seqs, "sequence", out, outlen, &len);
+    if (!rules.total && !seqs.total)
+        put(out, outlen, &len, sequences ? "no rule or sequence changed" : "no rule changed");
+    put(out, outlen, &len, "; ");
+    describe_enabled(&before->rules, &after->rules, "rule", out, outlen, &len);
+    if (sequences) {
+        put(out, outlen, &len, ", ");
+        describe_enabled(&before->sequences, &after->sequences, "sequence", out, outlen, &len);
     }
-    if (!total)
-        put(out, outlen, &len, "no rule changed");
-    put(out, outlen, &len, "; %zu of %zu rules enabled", after->enabled, after->n);
-    if (after->enabled != before->enabled || after->n != before->n)
-        put(out, outlen, &len, " (was %zu of %zu)", before->enabled, before->n);
-    return total;
+    return rules.total + seqs.total;
 }

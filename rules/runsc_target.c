@@ -497,7 +497,7 @@ size_t runsc_target_lacks(const struct runsc_target *t, const struct rules_needs
 
 struct warn_ctx {
     FILE *out;
-    const char *file, *rule;
+    const char *file, *kind, *name;   /* kind: "rule" or "sequence" */
     unsigned line;
     const struct runsc_target *t;
 };
@@ -512,11 +512,11 @@ static void say(void *ctx, const char *what, unsigned release)
     if (!w->out)
         return;
     if (runsc_target_is_newer(w->t, release))
-        fprintf(w->out, "%s:%u: warning: rule '%s' needs a newer runsc than %s: %s (runsc %s on)\n", w->file, w->line,
-                w->rule, w->t->label, what, rules_runsc_release_name(release));
+        fprintf(w->out, "%s:%u: warning: %s '%s' needs a newer runsc than %s: %s (runsc %s on)\n", w->file, w->line,
+                w->kind, w->name, w->t->label, what, rules_runsc_release_name(release));
     else
-        fprintf(w->out, "%s:%u: warning: rule '%s' needs what %s does not have: %s\n", w->file, w->line, w->rule,
-                w->t->label, what);
+        fprintf(w->out, "%s:%u: warning: %s '%s' needs what %s does not have: %s\n", w->file, w->line, w->kind,
+                w->name, w->t->label, what);
 }
 
 bool runsc_target_is_newer(const struct runsc_target *t, unsigned release)
@@ -524,9 +524,10 @@ bool runsc_target_is_newer(const struct runsc_target *t, unsigned release)
     return release < RULES_RUNSC_RELEASE_COUNT && release > t->release;
 }
 
-size_t runsc_target_warn(const struct runsc_target *t, const char *file, unsigned line, const char *rule,
-                         const struct rules_needs *need, FILE *out)
+size_t runsc_target_warn(const struct runsc_target *t, const char *file, unsigned line, bool is_sequence,
+                         const char *name, const struct rules_needs *need, FILE *out)
 {
-    struct warn_ctx w = {.out = out, .file = file, .rule = rule, .line = line, .t = t};
+    struct warn_ctx w = {.out = out, .file = file, .kind = is_sequence ? "sequence" : "rule", .name = name,
+                         .line = line, .t = t};
     return runsc_target_lacks(t, need, say, &w);
 }

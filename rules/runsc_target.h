@@ -84,9 +84,10 @@ int runsc_target_keep(const struct runsc_target *t, const struct rules_needs *ne
 /* Prints, for each part of need target lacks, "FILE:LINE: warning: rule
  * 'NAME' needs a newer runsc than LABEL: WHAT (runsc RELEASE on)" (or
  * "needs what LABEL does not have: WHAT"; best-effort context fields left
- * out); returns how many (out NULL: only counts). */
-size_t runsc_target_warn(const struct runsc_target *t, const char *file, unsigned line, const char *rule,
-                         const struct rules_needs *need, FILE *out);
+ * out), "sequence 'NAME'" when the item is a sequence; returns how many
+ * (out NULL: only counts). */
+size_t runsc_target_warn(const struct runsc_target *t, const char *file, unsigned line, bool is_sequence,
+                         const char *name, const struct rules_needs *need, FILE *out);
 
 /* The same parts, each given to each(ctx, WHAT, release): the release that
  * brings it (RULES_RUNSC_*; RULES_RUNSC_RELEASE_COUNT: none this build

@@ -127,7 +127,9 @@ static int add_rules(struct rules_needs *out, const char *const *paths, size_t n
             file = info.file, line = info.line, name = info.name;
         }
         if (rc == 0) {
-            short_rules += runsc_target_warn(target, file, line, name, i < nrules ? &cond : &need, stderr) > 0;
+            bool is_sequence = i >= nrules;
+            short_rules += runsc_target_warn(target, file, line, is_sequence, name, is_sequence ? &need : &cond,
+                                             stderr) > 0;
             for (size_t k = 0; k < need.count && rc == 0; k++)
                 rc = rules_needs_add(out, need.items[k].point, need.items[k].optional,
                                      need.items[k].context | READERS_CONTEXT, need.items[k].why);

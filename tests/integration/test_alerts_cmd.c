@@ -1,6 +1,7 @@
 /* Integration: `seccheckd alerts --db`, over a database a real daemon filled
  * with --rules: the table (one row per alert, columns in place, hostile text
- * escaped), --json (the very lines --alerts-out wrote), the filters against
+ * escaped), --json (the very lines --alerts-out wrote, a sequence's steps and
+ * evicted partial matches included), the filters against
  * SQL counts, --follow picking up alerts committed after it started, and
  * the errors people meet. The central side (--to) is in tests/fleet. */
 #include <setjmp.h>
@@ -128,6 +129,19 @@ static void test_table(void **state)
     run_free(&r);
 }
 
+/* What --alerts-out wrote at path (at most OUT_MAX - 1 bytes), to free. */
+static char *read_lines(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    char *text = malloc(OUT_MAX);
+    assert_non_null(text);
+    size_t n = fread(text, 1, OUT_MAX - 1, f);
+    text[n] = '\0';
+    fclose(f);
+    return text;
+}
+
 /* --json gives each alert's line exactly as --alerts-out wrote it. */
 static void test_json_is_the_alert_line(void **state)
 {
@@ -139,17 +153,83 @@ static void test_json_is_the_alert_line(void **state)
     assert_int_equal(daemon_stop(d), 0);
     struct run r = alerts_cmd((const char *const[]){"--db", d->db, "--json", NULL});
     assert_int_equal(r.status, 0);
-    FILE *f = fopen(out, "r");
-    assert_non_null(f);
-    char *written = malloc(OUT_MAX);
-    assert_non_null(written);
-    size_t n = fread(written, 1, OUT_MAX - 1, f);
-    written[n] = '\0';
-    fclose(f);
+    char *written = read_lines(out);
     assert_int_equal(count_lines(r.out), OPENAT_EXITS + CAT_OPENS);
     if (strcmp(r.out, written) != 0)
         fail_msg("--json differs from --alerts-out:\n%.400s\n---\n%.400s", r.out, written);
     free(written);
+    run_free(&r);
+}
+
+/* A sequence and a rule beside it, for the sequence's keys in the line. */
+static const char sequence_rules_yaml[] =
+    "- sequence: Written then run\n"
+    "  desc: a file written, then run as a program\n"
+    "  within: 1h\n"
+    "  steps:\n"
+    "    - name: write\n"
+    "      condition: evt.type in (open, openat) and evt.is_open_write = true\n"
+    "    - name: run\n"
+    "      condition: evt.type = execve and evt.res = SUCCESS and proc.exepath = %write.fd.name\n"
+    "  output: \"%write.fd.name run as %proc.cmdline\"\n"
+    "  priority: CRITICAL\n"
+    "- rule: Any exec\n"
+    "  desc: every program run\n"
+    "  condition: evt.type = execve and evt.res = SUCCESS\n"
+    "  output: \"ran %proc.exepath\"\n"
+    "  priority: NOTICE\n";
+
+/* gvisor_packets.py's STORY replayed on a connection of its own. */
+static void replay_story(struct daemon *d, const char *story, int closed)
+{
+    char out[512], err[512], trace[512];
+    const char *argv[] = {"/usr/bin/python3", SOURCE_DIR "/tests/support/gvisor_packets.py", "trace", d->dir, story,
+                          NULL};
+    if (run_command(argv, out, sizeof(out), err, sizeof(err)) != 0)
+        fail_msg("gvisor_packets.py trace %s: %s%s", story, out, err);
+    snprintf(trace, sizeof(trace), "%s/%s.trace", d->dir, story);
+    assert_int_equal(replay_file(d->socket, trace), 0);
+    assert_true(daemon_wait_log(d, "closed (eof)", closed, 10000));
+}
+
+/* --json of a sequence's alert and of an alert after evicted partial
+ * matches: the line --alerts-out wrote, seccheckd_evicted and
+ * seccheckd_sequence in their places (after rule). */
+static void test_json_sequence_keys(void **state)
+{
+    struct daemon *d = *state;
+    char rules[400], out[400];
+    snprintf(rules, sizeof(rules), "%s/seq.yaml", d->dir);
+    snprintf(out, sizeof(out), "%s/alerts.json", d->dir);
+    write_file(rules, sequence_rules_yaml);
+    /* one partial match per connection: curl's second write evicts its first */
+    const char *args[] = {"--rules", rules, "--sequence-partials", "1", "--alerts-out", out, NULL};
+    assert_true(daemon_start(d, SECCHECKD_BIN, args));
+    replay_story(d, "download_exec_benign", 1);
+    replay_story(d, "download_exec", 2);
+    assert_int_equal(daemon_stop(d), 0);
+    assert_int_equal(dbq(d, "SELECT count(*) FROM alerts WHERE evicted = 1"), 1);
+    assert_int_equal(dbq(d, "SELECT count(*) FROM alerts WHERE sequence IS NOT NULL"), 1);
+    struct run r = alerts_cmd((const char *const[]){"--db", d->db, "--json", NULL});
+    assert_int_equal(r.status, 0);
+    char *written = read_lines(out);
+    if (!strstr(written, "\"rule\":\"Any exec\",\"seccheckd_evicted\":1,\"source\":") ||
+        !strstr(written, "\"rule\":\"Written then run\",\"seccheckd_sequence\":{\"steps\":[{\"name\":\"write\","
+                         "\"event_id\":"))
+        fail_msg("--alerts-out has not the keys this test is about:\n%s", written);
+    if (strcmp(r.out, written) != 0)
+        fail_msg("--json differs from --alerts-out:\n%s\n---\n%s", r.out, written);
+    free(written);
+    run_free(&r);
+    /* a database no daemon with sequences opened has neither column: read all the same */
+    const char *drop[] = {"/usr/bin/sqlite3", d->db,
+                          "ALTER TABLE alerts DROP COLUMN sequence; ALTER TABLE alerts DROP COLUMN evicted", NULL};
+    char ignored[256];
+    assert_int_equal(run_command(drop, ignored, sizeof(ignored), NULL, 0), 0);
+    r = alerts_cmd((const char *const[]){"--db", d->db, "--json", NULL});
+    assert_int_equal(r.status, 0);
+    assert_int_equal(count_lines(r.out), dbq(d, "SELECT count(*) FROM alerts"));
+    assert_null(strstr(r.out, "seccheckd_"));
     run_free(&r);
 }
 
@@ -866,6 +946,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_table, daemon_setup, daemon_teardown),
         cmocka_unit_test_setup_teardown(test_json_is_the_alert_line, daemon_setup, daemon_teardown),
+        cmocka_unit_test_setup_teardown(test_json_sequence_keys, daemon_setup, daemon_teardown),
         cmocka_unit_test_setup_teardown(test_filters, daemon_setup, daemon_teardown),
         cmocka_unit_test_setup_teardown(test_since_is_the_daemons_clock, daemon_setup, daemon_teardown),
         cmocka_unit_test_setup_teardown(test_miss_says_what_did_not_match, daemon_setup, daemon_teardown),

@@ -250,8 +250,8 @@ static void test_container_filters(void **state)
 }
 
 /* SIGHUP after an edit of the rules file (the same path): the log says
- * what changed in the rules, and never "applied no changes" after loading
- * new rules; a SIGHUP with nothing changed says so. */
+ * what changed in the rules (and in the sequences), and never "applied no
+ * changes" after loading new rules; a SIGHUP with nothing changed says so. */
 static void test_sighup_says_what_changed_in_the_rules(void **state)
 {
     struct daemon *d = *state;
@@ -278,6 +278,15 @@ static void test_sighup_says_what_changed_in_the_rules(void **state)
     write_file(rules, after);
     kill(d->pid, SIGHUP);
     assert_true(daemon_wait_log(d, "reload: applied", 2, 5000));
+    /* a sequence added, the rules the same: said as a rule is, and applied */
+    char with_sequence[sizeof(after) + 400];
+    snprintf(with_sequence, sizeof(with_sequence), "%s%s", after,
+             "- sequence: Written then run\n  desc: d\n  within: 1h\n  steps:\n    - name: w\n"
+             "      condition: evt.type = openat and evt.is_open_write = true\n    - name: x\n"
+             "      condition: evt.type = execve and proc.exepath = %w.fd.name\n  output: x\n  priority: CRITICAL\n");
+    write_file(rules, with_sequence);
+    kill(d->pid, SIGHUP);
+    assert_true(daemon_wait_log(d, "reload: applied", 3, 5000));
     assert_int_equal(daemon_stop(d), 0);
     char *log = daemon_read_log(d);
     const char *first = strstr(log, "reload: rules: no rule changed; 3 of 3 rules enabled\n");
@@ -287,6 +296,10 @@ static void test_sighup_says_what_changed_in_the_rules(void **state)
                                            "(Shell), 1 disabled (Opens); 2 of 3 rules enabled (was 3 of 3)\n");
     if (!second || !strstr(second, "reload: applied rules\n"))
         fail_msg("the second reload does not say what changed:\n%s", log);
+    const char *third = strstr(second + 1, "reload: rules: 1 sequence added (Written then run); 2 of 3 rules enabled, "
+                                           "1 of 1 sequences enabled (was 0 of 0)\n");
+    if (!third || !strstr(third, "reload: applied rules\n"))
+        fail_msg("the third reload does not say the sequence added:\n%s", log);
     assert_int_equal(daemon_log_count(d, "applied no changes"), 1);
     free(log);
 }

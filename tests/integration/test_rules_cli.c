@@ -1,6 +1,7 @@
 /* Integration: `seccheckd rules check` and `seccheckd rules test` as a user
  * runs them: exit codes, summaries, errors with their positions, alerts
- * over a recorded trace and over a database. */
+ * over a recorded trace and over a database; what a runsc lacks, named as
+ * a rule's or a sequence's (and by gvisor-config). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -331,6 +332,34 @@ static void test_absent_fields(void **state)
     assert_non_null(strstr(err, "--rules-absent-fields: expected disable or run, got 'maybe'"));
 }
 
+/* What a runsc lacks, said of a rule as "rule 'NAME'" and of a sequence as
+ * "sequence 'NAME'", by rules check and gvisor-config alike. */
+static void test_runsc_warning_names_a_sequence(void **state)
+{
+    (void)state;
+    write_file_in("mmap.yaml", "- rule: Mapped\n  desc: d\n  condition: evt.type = sentry_mmap\n  output: x\n"
+                               "  priority: NOTICE\n"
+                               "- sequence: Written then mapped\n  desc: d\n  within: 1h\n  steps:\n"
+                               "    - name: w\n      condition: evt.type = openat and evt.is_open_write = true\n"
+                               "    - name: m\n      condition: evt.type = sentry_mmap and fd.name = %w.fd.name\n"
+                               "  output: x\n  priority: NOTICE\n");
+    const char *file = in_dir("mmap.yaml");
+    char want_rule[512], want_sequence[512];
+    snprintf(want_rule, sizeof(want_rule), "%s:1: warning: rule 'Mapped' needs a newer runsc than runsc 2022-12 "
+             "(0.0~20221219, built in): the point sentry/mmap (runsc release-20260714.0 on)\n", file);
+    snprintf(want_sequence, sizeof(want_sequence), "%s:6: warning: sequence 'Written then mapped' needs a newer runsc "
+             "than runsc 2022-12 (0.0~20221219, built in): the point sentry/mmap (runsc release-20260714.0 on)\n", file);
+    static char out[16384], err[16384];
+    assert_int_equal(rules((const char *const[]){"check", "--runsc", "2022-12", file, NULL}, out, sizeof(out), err,
+                           sizeof(err)), 0);
+    if (!strstr(err, want_rule) || !strstr(err, want_sequence) || strstr(err, "rule 'Written then mapped'"))
+        fail_msg("rules check:\n%s", err);
+    const char *config[] = {SECCHECKD_BIN, "gvisor-config", "--runsc", "2022-12", "--rules", file, NULL};
+    assert_int_equal(run_command(config, out, sizeof(out), err, sizeof(err)), 0);
+    if (!strstr(err, want_rule) || !strstr(err, want_sequence) || strstr(err, "rule 'Written then mapped'"))
+        fail_msg("gvisor-config:\n%s", err);
+}
+
 static void test_usage_errors(void **state)
 {
     (void)state;
@@ -375,6 +404,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_test_over_database, setup, teardown),
         cmocka_unit_test_setup_teardown(test_usage_errors, setup, teardown),
         cmocka_unit_test_setup_teardown(test_absent_fields, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_runsc_warning_names_a_sequence, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

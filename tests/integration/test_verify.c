@@ -3,7 +3,8 @@
  * `seccheckd verify` checks the database: it verifies as written, and on
  * copies where one row was altered, one deleted, two batches swapped, it
  * names the first bad batch. Keyed chains (--key-file) need the right key;
- * chains span daemon restarts. */
+ * chains span daemon restarts; alerts are sealed, a sequence's steps and
+ * the evicted partial matches included. */
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -652,6 +653,85 @@ static void test_alerts_are_chained(void **state)
     daemon_cleanup(&d);
 }
 
+/* A sequence's steps (sequence) and the partial matches evicted before an
+ * alert (evicted) are sealed with the rest of the alert: either column
+ * rewritten after the write, or a sequence column given to a rule's alert
+ * or taken from a sequence's, is named as altered. The alerts come from
+ * packets tests/support/gvisor_packets.py makes (python3-protobuf). */
+static void story_trace(const char *dir, const char *story, struct replay_trace *t)
+{
+    char out[512], err[512], path[512], why[256];
+    const char *argv[] = {"/usr/bin/python3", SOURCE_DIR "/tests/support/gvisor_packets.py", "trace", dir, story,
+                          NULL};
+    if (run_command(argv, out, sizeof(out), err, sizeof(err)) != 0)
+        fail_msg("gvisor_packets.py trace %s: %s%s", story, out, err);
+    snprintf(path, sizeof(path), "%s/%s.trace", dir, story);
+    if (replay_trace_load(t, path, why, sizeof(why)) != 0)
+        fail_msg("%s: %s", path, why);
+}
+
+static void test_sequence_columns_are_sealed(void **state)
+{
+    (void)state;
+    struct daemon d;
+    daemon_prepare(&d);
+    char rules[400], copy[400];
+    snprintf(rules, sizeof(rules), "%s/r.yaml", d.dir);
+    snprintf(copy, sizeof(copy), "%s/copy.db", d.dir);
+    write_file(rules, "- sequence: Written then run\n  desc: d\n  within: 1h\n  steps:\n    - name: write\n"
+                      "      condition: evt.type in (open, openat) and evt.is_open_write = true\n    - name: run\n"
+                      "      condition: evt.type = execve and evt.res = SUCCESS and proc.exepath = %write.fd.name\n"
+                      "  output: '%write.fd.name run as %proc.cmdline'\n  priority: CRITICAL\n"
+                      "- rule: Any exec\n  desc: d\n  condition: evt.type = execve and evt.res = SUCCESS\n"
+                      "  output: 'ran %proc.exepath'\n  priority: NOTICE\n");
+    struct replay_trace evicting, completing;
+    story_trace(d.dir, "download_exec_benign", &evicting);   /* curl's second write evicts its first */
+    story_trace(d.dir, "download_exec", &completing);
+    const char *args[] = {BATCH_ARGS, "--rules", rules, "--sequence-partials", "1", "--alerts-out", "none", NULL};
+    const struct replay_trace *set[] = {&evicting, &completing};
+    daemon_run(&d, args, set, 2);
+    replay_trace_free(&evicting);
+    replay_trace_free(&completing);
+    long long seq = db_query_int(d.db, "SELECT id FROM alerts WHERE sequence IS NOT NULL");
+    long long evicted = db_query_int(d.db, "SELECT id FROM alerts WHERE evicted = 1");
+    long long rule = db_query_int(d.db, "SELECT min(id) FROM alerts WHERE sequence IS NULL AND evicted = 0");
+    assert_true(seq > 0 && evicted > 0 && rule > 0);
+    assert_int_equal(db_query_int(d.db, "SELECT count(*) FROM alerts WHERE sealed IS NULL"), 0);
+    assert_verifies(d.db, NULL);
+
+    static const struct {
+        const char *set;    /* UPDATE alerts SET this WHERE id = the alert's */
+        const char *which;  /* seq, evicted or rule */
+        const char *says;
+    } cases[] = {
+        /* a step's event pointed elsewhere */
+        {"sequence = replace(sequence, '\"event_id\":', '\"event_id\":9')", "seq",
+         "altered: sequence is not what was sealed\n"},
+        {"sequence = NULL", "seq", "altered: sequence is not what was sealed\n"},
+        {"sequence = '{\"steps\":[]}'", "rule", "altered: sequence is not what was sealed\n"},
+        /* the evictions hidden, or made up */
+        {"evicted = 0", "evicted", "altered: evicted is not what was sealed\n"},
+        {"evicted = 1000", "rule", "altered: evicted is not what was sealed\n"},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        long long id = strcmp(cases[i].which, "seq") == 0 ? seq : strcmp(cases[i].which, "evicted") == 0 ? evicted
+                                                                                                           : rule;
+        char sql[300], want[200];
+        snprintf(sql, sizeof(sql), "UPDATE alerts SET %s WHERE id = %lld", cases[i].set, id);
+        db_copy(d.db, copy);
+        db_exec(copy, sql);
+        struct verdict v;
+        run_verify(copy, NULL, &v);
+        snprintf(want, sizeof(want), "alert %lld (batch ", id);
+        const char *line = strstr(v.out, want);
+        if (v.status != 1 || !line || strncmp(strchr(line, ':'), ": altered: ", 11) != 0 ||
+            !strstr(line, cases[i].says) || strstr(v.out, "ok: "))
+            fail_msg("case %zu (%s): expected exit 1 and '%s...%s', got exit %d: %s", i, sql, want, cases[i].says,
+                     v.status, v.out);
+    }
+    daemon_cleanup(&d);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -662,6 +742,7 @@ int main(void)
         cmocka_unit_test(test_decoded_columns_checked_against_raw),
         cmocka_unit_test(test_readers_leave_no_wal_behind),
         cmocka_unit_test(test_alerts_are_chained),
+        cmocka_unit_test(test_sequence_columns_are_sealed),
     };
     return cmocka_run_group_tests(tests, setup, trace_fixture_teardown);
 }

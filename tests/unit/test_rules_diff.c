@@ -1,6 +1,7 @@
 /* test_rules_diff.c - what a reload changed (rules/rules_diff.h): a rule's
  * fingerprint follows what it does (condition with its macros, lists and
- * exceptions, output, priority, desc, tags), not where it is written. */
+ * exceptions, output, priority, desc, tags), not where it is written; a
+ * sequence's too (its steps, by, within, output), said in the same words. */
 #include "unit_util.h"
 
 #include "rules.h"
@@ -95,6 +96,50 @@ static void test_added_removed_enabled(void **state)
            4, "4 rules added (B, C, D and 1 more); 5 of 5 rules enabled (was 1 of 1)");
 }
 
+#define SEQ(name, write_cond, extra)                                                                         \
+    "- sequence: " name "\n  desc: d\n  within: 1h\n  steps:\n    - name: w\n      condition: " write_cond "\n"   \
+    "    - name: x\n      condition: spawned and proc.exepath = %w.fd.name\n  output: \"%w.fd.name ran\"\n"        \
+    "  priority: CRITICAL\n" extra
+#define OPEN_WRITE "evt.type = openat and evt.is_open_write = true"
+
+/* Sequences are reported as rules are, after them, in the same words; a
+ * set without any is described as before sequences existed. */
+static void test_sequences(void **state)
+{
+    (void)state;
+    const char *with = BASE SEQ("Written then run", OPEN_WRITE, "");
+    expect(with, with, 0, "no rule or sequence changed; 2 of 2 rules enabled, 1 of 1 sequences enabled");
+    expect(BASE, with, 1, "1 sequence added (Written then run); 2 of 2 rules enabled, 1 of 1 sequences enabled "
+                          "(was 0 of 0)");
+    expect(with, BASE, 1, "1 sequence removed (Written then run); 2 of 2 rules enabled, 0 of 0 sequences enabled "
+                          "(was 1 of 1)");
+    /* what a step matches, by, within, output, a disable */
+    expect(with, BASE SEQ("Written then run", "evt.type = open and evt.is_open_write = true", ""), 1,
+           "1 sequence changed (Written then run); 2 of 2 rules enabled, 1 of 1 sequences enabled");
+    expect(with, BASE SEQ("Written then run", OPEN_WRITE, "  by: [container.id]\n"), 1,
+           "1 sequence changed (Written then run); 2 of 2 rules enabled, 1 of 1 sequences enabled");
+    const char *within = BASE "- sequence: Written then run\n  desc: d\n  within: 2h\n  steps:\n    - name: w\n"
+                         "      condition: " OPEN_WRITE "\n    - name: x\n      condition: spawned and proc.exepath = "
+                         "%w.fd.name\n  output: \"%w.fd.name ran\"\n  priority: CRITICAL\n";
+    expect(with, within, 1, "1 sequence changed (Written then run); 2 of 2 rules enabled, 1 of 1 sequences enabled");
+    const char *joined = BASE "- sequence: Written then run\n  desc: d\n  within: 1h\n  steps:\n    - name: w\n"
+                         "      condition: " OPEN_WRITE "\n    - name: x\n      condition: spawned and proc.exepath != "
+                         "%w.fd.name\n  output: \"%w.fd.name ran\"\n  priority: CRITICAL\n";
+    expect(with, joined, 1, "1 sequence changed (Written then run); 2 of 2 rules enabled, 1 of 1 sequences enabled");
+    expect(with, BASE SEQ("Written then run", OPEN_WRITE, "  enabled: false\n"), 1,
+           "1 sequence disabled (Written then run); 2 of 2 rules enabled, 0 of 1 sequences enabled (was 1 of 1)");
+    /* a macro edit reaches the sequence that uses it, and the rule */
+    expect(with, LIST("sh, bash") MACRO("evt.type = execve") RULE("Shell", "spawned and proc.name in (shells)", "")
+                     RULE("Other", "evt.type = openat", "") SEQ("Written then run", OPEN_WRITE, ""),
+           2, "1 rule changed (Shell); 1 sequence changed (Written then run); 2 of 2 rules enabled, 1 of 1 "
+              "sequences enabled");
+    /* rules and sequences at once, each kind in its words */
+    expect(with, RULE("Shell", "evt.type = execve", "") MACRO("evt.type = execve and evt.dir = <")
+                     SEQ("Second", OPEN_WRITE, "") SEQ("Third", OPEN_WRITE, ""),
+           5, "1 rule removed (Other), 1 changed (Shell); 2 sequences added (Second, Third), 1 removed (Written then "
+              "run); 1 of 1 rules enabled (was 2 of 2), 2 of 2 sequences enabled (was 1 of 1)");
+}
+
 /* A cut line stays terminated. */
 static void test_short_buffer(void **state)
 {
@@ -114,6 +159,7 @@ int main(void)
         cmocka_unit_test(test_lists_and_macros_reach_their_rules),
         cmocka_unit_test(test_what_a_rule_says_counts),
         cmocka_unit_test(test_added_removed_enabled),
+        cmocka_unit_test(test_sequences),
         cmocka_unit_test(test_short_buffer),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

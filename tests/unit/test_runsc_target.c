@@ -346,7 +346,7 @@ static const char *warnings(const char *rules_text, const struct runsc_target *t
         assert_int_equal(rule_set_rule_needs_on(rs, i, t, RULES_NEED_CONDITION, &n), 0);
         struct rule_info info;
         rule_set_rule_info(rs, i, &info);
-        *count += runsc_target_warn(t, info.file, info.line, info.name, &n, fp);
+        *count += runsc_target_warn(t, info.file, info.line, false, info.name, &n, fp);
         rules_needs_free(&n);
     }
     fclose(fp);
