@@ -83,7 +83,7 @@ YAML
 # --rule-matching all: both rules hold for id's exec (Falco's default, first,
 # would raise only the first of them)
 "$seccheckd" --socket "$sock" --db "$db" --rules "$dir/rules.yaml" --alerts-out "$dir/alerts.json" \
-    --rule-matching all --runsc-root "$root" 2>"$dir/daemon.log" &
+    --rule-matching all --runsc-root "$root" --docker-socket none 2>"$dir/daemon.log" &
 daemon=$!
 for _ in $(seq 500); do grep -q "info: listening on" "$dir/daemon.log" && break; sleep 0.01; done
 grep -q "info: listening on" "$dir/daemon.log" || { cat "$dir/daemon.log"; echo "FAIL: seccheckd did not start"; exit 1; }

@@ -50,7 +50,7 @@ start_daemon() {
         2>"$dir/$name.config.err" || { cat "$dir/$name.config.err"; echo "FAIL: gvisor-config --rules failed"; exit 1; }
     # threshold 0: any drop raises Falco's "Falco internal: syscall event drop"
     "$seccheckd" --socket "$sock" --db "$db" "${args[@]}" --alerts-out "$alerts" --syscall-event-drops-threshold 0 \
-        2>"$log" &
+        "${own_names[@]}" 2>"$log" &
     daemon=$!
     for _ in $(seq 500); do grep -q "info: listening on" "$log" && break; sleep 0.01; done
     grep -q "info: listening on" "$log" || { cat "$log"; echo "FAIL: seccheckd did not start"; exit 1; }

@@ -51,7 +51,8 @@ cat > "$dir/rules.yaml" <<'YAML'
   tags: [e2e, process]
 YAML
 
-"$seccheckd" --socket "$sock" --db "$db" --rules "$dir/rules.yaml" --alerts-out "$alerts" 2>"$dir/daemon.log" &
+"$seccheckd" --socket "$sock" --db "$db" --rules "$dir/rules.yaml" --alerts-out "$alerts" "${own_names[@]}" \
+    2>"$dir/daemon.log" &
 daemon=$!
 for _ in $(seq 500); do grep -q "info: listening on" "$dir/daemon.log" && break; sleep 0.01; done
 grep -q "info: listening on" "$dir/daemon.log" || { cat "$dir/daemon.log"; echo "FAIL: seccheckd did not start"; exit 1; }

@@ -57,7 +57,7 @@ sock=$dir/s.sock db=$dir/e.db alerts=$dir/alerts.jsonl
 "$seccheckd" gvisor-config --rules "$dir/rules.yaml" --socket "$sock" >"$dir/cfg.json" 2>"$dir/gvisor-config.err" ||
     { cat "$dir/gvisor-config.err"; echo "FAIL: gvisor-config --rules failed"; exit 1; }
 "$seccheckd" --socket "$sock" --db "$db" --rules "$dir/rules.yaml" --alerts-out "$alerts" --alerts-rate 0 \
-    2>"$dir/daemon.log" &
+    "${own_names[@]}" 2>"$dir/daemon.log" &
 daemon=$!
 for _ in $(seq 500); do grep -q "info: listening on" "$dir/daemon.log" && break; sleep 0.01; done
 grep -q "info: listening on" "$dir/daemon.log" || { cat "$dir/daemon.log"; echo "FAIL: seccheckd did not start"; exit 1; }

@@ -4,7 +4,7 @@
 # Usage: gvisor_config_e2e.sh SECCHECKD_BINARY
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/stop_jobs.sh"
-bin=${1:?usage: gvisor_config_e2e.sh SECCHECKD_BINARY}
+seccheckd=${1:?usage: gvisor_config_e2e.sh SECCHECKD_BINARY}
 command -v runsc >/dev/null || { echo "FAIL: runsc not installed (apt-get install -y runsc)"; exit 1; }
 e2e_scratch gvcfg
 failures=0
@@ -23,10 +23,10 @@ for case in "${cases[@]}"; do
     want=${case#*:}
     sock=$dir/$group.sock
     db=$dir/$group.db
-    "$bin" gvisor-config --points "$group" --socket "$sock" >"$dir/$group.json"
+    "$seccheckd" gvisor-config --points "$group" --socket "$sock" >"$dir/$group.json"
     python3 -c "import json,sys; json.load(open(sys.argv[1]))" "$dir/$group.json" ||
         { echo "FAIL - $group: not valid JSON"; failures=$((failures + 1)); continue; }
-    "$bin" --socket "$sock" --db "$db" 2>"$dir/$group.log" &
+    "$seccheckd" --socket "$sock" --db "$db" "${own_names[@]}" 2>"$dir/$group.log" &
     daemon=$!
     for _ in $(seq 300); do grep -q "info: listening on" "$dir/$group.log" && break; sleep 0.01; done
     if ! (cd /tmp && exec timeout 120 runsc --rootless --network=none --pod-init-config="$dir/$group.json" \
@@ -49,7 +49,7 @@ for case in "${cases[@]}"; do
     fi
 done
 
-if "$bin" gvisor-config --points bogus >/dev/null 2>"$dir/err"; then
+if "$seccheckd" gvisor-config --points bogus >/dev/null 2>"$dir/err"; then
     echo "FAIL - an unknown group was accepted"; failures=$((failures + 1))
 else
     grep -q "expected exec, files, net or all" "$dir/err" && echo "ok   - unknown group refused"
@@ -59,7 +59,7 @@ fi
 usage_case() {   # usage_case EXPECTED-TEXT ARGS...
     local want=$1
     shift
-    if "$bin" gvisor-config "$@" >/dev/null 2>"$dir/err"; then
+    if "$seccheckd" gvisor-config "$@" >/dev/null 2>"$dir/err"; then
         echo "FAIL - gvisor-config $* was accepted"; failures=$((failures + 1))
     elif [ $? -ne 2 ] || ! grep -q -- "$want" "$dir/err"; then
         echo "FAIL - gvisor-config $*: $(cat "$dir/err")"; failures=$((failures + 1))
@@ -71,7 +71,7 @@ usage_case "give one" --docker-runtime x --runsc-toml "$dir/runsc.toml"
 usage_case "give --docker-runtime too" --docker-config "$dir/daemon.json"
 usage_case "needs an absolute path" --runsc-toml "$dir/runsc.toml" --socket rel.sock
 printf '[runsc_config]\n  platform = "ptrace"\n' >"$dir/runsc.toml"
-if "$bin" gvisor-config --runsc-toml "$dir/runsc.toml" --socket /run/seccheckd/seccheck.sock >"$dir/out" 2>&1 &&
+if "$seccheckd" gvisor-config --runsc-toml "$dir/runsc.toml" --socket /run/seccheckd/seccheck.sock >"$dir/out" 2>&1 &&
     grep -qx "  pod-init-config = \"$dir/seccheckd-pod-init.json\"" "$dir/runsc.toml" &&
     grep -qx '  platform = "ptrace"' "$dir/runsc.toml" && python3 -c "import json,sys; json.load(open(sys.argv[1]))" "$dir/seccheckd-pod-init.json"; then
     echo "ok   - --runsc-toml: pod-init-config added beside the platform, the config written as JSON"
@@ -80,7 +80,7 @@ else
 fi
 printf '[runsc_config]\n  pod-init-config = "/etc/falco/pod-init.json"\n' >"$dir/other.toml"
 cp "$dir/other.toml" "$dir/other.copy"
-if "$bin" gvisor-config --runsc-toml "$dir/other.toml" >"$dir/out" 2>&1; then
+if "$seccheckd" gvisor-config --runsc-toml "$dir/other.toml" >"$dir/out" 2>&1; then
     echo "FAIL - another tool's pod-init-config was clobbered"; failures=$((failures + 1))
 elif [ $? -eq 1 ] && grep -q "already sets pod-init-config" "$dir/out" && cmp -s "$dir/other.toml" "$dir/other.copy"; then
     echo "ok   - --runsc-toml refuses another tool's pod-init-config (exit 1), the file unchanged"

@@ -31,7 +31,7 @@ cat > "$dir/cfg.json" <<JSON
 }}
 JSON
 
-"$seccheckd" --socket "$sock" --db "$db" 2>"$dir/daemon.log" &
+"$seccheckd" --socket "$sock" --db "$db" "${own_names[@]}" 2>"$dir/daemon.log" &
 daemon=$!
 for _ in $(seq 500); do grep -q "info: listening on" "$dir/daemon.log" && break; sleep 0.01; done
 grep -q "info: listening on" "$dir/daemon.log" || { cat "$dir/daemon.log"; echo "FAIL: seccheckd did not start"; exit 1; }

@@ -56,7 +56,7 @@ start_daemon() {
         "$src/configs/rules/untrusted_code_rules.yaml" "$dir/tuning.yaml" --socket "$sock" >"$cfg" \
         2>"$dir/$name.config.err" || { cat "$dir/$name.config.err"; echo "FAIL: gvisor-config --rules failed"; exit 1; }
     "$seccheckd" --socket "$sock" --db "$db" "${rules[@]}" --rules "$dir/tuning.yaml" --alerts-out "$alerts" \
-        "$@" 2>"$dir/daemon.log" &
+        --runsc-root "$root" --docker-socket none "$@" 2>"$dir/daemon.log" &
     daemon=$!
     for _ in $(seq 500); do grep -q "info: listening on" "$dir/daemon.log" && break; sleep 0.01; done
     grep -q "info: listening on" "$dir/daemon.log" || { cat "$dir/daemon.log"; echo "FAIL: seccheckd did not start"; exit 1; }

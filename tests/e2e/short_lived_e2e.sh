@@ -70,7 +70,7 @@ sock=$dir/s.sock
 db=$dir/events.db
 "$seccheckd" gvisor-config --rules "$dir/rules.yaml" --socket "$sock" >"$dir/pod-init.json"
 "$seccheckd" --socket "$sock" --db "$db" --rules "$dir/rules.yaml" --alerts-out none --runsc-root "$root" \
-    2>"$dir/daemon.log" &
+    --docker-socket none 2>"$dir/daemon.log" &
 daemon=$!
 for _ in $(seq 500); do grep -q "info: listening on" "$dir/daemon.log" && break; sleep 0.01; done
 grep -q "info: listening on" "$dir/daemon.log" || { cat "$dir/daemon.log"; echo "FAIL: seccheckd did not start"; exit 1; }

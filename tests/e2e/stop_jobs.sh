@@ -25,10 +25,21 @@ stop_jobs() {
 # and an EXIT trap that kills $daemon (the script sets it to the daemon it
 # starts, empty once it stopped it), runs the script's cleanup_more if it
 # defines one (runsc containers to delete), stops every job, removes $dir.
+# Sets own_names, the options of every seccheckd daemon the script starts
+# ("$seccheckd" --socket ... "${own_names[@]}"): an empty runsc root of the
+# test's own, $dir/runsc-root, and no Docker socket, so the daemon reads none
+# of the machine's (its runsc roots, /var/run/docker.sock). `runsc do` needs
+# no root: whatever --root says, it keeps its state in a directory it makes,
+# $TMPDIR/runsc-doNNN (gVisor's runsc/cmd/do.go sets conf.RootDir to it),
+# which the daemon finds through the connection's peer.
+# A script that runs containers in a root of its own (runsc --root ROOT run)
+# gives its daemon --runsc-root ROOT --docker-socket none instead.
 e2e_scratch() {
     dir=$(mktemp -d "/tmp/seccheckd-$1-XXXXXX")
     daemon=
     trap e2e_cleanup EXIT
+    mkdir "$dir/runsc-root"
+    own_names=(--runsc-root "$dir/runsc-root" --docker-socket none)
 }
 
 e2e_cleanup() {

@@ -133,6 +133,9 @@ mkdir "$dir/state"
 conf=$dir/seccheckd.conf
 execstart=${execstart//\/etc\/seccheckd\/rules.d/$rules_d}
 read -ra cmd <<<"${execstart//\/etc\/seccheckd\/seccheckd.conf/$conf}"
+# Not the machine's runsc roots and Docker socket: an empty root of the test's own, no socket.
+mkdir "$dir/runsc-root"
+cmd+=(--runsc-root "$dir/runsc-root" --docker-socket none)
 
 cat >"$conf" <<CONF
 socket = $dir/s.sock

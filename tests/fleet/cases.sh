@@ -34,7 +34,8 @@ daemon() {   # daemon NAME ARGS...
     local name=$1
     shift
     rm -f "$dir/$name.sock"
-    spawn "d_$name" "$bin/seccheckd" --socket "$dir/$name.sock" --db "$dir/$name.db" --batch-size 256 "$@"
+    spawn "d_$name" "$bin/seccheckd" --socket "$dir/$name.sock" --db "$dir/$name.db" --batch-size 256 \
+        "${own_names[@]}" "$@"
     wait_for 20 test -S "$dir/$name.sock"
 }
 forwarder() {   # forwarder NAME HOST ARGS...

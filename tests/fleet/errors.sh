@@ -32,7 +32,7 @@ check "the role needs its password (psql without one fails)" \
     bash -c "! PGPASSFILE=/nonexistent psql '$url' -X -w -c 'SELECT 1' >/dev/null 2>&1"
 check "... and connects with it" bash -c "PGPASSFILE='$dir/right.pgpass' psql '$url' -X -w -A -t -c 'SELECT 1' >/dev/null"
 
-spawn d "$bin/seccheckd" --socket "$dir/d.sock" --db "$dir/d.db" --batch-size 256
+spawn d "$bin/seccheckd" --socket "$dir/d.sock" --db "$dir/d.db" --batch-size 256 "${own_names[@]}"
 wait_for 20 test -S "$dir/d.sock"
 "$bin/seccheck-loadgen" --socket "$dir/d.sock" --trace "$traces/exec_loop.trace" --mode block --messages 3000 \
     >>"$dir/load.log" 2>&1

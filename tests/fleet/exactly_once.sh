@@ -34,7 +34,7 @@ cat >"$dir/rules.yaml" <<'YAML'
 YAML
 daemon() {   # daemon NAME
     spawn "d_$1" "$bin/seccheckd" --socket "$dir/$1.sock" --db "$dir/$1.db" --batch-size 512 \
-        --rules "$dir/rules.yaml" --alerts-rate 0
+        --rules "$dir/rules.yaml" --alerts-rate 0 "${own_names[@]}"
     wait_for 20 test -S "$dir/$1.sock"
 }
 forwarder() {   # forwarder NAME HOST: application_name tells the backends apart

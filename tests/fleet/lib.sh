@@ -3,7 +3,13 @@
 #
 #   fleet_setup NAME   mktemp /tmp/seccheckd-NAME-XXXXXX into $dir; EXIT trap
 #                      ends every process started with spawn, stops PostgreSQL
-#                      and removes $dir, on every path
+#                      and removes $dir, on every path; sets $own_names
+#   own_names          the options every seccheckd daemon a test starts gets
+#                      (spawn d "$bin/seccheckd" --socket ... "${own_names[@]}"):
+#                      an empty runsc root of the test's own and no Docker
+#                      socket, so it reads none of the machine's (its runsc
+#                      roots, /var/run/docker.sock). A daemon that names its
+#                      own --runsc-root takes --docker-socket none alone.
 #   spawn VAR CMD...   starts CMD in the background (output to $dir/VAR.log),
 #                      its pid in $VAR
 #   check DESC CMD...  ok / FAIL line; failures counted in $failures
@@ -17,6 +23,8 @@ fleet_setup() {
     trap fleet_cleanup EXIT
     trap 'exit 130' INT TERM
     fleet_janitor
+    mkdir "$dir/runsc-root"
+    own_names=(--runsc-root "$dir/runsc-root" --docker-socket none)
 }
 
 # A test killed outright (ctest's timeout kills its process tree) runs no

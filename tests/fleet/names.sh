@@ -39,7 +39,7 @@ state b 'ev\u001b]0;owned\u0007il' 'pod\u009b2J' 'kube\u202esys'
 daemon() {   # daemon NAME
     rm -f "$dir/$1.sock"
     spawn "d_$1" "$bin/seccheckd" --socket "$dir/$1.sock" --db "$dir/$1.db" --batch-size 256 \
-        --rules "$dir/rules.yaml" --alerts-rate 0 --runsc-root "$dir/$1/root"
+        --rules "$dir/rules.yaml" --alerts-rate 0 --runsc-root "$dir/$1/root" --docker-socket none
     wait_for 20 test -S "$dir/$1.sock"
 }
 forwarder() {   # forwarder NAME HOST

@@ -49,7 +49,7 @@ cat >"$dir/rules.yaml" <<'YAML'
   priority: NOTICE
 YAML
 spawn d_a "$bin/seccheckd" --socket "$dir/a.sock" --db "$dir/a.db" --batch-size 256 --rules "$dir/rules.yaml" \
-    --alerts-rate 0
+    --alerts-rate 0 "${own_names[@]}"
 wait_for 20 test -S "$dir/a.sock"
 "$bin/seccheck-loadgen" --socket "$dir/a.sock" --trace "$traces/mixed_syscalls.trace" --mode block \
     --messages 3000 >>"$dir/load.log" 2>&1
@@ -100,7 +100,7 @@ check "... nothing of it in host b's copy" \
 check "... host a's copy untouched" same_rows "$dir/a.db" host-a
 
 # ---------------------------------------------------------------- a second forwarder under host a's id
-spawn d_x "$bin/seccheckd" --socket "$dir/x.sock" --db "$dir/x.db" --batch-size 256
+spawn d_x "$bin/seccheckd" --socket "$dir/x.sock" --db "$dir/x.db" --batch-size 256 "${own_names[@]}"
 wait_for 20 test -S "$dir/x.sock"
 "$bin/seccheck-loadgen" --socket "$dir/x.sock" --trace "$traces/redis_rw.trace" --mode block --messages 5000 \
     >>"$dir/load.log" 2>&1

@@ -43,7 +43,7 @@ batch_size() { case $1 in host-a) echo 8192 ;; *) echo 256 ;; esac; }
 extra() { case $1 in host-b) echo "--compress 0" ;; *) echo "" ;; esac; }
 for h in "${hosts[@]}"; do
     spawn "d_${h#host-}" "$bin/seccheckd" --socket "$dir/$h.sock" --db "$dir/$h.db" --batch-size "$(batch_size "$h")" \
-        --rules "$dir/rules.yaml" --alerts-rate 0
+        --rules "$dir/rules.yaml" --alerts-rate 0 "${own_names[@]}"
 done
 for h in "${hosts[@]}"; do
     wait_for 20 test -S "$dir/$h.sock"

@@ -38,7 +38,7 @@ state victim-ctr payments payments-db-0 db
 state tenant-ctr team-b job-7 worker
 
 spawn d "$bin/seccheckd" --socket "$dir/s.sock" --db "$dir/h.db" --rules "$dir/rules.yaml" --alerts-rate 0 \
-    --alerts-out none --runsc-root "$dir/root"
+    --alerts-out none --runsc-root "$dir/root" --docker-socket none
 wait_for 20 test -S "$dir/s.sock" || { cat "$dir/d.log"; exit 1; }
 for story in shadow_victim shadow_forger; do
     /usr/bin/python3 "$packets" send "$dir/s.sock" "$story" || { echo "FAIL: gvisor_packets.py send $story"; exit 1; }

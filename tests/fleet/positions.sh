@@ -29,7 +29,8 @@ pg_start "$dir" || exit 1
 daemon() {   # daemon NAME ARGS...
     local name=$1
     shift
-    spawn "d_$name" "$bin/seccheckd" --socket "$dir/$name.sock" --db "$dir/$name.db" --batch-size 256 "$@"
+    spawn "d_$name" "$bin/seccheckd" --socket "$dir/$name.sock" --db "$dir/$name.db" --batch-size 256 \
+        "${own_names[@]}" "$@"
     wait_for 20 test -S "$dir/$name.sock"
 }
 forwarder() {   # forwarder NAME DB URL HOST ARGS...

@@ -31,7 +31,7 @@ cat >"$dir/rules.yaml" <<'YAML'
 YAML
 # --rule-matching all: "Cat opens" holds for events "Openat exit" holds for first
 spawn d_r "$bin/seccheckd" --socket "$dir/r.sock" --db "$dir/r.db" --rules "$dir/rules.yaml" --alerts-rate 0 \
-    --rule-matching all
+    --rule-matching all "${own_names[@]}"
 wait_for 20 test -S "$dir/r.sock"
 "$bin/seccheck-loadgen" --socket "$dir/r.sock" --trace "$traces/mixed_syscalls.trace" --mode block \
     >>"$dir/load.log" 2>&1

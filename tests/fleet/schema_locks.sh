@@ -39,7 +39,8 @@ cat >"$dir/rules.yaml" <<'YAML'
   output: "%proc.name opened %fd.name"
   priority: NOTICE
 YAML
-spawn d "$bin/seccheckd" --socket "$dir/d.sock" --db "$dir/a.db" --rules "$dir/rules.yaml" --alerts-rate 0
+spawn d "$bin/seccheckd" --socket "$dir/d.sock" --db "$dir/a.db" --rules "$dir/rules.yaml" --alerts-rate 0 \
+    "${own_names[@]}"
 wait_for 20 test -S "$dir/d.sock"
 "$bin/seccheck-loadgen" --socket "$dir/d.sock" --trace "$traces/mixed_syscalls.trace" --mode block >>"$dir/load.log" 2>&1
 wait_for 20 [ "$(sqlite_c "$dir/a.db" "SELECT count(*) FROM alerts")" -gt 0 ]

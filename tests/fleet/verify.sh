@@ -26,7 +26,7 @@ pg_start "$dir" || exit 1
 fill() {   # fill NAME TRACE MESSAGES: a daemon stores them, then stops
     local pid
     rm -f "$dir/$1.sock"
-    spawn pid "$bin/seccheckd" --socket "$dir/$1.sock" --db "$dir/$1.db" --batch-size 256
+    spawn pid "$bin/seccheckd" --socket "$dir/$1.sock" --db "$dir/$1.db" --batch-size 256 "${own_names[@]}"
     wait_for 20 test -S "$dir/$1.sock" || return 1
     "$bin/seccheck-loadgen" --socket "$dir/$1.sock" --trace "$traces/$2.trace" --mode block --messages "$3" \
         >>"$dir/load.log" 2>&1
@@ -145,7 +145,7 @@ fill_alerts() {   # fill_alerts NAME: mixed_syscalls' opens, each an alert
     local pid
     rm -f "$dir/$1.sock"
     spawn pid "$bin/seccheckd" --socket "$dir/$1.sock" --db "$dir/$1.db" --batch-size 256 --rules "$dir/r.yaml" \
-        --alerts-out none
+        --alerts-out none "${own_names[@]}"
     wait_for 20 test -S "$dir/$1.sock" || return 1
     "$bin/seccheck-loadgen" --socket "$dir/$1.sock" --trace "$traces/mixed_syscalls.trace" --mode block \
         --messages 3000 >>"$dir/load.log" 2>&1

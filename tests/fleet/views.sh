@@ -41,7 +41,7 @@ runsc_state "$dir/runsc-root" "$dir/bundle" app web-1 shop
 daemon() {   # daemon NAME: a daemon on $dir/NAME.db
     rm -f "$dir/$1.sock"
     spawn "d_$1" "$bin/seccheckd" --socket "$dir/$1.sock" --db "$dir/$1.db" --batch-size 256 \
-        --rules "$dir/rules.yaml" --alerts-rate 0 --runsc-root "$dir/runsc-root"
+        --rules "$dir/rules.yaml" --alerts-rate 0 --runsc-root "$dir/runsc-root" --docker-socket none
     wait_for 20 test -S "$dir/$1.sock"
 }
 load() {   # load NAME TRACE_FILE MESSAGES
