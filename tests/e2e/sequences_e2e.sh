@@ -2,7 +2,9 @@
 # End-to-end: sequence rules and the rules for sandboxes that run untrusted code
 # (configs/rules/gvisor_rules.yaml's sequences, configs/rules/untrusted_code_rules.yaml)
 # on real gVisor sandboxes: Debian's runsc 0.0~20221219 (ptrace), under the pod-init config
-# `seccheckd gvisor-config --rules` makes for it, with a runsc --root of the test's own.
+# `seccheckd gvisor-config --rules` makes for it (runsc do keeps its state in a
+# $TMPDIR/runsc-doNNN of its own whatever --root says, runsc/cmd/do.go; the daemon finds it
+# through the connection, and watches this test's own root, never the machine's).
 #  1. Each sequence and each rule of the untrusted-code file, one sandbox doing the thing and
 #     one doing its benign twin (the same steps in another order or combination): the attack
 #     raises it (its fields checked), the twin does not. A sequence's alert names each step's
@@ -26,7 +28,7 @@ runsc_bin=$(command -v runsc)
 rules=(--rules "$src/configs/rules/gvisor_rules.yaml" --rules "$src/configs/rules/untrusted_code_rules.yaml")
 
 e2e_scratch sequences
-root=$dir/runsc-root   # runsc's state: this test's own, never the machine's
+root=$dir/runsc-root   # the daemon's --runsc-root: this test's own, never the machine's
 mkdir -p "$root"
 w=$dir/w               # what the sandboxes write (an overlay: nothing reaches the host)
 
@@ -104,7 +106,7 @@ twin() {
 # ---- 1. each sequence and each rule, and its twin ----
 
 start_daemon attacks
-if grep -qF "warning: rule 'Dropped file loaded as code' needs a newer runsc than $runsc_bin (runsc version 0.0~20221219.0): the point sentry/mmap" \
+if grep -qF "warning: sequence 'Dropped file loaded as code' needs a newer runsc than $runsc_bin (runsc version 0.0~20221219.0): the point sentry/mmap" \
     "$dir/attacks.config.err"; then
     ok "gvisor-config: 'Dropped file loaded as code' needs sentry/mmap, a newer runsc than this one"
 else

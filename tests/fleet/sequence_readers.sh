@@ -35,7 +35,7 @@ cat >"$dir/rules.yaml" <<'YAML'
 YAML
 # one partial match per connection: curl's second write evicts its first
 spawn d_r "$bin/seccheckd" --socket "$dir/r.sock" --db "$dir/r.db" --rules "$dir/rules.yaml" \
-    --sequence-partials 1 --alerts-out "$dir/alerts.out"
+    --sequence-partials 1 --alerts-out "$dir/alerts.out" "${own_names[@]}"
 wait_for 20 test -S "$dir/r.sock"
 for story in download_exec_benign download_exec; do
     /usr/bin/python3 "$here/../support/gvisor_packets.py" trace "$dir" "$story" >>"$dir/load.log" 2>&1
