@@ -308,8 +308,10 @@ struct rules_digest *rules_digest_of(const struct rule_set *rs)
         rules_digest_free(d);
         return NULL;
     }
-    qsort(d->rules.v, d->rules.n, sizeof(*d->rules.v), by_name);
-    qsort(d->sequences.v, d->sequences.n, sizeof(*d->sequences.v), by_name);
+    if (d->rules.n > 1)   /* an empty list has no array: qsort's pointer must not be NULL */
+        qsort(d->rules.v, d->rules.n, sizeof(*d->rules.v), by_name);
+    if (d->sequences.n > 1)
+        qsort(d->sequences.v, d->sequences.n, sizeof(*d->sequences.v), by_name);
     return d;
 }
 
