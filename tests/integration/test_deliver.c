@@ -545,25 +545,28 @@ static void test_bad_settings_refused_on_sighup(void **state)
     receiver_stop(&r);
 }
 
-/* The paced load, per connection (2 connections, 2 s), and what the
- * senders may drop. A writer that waited for the receiver would stall for
- * whole seconds at each attempt, past what the pipeline holds, and the
- * slow phase (1 s an alert) would stall it for minutes; a loaded machine
- * costs a few hundred events in a rare hiccup, with or without
- * --alerts-url (seen here under TSan: 584 and 731 of 16,000 without it).
- * Sanitizers make the daemon several times slower: half the rate. */
+/* The paced load, per connection (2 connections, 2 s). A writer that
+ * waited for the receiver would stall for whole seconds at each attempt
+ * (--alerts-timeout-ms 1500 in the hang phase, 1 s an alert in the slow
+ * one), the writer's queue would fill and reading would pause: seconds of
+ * seccheckd_paused_seconds_total. What the sandboxes drop is not the
+ * measure: a busy machine costs them events with or without --alerts-url
+ * (CI: 262 of 15,739 in the close phase; 584 and 731 of 16,000 under TSan
+ * without it), which is bench/'s figure, printed here. Sanitizers make the
+ * daemon several times slower: half the rate. */
 #ifdef SECCHECKD_SANITIZED
 #define LOAD_RATE "2000"
-#define DROPS_ALLOWED(sent) ((sent) / 20)
 #else
 #define LOAD_RATE "4000"
-#define DROPS_ALLOWED(sent) ((sent) / 200)
 #endif
+#define PAUSED "seccheckd_paused_seconds_total"
+#define PAUSED_ALLOWED_S 1.0   /* over both connections; one wait on the receiver is 1.5 s on each */
 
 /* A paced sentry-mode load (the sandbox's own sender: it drops when the
  * daemon does not keep up) and 100 alerts over it, while the receiver does action
  * (SIGHUP: delivery retries at once, not after the backoff so far). */
-static void load_while(struct daemon *d, const struct receiver *r, const char *action, int from, const char *json)
+static void load_while(struct daemon *d, const struct receiver *r, const char *action, int from, const char *json,
+                       const char *metrics)
 {
     receiver_control(r, action);
     kill(d->pid, SIGHUP);   /* the reload (rules too) done before the load: it holds the loop up a moment */
@@ -580,6 +583,7 @@ static void load_while(struct daemon *d, const struct receiver *r, const char *a
               "--connections", "2", "--mode", "sentry", "--rate", LOAD_RATE, "--duration", "2", "--json", (char *)NULL);
         _exit(127);
     }
+    double paused0 = metric_scrape(metrics, PAUSED);
     int fd = replay_open(d->socket, 1);   /* 100 alerts spread over the load: most batches carry some */
     assert_true(fd >= 0);
     for (int i = from; i < from + 100; i++) {
@@ -590,9 +594,12 @@ static void load_while(struct daemon *d, const struct receiver *r, const char *a
     wait_alert_rows(d, from + 100);
     assert_int_equal(reaper_wait(lg), 0);
     long long sent = json_file_number(json, "sent"), dropped = json_file_number(json, "dropped");
+    double paused = metric_scrape(metrics, PAUSED) - paused0;
+    fprintf(stderr, "  receiver '%s': reading paused %.3f s in all; the senders dropped %lld of %lld events\n", action,
+            paused, dropped, sent);
     assert_true(sent > 2 * 2 * atoi(LOAD_RATE) * 6 / 10);
-    if (dropped > DROPS_ALLOWED(sent))
-        fail_msg("the senders dropped %lld of %lld events while the receiver did '%s'", dropped, sent, action);
+    if (paused > PAUSED_ALLOWED_S)
+        fail_msg("reading paused %.3f s while the receiver did '%s': the writer waited for it", paused, action);
     char seen[300];
     snprintf(seen, sizeof(seen), "\"action\": \"%s\"", action);
     for (int i = 0; i < 500 && count_in_file(r->log, seen) == 0; i++)
@@ -614,11 +621,11 @@ static void test_misbehaving_receiver_does_not_slow_storing(void **state)
     const char *extra[] = {"--alerts-url", receiver_url(&r, "http", "/"), "--alerts-timeout-ms", "1500", NULL};
     assert_true(daemon_start(d, SECCHECKD_BIN, setup_args(&f, d, extra)));
     char *out = f.out, *json = path_in(d, "loadgen.json");
-    load_while(d, &r, "redirect http://127.0.0.2:9/elsewhere?token=hush", 0, json);
+    load_while(d, &r, "redirect http://127.0.0.2:9/elsewhere?token=hush", 0, json, f.metrics);
     assert_true(daemon_wait_log(d, "HTTP 307, a redirect to http://127.0.0.2:9: not followed", 1, 5000));
-    load_while(d, &r, "close", 100, json);
-    load_while(d, &r, "hang 5", 200, json);
-    load_while(d, &r, "slow 1", 300, json);
+    load_while(d, &r, "close", 100, json, f.metrics);
+    load_while(d, &r, "hang 5", 200, json, f.metrics);
+    load_while(d, &r, "slow 1", 300, json, f.metrics);
     assert_int_equal(dbq(d, "SELECT count(*) FROM alerts"), 400);
     assert_int_equal(dbq(d, "SELECT received - stored FROM runs"), 0);
     assert_true(dbq(d, "SELECT coalesce((SELECT alert_id FROM alert_delivery), 0)") < 400);
