@@ -848,11 +848,78 @@ static int64_t be64(const uint8_t *p)
     return (int64_t)v;
 }
 
+/* Column i of a version 2 events row decoded from raw: from[i] the
+ * column's source (events_source), v1 version 1's form. */
+static int decoded_column(int from, bool v1)
+{
+    int col = from - JS_CHAINED_COLUMNS;
+    if (v1 && col == REDECODE_DETAIL)
+        return REDECODE_WHOLE_DETAIL;
+    if (v1 && col >= REDECODE_V2_FIRST && col <= REDECODE_V2_LAST)
+        return -1;   /* NULL */
+    return col;
+}
+
+/* One value as local_render_value renders the same value read back from
+ * SQLite; false for one it would convert (another kind, unclean text). */
+static bool render_exact(struct strbuf *out, const struct event_value *v, enum local_kind kind)
+{
+    switch (v->kind) {
+    case EVENT_VALUE_NULL:
+        copy_binary_null(out);
+        return true;
+    case EVENT_VALUE_INT:
+        if (kind != LOCAL_INT)
+            return false;
+        copy_binary_int8(out, v->i);
+        return true;
+    case EVENT_VALUE_TEXT:
+        if (v->unclean || (kind != LOCAL_TEXT && kind != LOCAL_JSON))
+            return false;
+        if (kind == LOCAL_JSON)
+            copy_binary_jsonb(out, v->p, v->len);
+        else
+            copy_binary_text(out, v->p, v->len);
+        return true;
+    case EVENT_VALUE_BLOB:
+        break;
+    }
+    return false;
+}
+
+/* The decoded columns of one row through SQLite (event_redecode), as the
+ * direct forwarder renders the stored row: for the values render_exact
+ * does not take. */
+static int decoded_columns_sqlite(struct js_payload *p, const uint8_t *raw, size_t len, bool v1, const int *from,
+                                  const uint8_t *const *field, const uint32_t *flen, struct strbuf *out, int64_t id,
+                                  char *err, size_t errlen)
+{
+    const struct local_table *t = &p->tables.events;
+    sqlite3_stmt *st = event_redecode(&p->codec->redecoder, raw, len, v1);
+    for (int i = 0; i < t->ncols; i++) {
+        if (from[i] < JS_CHAINED_COLUMNS) {
+            strbuf_append(out, field[from[i]], 4 + (size_t)flen[from[i]]);
+            continue;
+        }
+        int col = decoded_column(from[i], v1);
+        if (!st || col < 0)
+            copy_binary_null(out);
+        else if (local_render_value(out, st, col, t->cols[i].kind) != 0) {
+            snprintf(err, errlen, "event %" PRId64 ": its decoded %s is not a value of the column's kind", id,
+                     t->cols[i].name);
+            return -1;
+        }
+    }
+    return 0;
+}
+
 /* One version 2 events row (its fields at q, walked at decode) as the
  * direct forwarder ships it: host_id, then each of the host's events
- * columns, chained ones as they came, the others decoded from raw and
- * rendered from the daemon's binding as local_copy_rows renders the stored
- * values. Returns where the row ends, NULL with err. */
+ * columns, chained ones as they came, the others decoded from raw with
+ * the daemon's decoder and its binding's values (event_row.h), rendered as
+ * local_copy_rows renders the values SQLite gives back; the rare value
+ * SQLite would convert goes the SQLite way. Returns where the row ends,
+ * NULL with err. */
 static const uint8_t *decoded_row(struct js_payload *p, const uint8_t *q, const int *from, const uint8_t *prefix,
                                   const char *host_id, size_t hostlen, struct strbuf *out, char *err, size_t errlen)
 {
@@ -865,24 +932,26 @@ static const uint8_t *decoded_row(struct js_payload *p, const uint8_t *q, const 
     }
     int64_t id = be64(field[CHAINED_ID] + 4);
     bool v1 = id < p->v2_first_event_id;
-    sqlite3_stmt *st = event_redecode(&p->codec->redecoder, field[CHAINED_RAW] + 4, flen[CHAINED_RAW], v1);
+    const uint8_t *raw = field[CHAINED_RAW] + 4;
+    struct event_value v[EVENT_ROW_PARAMS + 2];
+    bool decoded = event_redecode_values(&p->codec->redecoder, raw, flen[CHAINED_RAW], v1, v);
     const struct local_table *t = &p->tables.events;
     strbuf_append(out, prefix, 6);
     strbuf_append(out, host_id, hostlen);
+    size_t row_start = out->len;
     for (int i = 0; i < t->ncols; i++) {
         if (from[i] < JS_CHAINED_COLUMNS) {
             strbuf_append(out, field[from[i]], 4 + (size_t)flen[from[i]]);
             continue;
         }
-        int col = from[i] - JS_CHAINED_COLUMNS;
-        if (v1 && col == REDECODE_DETAIL)
-            col = REDECODE_WHOLE_DETAIL;
-        if (!st || (v1 && col >= REDECODE_V2_FIRST && col <= REDECODE_V2_LAST))
+        int col = decoded_column(from[i], v1);
+        if (!decoded || col < 0)
             copy_binary_null(out);
-        else if (local_render_value(out, st, col, t->cols[i].kind) != 0) {
-            snprintf(err, errlen, "event %" PRId64 ": its decoded %s is not a value of the column's kind", id,
-                     t->cols[i].name);
-            return NULL;
+        else if (!render_exact(out, &v[redecode_params[col]], t->cols[i].kind)) {
+            out->len = row_start;
+            if (decoded_columns_sqlite(p, raw, flen[CHAINED_RAW], v1, from, field, flen, out, id, err, errlen) != 0)
+                return NULL;
+            break;
         }
     }
     return q;
