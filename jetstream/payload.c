@@ -887,32 +887,6 @@ static bool render_exact(struct strbuf *out, const struct event_value *v, enum l
     return false;
 }
 
-/* The decoded columns of one row through SQLite (event_redecode), as the
- * direct forwarder renders the stored row: for the values render_exact
- * does not take. */
-static int decoded_columns_sqlite(struct js_payload *p, const uint8_t *raw, size_t len, bool v1, const int *from,
-                                  const uint8_t *const *field, const uint32_t *flen, struct strbuf *out, int64_t id,
-                                  char *err, size_t errlen)
-{
-    const struct local_table *t = &p->tables.events;
-    sqlite3_stmt *st = event_redecode(&p->codec->redecoder, raw, len, v1);
-    for (int i = 0; i < t->ncols; i++) {
-        if (from[i] < JS_CHAINED_COLUMNS) {
-            strbuf_append(out, field[from[i]], 4 + (size_t)flen[from[i]]);
-            continue;
-        }
-        int col = decoded_column(from[i], v1);
-        if (!st || col < 0)
-            copy_binary_null(out);
-        else if (local_render_value(out, st, col, t->cols[i].kind) != 0) {
-            snprintf(err, errlen, "event %" PRId64 ": its decoded %s is not a value of the column's kind", id,
-                     t->cols[i].name);
-            return -1;
-        }
-    }
-    return 0;
-}
-
 /* One version 2 events row (its fields at q, walked at decode) as the
  * direct forwarder ships it: host_id, then each of the host's events
  * columns, chained ones as they came, the others decoded from raw with
@@ -939,19 +913,27 @@ static const uint8_t *decoded_row(struct js_payload *p, const uint8_t *q, const 
     strbuf_append(out, prefix, 6);
     strbuf_append(out, host_id, hostlen);
     size_t row_start = out->len;
+    sqlite3_stmt *st = NULL;   /* the row through SQLite, once a value needs it */
     for (int i = 0; i < t->ncols; i++) {
         if (from[i] < JS_CHAINED_COLUMNS) {
             strbuf_append(out, field[from[i]], 4 + (size_t)flen[from[i]]);
             continue;
         }
         int col = decoded_column(from[i], v1);
-        if (!decoded || col < 0)
+        if (!decoded || col < 0) {
             copy_binary_null(out);
-        else if (!render_exact(out, &v[redecode_params[col]], t->cols[i].kind)) {
-            out->len = row_start;
-            if (decoded_columns_sqlite(p, raw, flen[CHAINED_RAW], v1, from, field, flen, out, id, err, errlen) != 0)
+        } else if (st) {
+            if (local_render_value(out, st, col, t->cols[i].kind) != 0) {
+                snprintf(err, errlen, "event %" PRId64 ": its decoded %s is not a value of the column's kind", id,
+                         t->cols[i].name);
                 return NULL;
-            break;
+            }
+        } else if (!render_exact(out, &v[redecode_params[col]], t->cols[i].kind)) {
+            /* The row again from its start, every value as SQLite gives it back. */
+            st = event_redecode(&p->codec->redecoder, raw, flen[CHAINED_RAW], v1);
+            decoded = st != NULL;
+            out->len = row_start;
+            i = -1;
         }
     }
     return q;

@@ -75,28 +75,6 @@ bool event_redecode_event(struct event_redecoder *r, const void *raw, size_t len
     return true;
 }
 
-sqlite3_stmt *event_redecode(struct event_redecoder *r, const void *raw, size_t len, bool whole_detail)
-{
-    struct event ev;
-    if (!event_redecode_event(r, raw, len, &ev))
-        return NULL;
-    bool detail = false, whole = false;
-    if (ev.msg) {
-        strbuf_reset(&r->detail);
-        detail = event_detail_render(&r->detail, &ev) == 0;
-        if (whole_detail) {
-            strbuf_reset(&r->whole);
-            whole = json_render_message(&r->whole, ev.msg) == 0;
-        }
-    }
-    sqlite3_stmt *st = r->values;
-    sqlite3_reset(st);
-    event_row_bind(st, &ev, detail ? r->detail.data : NULL, r->detail.len, true);
-    if (whole)
-        sqlite3_bind_text(st, WHOLE_DETAIL_PARAM, r->whole.data, (int)r->whole.len, SQLITE_STATIC);
-    return sqlite3_step(st) == SQLITE_ROW ? st : NULL;
-}
-
 bool event_redecode_values(struct event_redecoder *r, const void *raw, size_t len, bool whole_detail,
                            struct event_value v[EVENT_ROW_PARAMS + 2])
 {
@@ -117,6 +95,17 @@ bool event_redecode_values(struct event_redecoder *r, const void *raw, size_t le
                                                          .len = r->whole.len}
                                   : (struct event_value){.kind = EVENT_VALUE_NULL};
     return true;
+}
+
+sqlite3_stmt *event_redecode(struct event_redecoder *r, const void *raw, size_t len, bool whole_detail)
+{
+    struct event_value v[EVENT_ROW_PARAMS + 2];
+    if (!event_redecode_values(r, raw, len, whole_detail, v))
+        return NULL;
+    sqlite3_stmt *st = r->values;
+    sqlite3_reset(st);
+    event_row_bind_values(st, v, WHOLE_DETAIL_PARAM);
+    return sqlite3_step(st) == SQLITE_ROW ? st : NULL;
 }
 
 static bool same_bytes(sqlite3_stmt *st_a, int a, sqlite3_stmt *st_b, int b, bool text)

@@ -75,13 +75,10 @@ void event_row_values(const struct event *ev, const char *detail, size_t detail_
         set_text(&v[28], decode_type_name(ev->header.message_type));
 }
 
-void event_row_bind(sqlite3_stmt *st, const struct event *ev, const char *detail, size_t detail_len,
-                    bool stores_type_name)
+void event_row_bind_values(sqlite3_stmt *st, const struct event_value *v, int n)
 {
-    struct event_value v[EVENT_ROW_PARAMS + 1];
-    event_row_values(ev, detail, detail_len, stores_type_name, v);
     sqlite3_clear_bindings(st);
-    for (int i = 1; i <= EVENT_ROW_PARAMS; i++)
+    for (int i = 1; i <= n; i++)
         switch (v[i].kind) {
         case EVENT_VALUE_NULL:
             break;
@@ -98,4 +95,12 @@ void event_row_bind(sqlite3_stmt *st, const struct event *ev, const char *detail
             sqlite3_bind_blob(st, i, v[i].p, (int)v[i].len, SQLITE_STATIC);
             break;
         }
+}
+
+void event_row_bind(sqlite3_stmt *st, const struct event *ev, const char *detail, size_t detail_len,
+                    bool stores_type_name)
+{
+    struct event_value v[EVENT_ROW_PARAMS + 1];
+    event_row_values(ev, detail, detail_len, stores_type_name, v);
+    event_row_bind_values(st, v, EVENT_ROW_PARAMS);
 }

@@ -36,6 +36,9 @@ struct event_value {
 void event_row_values(const struct event *ev, const char *detail, size_t detail_len, bool stores_type_name,
                       struct event_value v[EVENT_ROW_PARAMS + 1]);
 
+/* Clears st's bindings and binds v[1..n] to ?1..?n. */
+void event_row_bind_values(sqlite3_stmt *st, const struct event_value *v, int n);
+
 /* Clears st's bindings and binds ev, with detail (detail_len bytes: ev's
  * event_detail_render, or NULL when ev was not decoded or it could not be
  * rendered). Text and blobs are bound SQLITE_STATIC: ev's bytes and detail

@@ -208,6 +208,44 @@ static void raw_message(struct strbuf *out, const char *h, const void *b, size_t
     strbuf_append(out, b, blen);
 }
 
+/* Messages whose header is header with one thing changed, each refused
+ * for the reason it names; version: the format line's. */
+struct header_edit {
+    const char *from, *to, *want;
+};
+static void refused_edits(struct js_codec *c, const char *header, const struct strbuf *body,
+                          const struct header_edit *cases, size_t n, int version)
+{
+    struct strbuf m = {0};
+    for (size_t i = 0; i < n; i++) {
+        char *at = strstr(header, cases[i].from);
+        if (!at)
+            fail_msg("case %zu: '%s' not in the header %s", i, cases[i].from, header);
+        struct strbuf h = {0};
+        strbuf_append(&h, header, (size_t)(at - header));
+        strbuf_puts(&h, cases[i].to);
+        strbuf_puts(&h, at + strlen(cases[i].from));
+        raw_message(&m, h.data, body->data, body->len);
+        m.data[15] = (char)('0' + version);
+        refused(c, m.data, m.len, -1, cases[i].want);
+        strbuf_free(&h);
+    }
+    strbuf_free(&m);
+}
+
+/* Every cut of the message fails cleanly (ASan checks the bounds). */
+static void every_cut_refused(struct js_codec *c, const struct strbuf *msg)
+{
+    for (size_t n = 0; n < msg->len; n++) {
+        struct js_payload q;
+        char err[256];
+        char *copy = malloc(n ? n : 1);
+        memcpy(copy, msg->data, n);
+        assert_int_not_equal(js_payload_decode(c, copy, n, &q, err, sizeof(err)), 0);
+        free(copy);
+    }
+}
+
 static void test_format_line(void **state)
 {
     (void)state;
@@ -284,7 +322,7 @@ static void test_hostile_fields(void **state)
     uint32_t hlen;
     memcpy(&hlen, msg.data + 22, 4);
     char *header = strndup(msg.data + 26, hlen);
-    struct { const char *from, *to, *want; } cases[] = {
+    static const struct header_edit cases[] = {
         {"\"events\":2", "\"events\":-2", "batch 1 of the header"},
         {"\"id\":7,", "\"id\":0,", "batch 1 of the header"},
         {"\"first\":100", "\"first\":102", "batch 1 of the header"},   /* first > last */
@@ -297,18 +335,7 @@ static void test_hostile_fields(void **state)
         {"\"events\":[[\"id\"", "\"evil\":[[\"id\"", "table 'evil'"},
         {"{\"part\":\"alerts\"", "{\"part\":\"events\"", "not a known part after the one before"},
     };
-    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-        char *at = strstr(header, cases[i].from);
-        if (!at)
-            fail_msg("case %zu: '%s' not in the header %s", i, cases[i].from, header);
-        struct strbuf h = {0};
-        strbuf_append(&h, header, (size_t)(at - header));
-        strbuf_puts(&h, cases[i].to);
-        strbuf_puts(&h, at + strlen(cases[i].from));
-        raw_message(&m, h.data, body.data, body.len);
-        refused(c, m.data, m.len, -1, cases[i].want);
-        strbuf_free(&h);
-    }
+    refused_edits(c, header, &body, cases, sizeof(cases) / sizeof(cases[0]), 1);
     /* A section's field length past its end, and bytes after the trailer. */
     struct strbuf bad = {0};
     strbuf_append(&bad, body.data, body.len);
@@ -322,15 +349,7 @@ static void test_hostile_fields(void **state)
     strbuf_puts(&bad, "extra");
     raw_message(&m, header, bad.data, bad.len);
     refused(c, m.data, m.len, -1, "after the last section");
-    /* Every cut of the message fails cleanly (ASan checks the bounds). */
-    for (size_t n = 0; n < msg.len; n++) {
-        struct js_payload q;
-        char err[256];
-        char *copy = malloc(n ? n : 1);
-        memcpy(copy, msg.data, n);
-        assert_int_not_equal(js_payload_decode(c, copy, n, &q, err, sizeof(err)), 0);
-        free(copy);
-    }
+    every_cut_refused(c, &msg);
     free(header);
     strbuf_free(&bad);
     strbuf_free(&body);
@@ -528,25 +547,13 @@ static void test_v2_hostile(void **state)
     uint32_t hlen;
     memcpy(&hlen, msg.data + 22, 4);
     char *header = strndup(msg.data + 26, hlen);
-    struct { const char *from, *to, *want; } cases[] = {
+    static const struct header_edit cases[] = {
         {"\"v2_first_event_id\":1", "\"v2_first_event_id\":0", "v2_first_event_id missing"},
         {"[\"raw\",\"blob\"]", "[\"raw\",\"text\"]", "neither chained (of their kind) nor decoded"},
         {"[\"cwd\",\"text\"]", "[\"not_decoded\",\"text\"]", "neither chained (of their kind) nor decoded"},
         {"[\"recv_ns\",\"int\"],", "", "neither chained (of their kind) nor decoded"},
     };
-    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-        char *at = strstr(header, cases[i].from);
-        if (!at)
-            fail_msg("case %zu: '%s' not in the header %s", i, cases[i].from, header);
-        struct strbuf h = {0};
-        strbuf_append(&h, header, (size_t)(at - header));
-        strbuf_puts(&h, cases[i].to);
-        strbuf_puts(&h, at + strlen(cases[i].from));
-        raw_message(&m, h.data, body.data, body.len);
-        memcpy(m.data, "seccheck-batch/2", 16);
-        refused(c, m.data, m.len, -1, cases[i].want);
-        strbuf_free(&h);
-    }
+    refused_edits(c, header, &body, cases, sizeof(cases) / sizeof(cases[0]), 2);
     /* An id of 4 bytes, a NULL raw: the chained fields are checked. */
     struct strbuf bad = {0};
     size_t first = p.sections[LOCAL_PART_EVENTS].off + 19 + 2;
@@ -564,15 +571,7 @@ static void test_v2_hostile(void **state)
     /* Version 1 with version 2's events section: the field counts differ. */
     raw_message(&m, header, body.data, body.len);
     refused(c, m.data, m.len, -1, "row 1 has 5 fields where its table has 29 columns");
-    /* Every cut of the message fails cleanly (ASan checks the bounds). */
-    for (size_t n = 0; n < msg.len; n++) {
-        struct js_payload q;
-        char err[256];
-        char *copy = malloc(n ? n : 1);
-        memcpy(copy, msg.data, n);
-        assert_int_not_equal(js_payload_decode(c, copy, n, &q, err, sizeof(err)), 0);
-        free(copy);
-    }
+    every_cut_refused(c, &msg);
     free(header);
     strbuf_free(&bad);
     strbuf_free(&body);
