@@ -931,7 +931,10 @@ static const uint8_t *decoded_row(struct js_payload *p, const uint8_t *q, const 
         } else if (!render_exact(out, &v[redecode_params[col]], t->cols[i].kind)) {
             /* The row again from its start, every value as SQLite gives it back. */
             st = event_redecode(&p->codec->redecoder, raw, flen[CHAINED_RAW], v1);
-            decoded = st != NULL;
+            if (!st) {   /* it decoded a moment ago: SQLite failed (out of memory) */
+                snprintf(err, errlen, "event %" PRId64 ": decoding it again through SQLite failed", id);
+                return NULL;
+            }
             out->len = row_start;
             i = -1;
         }

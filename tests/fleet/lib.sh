@@ -123,8 +123,20 @@ same_rows() {
             WHERE host_id = '$host' ORDER BY id) t" >"$dir/central.events" || return 1
     python3 - "$db" "$cols" "$dir/central.events" <<'PY'
 import json, sqlite3, sys
+def text(b):   # copy_binary.c's put_clean: NUL and each byte of no valid sequence become U+FFFD
+    out, i = [], 0
+    while i < len(b):
+        c = b[i]
+        n = 1 if c < 0x80 else 2 if 0xc2 <= c <= 0xdf else 3 if 0xe0 <= c <= 0xef else 4 if 0xf0 <= c <= 0xf4 else 0
+        try:
+            ch = b[i:i + n].decode("utf-8") if n and i + n <= len(b) else None
+        except UnicodeDecodeError:
+            ch = None
+        out.append("\ufffd" if ch is None or ch == "\0" else ch)
+        i += len(b[i:i + n]) if ch is not None else 1
+    return "".join(out)
 db = sqlite3.connect("file:%s?mode=ro" % sys.argv[1], uri=True, timeout=5)
-db.text_factory = lambda b: b.decode("utf-8", "replace").replace("\0", "\ufffd")
+db.text_factory = text
 cols = sys.argv[2].split(", ") + ["raw"]
 def clean(v):   # what jsonb holds of a local detail's strings
     if isinstance(v, str): return v.replace("\0", "\ufffd")
@@ -139,7 +151,7 @@ for local in rows:
     if not line:
         print("events: central has %d rows, local more" % n); sys.exit(1)
     c = json.loads(line)
-    want = dict(zip(cols, local))
+    want = {k: text(v) if isinstance(v, bytes) else v for k, v in zip(cols, local)}   # a blob where text is
     if want.get("detail") is not None:
         want["detail"] = clean(json.loads(want["detail"]))
     if c != want:
