@@ -30,8 +30,10 @@ void copy_binary_null(struct strbuf *out) { put_be(out, 0xffffffffu, 4); }
 
 void copy_binary_int8(struct strbuf *out, int64_t v)
 {
-    put_be(out, 8, 4);
-    put_be(out, (uint64_t)v, 8);
+    unsigned char b[12] = {0, 0, 0, 8};   /* the length and the value in one append: the most common field */
+    for (int i = 11; i >= 4; i--, v = (int64_t)((uint64_t)v >> 8))
+        b[i] = (unsigned char)v;
+    strbuf_append(out, b, sizeof(b));
 }
 
 void copy_binary_float8(struct strbuf *out, double v)
@@ -73,9 +75,10 @@ static size_t utf8_len(const unsigned char *s, size_t avail)
     return n;
 }
 
-/* Bytes that go out as they are: ASCII but NUL, and but the quote and the
- * backslash when JSON strings are tracked. */
-static bool plain(unsigned char c, bool json) { return c && c < 0x80 && !(json && (c == '"' || c == '\\')); }
+/* Bytes that go out as they are: ASCII but NUL, and but the backslash
+ * when JSON strings are tracked (a quote goes out as it is too, toggling
+ * whether the bytes after it are in a string). */
+static bool plain(unsigned char c, bool json) { return c && c < 0x80 && !(json && c == '\\'); }
 
 static void put_clean(struct strbuf *out, const unsigned char *s, size_t len, bool json)
 {
@@ -83,8 +86,11 @@ static void put_clean(struct strbuf *out, const unsigned char *s, size_t len, bo
     for (size_t i = 0; i < len;) {
         /* The common case, in one append. */
         size_t start = i;
-        while (i < len && plain(s[i], json))
+        while (i < len && plain(s[i], json)) {
+            if (json && s[i] == '"')
+                in_string = !in_string;
             i++;
+        }
         if (i > start)
             strbuf_append(out, s + start, i - start);
         if (i >= len)
@@ -104,8 +110,6 @@ static void put_clean(struct strbuf *out, const unsigned char *s, size_t len, bo
             i++;
             continue;
         }
-        if (c == '"')
-            in_string = !in_string;
         if (in_string && c == '\\' && i + 1 < len) {
             /* An escape: \u0000 is the one jsonb refuses; any other
              * (including \\) is copied whole so its second byte is not

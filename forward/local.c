@@ -485,7 +485,18 @@ int64_t local_copy_part(struct local *l, enum local_part part, int64_t lo, int64
                         struct strbuf *out, size_t flush_at, local_flush_cb flush, void *data,
                         struct local_span *span, char *err, size_t errlen)
 {
+    return local_copy_part_columns(l, part, NULL, lo, hi, host_id, out, flush_at, flush, data, span, err, errlen);
+}
+
+int64_t local_copy_part_columns(struct local *l, enum local_part part, const struct local_table *cols, int64_t lo,
+                                int64_t hi, const char *host_id, struct strbuf *out, size_t flush_at,
+                                local_flush_cb flush, void *data, struct local_span *span, char *err, size_t errlen)
+{
     const struct local_table *t = (unsigned)part < LOCAL_PARTS ? local_part_table(l, part) : NULL;
+    if (t && cols && strcmp(cols->name, t->name) == 0)
+        t = cols;
+    else if (cols)
+        t = NULL;
     if (!t) {
         if (span) {
             span->min = INT64_MAX;

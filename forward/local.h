@@ -129,6 +129,13 @@ int64_t local_copy_part(struct local *l, enum local_part part, int64_t lo, int64
                         struct strbuf *out, size_t flush_at, local_flush_cb flush, void *data,
                         struct local_span *span, char *err, size_t errlen);
 
+/* local_copy_part with only cols' columns (cols->name: the part's table,
+ * its columns some of that table's): a part whose table is not cols->name
+ * renders nothing and returns 0. */
+int64_t local_copy_part_columns(struct local *l, enum local_part part, const struct local_table *cols, int64_t lo,
+                                int64_t hi, const char *host_id, struct strbuf *out, size_t flush_at,
+                                local_flush_cb flush, void *data, struct local_span *span, char *err, size_t errlen);
+
 /* One value of st's column col as a field of a binary COPY row, in its
  * column's binary form (kind): a value of another storage class is
  * converted where that loses nothing, as the server would take its text;

@@ -87,9 +87,24 @@ unsigned js_partition_of(const char *host_id, unsigned partitions);
  * the batches (id, chain hashes, event range), the columns of every table
  * (name and kind), and each section's part, rows and bytes: a consumer
  * needs nothing but the message, and one of another release refuses a
- * version it cannot read by its name. */
+ * version it cannot read by its name.
+ *
+ * Version 2 (what the publisher writes when it can) differs in the events
+ * section alone: each row holds only the columns the batch chain covers,
+ * id, conn_id, recv_ns, msg_type and raw (JS_CHAINED_COLUMNS, chain.h);
+ * the consumer decodes the rest of the host's events columns from raw
+ * with the daemon's decoder and binding (event_redecode.h), as `verify`
+ * does, and renders them as the direct forwarder renders the stored ones.
+ * Rows below the header's v2_first_event_id take schema version 1's form
+ * (the whole message in detail, version 2's four columns NULL). A raw
+ * with no valid packet header, which no daemon stores, gets its decoded
+ * columns NULL. Version 1 (every column as stored) is written when the
+ * host's events table has a column neither chained nor decoded (a newer
+ * daemon's), and still read. */
 #define JS_FORMAT_NAME "seccheck-batch"
-#define JS_FORMAT_VERSION 1
+#define JS_FORMAT_VERSION 2                /* the newest written and read */
+#define JS_FORMAT_ROWS 1                   /* events as stored: still read */
+#define JS_CHAINED_COLUMNS 5
 #define JS_HEADER_MAX (256u << 10)         /* bytes of JSON */
 #define JS_BODY_MAX (64u << 20)            /* decompressed bytes of a message, at most */
 #define JS_BATCHES_MAX 1024                /* batches in one message */
@@ -121,11 +136,18 @@ struct js_payload {
     int64_t open_runs_from, open_conns_from;   /* runs and connections from these ids on may still change */
     struct local tables;            /* the columns of each table (db NULL) */
     struct js_section sections[LOCAL_PARTS];
+    /* Version 2: the events section holds the chained columns only, and
+     * rows with ids below v2_first_event_id are version 1's form
+     * (INT64_MAX: every row, a database no daemon upgraded). */
+    bool chained_events;
+    int64_t v2_first_event_id;
     const uint8_t *body;            /* the sections; owned by the codec */
     size_t body_len;
+    struct js_codec *codec;         /* decoded: the codec holding body, whose decoder js_payload_source uses */
 };
 
-/* Compression state and buffers, reused message after message. */
+/* Compression state, buffers and the event decoder, reused message after
+ * message. */
 struct js_codec;
 /* level: zstd's (negative: faster), 0 for no compression ("none"). NULL
  * when out of memory. */
@@ -151,6 +173,14 @@ int js_payload_decode(struct js_codec *c, const void *data, size_t len, struct j
  * are ignored: the publisher selected the rows. The events part reports a
  * connections span that is not empty exactly when connections come along. */
 void js_payload_source(struct central_source *src, struct js_payload *p);
+
+/* The events columns a version 2 message carries, as a table named
+ * events: id, conn_id, recv_ns, msg_type (int), raw (blob). */
+void js_chained_events_table(struct local_table *t);
+/* Whether version 2 can carry rows of this events table: each of its
+ * columns one the chain covers (of the kind above) or one the decoder
+ * makes (event_redecode.h), and all the chained ones there. */
+bool js_events_decodable(const struct local_table *events);
 
 /* The part's name in a header ("events", "open_runs"...); NULL if none. */
 const char *js_part_name(enum local_part part);

@@ -17,6 +17,8 @@
 #include <jansson.h>
 #include <zstd.h>
 
+#include "copy_binary.h"
+#include "event_redecode.h"
 #include "json.h"
 
 #define FORMAT_LINE_MAX 64
@@ -30,6 +32,8 @@ struct js_codec {
     struct strbuf plain;            /* decode: length, header, sections */
     struct strbuf scratch;          /* encode: header JSON */
     struct local_batch batches[JS_BATCHES_MAX];
+    struct event_redecoder redecoder;   /* version 2's events, decoded as the daemon decoded them */
+    bool redecoder_ready;
 };
 
 struct js_codec *js_codec_new(int level)
@@ -40,7 +44,9 @@ struct js_codec *js_codec_new(int level)
     c->level = level;
     c->cctx = ZSTD_createCCtx();
     c->dctx = ZSTD_createDCtx();
-    if (!c->cctx || !c->dctx) {
+    char err[160];
+    c->redecoder_ready = event_redecoder_init(&c->redecoder, err, sizeof(err)) == 0;
+    if (!c->cctx || !c->dctx || !c->redecoder_ready) {
         js_codec_free(c);
         return NULL;
     }
@@ -55,6 +61,8 @@ void js_codec_free(struct js_codec *c)
     ZSTD_freeDCtx(c->dctx);
     strbuf_free(&c->plain);
     strbuf_free(&c->scratch);
+    if (c->redecoder_ready)
+        event_redecoder_free(&c->redecoder);
     free(c);
 }
 
@@ -94,6 +102,47 @@ static struct local_table *table_named(struct local *l, const char *name)
         if (strcmp(all[i]->name, name) == 0)
             return all[i];
     return NULL;
+}
+
+/* ---- version 2's events: the chained columns, the rest decoded ---- */
+
+enum { CHAINED_ID, CHAINED_CONN_ID, CHAINED_RECV_NS, CHAINED_MSG_TYPE, CHAINED_RAW };
+static const struct local_column chained_columns[JS_CHAINED_COLUMNS] = {
+    {"id", LOCAL_INT}, {"conn_id", LOCAL_INT}, {"recv_ns", LOCAL_INT}, {"msg_type", LOCAL_INT}, {"raw", LOCAL_BLOB},
+};
+
+void js_chained_events_table(struct local_table *t)
+{
+    memset(t, 0, sizeof(*t));
+    t->name = "events";
+    memcpy(t->cols, chained_columns, sizeof(chained_columns));
+    t->ncols = JS_CHAINED_COLUMNS;
+}
+
+/* Where an events column comes from in a version 2 message: chained field
+ * 0..JS_CHAINED_COLUMNS-1, or JS_CHAINED_COLUMNS + its redecode column;
+ * -1 neither. */
+static int events_source(const char *name)
+{
+    for (int i = 0; i < JS_CHAINED_COLUMNS; i++)
+        if (strcmp(chained_columns[i].name, name) == 0)
+            return i;
+    for (int i = 0; i < REDECODE_COLUMNS; i++)
+        if (strcmp(redecode_columns[i].name, name) == 0)
+            return JS_CHAINED_COLUMNS + i;
+    return -1;
+}
+
+bool js_events_decodable(const struct local_table *events)
+{
+    int chained = 0;
+    for (int i = 0; i < events->ncols; i++) {
+        int from = events_source(events->cols[i].name);
+        if (from < 0 || (from < JS_CHAINED_COLUMNS && events->cols[i].kind != chained_columns[from].kind))
+            return false;
+        chained += from < JS_CHAINED_COLUMNS;
+    }
+    return chained == JS_CHAINED_COLUMNS;   /* column names are unique (PRAGMA, read_tables) */
 }
 
 /* ---- subjects ---- */
@@ -249,6 +298,8 @@ static json_t *header_json(const struct js_payload *p, const char *token, const 
                                                       (json_int_t)p->sections[i].rows, "bytes",
                                                       (json_int_t)p->sections[i].len));
     json_object_set_new(h, "sections", sections);
+    if (p->chained_events)
+        json_object_set_new(h, "v2_first_event_id", json_integer((json_int_t)p->v2_first_event_id));
     return h;
 }
 
@@ -318,6 +369,10 @@ int js_payload_encode(struct js_codec *c, const struct js_payload *p, const void
     }
     if (check_layout(p, body_len, err, errlen) != 0)
         return -1;
+    if (p->chained_events && (!js_events_decodable(&p->tables.events) || p->v2_first_event_id < 1)) {
+        snprintf(err, errlen, "version %d cannot carry these events columns", JS_FORMAT_VERSION);
+        return -1;
+    }
     strbuf_reset(&c->scratch);
     utf8_sanitize(&c->scratch, p->hostname, strlen(p->hostname));
     strbuf_putc(&c->scratch, '\0');
@@ -341,7 +396,8 @@ int js_payload_encode(struct js_codec *c, const struct js_payload *p, const void
     strbuf_append(&c->scratch, text, hlen);
     free(text);
     strbuf_reset(out);
-    strbuf_printf(out, "%s/%d %s\n", JS_FORMAT_NAME, JS_FORMAT_VERSION, c->level ? "zstd" : "none");
+    strbuf_printf(out, "%s/%d %s\n", JS_FORMAT_NAME, p->chained_events ? JS_FORMAT_VERSION : JS_FORMAT_ROWS,
+                  c->level ? "zstd" : "none");
     int rc = 0;
     if (c->level)
         rc = compress_into(c, c->scratch.data, c->scratch.len, body, body_len, out, err, errlen);
@@ -361,9 +417,14 @@ int js_payload_encode(struct js_codec *c, const struct js_payload *p, const void
 static uint32_t be32(const uint8_t *p) { return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3]; }
 static uint16_t be16(const uint8_t *p) { return (uint16_t)(p[0] << 8 | p[1]); }
 
-/* Walks one binary COPY stream of rows of ncols fields: 0 and *rows, or
- * -1 with what is wrong. */
-static int walk_copy(const uint8_t *p, size_t len, int ncols, int64_t *rows, char *err, size_t errlen)
+#define FIELD_ANY (-2)             /* widths: NULL or any length */
+#define FIELD_NOT_NULL (-1)        /* any length but NULL */
+
+/* Walks one binary COPY stream of rows of ncols fields, each of the length
+ * widths[i] says when widths is not NULL: 0 and *rows, or -1 with what is
+ * wrong. */
+static int walk_copy(const uint8_t *p, size_t len, int ncols, const int *widths, int64_t *rows, char *err,
+                     size_t errlen)
 {
     if (len < COPY_SIGNATURE_LEN + 8 + 2 || memcmp(p, COPY_SIGNATURE, COPY_SIGNATURE_LEN) != 0) {
         snprintf(err, errlen, "not a binary COPY stream");
@@ -397,6 +458,12 @@ static int walk_copy(const uint8_t *p, size_t len, int ncols, int64_t *rows, cha
             }
             uint32_t flen = be32(p + at);
             at += 4;
+            int want = widths ? widths[i] : FIELD_ANY;
+            if ((flen == 0xffffffffu && want != FIELD_ANY) || (want >= 0 && flen != (uint32_t)want)) {
+                snprintf(err, errlen, "row %" PRId64 " field %d is %s where %d bytes are expected", *rows + 1, i + 1,
+                         flen == 0xffffffffu ? "NULL" : "of another length", want);
+                return -1;
+            }
             if (flen == 0xffffffffu)
                 continue;
             if (flen > len - at) {
@@ -549,9 +616,13 @@ static int read_sections(json_t *sections, struct js_payload *p, size_t body_len
             snprintf(err, errlen, "section %s: its table is not described", part_names[part]);
             return -1;
         }
+        static const int chained_widths[JS_CHAINED_COLUMNS] = {8, 8, 8, 8, FIELD_NOT_NULL};
+        bool chained = part == LOCAL_PART_EVENTS && p->chained_events;
         int64_t walked = 0;
         char why[160] = "";
-        if (walk_copy(p->body + at, (size_t)bytes, t->ncols, &walked, why, sizeof(why)) != 0 || walked != rows) {
+        if (walk_copy(p->body + at, (size_t)bytes, chained ? JS_CHAINED_COLUMNS : t->ncols,
+                      chained ? chained_widths : NULL, &walked, why, sizeof(why)) != 0 ||
+            walked != rows) {
             if (walked != rows && !why[0])
                 snprintf(why, sizeof(why), "%" PRId64 " rows where the header says %" PRId64, walked, rows);
             snprintf(err, errlen, "section %s: %s", part_names[part], why);
@@ -626,6 +697,12 @@ static int read_header(json_t *h, struct js_payload *p, char *err, size_t errlen
     }
     if (read_kind(h, p, err, errlen) != 0 || read_tables(json_object_get(h, "tables"), &p->tables, err, errlen) != 0)
         return -1;
+    if (p->chained_events && (!get_int(h, "v2_first_event_id", 1, INT64_MAX, &p->v2_first_event_id) ||
+                              !js_events_decodable(&p->tables.events))) {
+        snprintf(err, errlen, "version %d: v2_first_event_id missing, or events columns neither chained (of "
+                 "their kind) nor decoded from raw", JS_FORMAT_VERSION);
+        return -1;
+    }
     /* What the consumer relies on: where the message leaves the host's chain. */
     int64_t want = p->kind == JS_KIND_SYNC ? p->at_batch
                    : p->kind == JS_KIND_CHUNK && !p->chunk.final ? p->batches[0].id - 1
@@ -638,8 +715,9 @@ static int read_header(json_t *h, struct js_payload *p, char *err, size_t errlen
     return 0;
 }
 
-/* "seccheck-batch/1 zstd\n": -1 not ours, -2 not readable here. */
-static int read_format_line(const uint8_t *data, size_t len, bool *zstd, size_t *skip, char *err, size_t errlen)
+/* "seccheck-batch/2 zstd\n": -1 not ours, -2 not readable here. */
+static int read_format_line(const uint8_t *data, size_t len, int *version_out, bool *zstd, size_t *skip, char *err,
+                            size_t errlen)
 {
     const uint8_t *nl = memchr(data, '\n', len < FORMAT_LINE_MAX ? len : FORMAT_LINE_MAX);
     size_t name_len = strlen(JS_FORMAT_NAME);
@@ -659,14 +737,16 @@ static int read_format_line(const uint8_t *data, size_t len, bool *zstd, size_t 
     char *version = line + name_len + 1, *comp = strchr(version, ' ');
     if (comp)
         *comp++ = '\0';
-    if (strcmp(version, "1") != 0) {
-        snprintf(err, errlen, "format %s/%s, which this release cannot read (it reads %s/%d): upgrade seccheckd "
-                 "central", JS_FORMAT_NAME, version, JS_FORMAT_NAME, JS_FORMAT_VERSION);
+    if (strcmp(version, "1") != 0 && strcmp(version, "2") != 0) {
+        snprintf(err, errlen, "format %s/%s, which this release cannot read (it reads %s/%d and %s/%d): upgrade "
+                 "seccheckd central", JS_FORMAT_NAME, version, JS_FORMAT_NAME, JS_FORMAT_ROWS, JS_FORMAT_NAME,
+                 JS_FORMAT_VERSION);
         return -2;
     }
+    *version_out = version[0] - '0';
     if (!comp || (strcmp(comp, "zstd") != 0 && strcmp(comp, "none") != 0)) {
-        snprintf(err, errlen, "format %s/1 compressed with '%s', which this release cannot read (zstd or none)",
-                 JS_FORMAT_NAME, comp ? comp : "");
+        snprintf(err, errlen, "format %s/%s compressed with '%s', which this release cannot read (zstd or none)",
+                 JS_FORMAT_NAME, version, comp ? comp : "");
         return -2;
     }
     *zstd = strcmp(comp, "zstd") == 0;
@@ -715,11 +795,14 @@ int js_payload_decode(struct js_codec *c, const void *data, size_t len, struct j
     memset(p, 0, sizeof(*p));
     local_name_tables(&p->tables);
     p->batches = c->batches;
+    p->codec = c;
     bool zstd;
     size_t skip;
-    int rc = read_format_line(data, len, &zstd, &skip, err, errlen);
+    int version = 0;
+    int rc = read_format_line(data, len, &version, &zstd, &skip, err, errlen);
     if (rc != 0)
         return rc;
+    p->chained_events = version == JS_FORMAT_VERSION;
     if (inflate(c, (const uint8_t *)data + skip, len - skip, zstd, err, errlen) != 0)
         return -1;
     const uint8_t *plain = (const uint8_t *)c->plain.data;
@@ -757,9 +840,133 @@ int js_payload_decode(struct js_codec *c, const void *data, size_t len, struct j
 
 /* ---- the message as a central_source ---- */
 
-struct message_source {
-    struct js_payload *p;
-};
+static int64_t be64(const uint8_t *p)
+{
+    uint64_t v = 0;
+    for (int i = 0; i < 8; i++)
+        v = v << 8 | p[i];
+    return (int64_t)v;
+}
+
+/* Column i of a version 2 events row decoded from raw: from[i] the
+ * column's source (events_source), v1 version 1's form. */
+static int decoded_column(int from, bool v1)
+{
+    int col = from - JS_CHAINED_COLUMNS;
+    if (v1 && col == REDECODE_DETAIL)
+        return REDECODE_WHOLE_DETAIL;
+    if (v1 && col >= REDECODE_V2_FIRST && col <= REDECODE_V2_LAST)
+        return -1;   /* NULL */
+    return col;
+}
+
+/* One value as local_render_value renders the same value read back from
+ * SQLite; false for one it would convert (another kind, unclean text). */
+static bool render_exact(struct strbuf *out, const struct event_value *v, enum local_kind kind)
+{
+    switch (v->kind) {
+    case EVENT_VALUE_NULL:
+        copy_binary_null(out);
+        return true;
+    case EVENT_VALUE_INT:
+        if (kind != LOCAL_INT)
+            return false;
+        copy_binary_int8(out, v->i);
+        return true;
+    case EVENT_VALUE_TEXT:
+        if (v->unclean || (kind != LOCAL_TEXT && kind != LOCAL_JSON))
+            return false;
+        if (kind == LOCAL_JSON)
+            copy_binary_jsonb(out, v->p, v->len);
+        else
+            copy_binary_text(out, v->p, v->len);
+        return true;
+    case EVENT_VALUE_BLOB:
+        break;
+    }
+    return false;
+}
+
+/* One version 2 events row (its fields at q, walked at decode) as the
+ * direct forwarder ships it: host_id, then each of the host's events
+ * columns, chained ones as they came, the others decoded from raw with
+ * the daemon's decoder and its binding's values (event_row.h), rendered as
+ * local_copy_rows renders the values SQLite gives back; the rare value
+ * SQLite would convert goes the SQLite way. Returns where the row ends,
+ * NULL with err. */
+static const uint8_t *decoded_row(struct js_payload *p, const uint8_t *q, const int *from, const uint8_t *prefix,
+                                  const char *host_id, size_t hostlen, struct strbuf *out, char *err, size_t errlen)
+{
+    const uint8_t *field[JS_CHAINED_COLUMNS];
+    uint32_t flen[JS_CHAINED_COLUMNS];
+    for (int c = 0; c < JS_CHAINED_COLUMNS; c++) {   /* none NULL, the ints 8 bytes: walk_copy */
+        field[c] = q;
+        flen[c] = be32(q);
+        q += 4 + flen[c];
+    }
+    int64_t id = be64(field[CHAINED_ID] + 4);
+    bool v1 = id < p->v2_first_event_id;
+    const uint8_t *raw = field[CHAINED_RAW] + 4;
+    struct event_value v[EVENT_ROW_PARAMS + 2];
+    bool decoded = event_redecode_values(&p->codec->redecoder, raw, flen[CHAINED_RAW], v1, v);
+    const struct local_table *t = &p->tables.events;
+    strbuf_append(out, prefix, 6);
+    strbuf_append(out, host_id, hostlen);
+    size_t row_start = out->len;
+    sqlite3_stmt *st = NULL;   /* the row through SQLite, once a value needs it */
+    for (int i = 0; i < t->ncols; i++) {
+        if (from[i] < JS_CHAINED_COLUMNS) {
+            strbuf_append(out, field[from[i]], 4 + (size_t)flen[from[i]]);
+            continue;
+        }
+        int col = decoded_column(from[i], v1);
+        if (!decoded || col < 0) {
+            copy_binary_null(out);
+        } else if (st) {
+            if (local_render_value(out, st, col, t->cols[i].kind) != 0) {
+                snprintf(err, errlen, "event %" PRId64 ": its decoded %s is not a value of the column's kind", id,
+                         t->cols[i].name);
+                return NULL;
+            }
+        } else if (!render_exact(out, &v[redecode_params[col]], t->cols[i].kind)) {
+            /* The row again from its start, every value as SQLite gives it back. */
+            st = event_redecode(&p->codec->redecoder, raw, flen[CHAINED_RAW], v1);
+            if (!st) {   /* it decoded a moment ago: SQLite failed (out of memory) */
+                snprintf(err, errlen, "event %" PRId64 ": decoding it again through SQLite failed", id);
+                return NULL;
+            }
+            out->len = row_start;
+            i = -1;
+        }
+    }
+    return q;
+}
+
+/* The events of a version 2 message as full rows (decoded_row). */
+static int64_t copy_decoded_events(struct js_payload *p, const char *host_id, struct strbuf *out, size_t flush_at,
+                                   local_flush_cb flush, void *flush_data, char *err, size_t errlen)
+{
+    const struct js_section *s = &p->sections[LOCAL_PART_EVENTS];
+    const struct local_table *t = &p->tables.events;
+    int from[LOCAL_MAX_COLUMNS];
+    for (int i = 0; i < t->ncols; i++)
+        from[i] = events_source(t->cols[i].name);   /* all found: js_events_decodable at decode */
+    const uint8_t *q = p->body + s->off, *end = q + s->len;
+    size_t hostlen = strlen(host_id);
+    q += COPY_SIGNATURE_LEN + 8 + be32(q + COPY_SIGNATURE_LEN + 4);
+    uint8_t prefix[6] = {(uint8_t)((t->ncols + 1) >> 8), (uint8_t)(t->ncols + 1), (uint8_t)(hostlen >> 24),
+                         (uint8_t)(hostlen >> 16), (uint8_t)(hostlen >> 8), (uint8_t)hostlen};
+    int64_t rows = 0;
+    while (q + 2 <= end && be16(q) != 0xffff) {
+        q = decoded_row(p, q + 2, from, prefix, host_id, hostlen, out, err, errlen);
+        if (!q)
+            return -1;
+        rows++;
+        if (out->len >= flush_at && flush(out, flush_data) != 0)
+            return -2;
+    }
+    return rows;
+}
 
 static int64_t message_copy(void *ctx, enum local_part part, int64_t lo, int64_t hi, const char *host_id,
                             struct strbuf *out, size_t flush_at, local_flush_cb flush, void *flush_data,
@@ -778,7 +985,11 @@ static int64_t message_copy(void *ctx, enum local_part part, int64_t lo, int64_t
     uint8_t hdr[COPY_SIGNATURE_LEN + 8] = COPY_SIGNATURE;
     strbuf_append(out, hdr, sizeof(hdr));
     int64_t rows = 0;
-    if (s && s->present && t) {
+    if (s && s->present && t && part == LOCAL_PART_EVENTS && p->chained_events) {
+        rows = copy_decoded_events(p, host_id, out, flush_at, flush, flush_data, err, errlen);
+        if (rows < 0)
+            return rows;
+    } else if (s && s->present && t) {
         const uint8_t *q = p->body + s->off, *end = q + s->len;
         size_t hostlen = strlen(host_id);
         q += COPY_SIGNATURE_LEN + 8 + be32(q + COPY_SIGNATURE_LEN + 4);

@@ -35,6 +35,7 @@
 #include "log.h"
 #include "metrics.h"
 #include "rules.h"
+#include "sqlutil.h"
 
 #define PROG "seccheckd forward"
 #define NS_PER_S ((int64_t)1000000000)
@@ -93,6 +94,11 @@ struct publisher {
     char applied_stream[160];
     int64_t max_payload;
     struct js_codec *codec;
+    /* Version 2 (jetstream.h): events as their chained columns, read as
+     * such, when the host's events table allows it. */
+    bool chained;
+    struct local_table chained_events;
+    int64_t v2_first_event_id;
     struct strbuf body, sync_body;
     struct local_batch *batches;
     struct position pos;
@@ -296,7 +302,19 @@ static int ensure_local(struct publisher *p, enum error_kind *kind, char *err, s
         p->local_open = true;
     }
     bool changed;
-    return local_load_columns(&p->local, &changed, &p->lasting, err, errlen);
+    if (local_load_columns(&p->local, &changed, &p->lasting, err, errlen) != 0)
+        return -1;
+    p->chained = js_events_decodable(&p->local.events);
+    js_chained_events_table(&p->chained_events);
+    /* Schema version 1's rows end where meta says (a database no daemon
+     * upgraded: none ends); read as verify reads it. */
+    int64_t version = sqlutil_int(p->local.db, "SELECT CAST(value AS INTEGER) FROM meta WHERE key='schema_version'", 2);
+    p->v2_first_event_id = version < 2 ? INT64_MAX
+                                       : sqlutil_int(p->local.db, "SELECT CAST(value AS INTEGER) FROM meta"
+                                                                  " WHERE key='schema_v2_first_event_id'", 1);
+    if (p->v2_first_event_id < 1)
+        p->v2_first_event_id = 1;
+    return 0;
 }
 
 /* A request the servers dropped because this user may not make it: their
@@ -483,7 +501,9 @@ static int64_t add_section(struct publisher *p, struct js_payload *pl, struct st
     if (!local_part_table(&p->local, part))
         return 0;
     size_t off = body->len;
-    int64_t rows = local_copy_part(&p->local, part, lo, hi, NULL, body, SIZE_MAX, keep_all, NULL, span, err, errlen);
+    const struct local_table *cols = part == LOCAL_PART_EVENTS && pl->chained_events ? &p->chained_events : NULL;
+    int64_t rows = local_copy_part_columns(&p->local, part, cols, lo, hi, NULL, body, SIZE_MAX, keep_all, NULL, span,
+                                           err, errlen);
     if (rows < 0)
         return -1;
     if (body->failed) {
@@ -502,8 +522,16 @@ static void start_payload(struct publisher *p, struct js_payload *pl, enum js_ki
     snprintf(pl->hostname, sizeof(pl->hostname), "%s", p->o.hostname);
     pl->tables = p->local;
     pl->tables.db = NULL;
+    pl->chained_events = p->chained;
+    pl->v2_first_event_id = p->v2_first_event_id;
     pl->names_id = p->pos.names_id;
     local_open_marks(&p->local, &pl->open_runs_from, &pl->open_conns_from);
+}
+
+/* Where conn_id is in the events rows pl's events section is read with. */
+static int events_conn_column(const struct publisher *p, const struct js_payload *pl)
+{
+    return local_column_index(pl->chained_events ? &p->chained_events : &p->local.events, "conn_id");
 }
 
 /* The names (container_info) past those sent: with every message. */
@@ -527,7 +555,7 @@ static int render_batches(struct publisher *p, struct js_payload *pl, const stru
             lo = b[i].first < lo ? b[i].first : lo;
             hi = b[i].last > hi ? b[i].last : hi;
         }
-    struct local_span conns = {.col = local_column_index(&p->local.events, "conn_id")};
+    struct local_span conns = {.col = events_conn_column(p, pl)};
     struct local_span alerts = {.col = 0};
     int64_t events = add_section(p, pl, &p->body, LOCAL_PART_EVENTS, lo, hi, &conns, err, errlen);
     int64_t nalerts = events < 0 ? -1 : add_section(p, pl, &p->body, LOCAL_PART_ALERTS, lo, hi, &alerts, err, errlen);
@@ -609,7 +637,7 @@ static int build_chunk(struct publisher *p, const struct local_batch *b, struct 
         if (b->id > p->pos.at_batch + 1 && index == 1)
             pl.gap_from = p->pos.at_batch + 1;
         strbuf_reset(&p->body);
-        struct local_span conns = {.col = local_column_index(&p->local.events, "conn_id")};
+        struct local_span conns = {.col = events_conn_column(p, &pl)};
         struct local_span alerts = {.col = 0};
         int64_t events = add_section(p, &pl, &p->body, LOCAL_PART_EVENTS, from, to, &conns, err, errlen);
         int64_t nalerts = events < 0 ? -1 : add_section(p, &pl, &p->body, LOCAL_PART_ALERTS, from, to, &alerts, err,

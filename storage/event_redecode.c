@@ -33,6 +33,9 @@ const struct redecode_column redecode_columns[REDECODE_COLUMNS] = {
 static const char values_sql[] = "SELECT ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17,"
                                  " ?18, ?19, ?20, ?21, ?22, ?24, ?25, ?26, ?27, ?28, ?29";
 
+const int redecode_params[REDECODE_COLUMNS + 1] = {4,  5,  6,  7,  8,  9,  10, 11, 12, 13, 14, 15, 16,
+                                                    17, 18, 19, 20, 21, 22, 24, 25, 26, 27, 28, WHOLE_DETAIL_PARAM};
+
 int event_redecoder_init(struct event_redecoder *r, char *err, size_t errlen)
 {
     memset(r, 0, sizeof(*r));
@@ -72,11 +75,12 @@ bool event_redecode_event(struct event_redecoder *r, const void *raw, size_t len
     return true;
 }
 
-sqlite3_stmt *event_redecode(struct event_redecoder *r, const void *raw, size_t len, bool whole_detail)
+bool event_redecode_values(struct event_redecoder *r, const void *raw, size_t len, bool whole_detail,
+                           struct event_value v[EVENT_ROW_PARAMS + 2])
 {
     struct event ev;
     if (!event_redecode_event(r, raw, len, &ev))
-        return NULL;
+        return false;
     bool detail = false, whole = false;
     if (ev.msg) {
         strbuf_reset(&r->detail);
@@ -86,11 +90,21 @@ sqlite3_stmt *event_redecode(struct event_redecoder *r, const void *raw, size_t 
             whole = json_render_message(&r->whole, ev.msg) == 0;
         }
     }
+    event_row_values(&ev, detail ? r->detail.data : NULL, r->detail.len, true, v);
+    v[WHOLE_DETAIL_PARAM] = whole ? (struct event_value){.kind = EVENT_VALUE_TEXT, .p = r->whole.data,
+                                                         .len = r->whole.len}
+                                  : (struct event_value){.kind = EVENT_VALUE_NULL};
+    return true;
+}
+
+sqlite3_stmt *event_redecode(struct event_redecoder *r, const void *raw, size_t len, bool whole_detail)
+{
+    struct event_value v[EVENT_ROW_PARAMS + 2];
+    if (!event_redecode_values(r, raw, len, whole_detail, v))
+        return NULL;
     sqlite3_stmt *st = r->values;
     sqlite3_reset(st);
-    event_row_bind(st, &ev, detail ? r->detail.data : NULL, r->detail.len, true);
-    if (whole)
-        sqlite3_bind_text(st, WHOLE_DETAIL_PARAM, r->whole.data, (int)r->whole.len, SQLITE_STATIC);
+    event_row_bind_values(st, v, WHOLE_DETAIL_PARAM);
     return sqlite3_step(st) == SQLITE_ROW ? st : NULL;
 }
 

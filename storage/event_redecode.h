@@ -22,6 +22,7 @@
 #include "arena.h"
 #include "decode.h"
 #include "event.h"
+#include "event_row.h"
 #include "strbuf.h"
 
 enum redecode_kind { REDECODE_INT, REDECODE_TEXT, REDECODE_JSON };
@@ -66,6 +67,19 @@ bool event_redecode_event(struct event_redecoder *r, const void *raw, size_t len
  * undecoded payload). Valid until the next call. NULL when raw has no valid
  * header (event_redecode_event). */
 sqlite3_stmt *event_redecode(struct event_redecoder *r, const void *raw, size_t len, bool whole_detail);
+
+/* The parameter (event_row.h's ?N, and EVENT_ROW_PARAMS + 1 for the
+ * whole message) each column of event_redecode's row is. */
+extern const int redecode_params[REDECODE_COLUMNS + 1];
+
+/* event_redecode without SQLite: the values of the row event_row_bind
+ * would bind for raw, v[redecode_params[col]] holding column col's
+ * (v[EVENT_ROW_PARAMS + 1]: the whole message when whole_detail, else
+ * NULL). Pointing into raw and r until the next call. false when raw has
+ * no valid header. A value an SQLite round trip would change (unclean
+ * text) is marked so, and the caller takes event_redecode's row instead. */
+bool event_redecode_values(struct event_redecoder *r, const void *raw, size_t len, bool whole_detail,
+                           struct event_value v[EVENT_ROW_PARAMS + 2]);
 
 /* Column a of st_a and column b of st_b hold the same value: the same
  * storage class, and the same integer, number or bytes. */

@@ -14,9 +14,30 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sqlite3.h>
 
 #include "event.h"
+
+/* One parameter's value as event_row_bind binds it. */
+enum event_value_kind { EVENT_VALUE_NULL, EVENT_VALUE_INT, EVENT_VALUE_TEXT, EVENT_VALUE_BLOB };
+struct event_value {
+    enum event_value_kind kind;
+    bool unclean;                   /* text that is not valid UTF-8: bound sanitized (sqlutil_bind_text) */
+    int64_t i;
+    const char *p;                  /* text (NUL-terminated when unclean) or bytes, pointing into ev or detail */
+    size_t len;
+};
+#define EVENT_ROW_PARAMS 28         /* insert_event_sql's ?1..?27 and insert_event_v1_sql's ?28 type_name */
+
+/* The values event_row_bind binds, v[i] for parameter ?i (v[0] unused;
+ * ?28 NULL unless stores_type_name): one rule for the daemon's rows and for
+ * whoever renders them again from raw without SQLite (event_redecode.h). */
+void event_row_values(const struct event *ev, const char *detail, size_t detail_len, bool stores_type_name,
+                      struct event_value v[EVENT_ROW_PARAMS + 1]);
+
+/* Clears st's bindings and binds v[1..n] to ?1..?n. */
+void event_row_bind_values(sqlite3_stmt *st, const struct event_value *v, int n);
 
 /* Clears st's bindings and binds ev, with detail (detail_len bytes: ev's
  * event_detail_render, or NULL when ev was not decoded or it could not be

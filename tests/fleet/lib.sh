@@ -107,16 +107,62 @@ stop() {
 sqlite_c() { sqlite3 -cmd '.timeout 5000' "$1" "$2"; }
 
 # The daemon's db and the central copy agree for a host: same batches
-# (ids and hashes), same events (id, raw), no duplicates.
+# (ids and hashes), same events, every column of the local table (the
+# decoded ones and detail too, whichever path made the central copy:
+# JetStream's version 2 messages carry raw alone and central decodes the
+# rest), no duplicates. Values compared as the forwarder ships them: text
+# as UTF-8 with NUL and invalid bytes as U+FFFD, detail as JSON.
 same_rows() {
-    local db=$1 host=$2
+    local db=$1 host=$2 cols
     sqlite_c "$db" "SELECT id || ' ' || lower(hex(hash)) FROM batches ORDER BY id" >"$dir/local.batches"
     psql_c "SELECT id || ' ' || encode(hash, 'hex') FROM batches WHERE host_id = '$host' ORDER BY id" \
         >"$dir/central.batches"
-    sqlite_c "$db" "SELECT id || ' ' || lower(hex(raw)) FROM events ORDER BY id" >"$dir/local.events"
-    psql_c "SELECT id || ' ' || encode(raw, 'hex') FROM events WHERE host_id = '$host' ORDER BY id" \
-        >"$dir/central.events"
-    cmp -s "$dir/local.batches" "$dir/central.batches" && cmp -s "$dir/local.events" "$dir/central.events"
+    cmp -s "$dir/local.batches" "$dir/central.batches" || { echo "batches differ"; return 1; }
+    cols=$(sqlite_c "$db" "SELECT group_concat(name, ', ') FROM pragma_table_xinfo('events') WHERE name <> 'raw'")
+    psql_c "SELECT row_to_json(t) FROM (SELECT $cols, encode(raw, 'hex') AS raw FROM events
+            WHERE host_id = '$host' ORDER BY id) t" >"$dir/central.events" || return 1
+    python3 - "$db" "$cols" "$dir/central.events" <<'PY'
+import json, sqlite3, sys
+def text(b):   # copy_binary.c's put_clean: NUL and each byte of no valid sequence become U+FFFD
+    out, i = [], 0
+    while i < len(b):
+        c = b[i]
+        n = 1 if c < 0x80 else 2 if 0xc2 <= c <= 0xdf else 3 if 0xe0 <= c <= 0xef else 4 if 0xf0 <= c <= 0xf4 else 0
+        try:
+            ch = b[i:i + n].decode("utf-8") if n and i + n <= len(b) else None
+        except UnicodeDecodeError:
+            ch = None
+        out.append("\ufffd" if ch is None or ch == "\0" else ch)
+        i += len(b[i:i + n]) if ch is not None else 1
+    return "".join(out)
+db = sqlite3.connect("file:%s?mode=ro" % sys.argv[1], uri=True, timeout=5)
+db.text_factory = text
+cols = sys.argv[2].split(", ") + ["raw"]
+def clean(v):   # what jsonb holds of a local detail's strings
+    if isinstance(v, str): return v.replace("\0", "\ufffd")
+    if isinstance(v, list): return [clean(x) for x in v]
+    if isinstance(v, dict): return {clean(k): clean(x) for k, x in v.items()}
+    return v
+rows = db.execute("SELECT %s, lower(hex(raw)) FROM events ORDER BY id" % ", ".join(cols[:-1]))
+central = open(sys.argv[3], encoding="utf-8")
+n = 0
+for local in rows:
+    line = central.readline()
+    if not line:
+        print("events: central has %d rows, local more" % n); sys.exit(1)
+    c = json.loads(line)
+    want = {k: text(v) if isinstance(v, bytes) else v for k, v in zip(cols, local)}   # a blob where text is
+    if want.get("detail") is not None:
+        want["detail"] = clean(json.loads(want["detail"]))
+    if c != want:
+        diff = [k for k in cols if c.get(k) != want.get(k)]
+        print("event id %s: columns %s differ (central %r, local %r)" % (
+            want["id"], ", ".join(diff), {k: c.get(k) for k in diff[:3]}, {k: want.get(k) for k in diff[:3]}))
+        sys.exit(1)
+    n += 1
+if central.readline():
+    print("events: central has more rows than local's %d" % n); sys.exit(1)
+PY
 }
 
 # The alerts rows are the local ones, every column; output_fields and tags

@@ -8,7 +8,7 @@
 # spools, and goes on when a node returns); kill -9 of the consumer between
 # its COMMIT and its acks (the messages come again and apply nothing).
 # At the end, per host, the central rows are the local rows: batches and
-# hashes, events (id, raw), alerts, runs and connections, no duplicates, no
+# hashes, events (every column, central decoding them from raw), alerts, runs and connections, no duplicates, no
 # refusals nor gaps, and verify --to passes.
 # Usage: nats_exactly_once.sh BIN_DIR TRACES_DIR
 set -uo pipefail
@@ -192,7 +192,7 @@ for h in a b; do
     check "host $h stored events ($n)" [ "$n" -gt 30000 ]
     check "host $h: central count = local count, no duplicates" \
         [ "$(psql_c "SELECT count(*) || ' ' || count(DISTINCT id) FROM events WHERE host_id = 'host-$h'")" = "$n $n" ]
-    check "host $h: central batches and events (id, raw) = local" same_rows "$dir/$h.db" "host-$h"
+    check "host $h: central batches and events (every column) = local" same_rows "$dir/$h.db" "host-$h"
     check "host $h: hosts row counts every event, batch and alert" \
         [ "$(psql_c "SELECT events || ' ' || batches || ' ' || alerts FROM hosts WHERE host_id = 'host-$h'")" = \
           "$n $(sqlite_c "$dir/$h.db" "SELECT count(*) FROM batches") $(sqlite_c "$dir/$h.db" "SELECT count(*) FROM alerts")" ]

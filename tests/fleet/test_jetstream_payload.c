@@ -14,7 +14,9 @@
 #include <zstd.h>
 
 #include "copy_binary.h"
+#include "event_redecode.h"
 #include "jetstream.h"
+#include "wire.h"
 
 static void column(struct local_table *t, const char *name, enum local_kind kind)
 {
@@ -206,13 +208,54 @@ static void raw_message(struct strbuf *out, const char *h, const void *b, size_t
     strbuf_append(out, b, blen);
 }
 
+/* Messages whose header is header with one thing changed, each refused
+ * for the reason it names; version: the format line's. */
+struct header_edit {
+    const char *from, *to, *want;
+};
+static void refused_edits(struct js_codec *c, const char *header, const struct strbuf *body,
+                          const struct header_edit *cases, size_t n, int version)
+{
+    struct strbuf m = {0};
+    for (size_t i = 0; i < n; i++) {
+        char *at = strstr(header, cases[i].from);
+        if (!at)
+            fail_msg("case %zu: '%s' not in the header %s", i, cases[i].from, header);
+        struct strbuf h = {0};
+        strbuf_append(&h, header, (size_t)(at - header));
+        strbuf_puts(&h, cases[i].to);
+        strbuf_puts(&h, at + strlen(cases[i].from));
+        raw_message(&m, h.data, body->data, body->len);
+        m.data[15] = (char)('0' + version);
+        refused(c, m.data, m.len, -1, cases[i].want);
+        strbuf_free(&h);
+    }
+    strbuf_free(&m);
+}
+
+/* Every cut of the message fails cleanly (ASan checks the bounds). */
+static void every_cut_refused(struct js_codec *c, const struct strbuf *msg)
+{
+    for (size_t n = 0; n < msg->len; n++) {
+        struct js_payload q;
+        char err[256];
+        char *copy = malloc(n ? n : 1);
+        memcpy(copy, msg->data, n);
+        assert_int_not_equal(js_payload_decode(c, copy, n, &q, err, sizeof(err)), 0);
+        free(copy);
+    }
+}
+
 static void test_format_line(void **state)
 {
     (void)state;
     struct js_codec *c = js_codec_new(1);
     refused(c, "", 0, -1, "not a seccheckd batch message");
     refused(c, "GET / HTTP/1.1\r\n", 16, -1, "not a seccheckd batch message");
-    refused(c, "seccheck-batch/2 zstd\nxxxx", 26, -2, "seccheck-batch/2, which this release cannot read");
+    refused(c, "seccheck-batch/3 zstd\nxxxx", 26, -2,
+            "seccheck-batch/3, which this release cannot read (it reads seccheck-batch/1 and seccheck-batch/2)");
+    refused(c, "seccheck-batch/2 lz4\nxxxx", 25, -2, "format seccheck-batch/2 compressed with 'lz4'");
+    refused(c, "seccheck-batch/2 zstd\nnot a frame", 33, -1, "not one zstd frame");
     refused(c, "seccheck-batch/1 lz4\nxxxx", 25, -2, "compressed with 'lz4'");
     refused(c, "seccheck-batch/1 zstd\nnot a frame", 33, -1, "not one zstd frame");
     js_codec_free(c);
@@ -279,7 +322,7 @@ static void test_hostile_fields(void **state)
     uint32_t hlen;
     memcpy(&hlen, msg.data + 22, 4);
     char *header = strndup(msg.data + 26, hlen);
-    struct { const char *from, *to, *want; } cases[] = {
+    static const struct header_edit cases[] = {
         {"\"events\":2", "\"events\":-2", "batch 1 of the header"},
         {"\"id\":7,", "\"id\":0,", "batch 1 of the header"},
         {"\"first\":100", "\"first\":102", "batch 1 of the header"},   /* first > last */
@@ -292,18 +335,7 @@ static void test_hostile_fields(void **state)
         {"\"events\":[[\"id\"", "\"evil\":[[\"id\"", "table 'evil'"},
         {"{\"part\":\"alerts\"", "{\"part\":\"events\"", "not a known part after the one before"},
     };
-    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-        char *at = strstr(header, cases[i].from);
-        if (!at)
-            fail_msg("case %zu: '%s' not in the header %s", i, cases[i].from, header);
-        struct strbuf h = {0};
-        strbuf_append(&h, header, (size_t)(at - header));
-        strbuf_puts(&h, cases[i].to);
-        strbuf_puts(&h, at + strlen(cases[i].from));
-        raw_message(&m, h.data, body.data, body.len);
-        refused(c, m.data, m.len, -1, cases[i].want);
-        strbuf_free(&h);
-    }
+    refused_edits(c, header, &body, cases, sizeof(cases) / sizeof(cases[0]), 1);
     /* A section's field length past its end, and bytes after the trailer. */
     struct strbuf bad = {0};
     strbuf_append(&bad, body.data, body.len);
@@ -317,15 +349,229 @@ static void test_hostile_fields(void **state)
     strbuf_puts(&bad, "extra");
     raw_message(&m, header, bad.data, bad.len);
     refused(c, m.data, m.len, -1, "after the last section");
-    /* Every cut of the message fails cleanly (ASan checks the bounds). */
-    for (size_t n = 0; n < msg.len; n++) {
-        struct js_payload q;
-        char err[256];
-        char *copy = malloc(n ? n : 1);
-        memcpy(copy, msg.data, n);
-        assert_int_not_equal(js_payload_decode(c, copy, n, &q, err, sizeof(err)), 0);
-        free(copy);
+    every_cut_refused(c, &msg);
+    free(header);
+    strbuf_free(&bad);
+    strbuf_free(&body);
+    strbuf_free(&msg);
+    strbuf_free(&m);
+    js_codec_free(c);
+}
+
+/* ---- version 2: events as their chained columns, decoded by the consumer ---- */
+
+/* The daemon's events table: the chained columns and every decoded one
+ * (dropped_count declared text when odd: a value the consumer renders the
+ * SQLite way, as local_render_value converts it). */
+static void events_table(struct local_table *t, bool odd)
+{
+    t->ncols = 0;
+    column(t, "id", LOCAL_INT);
+    column(t, "conn_id", LOCAL_INT);
+    column(t, "recv_ns", LOCAL_INT);
+    column(t, "msg_type", LOCAL_INT);
+    for (int i = 0; i < REDECODE_COLUMNS; i++)
+        column(t, redecode_columns[i].name, odd && i == 0                               ? LOCAL_TEXT
+                                            : redecode_columns[i].kind == REDECODE_INT    ? LOCAL_INT
+                                            : redecode_columns[i].kind == REDECODE_TEXT ? LOCAL_TEXT
+                                                                                        : LOCAL_JSON);
+    column(t, "raw", LOCAL_BLOB);
+}
+
+/* Packet 100: a valid header (message type 3, 9 drops) and a payload no
+ * decoder reads, as a hostile sandbox sends it: the daemon stores it with
+ * decode_error. Packet 101: no valid header (only an edited database
+ * holds one). */
+static const uint8_t hostile_payload[] = {0xff, 0xff, 0xff, 0xff, 0x0f, 0x12};
+
+static void packet(uint8_t *out, size_t *len, int id)
+{
+    if (id == 100) {
+        wire_header_write(out, 3, 9);
+        memcpy(out + WIRE_HEADER_MIN, hostile_payload, sizeof(hostile_payload));
+        *len = WIRE_HEADER_MIN + sizeof(hostile_payload);
+    } else {
+        memcpy(out, "xy", 2);
+        *len = 2;
     }
+}
+
+/* build()'s message as version 2: events 100 and 101 as chained columns,
+ * rows below v2_first in version 1's form. */
+static void build_v2(struct js_payload *p, struct strbuf *body, int64_t v2_first, bool odd)
+{
+    build(p, body);
+    events_table(&p->tables.events, odd);
+    p->chained_events = true;
+    p->v2_first_event_id = v2_first;
+    struct strbuf rest = {0};
+    size_t events_end = p->sections[LOCAL_PART_EVENTS].off + p->sections[LOCAL_PART_EVENTS].len;
+    strbuf_append(&rest, body->data + events_end, body->len - events_end);
+    strbuf_reset(body);
+    copy_binary_header(body);
+    for (int id = 100; id <= 101; id++) {
+        uint8_t raw[64];
+        size_t len;
+        packet(raw, &len, id);
+        copy_binary_row(body, JS_CHAINED_COLUMNS);
+        copy_binary_int8(body, id);
+        copy_binary_int8(body, 5);
+        copy_binary_int8(body, 1000 + id);
+        copy_binary_int8(body, 3);
+        copy_binary_bytea(body, raw, len);
+    }
+    copy_binary_trailer(body);
+    size_t delta = body->len - p->sections[LOCAL_PART_EVENTS].len;
+    p->sections[LOCAL_PART_EVENTS].len = body->len;
+    for (int i = LOCAL_PART_EVENTS + 1; i < LOCAL_PARTS; i++)
+        if (p->sections[i].present)
+            p->sections[i].off += delta;
+    strbuf_append(body, rest.data, rest.len);
+    strbuf_free(&rest);
+}
+
+/* Field col of the row-th row of a binary COPY stream: its length (-1
+ * NULL) and bytes. */
+static int32_t copy_field(const struct strbuf *all, int row, int col, const unsigned char **at)
+{
+    const unsigned char *d = (const unsigned char *)all->data + 19;
+    for (int r = 0;; r++) {
+        int n = d[0] << 8 | d[1];
+        d += 2;
+        for (int f = 0; f < n; f++) {
+            int32_t len = (int32_t)((uint32_t)d[0] << 24 | (uint32_t)d[1] << 16 | (uint32_t)d[2] << 8 | d[3]);
+            if (r == row && f == col) {
+                *at = d + 4;
+                return len;
+            }
+            d += 4 + (len < 0 ? 0 : len);
+        }
+    }
+}
+
+/* What the consumer writes for each decoded column is the daemon's value
+ * for that packet (event_redecode), rendered as the direct forwarder
+ * renders the stored one; chained columns as they came; version 1's form
+ * below v2_first_event_id; a raw without a header NULL. */
+static void test_v2_decodes_events(void **state)
+{
+    (void)state;
+    for (int round = 0; round < 3; round++) {
+        int64_t v2_first = round == 1 ? 101 : 1;
+        bool odd = round == 2;
+        struct js_codec *c = js_codec_new(1);
+        struct strbuf body = {0}, msg = {0}, out = {0}, all = {0}, want = {0};
+        struct js_payload p, q;
+        build_v2(&p, &body, v2_first, odd);
+        encode(c, &p, &body, &msg);
+        assert_memory_equal(msg.data, "seccheck-batch/2 zstd\n", 22);
+        char err[256] = "";
+        assert_int_equal(js_payload_decode(c, msg.data, msg.len, &q, err, sizeof(err)), 0);
+        assert_true(q.chained_events);
+        assert_int_equal(q.v2_first_event_id, v2_first);
+        struct central_source src;
+        js_payload_source(&src, &q);
+        struct local_span span = {.col = 1};
+        assert_int_equal(src.copy(src.ctx, LOCAL_PART_EVENTS, 0, 0, "h", &out, 1 << 20, collect, &all, &span, err,
+                                  sizeof(err)),
+                         2);
+        struct event_redecoder r;
+        assert_int_equal(event_redecoder_init(&r, err, sizeof(err)), 0);
+        const struct local_table *t = &q.tables.events;
+        for (int row = 0; row < 2; row++) {
+            uint8_t raw[64];
+            size_t len;
+            packet(raw, &len, 100 + row);
+            bool v1 = 100 + row < v2_first;
+            sqlite3_stmt *st = event_redecode(&r, raw, len, v1);
+            assert_true(row == 0 ? st != NULL : st == NULL);
+            const unsigned char *f;
+            assert_int_equal(copy_field(&all, row, 0, &f), 1);   /* host_id */
+            for (int i = 0; i < t->ncols; i++) {
+                int32_t flen = copy_field(&all, row, 1 + i, &f);
+                int rc = -1;
+                for (int k = 0; k < REDECODE_COLUMNS; k++)
+                    if (strcmp(redecode_columns[k].name, t->cols[i].name) == 0)
+                        rc = k;
+                strbuf_reset(&want);
+                if (rc < 0) {   /* chained: as built */
+                    if (strcmp(t->cols[i].name, "raw") == 0)
+                        copy_binary_bytea(&want, raw, len);
+                    else
+                        copy_binary_int8(&want, strcmp(t->cols[i].name, "id") == 0        ? 100 + row
+                                                : strcmp(t->cols[i].name, "conn_id") == 0 ? 5
+                                                : strcmp(t->cols[i].name, "recv_ns") == 0 ? 1100 + row
+                                                                                          : 3);
+                } else if (!st || (v1 && rc >= REDECODE_V2_FIRST && rc <= REDECODE_V2_LAST)) {
+                    copy_binary_null(&want);
+                } else {
+                    assert_int_equal(local_render_value(&want, st, v1 && rc == REDECODE_DETAIL ? REDECODE_WHOLE_DETAIL
+                                                                                             : rc,
+                                                        t->cols[i].kind),
+                                     0);
+                }
+                int32_t wlen = (int32_t)((uint32_t)(unsigned char)want.data[0] << 24 |
+                                         (uint32_t)(unsigned char)want.data[1] << 16 |
+                                         (uint32_t)(unsigned char)want.data[2] << 8 | (unsigned char)want.data[3]);
+                if (flen != wlen || (flen > 0 && memcmp(f, want.data + 4, (size_t)flen) != 0))
+                    fail_msg("row %d column %s: %d bytes where %d are expected", row, t->cols[i].name, flen, wlen);
+                if (row == 0 && strcmp(t->cols[i].name, "decode_error") == 0)
+                    assert_true(flen > 0);   /* the hostile payload is named */
+                if (row == 0 && strcmp(t->cols[i].name, "dropped_count") == 0) {
+                    if (odd)
+                        assert_memory_equal(f, "9", 1);
+                    else
+                        assert_int_equal(f[7], 9);
+                }
+            }
+        }
+        event_redecoder_free(&r);
+        strbuf_free(&body);
+        strbuf_free(&msg);
+        strbuf_free(&out);
+        strbuf_free(&all);
+        strbuf_free(&want);
+        js_codec_free(c);
+    }
+}
+
+/* A version 2 message a compromised host edited: each refused by name. */
+static void test_v2_hostile(void **state)
+{
+    (void)state;
+    struct js_codec *c = js_codec_new(0);
+    struct strbuf body = {0}, msg = {0}, m = {0};
+    struct js_payload p;
+    build_v2(&p, &body, 1, false);
+    encode(c, &p, &body, &msg);
+    uint32_t hlen;
+    memcpy(&hlen, msg.data + 22, 4);
+    char *header = strndup(msg.data + 26, hlen);
+    static const struct header_edit cases[] = {
+        {"\"v2_first_event_id\":1", "\"v2_first_event_id\":0", "v2_first_event_id missing"},
+        {"[\"raw\",\"blob\"]", "[\"raw\",\"text\"]", "neither chained (of their kind) nor decoded"},
+        {"[\"cwd\",\"text\"]", "[\"not_decoded\",\"text\"]", "neither chained (of their kind) nor decoded"},
+        {"[\"recv_ns\",\"int\"],", "", "neither chained (of their kind) nor decoded"},
+    };
+    refused_edits(c, header, &body, cases, sizeof(cases) / sizeof(cases[0]), 2);
+    /* An id of 4 bytes, a NULL raw: the chained fields are checked. */
+    struct strbuf bad = {0};
+    size_t first = p.sections[LOCAL_PART_EVENTS].off + 19 + 2;
+    strbuf_append(&bad, body.data, body.len);
+    bad.data[first + 3] = 4;
+    raw_message(&m, header, bad.data, bad.len);
+    memcpy(m.data, "seccheck-batch/2", 16);
+    refused(c, m.data, m.len, -1, "row 1 field 1 is of another length where 8 bytes are expected");
+    strbuf_reset(&bad);
+    strbuf_append(&bad, body.data, body.len);
+    memset(bad.data + first + 4 * 12, 0xff, 4);   /* raw's length: NULL (its bytes then misread) */
+    raw_message(&m, header, bad.data, bad.len);
+    memcpy(m.data, "seccheck-batch/2", 16);
+    refused(c, m.data, m.len, -1, "row 1 field 5 is NULL");
+    /* Version 1 with version 2's events section: the field counts differ. */
+    raw_message(&m, header, body.data, body.len);
+    refused(c, m.data, m.len, -1, "row 1 has 5 fields where its table has 29 columns");
+    every_cut_refused(c, &msg);
     free(header);
     strbuf_free(&bad);
     strbuf_free(&body);
@@ -388,6 +634,7 @@ int main(void)
         cmocka_unit_test(test_format_line),        cmocka_unit_test(test_decompression_bounds),
         cmocka_unit_test(test_hostile_headers),    cmocka_unit_test(test_hostile_fields),
         cmocka_unit_test(test_subjects),           cmocka_unit_test(test_forward_wanted),
+        cmocka_unit_test(test_v2_decodes_events),  cmocka_unit_test(test_v2_hostile),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
