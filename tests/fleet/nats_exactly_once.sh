@@ -162,6 +162,7 @@ for _ in $(seq 1 300); do
     sleep 0.03
 done
 check "consumer killed (SIGKILL) after its COMMIT, before its acks (committed $committed, acked $floor)" [ $killed = 1 ]
+[ $killed = 1 ] || stop "$c"   # never two consumers: the checks after this one stay about the one started here
 consumer
 check "the consumer started again is handed the unacked messages and applies none twice" \
     metric_above 30 "$dir/c.metrics" 'seccheckd_central_already_total{partition="0"}' 0
