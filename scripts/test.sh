@@ -50,7 +50,7 @@ stage_tsan() {
     configure build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSECCHECKD_TSAN=ON
     cmake --build build-tsan -j"$jobs" --target seccheckd seccheck-loadgen test_sink_sqlite test_replay test_restart \
         test_fairness
-    (cd build-tsan && TSAN_OPTIONS=halt_on_error=1:abort_on_error=1:allocator_may_return_null=1 \
+    (cd build-tsan && TSAN_OPTIONS=halt_on_error=1:abort_on_error=1:allocator_may_return_null=1:suppressions=$PWD/../tests/tsan.supp \
         ctest --output-on-failure -R '^(unit\.sink_sqlite|integration\.(replay|restart|fairness))$')
 }
 
