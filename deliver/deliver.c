@@ -206,6 +206,14 @@ static bool start_position(struct deliver *d, const char *why, int64_t take_over
         log_error("alerts: %s; delivery goes on from alert %lld", err, (long long)d->position);
         return false;
     }
+    /* A receiver this run delivered to and left: its saved row may be older
+     * than where it stopped (the writer had no transaction since), and a
+     * second change of URL would have lost that unwritten position. */
+    int64_t held;
+    if (alert_outbox_held_position(d->outbox, d->settings->origin, d->generation, &held) && held >= st.position) {
+        st.position = held;
+        st.from = OUTBOX_FROM_OWN;
+    }
     publish_position(d, st.position);
     log_start(d, why, &st);
     return true;

@@ -41,6 +41,21 @@ void alert_outbox_set(struct alert_outbox *o, const char *target, int64_t positi
     pthread_mutex_unlock(&o->lock);
 }
 
+bool alert_outbox_held_position(struct alert_outbox *o, const char *target, uint64_t generation, int64_t *position)
+{
+    pthread_mutex_lock(&o->lock);
+    const struct alert_outbox_position *p = NULL;
+    if (o->current.version && strcmp(o->current.target, target) == 0)
+        p = &o->current;
+    else if (o->retired.version && strcmp(o->retired.target, target) == 0)
+        p = &o->retired;
+    bool held = p && p->generation == generation;
+    if (held)
+        *position = p->position;
+    pthread_mutex_unlock(&o->lock);
+    return held;
+}
+
 /* The newest alert id ever inserted into db: the sequence remembers ids of
  * alerts retention deleted since. */
 static int64_t newest_alert(sqlite3 *db)

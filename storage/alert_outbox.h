@@ -72,6 +72,13 @@ void alert_outbox_destroy(struct alert_outbox *o);
  * previous one's last position to be written too. */
 void alert_outbox_set(struct alert_outbox *o, const char *target, int64_t position, uint64_t generation);
 
+/* The position delivery last set for target in this file generation,
+ * written to the database or not yet (the writer writes it with its next
+ * transaction, and a target that left keeps one slot): true with
+ * *position, false when this run set none. A receiver delivery comes back
+ * to starts from here rather than from an older saved row. */
+bool alert_outbox_held_position(struct alert_outbox *o, const char *target, uint64_t generation, int64_t *position);
+
 static inline int64_t alert_outbox_newest(struct alert_outbox *o)
 {
     return atomic_load(&o->newest);

@@ -297,6 +297,36 @@ static void test_left_target_is_written(void **state)
     alert_outbox_destroy(&o);
 }
 
+/* A -> B -> A with no writer transaction between (integration.deliver's
+ * test_new_url_takes_the_backlog in a CI simulation: A's saved row said 96,
+ * where it had stopped at 120, and it got 96-120 again): the position a
+ * receiver left is held until written, and delivery coming back starts
+ * from it; another file generation's is not this file's. */
+static void test_left_position_is_held(void **state)
+{
+    struct scratch *s = *state;
+    sqlite3 *db = open_rw(s->db);
+    struct alert_outbox o;
+    alert_outbox_init(&o);
+    int64_t p = -1;
+    assert_false(alert_outbox_held_position(&o, "http://a:80", 0, &p));
+    alert_outbox_set(&o, "http://a:80", 96, 0);
+    alert_outbox_save(&o, db);
+    alert_outbox_commit(&o, 0);
+    alert_outbox_set(&o, "http://a:80", 120, 0);   /* delivered on, not written */
+    alert_outbox_set(&o, "http://b:80", 120, 0);   /* the switch to b */
+    alert_outbox_set(&o, "http://b:80", 1100, 0);
+    assert_int_equal(one_int(db, "SELECT alert_id FROM alert_delivery WHERE target = 'http://a:80'"), 96);
+    assert_true(alert_outbox_held_position(&o, "http://a:80", 0, &p));
+    assert_int_equal(p, 120);
+    assert_true(alert_outbox_held_position(&o, "http://b:80", 0, &p));
+    assert_int_equal(p, 1100);
+    assert_false(alert_outbox_held_position(&o, "http://a:80", 1, &p));   /* a replaced file */
+    assert_false(alert_outbox_held_position(&o, "http://c:80", 0, &p));
+    sqlite3_close(db);
+    alert_outbox_destroy(&o);
+}
+
 /* Rows of an earlier build held the whole URL, a token in its path or
  * query: the next start keeps only each origin, the row updated last of
  * those that share one. */
@@ -380,6 +410,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_reader, setup, teardown),
         cmocka_unit_test_setup_teardown(test_new_url_takes_over, setup, teardown),
         cmocka_unit_test_setup_teardown(test_left_target_is_written, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_left_position_is_held, setup, teardown),
         cmocka_unit_test_setup_teardown(test_stored_urls_become_origins, setup, teardown),
         cmocka_unit_test(test_line_from_row_is_the_rules_line),
     };
