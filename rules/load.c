@@ -439,8 +439,7 @@ static bool bare_name(const char *s, size_t n)
     return true;
 }
 
-/* Falco's RGX_IDENTIFIER, ([a-zA-Z]+[a-zA-Z0-9_]*), matched whole. */
-static bool identifier_name(const char *s, size_t n)
+bool loader_identifier(const char *s, size_t n)
 {
     if (!n || !((s[0] | 32) >= 'a' && (s[0] | 32) <= 'z'))
         return false;
@@ -555,7 +554,7 @@ static void read_macro(struct loader *L, const struct lfile *f, const struct yno
         return;
     const char *name = namen->value;
     struct lpos at = at_node(f, namen);
-    if (!identifier_name(name, namen->len))
+    if (!loader_identifier(name, namen->len))
         warn_at(L, at, "Macro has an invalid name. Macro names should match a regular expression: "
                 "([a-zA-Z]+[a-zA-Z0-9_]*)");
     bool append;

@@ -65,6 +65,10 @@ struct lmap {
 long lmap_get(const struct lmap *m, const void *tag, const char *key, size_t len);
 /* Inserts or replaces. 0, or -1 out of memory. */
 int lmap_put(struct lmap *m, const void *tag, const char *key, size_t len, uint32_t value);
+
+/* Falco's RGX_IDENTIFIER, ([a-zA-Z]+[a-zA-Z0-9_]*), matched whole: a rule's
+ * or a sequence's field names (load.c). */
+bool loader_identifier(const char *s, size_t n);
 void lmap_free(struct lmap *m);
 
 /* ---- texts: conditions, outputs, descriptions ---- */

@@ -294,16 +294,6 @@ static char *rs_strndup(struct loader *L, const char *s, size_t n)
     return d;
 }
 
-static bool is_ident(const char *s, size_t n)
-{
-    if (!n || !((s[0] | 32) >= 'a' && (s[0] | 32) <= 'z'))
-        return false;
-    for (size_t i = 1; i < n; i++)
-        if (!(((s[i] | 32) >= 'a' && (s[i] | 32) <= 'z') || (s[i] >= '0' && s[i] <= '9') || s[i] == '_'))
-            return false;
-    return true;
-}
-
 /* Whether `name.` begins some field's name: such a step name would make
  * %name.x read as either. */
 static bool field_prefix(const char *name, size_t n)
@@ -695,7 +685,7 @@ static int read_steps(struct sc *c)
         const struct ynode *st = steps->items[i];
         struct lkey sk = {k.file, st};
         const struct ynode *name = st->kind == YN_MAP ? ytree_get(st, "name") : NULL;
-        if (!name || name->kind != YN_SCALAR || !is_ident(name->value, name->len)) {
+        if (!name || name->kind != YN_SCALAR || !loader_identifier(name->value, name->len)) {
             fail_at(c, name ? (struct lkey){k.file, name} : sk, "step %zu needs a name, a word ([a-zA-Z][a-zA-Z0-9_]*) "
                     "that %%NAME.FIELD refers to", i + 1);
             return -1;
