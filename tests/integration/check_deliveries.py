@@ -4,8 +4,11 @@ file (test_deliver.c): every expected alert arrived, in order, each body
 byte for byte the alert's line; a duplicate only right after itself (the
 retry of a request the receiver took but whose answer never arrived).
 
-  check_deliveries.py RECEIVER_LOG ALERTS_OUT [--expect-first N] [--skip-first N] [--max-dups N] [--min-dups N]
-                      [--gaps]
+  check_deliveries.py RECEIVER_LOG ALERTS_OUT [--total N] [--expect-first N] [--skip-first N] [--max-dups N]
+                      [--min-dups N] [--gaps]
+
+--total N: ALERTS_OUT must hold at least N alerts; fewer is incomplete
+(the daemon's writer has not written them all yet), not complete.
 
 --gaps: alerts may be missing (dropped: deleted before delivery); the
 summary then says how many ("skipped N"), and complete means the last
@@ -32,6 +35,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("receiver_log")
     ap.add_argument("alerts_out")
+    ap.add_argument("--total", type=int, default=0)
     ap.add_argument("--expect-first", type=int)
     ap.add_argument("--skip-first", type=int, default=0)
     ap.add_argument("--max-dups", type=int, default=0)
@@ -40,6 +44,7 @@ def main():
     a = ap.parse_args()
     with open(a.alerts_out, "rb") as f:
         expected = [line.rstrip(b"\n") for line in f]
+    written = len(expected)
     if a.expect_first is not None:
         expected = expected[:a.expect_first]
     expected = expected[a.skip_first:]
@@ -67,7 +72,7 @@ def main():
     if dups > a.max_dups:
         print(f"{dups} duplicates, at most {a.max_dups} allowed", file=sys.stderr)
         return 1
-    if j < len(expected):
+    if j < len(expected) or written < a.total:
         return 3
     if dups < a.min_dups:
         print(f"{dups} duplicates, at least {a.min_dups} expected", file=sys.stderr)
