@@ -527,6 +527,32 @@ static void test_ne_and_ancestor_join(void **state)
     rules_engine_free(e);
 }
 
+/* A step's condition is any Falco condition, transformers included
+ * (issue 35 item 1: "every field, list, macro, transformer the rules
+ * have"): tolower() and basename() in a step, a later step joined on the
+ * earlier one's untransformed value. */
+static void test_transformers_in_steps(void **state)
+{
+    (void)state;
+    struct rules_engine *e = engine_seq(
+        "- sequence: Staged\n  desc: d\n  within: 1m\n  steps:\n"
+        "    - name: write\n      condition: evt.type = openat and evt.is_open_write = true"
+        " and tolower(fd.name) startswith /tmp/dl/\n"
+        "    - name: run\n      condition: evt.type = execve and basename(proc.exepath) = payload"
+        " and proc.exepath = %write.fd.name\n"
+        "  output: o %write.fd.name\n  priority: INFO\n",
+        0, 0);
+    assert_int_equal(feed(e, open_ev(&CURL, "/TMP/DL/payload", true, 0, 0)), 0);
+    assert_int_equal(feed(e, exec_ev(&SH, "/tmp/dl/payload")), 0);   /* the join compares the values as written */
+    assert_int_equal(feed(e, exec_ev(&SH, "/TMP/DL/payload")), 1);
+    assert_non_null(strstr(L.items[0].output, "o /TMP/DL/payload"));
+    assert_int_equal(feed(e, open_ev(&CURL, "/tmp/other/payload", true, 0, 0)), 0);   /* tolower: not under /tmp/dl/ */
+    assert_int_equal(feed(e, exec_ev(&SH, "/tmp/other/payload")), 0);
+    assert_int_equal(feed(e, open_ev(&CURL, "/tmp/dl/notit", true, 0, 0)), 0);
+    assert_int_equal(feed(e, exec_ev(&SH, "/tmp/dl/notit")), 0);   /* basename() is not payload */
+    rules_engine_free(e);
+}
+
 /* A chain begun again with the same values is one partial match,
  * refreshed; other values are others. */
 static void test_repeat_refreshes(void **state)
@@ -781,6 +807,7 @@ int main(void)
         cmocka_unit_test(test_rules_and_sequences_both),
         cmocka_unit_test(test_one_step_burst),
         cmocka_unit_test(test_too_many_sequences),
+        cmocka_unit_test(test_transformers_in_steps),
     };
     return cmocka_run_group_tests(tests, rules_group_setup, rules_group_teardown);
 }
