@@ -103,9 +103,10 @@ dk() { "$DOCKER_CLI" -H "unix://$DOCKER_SOCK" "$@"; }
 dockerd_start() {
     local runtimes=${1:-'{}'}
     python3 - "$dir" "$runtimes" <<'PY'
-import json, sys
+import json, os, sys
 d, runtimes = sys.argv[1], json.loads(sys.argv[2])
-json.dump({"data-root": d + "/data", "exec-root": d + "/exec", "pidfile": d + "/docker.pid",
+json.dump({"data-root": d + "/data", "exec-root": os.environ.get("DOCKER_EXEC_ROOT") or d + "/exec",
+           "pidfile": d + "/docker.pid",
            "hosts": ["unix://" + d + "/docker.sock"], "deprecated-key-path": d + "/key.json",
            "iptables": False, "ip6tables": False, "bridge": "none", "log-level": "warn",
            "runtimes": runtimes}, open(d + "/daemon.json", "w"), indent=2)

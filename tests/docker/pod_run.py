@@ -21,7 +21,7 @@ import sys
 import yaml
 
 SCHEDULING_ONLY = {"priorityClassName", "tolerations", "dnsPolicy", "terminationGracePeriodSeconds", "nodeSelector"}
-POD_KNOWN = SCHEDULING_ONLY | {"hostNetwork", "securityContext", "initContainers", "containers", "volumes"}
+POD_KNOWN = SCHEDULING_ONLY | {"hostNetwork", "hostPID", "securityContext", "initContainers", "containers", "volumes"}
 CONTAINER_KNOWN = {"name", "image", "imagePullPolicy", "command", "args", "env", "securityContext", "resources",
                    "livenessProbe", "volumeMounts"}
 
@@ -110,6 +110,8 @@ def main():
     if pod_sc.get("seccompProfile", {}).get("type") not in (None, "RuntimeDefault"):
         die("seccompProfile other than RuntimeDefault is not run")   # Docker's default profile is RuntimeDefault
     args += ["--network", "host" if pod.get("hostNetwork") else "none"]
+    if pod.get("hostPID"):
+        args += ["--pid", "host"]
     if sc.get("readOnlyRootFilesystem"):
         args.append("--read-only")
     if sc.get("allowPrivilegeEscalation") is False:

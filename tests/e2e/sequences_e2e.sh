@@ -163,12 +163,19 @@ twin one-port-retried "Port scan" "$(connect 127.0.0.1 $(for _ in $(seq 30); do 
 attack metadata "Untrusted code: cloud metadata endpoint" "$(f fd.name) = '0.0.0.0:0->169.254.169.254:80'" \
     "$(connect 169.254.169.254 80)"
 twin near-metadata "Untrusted code: cloud metadata endpoint" "$(connect 169.254.169.253 80)"
+attack metadata-v6 "Untrusted code: cloud metadata endpoint" "$(f fd.name) LIKE '%->fd00:ec2::254:80'" \
+    "$(connect fd00:ec2::254 80)"
+twin near-metadata-v6 "Untrusted code: cloud metadata endpoint" "$(connect fd00:ec2::253 80)"
 attack metadata-named "Untrusted code: metadata endpoint named" "$(f proc.cmdline) LIKE 'curl % http://metadata.google.internal/%'" \
     "curl -s --max-time 2 http://metadata.google.internal/computeMetadata/v1/ || true"
 twin other-name "Untrusted code: metadata endpoint named" "curl -s --max-time 2 http://localhost:1/ || true"
 attack kubernetes "Untrusted code: Kubernetes API or kubelet" "$(f fd.name) = '0.0.0.0:0->10.1.2.3:10250'" \
     "$(connect 10.1.2.3 10250)"
 twin not-kubernetes "Untrusted code: Kubernetes API or kubelet" "$(connect 127.0.0.1 10250) && $(connect 10.1.2.3 8080)"
+attack kubernetes-api "Untrusted code: Kubernetes API or kubelet" "$(f fd.name) = '0.0.0.0:0->10.1.2.3:6443'" \
+    "$(connect 10.1.2.3 6443)"
+attack kubernetes-service "Untrusted code: Kubernetes API or kubelet" "$(f fd.name) = '0.0.0.0:0->10.96.0.1:443'" \
+    "$(connect 10.96.0.1 443)"
 token=/var/run/secrets/kubernetes.io/serviceaccount
 attack token "Untrusted code: service-account token or kubeconfig read" "$(f fd.name) = '$token/token'" \
     "mkdir -p $token && echo t >$token/token && echo ns >$token/namespace && cat $token/token >/dev/null"
@@ -178,6 +185,7 @@ attack listen "Untrusted code: listening socket" "$(f proc.name) = 'attack'" "$d
 twin bind-only "Untrusted code: listening socket" \
     "python3 -c \"import socket; s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.bind(('127.0.0.1', 0))\""
 attack vmwrite "Untrusted code: ptrace or process memory access" "$(f evt.type) = 'process_vm_writev'" "$dir/attack vmwrite"
+attack ptrace "Untrusted code: ptrace or process memory access" "$(f evt.type) = 'ptrace'" "$dir/attack ptrace"
 twin own-memory "Untrusted code: ptrace or process memory access" "cat /proc/self/status >/dev/null && $dir/attack forks 2"
 attack escape "Untrusted code: escape primitive attempted" "$(f evt.type) IN ('perf_event_open', 'keyctl', 'kexec_load', 'open_by_handle_at', 'userfaultfd')" \
     "$dir/attack escape"
