@@ -22,6 +22,8 @@
  *   dup-file   dup2 a file onto 0, 1 and 2, exec /bin/sh -c true (its twin)
  *   listen     listen on 127.0.0.1
  *   vmwrite    process_vm_writev into a child
+ *   peek       PTRACE_PEEKDATA on a child it does not trace (ptrace, not an
+ *              attach: the default rules' attach rule does not take it)
  *   escape     perf_event_open, keyctl, add_key, request_key, kexec_load,
  *              kexec_file_load, open_by_handle_at, name_to_handle_at,
  *              userfaultfd, io_uring_setup (refused or not)
@@ -79,6 +81,25 @@ static int run_mount(void)
 {
     mkdir("/tmp/attack-mnt", 0700);
     return report("mount", mount("none", "/tmp/attack-mnt", "tmpfs", 0, ""));
+}
+
+static int run_peek(void)
+{
+    pid_t child = fork();
+    if (child == 0) {
+        pause();
+        _exit(0);
+    }
+    if (child < 0)
+        return report("peek", -1);
+    errno = 0;
+    long word = ptrace(PTRACE_PEEKDATA, child, (void *)&run_peek, NULL);
+    long rc = word == -1 && errno ? -1 : 0;
+    int saved = errno;
+    kill(child, SIGKILL);
+    waitpid(child, NULL, 0);
+    errno = saved;
+    return report("peek", rc);
 }
 
 static int run_ptrace(void)
@@ -284,6 +305,8 @@ int main(int argc, char **argv)
             run_listen();
         else if (strcmp(s, "vmwrite") == 0)
             run_vmwrite();
+        else if (strcmp(s, "peek") == 0)
+            run_peek();
         else if (strcmp(s, "escape") == 0)
             run_escape();
         else if (strcmp(s, "forks") == 0 && i + 1 < argc)

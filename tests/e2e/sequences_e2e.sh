@@ -185,7 +185,10 @@ attack listen "Untrusted code: listening socket" "$(f proc.name) = 'attack'" "$d
 twin bind-only "Untrusted code: listening socket" \
     "python3 -c \"import socket; s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.bind(('127.0.0.1', 0))\""
 attack vmwrite "Untrusted code: ptrace or process memory access" "$(f evt.type) = 'process_vm_writev'" "$dir/attack vmwrite"
-attack ptrace "Untrusted code: ptrace or process memory access" "$(f evt.type) = 'ptrace'" "$dir/attack ptrace"
+# An attach is the default rules' "Process attached with ptrace" (loaded first: Falco's rule_matching
+# first gives an event to the first rule that matches); any other request is this rule's.
+attack ptrace-peek "Untrusted code: ptrace or process memory access" "$(f evt.type) = 'ptrace'" "$dir/attack peek"
+attack ptrace-attach "Process attached with ptrace" "$(f proc.name) = 'attack'" "$dir/attack ptrace"
 twin own-memory "Untrusted code: ptrace or process memory access" "cat /proc/self/status >/dev/null && $dir/attack forks 2"
 attack escape "Untrusted code: escape primitive attempted" "$(f evt.type) IN ('perf_event_open', 'keyctl', 'kexec_load', 'open_by_handle_at', 'userfaultfd')" \
     "$dir/attack escape"
