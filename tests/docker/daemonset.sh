@@ -68,6 +68,21 @@ dk load -i "$dir/seccheckd-image.tar" >/dev/null
 dk import "$(cat "$dir/workload.path")" shop/web:v1 >/dev/null
 version=$("$bin/seccheckd" --version | awk '{ print $2; exit }')
 
+# The image as scripts/image.sh promises it (issue 33 item 5): both tags, the OCI labels, its own
+# user by default (the manifest runs it as root; a plain `docker run` of it does not).
+inspect() { dk image inspect -f "$2" "$1" 2>&1; }
+[ "$(inspect "seccheckd:$version" '{{.Id}}')" = "$(inspect seccheckd:latest '{{.Id}}')" ] &&
+    ok "the image is tagged seccheckd:$version and seccheckd:latest" || fail "tags: $(dk images seccheckd 2>&1 | tr '\n' ' ')"
+labels=$(inspect "seccheckd:$version" '{{index .Config.Labels "org.opencontainers.image.version"}} {{index .Config.Labels "org.opencontainers.image.revision"}}')
+revision=$(git -C "$src" rev-parse HEAD 2>/dev/null || echo unknown)   # as image.sh tells it
+[ -z "$(git -C "$src" status --porcelain --untracked-files=no 2>/dev/null)" ] || revision+="-dirty"
+[ "$labels" = "$version $revision" ] && ok "its OCI labels: version $version, revision $revision" ||
+    fail "labels: '$labels', expected '$version $revision'"
+plain=$(dk run --rm --network none "seccheckd:$version" --version 2>&1 | head -1)
+[ "$(inspect "seccheckd:$version" '{{.Config.User}}')" = 65532:65532 ] && [ "$plain" = "seccheckd $version" ] &&
+    ok "its default user is seccheckd (65532:65532), which runs it" ||
+    fail "default user: $(inspect "seccheckd:$version" '{{.Config.User}}'); docker run of it printed '$plain'"
+
 # The Secret's URL: a receiver on the node's loopback (hostNetwork), in place of falcosidekick.
 python3 "$here/../integration/alert_receiver.py" --port-file "$dir/port" --log "$dir/received.jsonl" >"$dir/receiver.log" 2>&1 &
 receiver=$!
