@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Smoke run of the bench scripts (bench/ipc.sh, bench/zero_drop.sh,
-# bench/deliver.sh, bench/rules.sh's sequences, bench/macro.sh) with tiny sizes: each must finish, print its table with a
+# bench/deliver.sh, bench/rules.sh's sequences, bench/alert_show.sh,
+# bench/rules_load.sh, bench/macro.sh) with tiny sizes: each must finish, print its table with a
 # row per receiver/pass, write its files, and leave no receiver running nor
 # temporary directory behind (also when interrupted).
 # Usage: bench_smoke.sh SOURCE_DIR BIN_DIR [TRACES_DIR]
@@ -133,6 +134,18 @@ check "rules.sh: the hostile flood's writer CPU and peak RSS" \
     bash -c "grep -q '^sequences, hostile flood: writer CPU per million stored events without' '$dir/rules/summary.txt' &&
              grep -qE '^sequences, hostile flood: peak RSS without [0-9]+ MiB, with [0-9]+ MiB' '$dir/rules/summary.txt'"
 check "rules.sh left no receiver or temp dir" no_leftovers
+
+# ---------------------------------------------------------------- alert_show.sh, rules_load.sh (issue 32 items 7, 9)
+run_script alert_show --events 2000 --runs 1 --out "$dir/alert_show" --bin "$bin"
+check "alert_show.sh exits 0" [ "$rc" = 0 ]
+check "alert_show.sh: the forged 64-deep chain told, with its wall and CPU time" \
+    grep -qE '^this +[0-9]+ +6[0-9] +[0-9.]+ +[0-9.]+$' "$dir/alert_show/summary.txt"
+run_script rules_load --cases doubling30k,doubling-bound --runs 1 --out "$dir/rules_load" --bin "$bin" --traces "$traces"
+check "rules_load.sh exits 0" [ "$rc" = 0 ]
+check "rules_load.sh: the 30 KB doubling file refused (exit 2), the one under the bound loaded with its cost per event" \
+    bash -c "grep -qE '^doubling30k +this +[0-9.]+ +[0-9.]+ +2 +- *$' '$dir/rules_load/summary.txt' &&
+             grep -qE '^doubling-bound +this +[0-9.]+ +[0-9.]+ +0 +[0-9]+ *$' '$dir/rules_load/summary.txt'"
+check "alert_show.sh and rules_load.sh left no receiver or temp dir" no_leftovers
 
 # ---------------------------------------------------------------- interrupted run
 rc=0
