@@ -100,7 +100,7 @@ cat >"$dir/tuning.yaml" <<YAML
 YAML
 "$seccheckd" gvisor-config --rules "$default_rules" "$dir/tuning.yaml" --socket "$dir/s.sock" >"$dir/cfg.json"
 "$seccheckd" --socket "$dir/s.sock" --db "$dir/e.db" --rules "$default_rules" --rules "$dir/tuning.yaml" \
-    --alerts-ceiling 0 </dev/null 2>"$out/daemon.log" &
+    --alerts-ceiling 0 "${own_names[@]}" </dev/null 2>"$out/daemon.log" &
 daemon=$!
 BENCH_PIDS+=("$daemon")
 for _ in $(seq 500); do grep -q "listening on" "$out/daemon.log" && break; sleep 0.01; done

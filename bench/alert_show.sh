@@ -68,7 +68,7 @@ for b in "${builds[@]}"; do
     bin=${build_dir[$b]}
     db=$BENCH_TMP/$b.db sock=$BENCH_TMP/$b.sock
     "$bin/seccheckd" --socket "$sock" --db "$db" --rules "$BENCH_TMP/rules.yaml" --alerts-out none \
-        --runsc-root none 2>"$out/logs/$b-daemon.log" &
+        "${own_names[@]}" 2>"$out/logs/$b-daemon.log" &
     pid=$!
     BENCH_PIDS+=("$pid")
     for _ in $(seq 200); do [ -S "$sock" ] && break; sleep 0.05; done

@@ -106,7 +106,7 @@ start_daemon() {   # start_daemon DB LOG RULES ARGS...: sets DPID, DSOCK, MSOCK
     DSOCK=$BENCH_TMP/d.sock MSOCK=$BENCH_TMP/m.sock
     rm -f "$DSOCK" "$MSOCK"
     "$BIN_DIR/seccheckd" --socket "$DSOCK" --db "$db" --rules "$rules_file" --alerts-ceiling 0 --alerts-out none \
-        --metrics-listen "unix:$MSOCK" "$@" </dev/null >"$log" 2>&1 &
+        --metrics-listen "unix:$MSOCK" "${own_names[@]}" "$@" </dev/null >"$log" 2>&1 &
     DPID=$!
     BENCH_PIDS+=("$DPID")
     wait_log "$log" "listening on"

@@ -102,6 +102,9 @@ dockerd_start "{\"runsc-plain\": {\"path\": \"$runsc\", \"runtimeArgs\": [\"--ne
   \"runsc-null\": {\"path\": \"$runsc\", \"runtimeArgs\": [\"--network=none\", \"--pod-init-config=$configs/redis-null.json\"]},
   \"runsc-remote\": {\"path\": \"$runsc\", \"runtimeArgs\": [\"--network=none\", \"--pod-init-config=$BENCH_TMP/redis-remote.json\"]}}"
 dk import "$rootfs" seccheckd-bench/redis:latest >/dev/null
+# The receiving daemons read this dockerd's runsc root and ask its socket, as a node's daemon reads
+# Docker's (tests/docker/names.sh), never the machine's (bench/lib.sh's own_names).
+own_names=(--runsc-root "$dir/exec/runtime-runc/moby" --docker-socket "$DOCKER_SOCK")
 {
     machine_info
     echo "runsc: $(runsc --version 2>/dev/null | head -1)"

@@ -76,7 +76,7 @@ PG_FSYNC=on PG_SHARED_BUFFERS=128MB PG_NICE=0 pg_start "$dir" || exit 1
 now() { date +%s.%N; }
 
 # ---------------------------------------------------------------- 1. throughput
-spawn d "$bin/seccheckd" --socket "$dir/s.sock" --db "$dir/t.db"
+spawn d "$bin/seccheckd" --socket "$dir/s.sock" --db "$dir/t.db" "${own_names[@]}"
 wait_for 20 test -S "$dir/s.sock"
 "$bin/seccheck-loadgen" --socket "$dir/s.sock" --trace "$traces/$trace.trace" --mode block \
     --messages "$events" >"$dir/fill.log" 2>&1 || { cat "$dir/fill.log"; exit 1; }

@@ -54,13 +54,25 @@ bench_cleanup() {
 }
 
 # bench_init OUT_DIR: checks the tools, makes OUT_DIR and the private temp dir,
-# installs the cleanup trap.
+# installs the cleanup trap, sets own_names.
+#
+# own_names: the options of every seccheckd daemon a bench starts
+# ("$bin/seccheckd" --socket ... "${own_names[@]}", recv_start's included): an
+# empty runsc root in the private temp dir and no Docker socket, so a daemon
+# reads none of the machine's runsc roots (/var/run/runsc, ...) and asks no
+# /var/run/docker.sock (the tests' rule; tests/lint/hermetic_tests.py checks
+# it). `runsc do` (macro.sh, alert_peaks.sh --runsc) keeps its state where it
+# likes whatever --root says; the daemon finds the sandbox through the
+# connection's peer. A bench whose containers run in a root of its own sets
+# own_names to that root and its own socket after bench_init (docker_redis.sh).
 bench_init() {
     local out=$1
     command -v python3 >/dev/null || die "python3 is needed"
     mkdir -p "$out/logs" || die "cannot create $out"
     BENCH_TMP=$(mktemp -d "${TMPDIR:-/tmp}/seccheck-bench-XXXXXX")
     chmod 700 "$BENCH_TMP"
+    mkdir "$BENCH_TMP/runsc-root"
+    own_names=(--runsc-root "$BENCH_TMP/runsc-root" --docker-socket none)
     trap bench_cleanup EXIT
     trap 'exit 130' INT
     trap 'exit 143' TERM
@@ -137,7 +149,7 @@ recv_start() {
         dummy) "$bin/seccheck-dummy" "$sock" </dev/null >"$log" 2>&1 & ;;
         # --log-level debug: the exit summary's loop-turn line (the longest
         # stall) is printed at debug only.
-        discard) "$bin/seccheckd" --socket "$sock" --sink discard --log-level debug </dev/null >"$log" 2>&1 & ;;
+        discard) "$bin/seccheckd" --socket "$sock" --sink discard --log-level debug "${own_names[@]}" </dev/null >"$log" 2>&1 & ;;
         sqlite | sqlite-all | sqlite+forward | sqlite+rules20 | sqlite+rules20regex | sqlite+rules500 | sqlite+falco | \
             sqlite+defaults | sqlite+defaults-noseq | sqlite+rules20+deliver)
             RECV_DB=$BENCH_TMP/events.db
@@ -163,7 +175,7 @@ recv_start() {
                 sqlite+defaults-noseq) rules=(--rules "$(rules_without_sequences)" --alerts-out none) ;;
             esac
             "$bin/seccheckd" --socket "$sock" --sink sqlite --db "$RECV_DB" --indexes "$indexes" "${rules[@]}" \
-                --log-level debug ${RULES_ARGS:-} </dev/null >"$log" 2>&1 &
+                --log-level debug "${own_names[@]}" ${RULES_ARGS:-} </dev/null >"$log" 2>&1 &
             ;;
         python) python3 -u "$REPO_DIR/dummy/dummy_uds_server.py" "$sock" </dev/null >"$log" 2>&1 & ;;
         *) die "unknown receiver $kind" ;;

@@ -112,7 +112,7 @@ consumer() {   # consumer VAR
 }
 
 # ---------------------------------------------------------------- the host's database
-spawn d "$bin/seccheckd" --socket "$dir/s.sock" --db "$dir/t.db"
+spawn d "$bin/seccheckd" --socket "$dir/s.sock" --db "$dir/t.db" "${own_names[@]}"
 wait_for 20 test -S "$dir/s.sock"
 "$bin/seccheck-loadgen" --socket "$dir/s.sock" --trace "$traces/$trace.trace" --mode block \
     --messages "$events" >"$dir/fill.log" 2>&1 || { cat "$dir/fill.log"; exit 1; }
@@ -216,7 +216,7 @@ part 4 && echo "   K=2 / K=1:   $(ratio "$apply_2" "$apply_1")x"
 # ---------------------------------------------------------------- 5. beside a daemon at --live-rate
 for path in direct nats; do
     rm -f "$dir/l.db" "$dir/l.db-wal" "$dir/l.db-shm"
-    spawn d "$bin/seccheckd" --socket "$dir/l.sock" --db "$dir/l.db"
+    spawn d "$bin/seccheckd" --socket "$dir/l.sock" --db "$dir/l.db" "${own_names[@]}"
     wait_for 20 test -S "$dir/l.sock"
     fresh_tables
     if [ $path = direct ]; then

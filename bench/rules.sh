@@ -212,7 +212,7 @@ db=$BENCH_TMP/lat.db
 log=$out/latency-daemon.log
 rm -f "$db" "$sock"
 "$BIN_DIR/seccheckd" --socket "$sock" --db "$db" --rules "$rules" --alerts-ceiling 0 \
-    --alerts-out "$BENCH_TMP/alerts.json" </dev/null >"$log" 2>&1 &
+    --alerts-out "$BENCH_TMP/alerts.json" "${own_names[@]}" </dev/null >"$log" 2>&1 &
 pid=$!
 BENCH_PIDS+=("$pid")
 for _ in $(seq 500); do grep -q "listening on" "$log" && break; sleep 0.01; done
