@@ -380,16 +380,26 @@ static void test_database_restored_under_the_daemon(void **state)
 
 struct locker {
     const char *db;
-    int hold_ms;
+    atomic_int state;     /* 0 waiting for the lock, 1 holding it, -1 could not take it */
+    atomic_bool release;  /* let it go */
 };
 
+/* Takes the write lock (waiting while the daemon has it: a busy machine
+ * may find it writing its first rows), holds it until told, lets it go. */
 static void *hold_lock(void *arg)
 {
     struct locker *l = arg;
     sqlite3 *db;
     sqlite3_open(l->db, &db);
-    sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL);
-    usleep((useconds_t)l->hold_ms * 1000);
+    sqlite3_busy_timeout(db, 10000);
+    if (sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK) {
+        atomic_store(&l->state, -1);
+        sqlite3_close(db);
+        return NULL;
+    }
+    atomic_store(&l->state, 1);
+    while (!atomic_load(&l->release))
+        usleep(10000);
     sqlite3_exec(db, "COMMIT", NULL, NULL, NULL);
     sqlite3_close(db);
     return NULL;
@@ -405,20 +415,24 @@ static void locked_database(const char *policy, long long *sent_out, const char 
     const char *args[] = {"--busy-timeout-ms", "100", "--queue-max", "2", "--batch-size", "512", "--on-full", policy,
                           NULL};
     assert_true(daemon_start(&d, SECCHECKD_BIN, args));
-    usleep(200000);   /* the schema exists */
-    struct locker l = {.db = d.db, .hold_ms = 1500};
+    struct locker l = {.db = d.db};
     pthread_t th;
     pthread_create(&th, NULL, hold_lock, &l);
-    usleep(100000);
+    for (int i = 0; i < 1000 && atomic_load(&l.state) == 0; i++)
+        usleep(10000);
+    assert_int_equal(atomic_load(&l.state), 1);   /* the streams start once the lock is held */
     struct streamer s[2];
     start_streamers(s, 2, d.socket);
+    /* Held until the writer has met it, then 1.5 s more (the queue fills):
+     * a busy machine's slow start shortens nothing. */
+    bool met = daemon_wait_log(&d, "locked by another process", 1, 30000);
+    usleep(1500000);
+    atomic_store(&l.release, true);
     pthread_join(th, NULL);
+    assert_true(met);
     usleep(300000);
     unsigned long long sent = stop_streamers(s, 2);
     assert_int_equal(daemon_stop(&d), 0);
-    char *log = daemon_read_log(&d);
-    assert_non_null(strstr(log, "locked by another process"));
-    free(log);
     long long received = db_query_int(d.db, "SELECT received FROM runs");
     long long stored = db_query_int(d.db, "SELECT stored FROM runs");
     long long dropped = db_query_int(d.db, "SELECT rejected_queue_full FROM runs");
