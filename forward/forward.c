@@ -11,7 +11,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 #include <uv.h>
 
 #include "central.h"
@@ -21,6 +20,7 @@
 #include "local.h"
 #include "log.h"
 #include "metrics.h"
+#include "shipper_options.h"
 
 #define PROG "seccheckd forward"
 #define MAX_BATCHES_PER_TXN 1024
@@ -30,10 +30,11 @@ enum error_kind { ERR_CONNECT, ERR_CENTRAL, ERR_LOCAL, ERR_CHAIN, ERR_KINDS };
 static const char *const error_names[ERR_KINDS] = {"connect", "central", "local", "chain_refused"};
 
 struct forward_options {
-    const char *db_path, *url, *metrics_listen;
+    const char *db_path, *url;
+    struct shipper_options common;
     char host_id[HOST_ID_MAX + 1];
-    char hostname[256];           /* this machine's, beside the id in the central hosts table */
-    uint64_t txn_events, poll_ms, retry_min_ms, retry_max_ms, stats_s;
+    char hostname[SHIPPER_HOSTNAME_MAX + 1];  /* this machine's, beside the id in the central hosts table */
+    uint64_t txn_events, poll_ms;
     bool init_schema;
 };
 
@@ -108,16 +109,14 @@ static void usage(FILE *out)
 static int parse_options(struct forward_options *o, int argc, char **argv)
 {
     static const struct option options[] = {
-        {"to", required_argument, NULL, 't'},          {"db", required_argument, NULL, 'd'},
-        {"host-id", required_argument, NULL, 'H'},     {"init-schema", no_argument, NULL, 'I'},
-        {"metrics-listen", required_argument, NULL, 'm'}, {"txn-events", required_argument, NULL, 'e'},
-        {"poll-ms", required_argument, NULL, 'p'},     {"retry-min-ms", required_argument, NULL, 'r'},
-        {"retry-max-ms", required_argument, NULL, 'R'}, {"stats-interval", required_argument, NULL, 's'},
-        {"log-level", required_argument, NULL, 'l'},   {"help", no_argument, NULL, 'h'},
+        {"to", required_argument, NULL, 't'},         {"db", required_argument, NULL, 'd'},
+        {"host-id", required_argument, NULL, 'H'},    {"init-schema", no_argument, NULL, 'I'},
+        {"txn-events", required_argument, NULL, 'e'}, {"poll-ms", required_argument, NULL, 'p'},
+        SHIPPER_LONG_OPTIONS,
         {NULL, 0, NULL, 0},
     };
-    *o = (struct forward_options){.db_path = "./seccheck.db", .txn_events = 65536, .poll_ms = 200,
-                                  .retry_min_ms = 500, .retry_max_ms = 30000, .stats_s = 60};
+    *o = (struct forward_options){.db_path = "./seccheck.db", .common = SHIPPER_OPTIONS_DEFAULT,
+                                  .txn_events = 65536, .poll_ms = 200};
     const char *host_id = NULL;
     int ch;
     optind = 0;
@@ -127,21 +126,14 @@ static int parse_options(struct forward_options *o, int argc, char **argv)
         case 'd': o->db_path = optarg; break;
         case 'H': host_id = optarg; break;
         case 'I': o->init_schema = true; break;
-        case 'm': o->metrics_listen = strcmp(optarg, "off") == 0 ? NULL : optarg; break;
         case 'e': if (cli_parse_uint(PROG, "txn-events", optarg, 1, 10000000, &o->txn_events)) return 2; break;
         case 'p': if (cli_parse_uint(PROG, "poll-ms", optarg, 1, 600000, &o->poll_ms)) return 2; break;
-        case 'r': if (cli_parse_uint(PROG, "retry-min-ms", optarg, 1, 600000, &o->retry_min_ms)) return 2; break;
-        case 'R': if (cli_parse_uint(PROG, "retry-max-ms", optarg, 1, 3600000, &o->retry_max_ms)) return 2; break;
-        case 's': if (cli_parse_uint(PROG, "stats-interval", optarg, 0, 86400, &o->stats_s)) return 2; break;
-        case 'l': if (cli_set_log_level(PROG, optarg)) return 2; break;
         case 'h': usage(stdout); return -1;
-        default: cli_report_getopt_error(PROG, ch, argv); return 2;
+        default: if (shipper_take_option(&o->common, PROG, ch, argv)) return 2; break;
         }
     }
-    if (optind < argc) {
-        fprintf(stderr, PROG ": unexpected argument '%s' (try --help)\n", argv[optind]);
+    if (shipper_check_no_operands(PROG, argc, argv))
         return 2;
-    }
     if (!o->url) {
         fprintf(stderr, PROG ": --to URL is required: the central PostgreSQL (try --help)\n");
         return 2;
@@ -151,18 +143,8 @@ static int parse_options(struct forward_options *o, int argc, char **argv)
         fprintf(stderr, PROG ": %s\n", err);
         return 2;
     }
-    if (o->retry_max_ms < o->retry_min_ms)
-        o->retry_max_ms = o->retry_min_ms;
-    if (host_id_resolve(host_id, o->host_id, err, sizeof(err)) != 0) {
-        fprintf(stderr, PROG ": %s\n", err);
+    if (shipper_identify_host(PROG, host_id, o->host_id, o->hostname) || shipper_finish_options(&o->common, PROG))
         return 2;
-    }
-    if (gethostname(o->hostname, sizeof(o->hostname) - 1) != 0)
-        o->hostname[0] = '\0';
-    if (o->metrics_listen && metrics_check_address(o->metrics_listen, err, sizeof(err)) != 0) {
-        fprintf(stderr, PROG ": %s\n", err);
-        return 2;
-    }
     return 0;
 }
 
@@ -181,15 +163,13 @@ static void drop_central(struct forwarder *f)
 static uint64_t fail(struct forwarder *f, enum error_kind kind, const char *msg)
 {
     f->errors[kind]++;
-    f->backoff_ms = f->backoff_ms ? f->backoff_ms * 2 : f->o.retry_min_ms;
-    if (f->backoff_ms > f->o.retry_max_ms)
-        f->backoff_ms = f->o.retry_max_ms;
+    uint64_t wait_ms = shipper_next_backoff(&f->o.common, &f->backoff_ms);
     if (kind == ERR_CONNECT)
         log_warn("forward: central server unreachable (%s); the daemon keeps storing; retrying in %.1f s", msg,
-                 (double)f->backoff_ms / 1000);
+                 (double)wait_ms / 1000);
     else
-        log_error("forward: %s; retrying in %.1f s", msg, (double)f->backoff_ms / 1000);
-    return f->backoff_ms;
+        log_error("forward: %s; retrying in %.1f s", msg, (double)wait_ms / 1000);
+    return wait_ms;
 }
 
 /* Opens what is not open yet. -1 with *kind and err, and f->lasting when
@@ -514,8 +494,8 @@ static void on_stats(uv_timer_t *t)
         snprintf(behind, sizeof(behind), "behind the daemon by 0 (caught up at batch %" PRId64 ")", f->shipped);
     log_info("forward: host %s: shipped %" PRIu64 " batches, %" PRIu64 " events, %" PRIu64 " alerts in the last %"
              PRIu64 " s (%" PRIu64 " events, %" PRIu64 " alerts in all)%s; %s",
-             f->o.host_id, f->interval_batches, f->interval_events, f->interval_alerts, f->o.stats_s, f->events_total,
-             f->alerts_total, f->central_up ? "" : " (the central server is unreachable)", behind);
+             f->o.host_id, f->interval_batches, f->interval_events, f->interval_alerts, f->o.common.stats_s,
+             f->events_total, f->alerts_total, f->central_up ? "" : " (the central server is unreachable)", behind);
     f->interval_batches = f->interval_events = f->interval_alerts = 0;
 }
 
@@ -581,8 +561,8 @@ int forward_main(int argc, char **argv)
     }
     f.loop = uv_default_loop();
     char err[512];
-    if (f.o.metrics_listen &&
-        metrics_start(&f.metrics, f.loop, f.o.metrics_listen, render, &f, err, sizeof(err)) != 0) {
+    if (f.o.common.metrics_listen &&
+        metrics_start(&f.metrics, f.loop, f.o.common.metrics_listen, render, &f, err, sizeof(err)) != 0) {
         fprintf(stderr, PROG ": %s\n", err);
         rc = 1;
         goto out;
@@ -596,8 +576,8 @@ int forward_main(int argc, char **argv)
     uv_signal_start(&f.sigint, on_signal, SIGINT);
     f.run_started_ns = monotonic_ns();
     uv_timer_start(&f.step_timer, on_step, 0, 0);
-    if (f.o.stats_s)
-        uv_timer_start(&f.stats_timer, on_stats, f.o.stats_s * 1000, f.o.stats_s * 1000);
+    if (f.o.common.stats_s)
+        uv_timer_start(&f.stats_timer, on_stats, f.o.common.stats_s * 1000, f.o.common.stats_s * 1000);
     log_info("forward: %s -> central server as host %s", f.o.db_path, f.o.host_id);
     uv_run(f.loop, UV_RUN_DEFAULT);
     uv_loop_close(f.loop);

@@ -34,6 +34,7 @@
 #include "json.h"
 #include "log.h"
 #include "metrics.h"
+#include "shipper_options.h"
 #include "thread.h"
 
 #define PROG "seccheckd central"
@@ -47,10 +48,11 @@ enum error_kind { ERR_NATS, ERR_CENTRAL, ERR_KINDS };
 static const char *const error_names[ERR_KINDS] = {"nats", "central"};
 
 struct options {
-    const char *urls, *pg_url, *auth_file, *ca_file, *metrics_listen, *durable;
+    const char *urls, *pg_url, *auth_file, *ca_file, *durable;
+    struct shipper_options common;
     struct js_stream_spec stream;
     int partition;                  /* -1: every partition */
-    uint64_t fetch, ack_wait_s, gap_wait_s, retry_min_ms, retry_max_ms, stats_s, timeout_ms;
+    uint64_t fetch, ack_wait_s, gap_wait_s;
 };
 
 struct counters {
@@ -149,20 +151,17 @@ static void usage(FILE *out)
 static int parse_options(struct options *o, int argc, char **argv)
 {
     static const struct option options[] = {
-        {"from", required_argument, NULL, 'f'},         {"to", required_argument, NULL, 't'},
-        {"nats-auth", required_argument, NULL, 'a'},    {"nats-ca", required_argument, NULL, 'c'},
-        {"stream", required_argument, NULL, 'S'},       {"partitions", required_argument, NULL, 'k'},
-        {"partition", required_argument, NULL, 'i'},    {"durable", required_argument, NULL, 'D'},
-        {"fetch", required_argument, NULL, 'n'},        {"ack-wait", required_argument, NULL, 'w'},
-        {"gap-wait", required_argument, NULL, 'g'},     {"metrics-listen", required_argument, NULL, 'm'},
-        {"timeout-ms", required_argument, NULL, 'T'},   {"retry-min-ms", required_argument, NULL, 'r'},
-        {"retry-max-ms", required_argument, NULL, 'R'}, {"stats-interval", required_argument, NULL, 's'},
-        {"log-level", required_argument, NULL, 'l'},    {"help", no_argument, NULL, 'h'},
+        {"from", required_argument, NULL, 'f'},      {"to", required_argument, NULL, 't'},
+        {"nats-auth", required_argument, NULL, 'a'}, {"nats-ca", required_argument, NULL, 'c'},
+        {"stream", required_argument, NULL, 'S'},    {"partitions", required_argument, NULL, 'k'},
+        {"partition", required_argument, NULL, 'i'}, {"durable", required_argument, NULL, 'D'},
+        {"fetch", required_argument, NULL, 'n'},     {"ack-wait", required_argument, NULL, 'w'},
+        {"gap-wait", required_argument, NULL, 'g'},  SHIPPER_TIMEOUT_OPTION,
+        SHIPPER_LONG_OPTIONS,
         {NULL, 0, NULL, 0},
     };
-    *o = (struct options){.durable = "seccheck-central", .partition = -1, .fetch = 64, .ack_wait_s = 30,
-                          .gap_wait_s = 60, .retry_min_ms = 500, .retry_max_ms = 30000, .stats_s = 60,
-                          .timeout_ms = 5000, .stream = {.name = JS_DEFAULT_STREAM}};
+    *o = (struct options){.durable = "seccheck-central", .common = SHIPPER_OPTIONS_DEFAULT, .partition = -1,
+                          .fetch = 64, .ack_wait_s = 30, .gap_wait_s = 60, .stream = {.name = JS_DEFAULT_STREAM}};
     uint64_t k = 0, i = 0;
     int ch;
     optind = 0;
@@ -183,21 +182,13 @@ static int parse_options(struct options *o, int argc, char **argv)
         case 'n': if (cli_parse_uint(PROG, "fetch", optarg, 1, 4096, &o->fetch)) return 2; break;
         case 'w': if (cli_parse_uint(PROG, "ack-wait", optarg, 1, 3600, &o->ack_wait_s)) return 2; break;
         case 'g': if (cli_parse_uint(PROG, "gap-wait", optarg, 1, 86400 * 7, &o->gap_wait_s)) return 2; break;
-        case 'm': o->metrics_listen = strcmp(optarg, "off") == 0 ? NULL : optarg; break;
-        case 'T': if (cli_parse_uint(PROG, "timeout-ms", optarg, 100, 600000, &o->timeout_ms)) return 2; break;
-        case 'r': if (cli_parse_uint(PROG, "retry-min-ms", optarg, 1, 600000, &o->retry_min_ms)) return 2; break;
-        case 'R': if (cli_parse_uint(PROG, "retry-max-ms", optarg, 1, 3600000, &o->retry_max_ms)) return 2; break;
-        case 's': if (cli_parse_uint(PROG, "stats-interval", optarg, 0, 86400, &o->stats_s)) return 2; break;
-        case 'l': if (cli_set_log_level(PROG, optarg)) return 2; break;
         case 'h': usage(stdout); return -1;
-        default: cli_report_getopt_error(PROG, ch, argv); return 2;
+        default: if (shipper_take_option(&o->common, PROG, ch, argv)) return 2; break;
         }
     }
     o->stream.partitions = (unsigned)k;
-    if (optind < argc) {
-        fprintf(stderr, PROG ": unexpected argument '%s' (try --help)\n", argv[optind]);
+    if (shipper_check_no_operands(PROG, argc, argv))
         return 2;
-    }
     char err[512];
     if (!o->urls || !o->pg_url) {
         fprintf(stderr, PROG ": --from URLS (the NATS servers) and --to URL (the central PostgreSQL) are required "
@@ -212,12 +203,8 @@ static int parse_options(struct options *o, int argc, char **argv)
         fprintf(stderr, PROG ": --partition %d: the partitions are 0 to %u\n", o->partition, o->stream.partitions - 1);
         return 2;
     }
-    if (o->retry_max_ms < o->retry_min_ms)
-        o->retry_max_ms = o->retry_min_ms;
-    if (o->metrics_listen && metrics_check_address(o->metrics_listen, err, sizeof(err)) != 0) {
-        fprintf(stderr, PROG ": %s\n", err);
+    if (shipper_finish_options(&o->common, PROG))
         return 2;
-    }
     if (strlen(o->durable) > 64 || strpbrk(o->durable, " .*>") || !*o->durable) {
         fprintf(stderr, PROG ": --durable: 1 to 64 characters, no spaces, dots, '*' or '>'\n");
         return 2;
@@ -297,7 +284,7 @@ static int ensure_nats(struct worker *w, bool *lasting, char *err, size_t errlen
     snprintf(name, sizeof(name), "seccheckd-central %s", w->durable);
     snprintf(inbox, sizeof(inbox), "_INBOX_%s", o->durable);   /* one prefix for every partition's: the permissions */
     struct js_link_options lo = {.urls = o->urls, .auth_file = o->auth_file, .ca_file = o->ca_file, .name = name,
-                                 .inbox = inbox, .timeout_ms = (int64_t)o->timeout_ms};
+                                 .inbox = inbox, .timeout_ms = (int64_t)o->common.timeout_ms};
     if (!w->link.nc && js_link_connect(&w->link, &lo, lasting, err, errlen) != 0)
         return -1;
     unsigned k;
@@ -746,12 +733,9 @@ static void worker_sleep(struct worker *w, uint64_t ms)
 static uint64_t backoff(struct worker *w, enum error_kind kind, const char *err)
 {
     atomic_fetch_add(&w->n.errors[kind], 1);
-    const struct options *o = &w->c->o;
-    w->backoff_ms = w->backoff_ms ? w->backoff_ms * 2 : o->retry_min_ms;
-    if (w->backoff_ms > o->retry_max_ms)
-        w->backoff_ms = o->retry_max_ms;
-    log_warn("central: partition %u: %s; retrying in %.1f s", w->partition, err, (double)w->backoff_ms / 1000);
-    return w->backoff_ms;
+    uint64_t wait_ms = shipper_next_backoff(&w->c->o.common, &w->backoff_ms);
+    log_warn("central: partition %u: %s; retrying in %.1f s", w->partition, err, (double)wait_ms / 1000);
+    return wait_ms;
 }
 
 static void stop_all(struct central *c) { atomic_store(&c->stopping, true); }
@@ -855,7 +839,7 @@ static void on_stats(uv_timer_t *t)
         log_info("central: partition %u: applied %" PRIu64 " events in the last %" PRIu64 " s (%.0f/s; %" PRIu64
                  " batches, %" PRIu64 " messages in all); %" PRIdFAST64 " messages pending in the stream, %"
                  PRIu64 " refused, %" PRIu64 " gaps%s", w->partition, events - w->interval_events_seen,
-                 c->o.stats_s, (double)(events - w->interval_events_seen) / (double)c->o.stats_s,
+                 c->o.common.stats_s, (double)(events - w->interval_events_seen) / (double)c->o.common.stats_s,
                  (uint64_t)atomic_load(&w->n.batches), (uint64_t)atomic_load(&w->n.messages),
                  atomic_load(&w->n.pending), (uint64_t)atomic_load(&w->n.refused), (uint64_t)atomic_load(&w->n.gaps),
                  atomic_load(&w->n.up) ? "" : " (NATS unreachable)");
@@ -924,8 +908,10 @@ static int check_stream(struct central *c, char *err, size_t errlen)
     char inbox[96];
     snprintf(inbox, sizeof(inbox), "_INBOX_%s", c->o.durable);
     struct js_link_options lo = {.urls = c->o.urls, .auth_file = c->o.auth_file, .ca_file = c->o.ca_file,
-                                 .name = "seccheckd-central", .inbox = inbox, .timeout_ms = (int64_t)c->o.timeout_ms};
-    for (uint64_t wait = c->o.retry_min_ms;; wait = wait * 2 > c->o.retry_max_ms ? c->o.retry_max_ms : wait * 2) {
+                                 .name = "seccheckd-central", .inbox = inbox,
+                                 .timeout_ms = (int64_t)c->o.common.timeout_ms};
+    uint64_t backoff_ms = 0;
+    for (;;) {
         int rc = js_link_connect(&l, &lo, &lasting, err, errlen);
         if (rc == 0) {
             rc = js_stream_verify(&l, &c->o.stream, JS_CHECK_ESSENTIAL, &c->partitions, err, errlen);
@@ -936,8 +922,9 @@ static int check_stream(struct central *c, char *err, size_t errlen)
             return 0;
         if (lasting)
             return -1;
-        log_warn("central: %s; retrying in %.1f s", err, (double)wait / 1000);
-        usleep((useconds_t)(wait * 1000));
+        uint64_t wait_ms = shipper_next_backoff(&c->o.common, &backoff_ms);
+        log_warn("central: %s; retrying in %.1f s", err, (double)wait_ms / 1000);
+        usleep((useconds_t)(wait_ms * 1000));
     }
 }
 
@@ -981,8 +968,8 @@ int jetstream_central_main(int argc, char **argv)
     }
     if (!c.workers)
         rc = 1;
-    if (rc == 0 && c.o.metrics_listen &&
-        metrics_start(&c.metrics, c.loop, c.o.metrics_listen, render, &c, err, sizeof(err)) != 0) {
+    if (rc == 0 && c.o.common.metrics_listen &&
+        metrics_start(&c.metrics, c.loop, c.o.common.metrics_listen, render, &c, err, sizeof(err)) != 0) {
         fprintf(stderr, PROG ": %s\n", err);
         rc = 1;
     }
@@ -998,8 +985,8 @@ int jetstream_central_main(int argc, char **argv)
     c.stats_timer.data = c.done.data = &c;
     uv_signal_start(&c.sigterm, on_signal, SIGTERM);
     uv_signal_start(&c.sigint, on_signal, SIGINT);
-    if (c.o.stats_s)
-        uv_timer_start(&c.stats_timer, on_stats, c.o.stats_s * 1000, c.o.stats_s * 1000);
+    if (c.o.common.stats_s)
+        uv_timer_start(&c.stats_timer, on_stats, c.o.common.stats_s * 1000, c.o.common.stats_s * 1000);
     log_info("central: stream %s (%u partition%s) -> the central PostgreSQL: %s", c.o.stream.name, c.partitions,
              cli_plural(c.partitions),
              c.o.partition >= 0 ? "one partition" : "every partition, a worker each");

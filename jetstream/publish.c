@@ -35,6 +35,7 @@
 #include "log.h"
 #include "metrics.h"
 #include "rules.h"
+#include "shipper_options.h"
 #include "sqlutil.h"
 
 #define PROG "seccheckd forward"
@@ -47,11 +48,12 @@ enum error_kind { ERR_CONNECT, ERR_STREAM, ERR_LOCAL, ERR_REFUSED, ERR_KINDS };
 static const char *const error_names[ERR_KINDS] = {"connect", "stream", "local", "refused"};
 
 struct options {
-    const char *db_path, *urls, *auth_file, *ca_file, *metrics_listen;
+    const char *db_path, *urls, *auth_file, *ca_file;
+    struct shipper_options common;
     struct js_stream_spec stream;
     char host_id[HOST_ID_MAX + 1];
-    char hostname[256];
-    uint64_t message_events, poll_ms, retry_min_ms, retry_max_ms, stats_s, timeout_ms;
+    char hostname[SHIPPER_HOSTNAME_MAX + 1];
+    uint64_t message_events, poll_ms;
     int level;                      /* zstd's; 0: none */
     bool live_alerts;
 };
@@ -185,20 +187,17 @@ static int parse_level(const char *s, int *out)
 static int parse_options(struct options *o, int argc, char **argv)
 {
     static const struct option options[] = {
-        {"to", required_argument, NULL, 't'},           {"db", required_argument, NULL, 'd'},
-        {"host-id", required_argument, NULL, 'H'},      {"nats-auth", required_argument, NULL, 'a'},
-        {"nats-ca", required_argument, NULL, 'c'},      {"stream", required_argument, NULL, 'S'},
-        {"partitions", required_argument, NULL, 'k'},   {"message-events", required_argument, NULL, 'e'},
-        {"compress", required_argument, NULL, 'z'},     {"no-live-alerts", no_argument, NULL, 'A'},
-        {"metrics-listen", required_argument, NULL, 'm'}, {"poll-ms", required_argument, NULL, 'p'},
-        {"timeout-ms", required_argument, NULL, 'T'},   {"retry-min-ms", required_argument, NULL, 'r'},
-        {"retry-max-ms", required_argument, NULL, 'R'}, {"stats-interval", required_argument, NULL, 's'},
-        {"log-level", required_argument, NULL, 'l'},    {"help", no_argument, NULL, 'h'},
+        {"to", required_argument, NULL, 't'},         {"db", required_argument, NULL, 'd'},
+        {"host-id", required_argument, NULL, 'H'},    {"nats-auth", required_argument, NULL, 'a'},
+        {"nats-ca", required_argument, NULL, 'c'},    {"stream", required_argument, NULL, 'S'},
+        {"partitions", required_argument, NULL, 'k'}, {"message-events", required_argument, NULL, 'e'},
+        {"compress", required_argument, NULL, 'z'},   {"no-live-alerts", no_argument, NULL, 'A'},
+        {"poll-ms", required_argument, NULL, 'p'},    SHIPPER_TIMEOUT_OPTION,
+        SHIPPER_LONG_OPTIONS,
         {NULL, 0, NULL, 0},
     };
-    *o = (struct options){.db_path = "./seccheck.db", .message_events = 32768, .poll_ms = 200, .retry_min_ms = 500,
-                          .retry_max_ms = 30000, .stats_s = 60, .timeout_ms = 5000, .level = -1,
-                          .live_alerts = true, .stream = {.name = JS_DEFAULT_STREAM}};
+    *o = (struct options){.db_path = "./seccheck.db", .common = SHIPPER_OPTIONS_DEFAULT, .message_events = 32768,
+                          .poll_ms = 200, .level = -1, .live_alerts = true, .stream = {.name = JS_DEFAULT_STREAM}};
     const char *host_id = NULL;
     uint64_t k = 0;
     int ch;
@@ -218,39 +217,21 @@ static int parse_options(struct options *o, int argc, char **argv)
                 return cli_usage_error(PROG, "--compress: expected a zstd level from -7 to 19, or 0 for none", optarg);
             break;
         case 'A': o->live_alerts = false; break;
-        case 'm': o->metrics_listen = strcmp(optarg, "off") == 0 ? NULL : optarg; break;
         case 'p': if (cli_parse_uint(PROG, "poll-ms", optarg, 1, 600000, &o->poll_ms)) return 2; break;
-        case 'T': if (cli_parse_uint(PROG, "timeout-ms", optarg, 100, 600000, &o->timeout_ms)) return 2; break;
-        case 'r': if (cli_parse_uint(PROG, "retry-min-ms", optarg, 1, 600000, &o->retry_min_ms)) return 2; break;
-        case 'R': if (cli_parse_uint(PROG, "retry-max-ms", optarg, 1, 3600000, &o->retry_max_ms)) return 2; break;
-        case 's': if (cli_parse_uint(PROG, "stats-interval", optarg, 0, 86400, &o->stats_s)) return 2; break;
-        case 'l': if (cli_set_log_level(PROG, optarg)) return 2; break;
         case 'h': usage(stdout); return -1;
-        default: cli_report_getopt_error(PROG, ch, argv); return 2;
+        default: if (shipper_take_option(&o->common, PROG, ch, argv)) return 2; break;
         }
     }
     o->stream.partitions = (unsigned)k;
-    if (optind < argc) {
-        fprintf(stderr, PROG ": unexpected argument '%s' (try --help)\n", argv[optind]);
+    if (shipper_check_no_operands(PROG, argc, argv))
         return 2;
-    }
     char err[512];
     if (js_link_check_urls(o->urls, "--to", err, sizeof(err)) != 0) {
         fprintf(stderr, PROG ": %s\n", err);
         return 2;
     }
-    if (o->retry_max_ms < o->retry_min_ms)
-        o->retry_max_ms = o->retry_min_ms;
-    if (host_id_resolve(host_id, o->host_id, err, sizeof(err)) != 0) {
-        fprintf(stderr, PROG ": %s\n", err);
+    if (shipper_identify_host(PROG, host_id, o->host_id, o->hostname) || shipper_finish_options(&o->common, PROG))
         return 2;
-    }
-    if (gethostname(o->hostname, sizeof(o->hostname) - 1) != 0)
-        o->hostname[0] = '\0';
-    if (o->metrics_listen && metrics_check_address(o->metrics_listen, err, sizeof(err)) != 0) {
-        fprintf(stderr, PROG ": %s\n", err);
-        return 2;
-    }
     return 0;
 }
 
@@ -259,15 +240,13 @@ static int parse_options(struct options *o, int argc, char **argv)
 static uint64_t fail(struct publisher *p, enum error_kind kind, const char *msg)
 {
     p->errors[kind]++;
-    p->backoff_ms = p->backoff_ms ? p->backoff_ms * 2 : p->o.retry_min_ms;
-    if (p->backoff_ms > p->o.retry_max_ms)
-        p->backoff_ms = p->o.retry_max_ms;
+    uint64_t wait_ms = shipper_next_backoff(&p->o.common, &p->backoff_ms);
     if (kind == ERR_CONNECT || kind == ERR_STREAM)
         log_warn("forward: %s; publishing paused, the daemon keeps storing; retrying in %.1f s", msg,
-                 (double)p->backoff_ms / 1000);
+                 (double)wait_ms / 1000);
     else
-        log_error("forward: %s; retrying in %.1f s", msg, (double)p->backoff_ms / 1000);
-    return p->backoff_ms;
+        log_error("forward: %s; retrying in %.1f s", msg, (double)wait_ms / 1000);
+    return wait_ms;
 }
 
 static struct pending *current(struct publisher *p) { return &p->slots[p->cur]; }
@@ -341,7 +320,7 @@ static int ensure_link(struct publisher *p, enum error_kind *kind, char *err, si
     snprintf(name, sizeof(name), "seccheckd-forward %s", p->o.host_id);
     snprintf(inbox, sizeof(inbox), "_INBOX_%s", p->token);
     struct js_link_options lo = {.urls = p->o.urls, .auth_file = p->o.auth_file, .ca_file = p->o.ca_file,
-                                 .name = name, .inbox = inbox, .timeout_ms = (int64_t)p->o.timeout_ms};
+                                 .name = name, .inbox = inbox, .timeout_ms = (int64_t)p->o.common.timeout_ms};
     if (js_link_connect(&p->link, &lo, &p->lasting, err, errlen) != 0)
         return -1;
     unsigned k = 0;
@@ -921,11 +900,12 @@ static int read_answer(struct publisher *p, uint64_t *seq, bool *dup, int *code,
     char want[JS_TOKEN_MAX + 96];
     snprintf(want, sizeof(want), "%s.%" PRIu64, p->ack_prefix, p->attempt);
     for (;;) {
-        int64_t left = ((int64_t)p->o.timeout_ms * 1000000 - (monotonic_ns() - p->sent_ns)) / 1000000;
+        int64_t left = ((int64_t)p->o.common.timeout_ms * 1000000 - (monotonic_ns() - p->sent_ns)) / 1000000;
         natsMsg *m = NULL;
         natsStatus s = left > 0 ? natsSubscription_NextMsg(&m, p->acks, left) : NATS_TIMEOUT;
         if (s == NATS_TIMEOUT) {
-            snprintf(why, whylen, "no answer within %" PRIu64 " ms (servers down, or no quorum)", p->o.timeout_ms);
+            snprintf(why, whylen, "no answer within %" PRIu64 " ms (servers down, or no quorum)",
+                     p->o.common.timeout_ms);
             return 2;
         }
         if (s != NATS_OK) {
@@ -1181,7 +1161,7 @@ static void on_stats(uv_timer_t *t)
         snprintf(behind, sizeof(behind), "behind the daemon by 0 (caught up at batch %" PRId64 ")", p->pos.at_batch);
     log_info("forward: host %s: published %" PRIu64 " messages, %" PRIu64 " batches, %" PRIu64 " events in the last %"
              PRIu64 " s (%" PRIu64 " events in all)%s; %s; the central copy has up to batch %" PRId64, p->o.host_id,
-             p->interval_messages, p->interval_batches, p->interval_events, p->o.stats_s, p->events_total,
+             p->interval_messages, p->interval_batches, p->interval_events, p->o.common.stats_s, p->events_total,
              p->connected ? "" : " (the stream is unreachable)", behind, p->applied);
     p->interval_messages = p->interval_batches = p->interval_events = 0;
 }
@@ -1265,7 +1245,8 @@ int jetstream_forward_main(int argc, char **argv)
     p.bytes_per_event = p.o.level ? 100 : 600;
     p.loop = uv_default_loop();
     char err[512];
-    if (p.o.metrics_listen && metrics_start(&p.metrics, p.loop, p.o.metrics_listen, render, &p, err, sizeof(err)) != 0) {
+    if (p.o.common.metrics_listen &&
+        metrics_start(&p.metrics, p.loop, p.o.common.metrics_listen, render, &p, err, sizeof(err)) != 0) {
         fprintf(stderr, PROG ": %s\n", err);
         rc = 1;
         goto out;
@@ -1279,8 +1260,8 @@ int jetstream_forward_main(int argc, char **argv)
     uv_signal_start(&p.sigint, on_signal, SIGINT);
     p.run_started_ns = monotonic_ns();
     uv_timer_start(&p.step_timer, on_step, 0, 0);
-    if (p.o.stats_s)
-        uv_timer_start(&p.stats_timer, on_stats, p.o.stats_s * 1000, p.o.stats_s * 1000);
+    if (p.o.common.stats_s)
+        uv_timer_start(&p.stats_timer, on_stats, p.o.common.stats_s * 1000, p.o.common.stats_s * 1000);
     log_info("forward: %s -> NATS JetStream stream %s as host %s", p.o.db_path, p.o.stream.name, p.o.host_id);
     uv_run(p.loop, UV_RUN_DEFAULT);
     uv_loop_close(p.loop);
