@@ -93,9 +93,10 @@ merge_target() {
     cp -r "$1" "$state/$2"
     echo "$state/$2"
 }
-# report_new CORPUS TARGET: how many inputs the merge added, and where.
+# report_new CORPUS TARGET BEFORE: how many inputs the merge added to TARGET
+# (BEFORE files in CORPUS before it: with --update-corpus TARGET is CORPUS).
 report_new() {
-    local added=$(( $(count_files "$2") - $(count_files "$1") ))
+    local added=$(( $(count_files "$2") - $3 ))
     if [ $update = 1 ]; then
         echo "fuzz.sh: $added new inputs in $1: commit them"
     elif [ $added -gt 0 ]; then
@@ -134,7 +135,7 @@ corpus_after=$(count_files "$merged")
 bytes=$(count_bytes "$merged")
 echo "fuzz.sh: ${execs:-?} executions in $(( $(date +%s) - started ))s, cov: ${cov:-?} ft: ${ft:-?}"
 echo "fuzz.sh: corpus $corpus: $corpus_before files; with what adds coverage $corpus_after, $bytes bytes"
-report_new "$corpus" "$merged"
+report_new "$corpus" "$merged" "$corpus_before"
 [ "$bytes" -le 1000000 ] || echo "fuzz.sh: warning: corpus above 1 MB, re-minimize it (see tests/fuzz/README.md)" >&2
 
 # ---- the rules loader (rules/): its own target and corpus, the same length ----
@@ -148,14 +149,15 @@ set +e
 "$rules_fuzzer" -max_total_time="$secs" -max_len=65536 -timeout="$timeout" -print_final_stats=1 \
     -artifact_prefix="$artifacts/rules-" "$rules_work" "$rules_corpus" >"$rules_log" 2>&1
 rules_rc=$?
+rules_before=$(count_files "$rules_corpus")
 rules_merged=$(merge_target "$rules_corpus" rules-merged)
 "$rules_fuzzer" -merge=1 -max_len=65536 -timeout="$timeout" -artifact_prefix="$artifacts/rules-" \
     "$rules_merged" "$rules_work" >"$state/rules-merge.log" 2>&1
 rules_merge_rc=$?
 set -e
 rules_execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$rules_log" | tail -n 1)
-echo "fuzz.sh: rules loader: ${rules_execs:-?} executions, corpus $rules_corpus: $(count_files "$rules_corpus") files"
-report_new "$rules_corpus" "$rules_merged"
+echo "fuzz.sh: rules loader: ${rules_execs:-?} executions, corpus $rules_corpus: $rules_before files"
+report_new "$rules_corpus" "$rules_merged" "$rules_before"
 if [ $rules_rc -ne 0 ]; then
     echo "fuzz.sh: FAILED (rules loader, libFuzzer exit $rules_rc); log: $rules_log" >&2
     grep -E '^(==[0-9]+==ERROR|SUMMARY|fuzz invariant|.*runtime error)' "$rules_log" | head -n 5 >&2 || true
