@@ -85,8 +85,8 @@ struct show_store {
                    void *data);
     const char *(*error)(struct show_store *s);
     void (*close)(struct show_store *s);
-    /* A sequence alert's steps, in order (none for a rule's); NULL: this
-     * store keeps none (the central copy). Steps found, or -1. */
+    /* A sequence alert's steps, in order (none for a rule's, nor in a
+     * store written before sequences). Steps found, or -1. */
     int (*steps)(struct show_store *s, int64_t alert_id, show_step_cb cb, void *data);
 };
 

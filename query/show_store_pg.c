@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <jansson.h>
 #include <libpq-fe.h>
 
 #include "alert_outbox.h"
@@ -17,6 +18,7 @@ struct pg_store {
     char host[HOST_ID_MAX + 1];
     char where[HOST_ID_MAX + 64];
     bool has_start;                      /* events.thread_group_start_time_ns (hosts of schema 2) */
+    bool has_sequence;                   /* alerts.sequence (forwarders since sequence rules) */
     char error[512];
 };
 
@@ -203,6 +205,51 @@ static int store_message(struct show_store *s, int64_t id, void (*cb)(const char
     return found;
 }
 
+#define SHOW_STEPS_MAX 64   /* as show_store_sqlite.c: a sequence has at most 16; a row may claim more */
+
+static const char *json_text(const json_t *o, const char *key)
+{
+    return json_string_value(json_object_get(o, key));
+}
+
+static int64_t json_int_or(const json_t *o, const char *key, int64_t otherwise)
+{
+    const json_t *v = json_object_get(o, key);
+    return json_is_integer(v) ? (int64_t)json_integer_value(v) : otherwise;
+}
+
+/* The alert's sequence column, as the host wrote it (text: a compromised
+ * host's may be anything), read as show_store_sqlite.c reads its own: the
+ * steps of a "steps" array, at most SHOW_STEPS_MAX, what is missing shown
+ * as unknown. */
+static int store_steps(struct show_store *s, int64_t alert_id, show_step_cb cb, void *data)
+{
+    struct pg_store *x = impl(s);
+    if (!x->has_sequence)
+        return 0;   /* shipped before sequences */
+    PGresult *res = query(x, "SELECT sequence::text FROM alerts WHERE host_id = $1 AND id = $2", &alert_id, 1);
+    if (!res)
+        return -1;
+    json_t *seq = PQntuples(res) == 1 && !PQgetisnull(res, 0, 0)
+                      ? json_loadb(PQgetvalue(res, 0, 0), (size_t)PQgetlength(res, 0, 0), 0, NULL)
+                      : NULL;
+    PQclear(res);
+    const json_t *steps = json_is_object(seq) ? json_object_get(seq, "steps") : NULL;
+    int n = 0;
+    for (size_t i = 0; json_is_array(steps) && i < json_array_size(steps) && n < SHOW_STEPS_MAX; i++, n++) {
+        const json_t *o = json_array_get(steps, i);
+        struct show_step step = {.name = json_text(o, "name") ? json_text(o, "name") : "?",
+                                 .event_id = json_int_or(o, "event_id", SHOW_UNKNOWN),
+                                 .time = json_text(o, "time") ? json_text(o, "time") : "",
+                                 .first_time = json_text(o, "first_time"),
+                                 .count = json_int_or(o, "count", 1),
+                                 .sandbox_dropped = json_int_or(seq, "sandbox_dropped", 0)};
+        cb(&step, data);
+    }
+    json_decref(seq);
+    return n;
+}
+
 static const char *store_error(struct show_store *s)
 {
     return impl(s)->error;
@@ -240,9 +287,12 @@ int show_store_open_pg(struct show_store *s, const char *prog, const char *url, 
     }
     PGresult *res = PQexec(x->pg, "SELECT to_regclass('alerts') IS NOT NULL, EXISTS(SELECT 1 FROM"
                                   " information_schema.columns WHERE table_schema = current_schema()"
-                                  " AND table_name = 'events' AND column_name = 'thread_group_start_time_ns')");
+                                  " AND table_name = 'events' AND column_name = 'thread_group_start_time_ns'),"
+                                  " EXISTS(SELECT 1 FROM information_schema.columns WHERE table_schema ="
+                                  " current_schema() AND table_name = 'alerts' AND column_name = 'sequence')");
     bool ok = PQresultStatus(res) == PGRES_TUPLES_OK && strcmp(PQgetvalue(res, 0, 0), "t") == 0;
     x->has_start = ok && strcmp(PQgetvalue(res, 0, 1), "t") == 0;
+    x->has_sequence = ok && strcmp(PQgetvalue(res, 0, 2), "t") == 0;
     PQclear(res);
     if (!ok) {
         fprintf(stderr, "%s: the central database has no alerts table: no seccheckd forward of this version has "
@@ -254,6 +304,7 @@ int show_store_open_pg(struct show_store *s, const char *prog, const char *url, 
     snprintf(x->where, sizeof(x->where), "the central copy (host %s)", x->host);
     *s = (struct show_store){.impl = x, .where = x->where, .alert = store_alert, .events = store_events,
                              .scalar = store_scalar, .alerts_between = store_alerts_between,
-                             .message = store_message, .error = store_error, .close = store_close};
+                             .message = store_message, .steps = store_steps, .error = store_error,
+                             .close = store_close};
     return 0;
 }

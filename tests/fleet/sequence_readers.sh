@@ -3,8 +3,10 @@
 # a sequence's alert and an alert after evicted partial matches, shipped by
 # seccheckd forward, give the lines the host's database gives (alerts --db
 # --json, the lines --alerts-out wrote), seccheckd_evicted and
-# seccheckd_sequence included; a central copy whose alerts lack the two
-# columns (a forwarder before sequences) still reads, without the keys.
+# seccheckd_sequence included, and alerts show --to tells the sequence's
+# steps as alerts show --db does (a host's forged sequence column refused
+# gracefully); a central copy whose alerts lack the two columns (a
+# forwarder before sequences) still reads, without the keys and steps.
 # The packets: tests/support/gvisor_packets.py, with Debian's python3-protobuf.
 # Usage: sequence_readers.sh BIN_DIR TRACES_DIR
 set -uo pipefail
@@ -72,14 +74,48 @@ PY
 }
 check "alerts --to --json gives the same lines" same_lines "$dir/local.json" "$dir/central.json"
 
+# alerts show from the central copy tells the sequence's steps as the host's database does.
+seq_id=$(sqlite_c "$dir/r.db" "SELECT id FROM alerts WHERE sequence IS NOT NULL")
+"$bin/seccheckd" alerts show "$seq_id" --db "$dir/r.db" >"$dir/show.local" 2>&1
+"$bin/seccheckd" alerts show "$seq_id" --to "$PG_URL" --host-id host-r >"$dir/show.central" 2>"$dir/show.err"
+check "alerts show --to: the sequence's steps, write then run" \
+    bash -c "grep -q '^Sequence of 2 steps' '$dir/show.central' && grep -q '^  1\. write  event [0-9]' '$dir/show.central' &&
+             grep -q '^  2\. run  event [0-9]* .*(the alert.s event)' '$dir/show.central'"
+check "... the story the host's database tells, from the steps on" \
+    cmp <(sed -n '/^Sequence of/,$p' "$dir/show.local") <(sed -n '/^Sequence of/,$p' "$dir/show.central")
+"$bin/seccheckd" alerts show "$seq_id" --db "$dir/r.db" --json >"$dir/show.local.json" 2>&1
+"$bin/seccheckd" alerts show "$seq_id" --to "$PG_URL" --host-id host-r --json >"$dir/show.central.json" 2>&1
+check "... and --json: the same steps" /usr/bin/python3 - "$dir/show.local.json" "$dir/show.central.json" <<'PY'
+import json, sys
+a, b = (json.load(open(p)) for p in sys.argv[1:])
+sys.exit(0 if a.get("sequence") and len(a["sequence"]["steps"]) == 2 and a["sequence"] == b.get("sequence") else 1)
+PY
+
+# A compromised host's own rows: a sequence column that is not JSON, or steps of the wrong types.
+other_id=$(sqlite_c "$dir/r.db" "SELECT min(id) FROM alerts WHERE sequence IS NULL")
+psql_c "UPDATE alerts SET sequence = 'not json {' WHERE host_id = 'host-r' AND id = $other_id" >/dev/null
+"$bin/seccheckd" alerts show "$other_id" --to "$PG_URL" --host-id host-r >"$dir/show.bad" 2>&1
+rc=$?
+check "a sequence column that is not JSON: shown without steps, exit 0" \
+    bash -c "[ $rc = 0 ] && grep -q '^The event' '$dir/show.bad' && ! grep -q '^Sequence of' '$dir/show.bad'"
+psql_c "UPDATE alerts SET sequence = '{\"steps\": [{\"name\": 5, \"event_id\": \"x\"}, 7, null], \"sandbox_dropped\": \"y\"}'
+        WHERE host_id = 'host-r' AND id = $other_id" >/dev/null
+"$bin/seccheckd" alerts show "$other_id" --to "$PG_URL" --host-id host-r >"$dir/show.bad" 2>&1
+rc=$?
+check "steps of the wrong types: each shown as unknown, exit 0" \
+    bash -c "[ $rc = 0 ] && grep -q '^Sequence of 3 steps' '$dir/show.bad' && grep -q '^  1\. ?' '$dir/show.bad'"
+
 # A central copy from a forwarder before sequences: no such columns.
 psql_c "ALTER TABLE alerts DROP COLUMN sequence; ALTER TABLE alerts DROP COLUMN evicted"
 "$bin/seccheckd" alerts --to "$PG_URL" --host-id host-r --json >"$dir/old.json" 2>"$dir/old.err"
 check "without the columns: every alert, without the keys" \
     [ "$(grep -c '"rule":' "$dir/old.json")" = "$(grep -c . "$dir/local.json")" ] && ! grep -q seccheckd_ "$dir/old.json"
+"$bin/seccheckd" alerts show "$seq_id" --to "$PG_URL" --host-id host-r >"$dir/show.old" 2>&1
+check "... and alerts show tells the story without its steps" \
+    bash -c "grep -q '^The event' '$dir/show.old' && ! grep -q '^Sequence of' '$dir/show.old'"
 
 if [ $failures != 0 ]; then
-    for f in local.err central.err old.err f_r.log d_r.log load.log; do echo "---- $f"; tail -20 "$dir/$f"; done
+    for f in local.err central.err old.err show.err show.local show.central f_r.log d_r.log load.log; do echo "---- $f"; tail -20 "$dir/$f"; done
     diff "$dir/local.json" "$dir/central.json" | head -10
     echo "$failures failed"
     exit 1
