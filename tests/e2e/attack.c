@@ -83,40 +83,43 @@ static int run_mount(void)
     return report("mount", mount("none", "/tmp/attack-mnt", "tmpfs", 0, ""));
 }
 
-static int run_peek(void)
+/* A child that waits to be killed: the target of the ptrace steps. */
+static pid_t waiting_child(void)
 {
     pid_t child = fork();
     if (child == 0) {
         pause();
         _exit(0);
     }
+    return child;
+}
+
+/* Reports step's result rc (errno its error), the child killed and reaped first. */
+static int report_after_child(const char *step, long rc, pid_t child)
+{
+    int saved = errno;
+    kill(child, SIGKILL);
+    waitpid(child, NULL, 0);
+    errno = saved;
+    return report(step, rc);
+}
+
+static int run_peek(void)
+{
+    pid_t child = waiting_child();
     if (child < 0)
         return report("peek", -1);
     errno = 0;
     long word = ptrace(PTRACE_PEEKDATA, child, (void *)&run_peek, NULL);
-    long rc = word == -1 && errno ? -1 : 0;
-    int saved = errno;
-    kill(child, SIGKILL);
-    waitpid(child, NULL, 0);
-    errno = saved;
-    return report("peek", rc);
+    return report_after_child("peek", word == -1 && errno ? -1 : 0, child);
 }
 
 static int run_ptrace(void)
 {
-    pid_t child = fork();
-    if (child == 0) {
-        pause();
-        _exit(0);
-    }
+    pid_t child = waiting_child();
     if (child < 0)
         return report("ptrace", -1);
-    long rc = ptrace(PTRACE_ATTACH, child, NULL, NULL);
-    int saved = errno;
-    kill(child, SIGKILL);
-    waitpid(child, NULL, 0);
-    errno = saved;
-    return report("ptrace", rc);
+    return report_after_child("ptrace", ptrace(PTRACE_ATTACH, child, NULL, NULL), child);
 }
 
 static int run_module(void)
@@ -234,12 +237,7 @@ static int run_vmwrite(void)
     }
     char data[] = "after";
     struct iovec local = {data, sizeof(data)}, remote = {target, sizeof(data)};
-    long rc = syscall(SYS_process_vm_writev, child, &local, 1, &remote, 1, 0);
-    int saved = errno;
-    kill(child, SIGKILL);
-    waitpid(child, NULL, 0);
-    errno = saved;
-    return report("vmwrite", rc);
+    return report_after_child("vmwrite", syscall(SYS_process_vm_writev, child, &local, 1, &remote, 1, 0), child);
 }
 
 static int run_escape(void)
