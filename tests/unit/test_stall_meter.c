@@ -86,8 +86,10 @@ static void test_own_work_is_a_stall(void **state)
     assert_true(sc.meter.longest_stall_ns >= 3 * MS);
     assert_true(sc.meter.longest_turn_ns >= 3 * MS);
     assert_true(sc.meter.stalls_over_1ms >= 1);
-    /* Unless every one of the spinning turns was preempted. */
-    assert_true(sc.meter.longest_own_stall_ns >= 3 * MS || sc.meter.preempted_turns >= 5);
+    /* Unless every spinning turn the meter recorded was preempted: 4 of
+     * the 5, the last tick's turn closes the meter before its end is seen
+     * (a loaded machine preempts them all: the ASan run at load 8). */
+    assert_true(sc.meter.longest_own_stall_ns >= 3 * MS || sc.meter.preempted_turns >= 4);
     assert_true(sc.meter.longest_own_stall_ns <= sc.meter.longest_stall_ns);
 }
 
