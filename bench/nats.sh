@@ -43,13 +43,15 @@ forwarder share them).
   --compress LEVEL  the forwarder's zstd level [its default]
   --parts LIST      which parts, comma-separated [1,2,3,4,5] (part 1 gives the
                     ratios' base: without it they are not printed)
+  --pairs N         parts 1 and 2 in turn N times, then the median of their
+                    ratios [1]
   --bin DIR         built binaries [build/bin]
   --traces DIR      recorded traces [tests/fixtures/traces]
   --help            this text
 USAGE
 }
 
-events=300000 trace=mixed_syscalls nhosts=4 live_s=20 live_rate=50000 compress=() parts=1,2,3,4,5
+events=300000 trace=mixed_syscalls nhosts=4 live_s=20 live_rate=50000 compress=() parts=1,2,3,4,5 pairs=1
 bin=$repo/build/bin traces=$repo/tests/fixtures/traces
 while [ $# -gt 0 ]; do
     case $1 in
@@ -61,12 +63,13 @@ while [ $# -gt 0 ]; do
         --live-rate) live_rate=${2:?}; shift 2 ;;
         --compress) compress=(--compress "${2:?}"); shift 2 ;;
         --parts) parts=${2:?}; shift 2 ;;
+        --pairs) pairs=${2:?}; shift 2 ;;
         --bin) bin=${2:?}; shift 2 ;;
         --traces) traces=${2:?}; shift 2 ;;
         *) echo "bench/nats.sh: unknown option '$1' (try --help)" >&2; exit 2 ;;
     esac
 done
-for v in "$events" "$nhosts" "$live_rate"; do
+for v in "$events" "$nhosts" "$live_rate" "$pairs"; do
     [[ $v =~ ^[0-9]+$ && $v -gt 0 ]] || { echo "bench/nats.sh: expected a positive integer, got '$v'" >&2; exit 2; }
 done
 [[ $live_s =~ ^[0-9]+$ ]] || { echo "bench/nats.sh: --live: expected seconds, got '$live_s'" >&2; exit 2; }
@@ -124,32 +127,48 @@ echo "database: $stored events of $trace, $(sqlite3 "$dir/t.db" "SELECT count(*)
      "$(nproc) CPUs, load $(cut -d' ' -f1 /proc/loadavg)"
 
 # ---------------------------------------------------------------- 1. direct
-if part 1; then
-fresh_tables
-t0=$(now)
-spawn f "$bin/seccheckd" forward --db "$dir/t.db" --to "$PG_URL" --host-id bench-0 --poll-ms 20
-wait_for 600 caught_up "$dir/t.db" bench-0 || { echo "the direct forwarder did not catch up"; exit 1; }
-t1=$(now)
-direct_cpu=$(cpu_s "$f")
-stop "$f"
-direct=$(rate "$stored" "$t0" "$t1")
-echo "1. direct:      $direct events/s into PostgreSQL (forwarder CPU $(awk -v c="$direct_cpu" -v n="$stored" 'BEGIN { printf "%.2f", c * 1e6 / n }') s per million events)"
-fi
+run_direct() {
+    fresh_tables
+    local t0 t1 cpu
+    t0=$(now)
+    spawn f "$bin/seccheckd" forward --db "$dir/t.db" --to "$PG_URL" --host-id bench-0 --poll-ms 20
+    wait_for 600 caught_up "$dir/t.db" bench-0 || { echo "the direct forwarder did not catch up"; exit 1; }
+    t1=$(now)
+    cpu=$(cpu_s "$f")
+    stop "$f"
+    direct=$(rate "$stored" "$t0" "$t1")
+    echo "1. direct:      $direct events/s into PostgreSQL (forwarder CPU $(awk -v c="$cpu" -v n="$stored" 'BEGIN { printf "%.2f", c * 1e6 / n }') s per million events)"
+}
 
 # ---------------------------------------------------------------- 2. end to end
-if part 2; then
-fresh_tables
-fresh_stream 1
-consumer c
-t0=$(now)
-publisher f "$dir/t.db" bench-0
-wait_for 600 caught_up "$dir/t.db" bench-0 || { echo "the stream's copy did not reach PostgreSQL"; tail "$dir/c.log"; exit 1; }
-t1=$(now)
-c_peak=$(peak_mib "$c")
-stop "$f"
-stop "$c"
-e2e=$(rate "$stored" "$t0" "$t1")
-echo "2. end to end:  $e2e events/s host database -> JetStream (R3) -> PostgreSQL: $(ratio "$e2e" "$direct")x the direct path (>= 0.8x wanted); consumer peak RSS $c_peak MiB"
+run_e2e() {
+    fresh_tables
+    fresh_stream 1
+    consumer c
+    local t0 t1 c_peak
+    t0=$(now)
+    publisher f "$dir/t.db" bench-0
+    wait_for 600 caught_up "$dir/t.db" bench-0 || { echo "the stream's copy did not reach PostgreSQL"; tail "$dir/c.log"; exit 1; }
+    t1=$(now)
+    c_peak=$(peak_mib "$c")
+    stop "$f"
+    stop "$c"
+    e2e=$(rate "$stored" "$t0" "$t1")
+    echo "2. end to end:  $e2e events/s host database -> JetStream (R3) -> PostgreSQL: $(ratio "$e2e" "$direct")x the direct path (>= 0.8x wanted); consumer peak RSS $c_peak MiB"
+}
+
+# --pairs N: parts 1 and 2 taken in turn N times (each ratio against the
+# direct run just before it), then the median ratio: one pair of 3-second
+# runs is at the mercy of whatever else the 2 cores do meanwhile.
+ratios=()
+for ((pair = 1; pair <= pairs; pair++)); do
+    part 1 && run_direct
+    part 2 && { run_e2e; ratios+=("$(ratio "$e2e" "$direct")"); }
+done
+if part 1 && part 2 && [ "$pairs" -gt 1 ]; then
+    echo "   end to end / direct over $pairs pairs: median $(printf '%s\n' "${ratios[@]}" | sort -g |
+        awk '{ v[NR] = $1 } END { printf "%.2f", NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }')x" \
+         "(each: ${ratios[*]})"
 fi
 
 # ---------------------------------------------------------------- 3. publish alone

@@ -13,13 +13,16 @@ traces=${3:?usage: nats_bench_smoke.sh SOURCE_DIR BIN_DIR TRACES_DIR}
 
 fleet_setup nats-bench-smoke
 rc=0
-timeout 280 bash "$src/bench/nats.sh" --events 3000 --hosts 2 --live 2 --live-rate 4000 --bin "$bin" \
+timeout 280 bash "$src/bench/nats.sh" --events 3000 --hosts 2 --live 2 --live-rate 4000 --pairs 2 --bin "$bin" \
     --traces "$traces" >"$dir/out.txt" 2>&1 || rc=$?
 cat "$dir/out.txt"
 check "nats.sh exits 0" [ $rc = 0 ]
 check "the database line" grep -qE '^database: 3000 events of mixed_syscalls' "$dir/out.txt"
 check "1. direct prints events/s" grep -qE '^1\. direct: +[0-9]+ events/s' "$dir/out.txt"
 check "2. end to end prints events/s and the ratio" grep -qE '^2\. end to end: +[0-9]+ events/s .*: [0-9.]+x the direct' "$dir/out.txt"
+check "--pairs 2: parts 1 and 2 twice, then the median of the two ratios" \
+    bash -c "[ \$(grep -cE '^2\. end to end: ' '$dir/out.txt') = 2 ] &&
+             grep -qE '^   end to end / direct over 2 pairs: median [0-9.]+x \(each: [0-9.]+ [0-9.]+\)' '$dir/out.txt'"
 check "3. publish prints events/s and the ratio" grep -qE '^3\. publish: +[0-9]+ events/s .*: [0-9.]+x the direct' "$dir/out.txt"
 check "... bytes per event against the raw packets" grep -qE '^   bytes: +[0-9.]+ per event .* [0-9.]+x the raw' "$dir/out.txt"
 check "4. apply for K=1 and K=2" \
