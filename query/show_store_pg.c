@@ -206,6 +206,7 @@ static int store_message(struct show_store *s, int64_t id, void (*cb)(const char
 }
 
 #define SHOW_STEPS_MAX 64   /* as show_store_sqlite.c: a sequence has at most 16; a row may claim more */
+#define SHOW_SEQUENCE_MAX_TEXT "1048576"   /* 16 steps take ~4 KB: a larger column is a host's forgery, not read */
 
 static const char *json_text(const json_t *o, const char *key)
 {
@@ -227,7 +228,8 @@ static int store_steps(struct show_store *s, int64_t alert_id, show_step_cb cb, 
     struct pg_store *x = impl(s);
     if (!x->has_sequence)
         return 0;   /* shipped before sequences */
-    PGresult *res = query(x, "SELECT sequence::text FROM alerts WHERE host_id = $1 AND id = $2", &alert_id, 1);
+    PGresult *res = query(x, "SELECT sequence::text FROM alerts WHERE host_id = $1 AND id = $2"
+                             " AND octet_length(sequence::text) <= " SHOW_SEQUENCE_MAX_TEXT, &alert_id, 1);
     if (!res)
         return -1;
     json_t *seq = PQntuples(res) == 1 && !PQgetisnull(res, 0, 0)
