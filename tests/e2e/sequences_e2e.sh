@@ -185,8 +185,9 @@ attack listen "Untrusted code: listening socket" "$(f proc.name) = 'attack'" "$d
 twin bind-only "Untrusted code: listening socket" \
     "python3 -c \"import socket; s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.bind(('127.0.0.1', 0))\""
 attack vmwrite "Untrusted code: ptrace or process memory access" "$(f evt.type) = 'process_vm_writev'" "$dir/attack vmwrite"
-# An attach is the default rules' "Process attached with ptrace" (loaded first: Falco's rule_matching
-# first gives an event to the first rule that matches); any other request is this rule's.
+# An attach is the default rules' "Process attached with ptrace" (loaded first: Falco's
+# `rule_matching: first`, falcosecurity/falco falco.yaml:726 at 130747499b, gives an event to
+# the first rule that matches); any other request is this rule's.
 attack ptrace-peek "Untrusted code: ptrace or process memory access" "$(f evt.type) = 'ptrace'" "$dir/attack peek"
 attack ptrace-attach "Process attached with ptrace" "$(f proc.name) = 'attack'" "$dir/attack ptrace"
 twin own-memory "Untrusted code: ptrace or process memory access" "cat /proc/self/status >/dev/null && $dir/attack forks 2"
