@@ -79,7 +79,7 @@ cat >"$dir/rules.yaml" <<'YAML'
   output: alice ran id (user=%user.name home=%user.homedir group=%group.name loginuid=%user.loginuid)
   priority: NOTICE
 YAML
-"$seccheckd" gvisor-config --rules "$dir/rules.yaml" --socket "$sock" >"$dir/pod-init.json"
+"$seccheckd" gvisor-config --rules "$dir/rules.yaml" "${lossless_sandbox[@]}" --socket "$sock" >"$dir/pod-init.json"
 # --rule-matching all: both rules hold for id's exec (Falco's default, first,
 # would raise only the first of them)
 "$seccheckd" --socket "$sock" --db "$db" --rules "$dir/rules.yaml" --alerts-out "$dir/alerts.json" \

@@ -46,8 +46,8 @@ start_daemon() {
     local args=()
     for f in "$@"; do args+=(--rules "$f"); done
     sock=$dir/$name.sock db=$dir/$name.db alerts=$dir/$name.alerts log=$dir/$name.log
-    "$seccheckd" gvisor-config --runsc "$runsc_bin" --rules "$@" --socket "$sock" >"$dir/$name.json" \
-        2>"$dir/$name.config.err" || { cat "$dir/$name.config.err"; echo "FAIL: gvisor-config --rules failed"; exit 1; }
+    "$seccheckd" gvisor-config --runsc "$runsc_bin" --rules "$@" "${lossless_sandbox[@]}" --socket "$sock" \
+        >"$dir/$name.json" 2>"$dir/$name.config.err" || { cat "$dir/$name.config.err"; echo "FAIL: gvisor-config --rules failed"; exit 1; }
     # threshold 0: any drop raises Falco's "Falco internal: syscall event drop"
     "$seccheckd" --socket "$sock" --db "$db" "${args[@]}" --alerts-out "$alerts" --syscall-event-drops-threshold 0 \
         "${own_names[@]}" 2>"$log" &
@@ -183,7 +183,11 @@ wait_closed 1
 # Flood: seccheckd stops reading for 1 s while python3 opens files as fast as
 # it can, so the sandbox's socket fills and it drops; the events after that
 # carry the grown count.
-sandbox flood "$cfg" "python3 -c '
+# Its config is the same without retries (lossless_sandbox in stop_jobs.sh):
+# a full socket drops at once.
+"$seccheckd" gvisor-config --runsc "$runsc_bin" --rules "$rules" "$dir/tuning.yaml" --socket "$sock" \
+    >"$dir/flood.json" 2>/dev/null || { echo "FAIL: gvisor-config for the flood failed"; exit 1; }
+sandbox flood "$dir/flood.json" "python3 -c '
 import os, time
 end = time.time() + 3
 while time.time() < end:

@@ -18,6 +18,8 @@ sock=$dir/s.sock
 db=$dir/events.db
 alerts=$dir/alerts.json
 ctx='"context_fields": ["container_id", "time", "thread_id", "task_start_time", "group_id", "thread_group_start_time", "credentials", "cwd", "process_name"]'
+# "retries": the sandbox waits for a busy daemon rather than dropping events
+# the checks need (lossless_sandbox in stop_jobs.sh)
 cat > "$dir/cfg.json" <<JSON
 {"trace_session": {
   "name": "Default",
@@ -29,7 +31,7 @@ cat > "$dir/cfg.json" <<JSON
     {"name": "syscall/openat/exit", "optional_fields": ["fd_path"], $ctx},
     {"name": "syscall/execve/exit", $ctx}
   ],
-  "sinks": [{"name": "remote", "config": {"endpoint": "$sock"}}]
+  "sinks": [{"name": "remote", "config": {"endpoint": "$sock", "retries": 1000}}]
 }}
 JSON
 cat > "$dir/rules.yaml" <<'YAML'

@@ -54,7 +54,7 @@ cat >"$dir/rules.yaml" <<'EOF'
   priority: Critical
 EOF
 sock=$dir/s.sock db=$dir/e.db alerts=$dir/alerts.jsonl
-"$seccheckd" gvisor-config --rules "$dir/rules.yaml" --socket "$sock" >"$dir/cfg.json" 2>"$dir/gvisor-config.err" ||
+"$seccheckd" gvisor-config --rules "$dir/rules.yaml" "${lossless_sandbox[@]}" --socket "$sock" >"$dir/cfg.json" 2>"$dir/gvisor-config.err" ||
     { cat "$dir/gvisor-config.err"; echo "FAIL: gvisor-config --rules failed"; exit 1; }
 "$seccheckd" --socket "$sock" --db "$db" --rules "$dir/rules.yaml" --alerts-out "$alerts" --alerts-rate 0 \
     "${own_names[@]}" 2>"$dir/daemon.log" &

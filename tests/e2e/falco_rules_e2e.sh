@@ -90,7 +90,7 @@ YAML
 rules=()
 for f in "${upstream[@]}"; do rules+=(--rules "$f"); done
 sock=$dir/s.sock db=$dir/e.db alerts=$dir/alerts.jsonl
-"$seccheckd" gvisor-config "${rules[@]}" --socket "$sock" >"$dir/cfg.json" 2>"$dir/gvisor-config.err" ||
+"$seccheckd" gvisor-config "${rules[@]}" "${lossless_sandbox[@]}" --socket "$sock" >"$dir/cfg.json" 2>"$dir/gvisor-config.err" ||
     { cat "$dir/gvisor-config.err"; echo "FAIL: gvisor-config --rules failed"; exit 1; }
 "$seccheckd" --socket "$sock" --db "$db" "${rules[@]}" --alerts-out "$alerts" "${own_names[@]}" 2>"$dir/daemon.log" &
 daemon=$!
@@ -115,6 +115,7 @@ case $placeless in
     "0 of "*) echo "ok   - every stored event has its container, time and process ($placeless without)" ;;
     *) echo "FAIL - stored events without a container, time or process: $placeless"; failures=$((failures + 1)) ;;
 esac
+e2e_no_sandbox_drops "$db" || failures=$((failures + 1))
 python3 "$expect" "$fixtures" "$dir" "$port" "$alerts" upstream || failures=$((failures + 1))
 "$seccheckd" rules test "${upstream[@]}" "$dir/falco_rules.local.yaml" --db "$db" >"$dir/local.jsonl" \
     2>"$dir/local.err" || { cat "$dir/local.err"; echo "FAIL: rules test with the local file"; exit 1; }

@@ -79,7 +79,7 @@ cat >"$dir/rules.yaml" <<'YAML'
 YAML
 rules=(--rules "$upstream/falco_rules.yaml" --rules "$upstream/falco-sandbox_rules.yaml" --rules "$dir/rules.yaml")
 "$seccheckd" gvisor-config --rules "$upstream/falco_rules.yaml" "$upstream/falco-sandbox_rules.yaml" \
-    "$dir/rules.yaml" --socket "$sock" >"$dir/pod-init.json" 2>"$dir/config.err" ||
+    "$dir/rules.yaml" "${lossless_sandbox[@]}" --socket "$sock" >"$dir/pod-init.json" 2>"$dir/config.err" ||
     { cat "$dir/config.err"; echo "FAIL: gvisor-config --rules failed"; exit 1; }
 # --rule-matching all: both rules hold for pid 1's exec (Falco's default,
 # first, would raise only the first of them)

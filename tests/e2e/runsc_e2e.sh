@@ -14,6 +14,8 @@ e2e_scratch e2e
 sock=$dir/s.sock
 db=$dir/events.db
 ctx='"context_fields": ["container_id", "time", "thread_id", "group_id", "credentials", "cwd", "process_name"]'
+# "retries": the sandbox waits for a busy daemon rather than dropping events
+# the checks need (lossless_sandbox in stop_jobs.sh)
 cat > "$dir/cfg.json" <<JSON
 {"trace_session": {
   "name": "Default",
@@ -27,7 +29,7 @@ cat > "$dir/cfg.json" <<JSON
     {"name": "syscall/execve/enter", $ctx},
     {"name": "syscall/execve/exit", $ctx}
   ],
-  "sinks": [{"name": "remote", "config": {"endpoint": "$sock"}}]
+  "sinks": [{"name": "remote", "config": {"endpoint": "$sock", "retries": 1000}}]
 }}
 JSON
 

@@ -55,7 +55,7 @@ start_daemon() {
     shift
     sock=$dir/$name.sock db=$dir/$name.db alerts=$dir/$name.alerts cfg=$dir/$name.json
     "$seccheckd" gvisor-config --runsc "$runsc_bin" --rules "$src/configs/rules/gvisor_rules.yaml" \
-        "$src/configs/rules/untrusted_code_rules.yaml" "$dir/tuning.yaml" --socket "$sock" >"$cfg" \
+        "$src/configs/rules/untrusted_code_rules.yaml" "$dir/tuning.yaml" "${lossless_sandbox[@]}" --socket "$sock" >"$cfg" \
         2>"$dir/$name.config.err" || { cat "$dir/$name.config.err"; echo "FAIL: gvisor-config --rules failed"; exit 1; }
     "$seccheckd" --socket "$sock" --db "$db" "${rules[@]}" --rules "$dir/tuning.yaml" --alerts-out "$alerts" \
         --runsc-root "$root" --docker-socket none "$@" 2>"$dir/daemon.log" &

@@ -68,7 +68,7 @@ cat >"$dir/rules.yaml" <<'YAML'
 YAML
 sock=$dir/s.sock
 db=$dir/events.db
-"$seccheckd" gvisor-config --rules "$dir/rules.yaml" --socket "$sock" >"$dir/pod-init.json"
+"$seccheckd" gvisor-config --rules "$dir/rules.yaml" "${lossless_sandbox[@]}" --socket "$sock" >"$dir/pod-init.json"
 "$seccheckd" --socket "$sock" --db "$db" --rules "$dir/rules.yaml" --alerts-out none --runsc-root "$root" \
     --docker-socket none 2>"$dir/daemon.log" &
 daemon=$!
