@@ -311,6 +311,11 @@ void local_open_marks(struct local *l, int64_t *runs_from, int64_t *conns_from)
                                      " (SELECT coalesce(max(id), 0) + 1 FROM connections))", 0);
 }
 
+int64_t local_last_connection_id(struct local *l)
+{
+    return sqlutil_int(l->db, "SELECT coalesce(max(id), 0) FROM connections", 0);
+}
+
 void local_column_list(const struct local_table *t, struct strbuf *out)
 {
     for (int i = 0; i < t->ncols; i++) {

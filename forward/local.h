@@ -154,6 +154,8 @@ int64_t local_data_version(struct local *l);
  * NULL), or one past the newest when none is: from there on, rows may still
  * change. */
 void local_open_marks(struct local *l, int64_t *runs_from, int64_t *conns_from);
+/* The highest connection id (0: none). */
+int64_t local_last_connection_id(struct local *l);
 
 /* The comma list of t's column names, for COPY and SELECT. */
 void local_column_list(const struct local_table *t, struct strbuf *out);

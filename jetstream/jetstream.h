@@ -134,6 +134,7 @@ struct js_payload {
     int64_t gap_from;               /* > 0: batches gap_from .. batches[0].id - 1 are lost on the host */
     int64_t names_id;               /* the newest container_info id sent, this message included */
     int64_t open_runs_from, open_conns_from;   /* runs and connections from these ids on may still change */
+    int64_t open_conns_seen;        /* the host's highest connection id when it was built (0: not said) */
     struct local tables;            /* the columns of each table (db NULL) */
     struct js_section sections[LOCAL_PARTS];
     /* Version 2: the events section holds the chained columns only, and

@@ -270,10 +270,11 @@ static json_t *header_json(const struct js_payload *p, const char *token, const 
 {
     char at_hash[2 * CHAIN_HASH_LEN + 1];
     hex(p->at_hash, CHAIN_HASH_LEN, at_hash);
-    json_t *h = json_pack("{ss ss ss sI ss sI sI s{sI sI}}", "host", token, "hostname", hostname, "kind",
+    json_t *h = json_pack("{ss ss ss sI ss sI sI s{sI sI sI}}", "host", token, "hostname", hostname, "kind",
                           kind_names[p->kind], "at_batch", (json_int_t)p->at_batch, "at_hash", at_hash, "gap_from",
                           (json_int_t)p->gap_from, "names_id", (json_int_t)p->names_id, "open", "runs_from",
-                          (json_int_t)p->open_runs_from, "connections_from", (json_int_t)p->open_conns_from);
+                          (json_int_t)p->open_runs_from, "connections_from", (json_int_t)p->open_conns_from,
+                          "connections_seen", (json_int_t)p->open_conns_seen);
     if (!h)
         return NULL;
     json_t *batches = json_array();
@@ -677,6 +678,9 @@ static int read_kind(json_t *h, struct js_payload *p, char *err, size_t errlen)
         snprintf(err, errlen, "open: runs_from or connections_from missing");
         return -1;
     }
+    /* Only the publisher reads it back (where it resumes); older ones did not say it. */
+    if (!get_int(o, "connections_seen", 0, INT64_MAX, &p->open_conns_seen))
+        p->open_conns_seen = 0;
     return 0;
 }
 

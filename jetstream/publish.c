@@ -66,7 +66,11 @@ struct position {
     bool in_chunk;                  /* batch at_batch + 1 is half sent */
     int64_t chunk_index, next_event;
     int64_t names_id;               /* container_info rows up to this id are in */
-    int64_t runs_from, conns_from;  /* runs and connections that may still change */
+    /* Runs and connections from these ids on may still change: a run's
+     * stop reaches the central copy with a sync (runs_from moves with syncs
+     * only), a connection's close with the next message of any kind. */
+    int64_t runs_from, conns_from;
+    int64_t conns_seen;             /* the highest connection id when the last message was built */
 };
 
 /* The message built and not acked yet: sent again as it is until it is. */
@@ -430,6 +434,7 @@ static int resume(struct publisher *p, enum error_kind *kind, char *err, size_t 
         pos.names_id = pl.names_id;
         pos.runs_from = pl.open_runs_from;
         pos.conns_from = pl.open_conns_from;
+        pos.conns_seen = pl.open_conns_seen;
         if (pl.kind == JS_KIND_CHUNK && !pl.chunk.final) {
             pos.in_chunk = true;
             pos.chunk_index = pl.chunk.index;
@@ -505,6 +510,25 @@ static void start_payload(struct publisher *p, struct js_payload *pl, enum js_ki
     pl->v2_first_event_id = p->v2_first_event_id;
     pl->names_id = p->pos.names_id;
     local_open_marks(&p->local, &pl->open_runs_from, &pl->open_conns_from);
+    pl->open_conns_seen = local_last_connection_id(&p->local);
+    /* A run that stopped after its last batch went out is only in a sync:
+     * until one is sent, the mark stays (a host has few runs). */
+    if (kind != JS_KIND_SYNC)
+        pl->open_runs_from = p->pos.runs_from;
+}
+
+/* The connections that may have gone out open in an earlier message (from
+ * the host's mark up to the highest id it had then) and have closed since
+ * (below the oldest open now) go with this message, whose mark moves past
+ * them: no sync would send their close later. */
+static void span_closed_connections(const struct publisher *p, const struct js_payload *pl, struct local_span *conns)
+{
+    int64_t lo = p->pos.conns_from > 1 ? p->pos.conns_from : 1;
+    int64_t hi = pl->open_conns_from - 1 < p->pos.conns_seen ? pl->open_conns_from - 1 : p->pos.conns_seen;
+    if (lo > hi)
+        return;
+    conns->min = lo < conns->min ? lo : conns->min;
+    conns->max = hi > conns->max ? hi : conns->max;
 }
 
 /* Where conn_id is in the events rows pl's events section is read with. */
@@ -538,6 +562,7 @@ static int render_batches(struct publisher *p, struct js_payload *pl, const stru
     struct local_span alerts = {.col = 0};
     int64_t events = add_section(p, pl, &p->body, LOCAL_PART_EVENTS, lo, hi, &conns, err, errlen);
     int64_t nalerts = events < 0 ? -1 : add_section(p, pl, &p->body, LOCAL_PART_ALERTS, lo, hi, &alerts, err, errlen);
+    span_closed_connections(p, pl, &conns);
     if (nalerts < 0 || add_names(p, pl, &p->body, err, errlen) != 0 ||
         add_section(p, pl, &p->body, LOCAL_PART_BATCHES, b[0].id, b[n - 1].id, NULL, err, errlen) < 0 ||
         add_section(p, pl, &p->body, LOCAL_PART_RUNS, b[0].id, b[n - 1].id, NULL, err, errlen) < 0 ||
@@ -621,6 +646,7 @@ static int build_chunk(struct publisher *p, const struct local_batch *b, struct 
         int64_t events = add_section(p, &pl, &p->body, LOCAL_PART_EVENTS, from, to, &conns, err, errlen);
         int64_t nalerts = events < 0 ? -1 : add_section(p, &pl, &p->body, LOCAL_PART_ALERTS, from, to, &alerts, err,
                                                         errlen);
+        span_closed_connections(p, &pl, &conns);
         if (nalerts < 0 || add_names(p, &pl, &p->body, err, errlen) != 0 ||
             (final && (add_section(p, &pl, &p->body, LOCAL_PART_BATCHES, b->id, b->id, NULL, err, errlen) < 0 ||
                        add_section(p, &pl, &p->body, LOCAL_PART_RUNS, b->id, b->id, NULL, err, errlen) < 0)) ||
@@ -648,6 +674,7 @@ static int build_chunk(struct publisher *p, const struct local_batch *b, struct 
         pd->after.names_id = pl.names_id;
         pd->after.runs_from = pl.open_runs_from;
         pd->after.conns_from = pl.open_conns_from;
+        pd->after.conns_seen = pl.open_conns_seen;
         snprintf(pd->msg_id, sizeof(pd->msg_id), "%s:%" PRId64 ":%" PRId64, p->token, b->id, index);
         return 0;
     }
@@ -697,6 +724,7 @@ static int build_batches(struct publisher *p, const struct local_batch *b, int n
         pd->after.names_id = pl.names_id;
         pd->after.runs_from = pl.open_runs_from;
         pd->after.conns_from = pl.open_conns_from;
+        pd->after.conns_seen = pl.open_conns_seen;
         snprintf(pd->msg_id, sizeof(pd->msg_id), "%s:%" PRId64 ":1", p->token, pl.at_batch);
         if (pl.gap_from) {
             log_warn("forward: host %s: batches %" PRId64 "..%" PRId64 " were deleted locally before they were "
@@ -749,6 +777,7 @@ static int build_sync(struct publisher *p, struct pending *pd, char *err, size_t
     pd->after.names_id = pl.names_id;
     pd->after.runs_from = pl.open_runs_from;
     pd->after.conns_from = pl.open_conns_from;
+    pd->after.conns_seen = pl.open_conns_seen;
     snprintf(pd->msg_id, sizeof(pd->msg_id), "%s:%" PRId64 ":sync-%" PRId64, p->token, p->pos.at_batch,
              realtime_ns());
     return 0;

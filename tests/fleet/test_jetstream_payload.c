@@ -246,6 +246,54 @@ static void every_cut_refused(struct js_codec *c, const struct strbuf *msg)
     }
 }
 
+/* The open marks go through; connections_seen, which only the publisher
+ * reads back, may be missing (a publisher before it) or wrong: 0, not
+ * known, and the message is still read. */
+static void test_open_marks(void **state)
+{
+    (void)state;
+    struct js_codec *c = js_codec_new(0);
+    struct strbuf body = {0}, msg = {0}, m = {0};
+    struct js_payload p, q;
+    char err[256] = "";
+    build(&p, &body);
+    p.open_runs_from = 2;
+    p.open_conns_from = 5;
+    p.open_conns_seen = 9;
+    encode(c, &p, &body, &msg);
+    assert_int_equal(js_payload_decode(c, msg.data, msg.len, &q, err, sizeof(err)), 0);
+    assert_int_equal(q.open_runs_from, 2);
+    assert_int_equal(q.open_conns_from, 5);
+    assert_int_equal(q.open_conns_seen, 9);
+    uint32_t hlen;
+    memcpy(&hlen, msg.data + 22, 4);
+    char *header = strndup(msg.data + 26, hlen);
+    static const char *const edits[][2] = {
+        {",\"connections_seen\":9", ""},
+        {"\"connections_seen\":9", "\"connections_seen\":-1"},
+        {"\"connections_seen\":9", "\"connections_seen\":\"9\""},
+    };
+    for (size_t i = 0; i < sizeof(edits) / sizeof(edits[0]); i++) {
+        char *at = strstr(header, edits[i][0]);
+        if (!at)
+            fail_msg("'%s' not in the header %s", edits[i][0], header);
+        struct strbuf h = {0};
+        strbuf_append(&h, header, (size_t)(at - header));
+        strbuf_puts(&h, edits[i][1]);
+        strbuf_puts(&h, at + strlen(edits[i][0]));
+        raw_message(&m, h.data, body.data, body.len);
+        assert_int_equal(js_payload_decode(c, m.data, m.len, &q, err, sizeof(err)), 0);
+        assert_int_equal(q.open_conns_from, 5);
+        assert_int_equal(q.open_conns_seen, 0);
+        strbuf_free(&h);
+    }
+    free(header);
+    strbuf_free(&body);
+    strbuf_free(&msg);
+    strbuf_free(&m);
+    js_codec_free(c);
+}
+
 static void test_format_line(void **state)
 {
     (void)state;
@@ -631,6 +679,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_round_trip),         cmocka_unit_test(test_source_writes_host_id),
+        cmocka_unit_test(test_open_marks),
         cmocka_unit_test(test_format_line),        cmocka_unit_test(test_decompression_bounds),
         cmocka_unit_test(test_hostile_headers),    cmocka_unit_test(test_hostile_fields),
         cmocka_unit_test(test_subjects),           cmocka_unit_test(test_forward_wanted),
