@@ -498,6 +498,23 @@ static int64_t add_section(struct publisher *p, struct js_payload *pl, struct st
     return rows;
 }
 
+/* A message that is not a sync moves the marks only past rows it carries.
+ * A run that stopped after its last batch went out is only in a sync:
+ * until one is sent, its mark stays (a host has few runs). A connection
+ * goes past the mark closed, in span_closed_connections, only once an
+ * earlier message could have seen it (up to the last one's highest id):
+ * one opened and closed since, without events, is left to the next
+ * message or sync. */
+static void hold_marks_without_sync(const struct publisher *p, struct js_payload *pl)
+{
+    pl->open_runs_from = p->pos.runs_from;
+    int64_t seen_next = p->pos.conns_seen < INT64_MAX ? p->pos.conns_seen + 1 : INT64_MAX;
+    if (pl->open_conns_from > seen_next)
+        pl->open_conns_from = seen_next;
+    if (pl->open_conns_from < p->pos.conns_from)
+        pl->open_conns_from = p->pos.conns_from;
+}
+
 static void start_payload(struct publisher *p, struct js_payload *pl, enum js_kind kind)
 {
     memset(pl, 0, sizeof(*pl));
@@ -511,20 +528,17 @@ static void start_payload(struct publisher *p, struct js_payload *pl, enum js_ki
     pl->names_id = p->pos.names_id;
     local_open_marks(&p->local, &pl->open_runs_from, &pl->open_conns_from);
     pl->open_conns_seen = local_last_connection_id(&p->local);
-    /* A run that stopped after its last batch went out is only in a sync:
-     * until one is sent, the mark stays (a host has few runs). */
     if (kind != JS_KIND_SYNC)
-        pl->open_runs_from = p->pos.runs_from;
+        hold_marks_without_sync(p, pl);
 }
 
-/* The connections that may have gone out open in an earlier message (from
- * the host's mark up to the highest id it had then) and have closed since
- * (below the oldest open now) go with this message, whose mark moves past
- * them: no sync would send their close later. */
+/* The connections this message's mark moves past (closed, seen by an
+ * earlier message that may have sent them open) go with it: no sync would
+ * send their close later. */
 static void span_closed_connections(const struct publisher *p, const struct js_payload *pl, struct local_span *conns)
 {
     int64_t lo = p->pos.conns_from > 1 ? p->pos.conns_from : 1;
-    int64_t hi = pl->open_conns_from - 1 < p->pos.conns_seen ? pl->open_conns_from - 1 : p->pos.conns_seen;
+    int64_t hi = pl->open_conns_from - 1;
     if (lo > hi)
         return;
     conns->min = lo < conns->min ? lo : conns->min;

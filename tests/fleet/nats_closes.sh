@@ -5,10 +5,13 @@
 # The forwarder is held (SIGSTOP) while, first, sandbox a closes and
 # sandbox b's events are stored, then the daemon restarts (its run stops,
 # b's connection closes) and sandbox c's events are stored in the new run;
-# each time it goes on with batches to send. A clean-clone run at load 4
-# found it (fleet.nats_exactly_once: the central copy of host a's first
-# connection stayed open): a batch message moved the host's marks past rows
-# it did not carry, and the sync that follows sends rows from the mark on.
+# each time it goes on with batches to send. Then, with nothing open, z
+# connects and closes without an event before e's events are stored.
+# A clean-clone run at load 4 found the first two (fleet.nats_exactly_once:
+# the central copy of host a's first connection stayed open): a batch
+# message moved the host's marks past rows it did not carry, and the sync
+# that follows sends rows from the mark on. z's was the same, for a
+# connection no message had seen yet.
 # Usage: nats_closes.sh BIN_DIR TRACES_DIR
 set -uo pipefail
 bin=${1:?usage: nats_closes.sh BIN_DIR TRACES_DIR}
@@ -114,10 +117,26 @@ check "the central copy has run 2's batch" wait_for 30 caught_up "$dir/h.db" hos
 check "... and b's close with it" central_closed connections 2
 check "run 1's stop reaches the central copy (with the next sync)" wait_for 10 central_closed runs 1
 
+# nothing open (c closes, and a sync says so); then, while the forwarder is
+# held, z connects and closes without an event and e's events are stored:
+# the message with e's batch must not move the mark past z, which it does
+# not carry and the sync that follows sends from the mark on
 say close c
+check "c's close reaches the central copy (nothing open now)" wait_for 10 central_closed connections 3
+kill -STOP "$fn"
+before=$(last_batch)
+say open z && say close z
+check "the host stored z's close (connection 4, no events)" wait_for 10 conn_closed 4
+say open e && say send e 20
+check "the host stored e's events" wait_for 10 batches_after "$before"
+kill -CONT "$fn"
+check "the central copy has e's batch" wait_for 30 caught_up "$dir/h.db" host-h
+check "z, closed without events, reaches it too" wait_for 10 central_closed connections 4
+
+say close e
 stop "$d"
 check "the daemon stopped cleanly again" [ "$stop_status" = 0 ]
-check "central runs and connections = local: a's and b's closes, run 1's stop" \
+check "central runs and connections = local: every close, run 1's stop" \
     wait_for 30 same_side_rows "$dir/h.db" host-h
 check "central batches and events = local" same_rows "$dir/h.db" host-h
 stop "$fn"
