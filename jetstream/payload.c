@@ -684,6 +684,21 @@ static int read_kind(json_t *h, struct js_payload *p, char *err, size_t errlen)
     return 0;
 }
 
+/* The header's hostname (valid UTF-8 without NUL: jansson checks) into
+ * out, cut at a character's start when it is longer: PostgreSQL refuses
+ * half a character, and would refuse every message of the fetch with it. */
+static void copy_hostname(char *out, size_t outlen, const char *hostname)
+{
+    size_t n = strlen(hostname);
+    if (n >= outlen) {
+        n = outlen - 1;
+        while (n > 0 && ((unsigned char)hostname[n] & 0xc0) == 0x80)
+            n--;
+    }
+    memcpy(out, hostname, n);
+    out[n] = '\0';
+}
+
 static int read_header(json_t *h, struct js_payload *p, char *err, size_t errlen)
 {
     const char *token = json_string_value(json_object_get(h, "host"));
@@ -692,7 +707,7 @@ static int read_header(json_t *h, struct js_payload *p, char *err, size_t errlen
         snprintf(err, errlen, "the header names no host id");
         return -1;
     }
-    snprintf(p->hostname, sizeof(p->hostname), "%s", hostname ? hostname : "");
+    copy_hostname(p->hostname, sizeof(p->hostname), hostname ? hostname : "");
     if (!get_int(h, "at_batch", 0, INT64_MAX, &p->at_batch) || !get_hash(h, "at_hash", p->at_hash) ||
         !get_int(h, "gap_from", 0, INT64_MAX, &p->gap_from) ||
         !get_int(h, "names_id", 0, INT64_MAX, &p->names_id)) {

@@ -16,6 +16,7 @@
 #include "copy_binary.h"
 #include "event_redecode.h"
 #include "jetstream.h"
+#include "json.h"
 #include "wire.h"
 
 static void column(struct local_table *t, const char *name, enum local_kind kind)
@@ -406,6 +407,50 @@ static void test_hostile_fields(void **state)
     js_codec_free(c);
 }
 
+/* A hostname longer than the consumer keeps is cut at a character's
+ * start: half a character is not UTF-8, PostgreSQL would refuse it, and
+ * with it every message of the fetch, again and again. */
+static void test_long_hostname(void **state)
+{
+    (void)state;
+    struct js_codec *c = js_codec_new(0);
+    struct strbuf body = {0}, msg = {0}, m = {0}, h = {0}, name = {0};
+    struct js_payload p, q;
+    build(&p, &body);
+    encode(c, &p, &body, &msg);
+    uint32_t hlen;
+    memcpy(&hlen, msg.data + 22, 4);
+    char *header = strndup(msg.data + 26, hlen);
+    const char *from = "\"hostname\":\"node-1\"";
+    char *at = strstr(header, from);
+    assert_non_null(at);
+    for (int shift = 0; shift < 3; shift++) {   /* the cut lands on each byte of a 2-byte character */
+        strbuf_reset(&name);
+        for (int i = 0; i < shift; i++)
+            strbuf_putc(&name, 'x');
+        for (int i = 0; i < 200; i++)
+            strbuf_puts(&name, "\xc3\xa9");   /* U+00E9 */
+        strbuf_reset(&h);
+        strbuf_append(&h, header, (size_t)(at - header));
+        strbuf_printf(&h, "\"hostname\":\"%s\"", name.data);
+        strbuf_puts(&h, at + strlen(from));
+        raw_message(&m, h.data, body.data, body.len);
+        char err[256] = "";
+        assert_int_equal(js_payload_decode(c, m.data, m.len, &q, err, sizeof(err)), 0);
+        size_t n = strlen(q.hostname);
+        assert_true(n >= sizeof(q.hostname) - 2 && n < sizeof(q.hostname));
+        assert_true(utf8_valid(q.hostname, n));
+        assert_memory_equal(q.hostname, name.data, n);
+    }
+    free(header);
+    strbuf_free(&body);
+    strbuf_free(&msg);
+    strbuf_free(&m);
+    strbuf_free(&h);
+    strbuf_free(&name);
+    js_codec_free(c);
+}
+
 /* ---- version 2: events as their chained columns, decoded by the consumer ---- */
 
 /* The daemon's events table: the chained columns and every decoded one
@@ -682,6 +727,7 @@ int main(void)
         cmocka_unit_test(test_open_marks),
         cmocka_unit_test(test_format_line),        cmocka_unit_test(test_decompression_bounds),
         cmocka_unit_test(test_hostile_headers),    cmocka_unit_test(test_hostile_fields),
+        cmocka_unit_test(test_long_hostname),
         cmocka_unit_test(test_subjects),           cmocka_unit_test(test_forward_wanted),
         cmocka_unit_test(test_v2_decodes_events),  cmocka_unit_test(test_v2_hostile),
     };
