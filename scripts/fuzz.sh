@@ -15,7 +15,10 @@
 #    --update-corpus into tests/fuzz/corpus itself, to be committed. A run
 #    without it (scripts/test.sh's) leaves the clone as it was.
 # 5. The same for the rules loader (seccheck_fuzz_rules, tests/fuzz/corpus_rules,
-#    ctest fuzz.rules_regression), for as long again.
+#    ctest fuzz.rules_regression) and for the fleet stream's messages
+#    (seccheck_fuzz_jetstream, tests/fuzz/corpus_jetstream, seeds from
+#    tests/fuzz/jetstream_seeds.c; ctest fuzz.jetstream_regression), each for
+#    as long again.
 # Exits non-zero on any crash, leak, timeout or out-of-memory (the input is
 # left in build-fuzz/fuzz/artifacts/, and how to minimize it is printed), and
 # prints the number of executions and the coverage reached.
@@ -61,8 +64,9 @@ echo "== building seccheck_fuzz ($cc, libFuzzer + ASan + UBSan) in $build/"
 cmake -S . -B "$build" -DCMAKE_C_COMPILER="$cc" -DCMAKE_CXX_COMPILER="$cxx" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
     -DSECCHECKD_SANITIZE=ON -DSECCHECKD_FUZZ=ON -DSECCHECKD_WERROR=ON >/dev/null ||
     die "configure failed (a $build/ from another compiler? remove it)"
-cmake --build "$build" -j"$(nproc)" --target seccheck_fuzz seccheck_fuzz_rules fuzz_seeds >/dev/null ||
-    die "build failed: cmake --build $build --target seccheck_fuzz seccheck_fuzz_rules"
+targets=(seccheck_fuzz seccheck_fuzz_rules seccheck_fuzz_jetstream fuzz_seeds jetstream_seeds)
+cmake --build "$build" -j"$(nproc)" --target "${targets[@]}" >/dev/null ||
+    die "build failed: cmake --build $build --target ${targets[*]}"
 fuzzer=$build/bin/seccheck_fuzz
 [ -x "$fuzzer" ] || die "no libFuzzer binary at $fuzzer (libclang-rt-14-dev missing?)"
 
@@ -138,35 +142,52 @@ echo "fuzz.sh: corpus $corpus: $corpus_before files; with what adds coverage $co
 report_new "$corpus" "$merged" "$corpus_before"
 [ "$bytes" -le 1000000 ] || echo "fuzz.sh: warning: corpus above 1 MB, re-minimize it (see tests/fuzz/README.md)" >&2
 
-# ---- the rules loader (rules/): its own target and corpus, the same length ----
-rules_fuzzer=$build/bin/seccheck_fuzz_rules
-rules_corpus=tests/fuzz/corpus_rules
-rules_work=$state/rules-work
-rules_log=$state/rules-fuzz.log
-mkdir -p "$rules_work" "$rules_corpus"
-echo "== fuzzing the rules loader for ${secs}s"
-set +e
-"$rules_fuzzer" -max_total_time="$secs" -max_len=65536 -timeout="$timeout" -print_final_stats=1 \
-    -artifact_prefix="$artifacts/rules-" "$rules_work" "$rules_corpus" >"$rules_log" 2>&1
-rules_rc=$?
-rules_before=$(count_files "$rules_corpus")
-rules_merged=$(merge_target "$rules_corpus" rules-merged)
-"$rules_fuzzer" -merge=1 -max_len=65536 -timeout="$timeout" -artifact_prefix="$artifacts/rules-" \
-    "$rules_merged" "$rules_work" >"$state/rules-merge.log" 2>&1
-rules_merge_rc=$?
-set -e
-rules_execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$rules_log" | tail -n 1)
-echo "fuzz.sh: rules loader: ${rules_execs:-?} executions, corpus $rules_corpus: $rules_before files"
-report_new "$rules_corpus" "$rules_merged" "$rules_before"
-if [ $rules_rc -ne 0 ]; then
-    echo "fuzz.sh: FAILED (rules loader, libFuzzer exit $rules_rc); log: $rules_log" >&2
-    grep -E '^(==[0-9]+==ERROR|SUMMARY|fuzz invariant|.*runtime error)' "$rules_log" | head -n 5 >&2 || true
-    for a in $(find "$artifacts" -maxdepth 1 -type f -name 'rules-*' -newer "$state/.started"); do
-        echo "fuzz.sh: input: $a (reproduce: $rules_fuzzer $a; keep it in $rules_corpus/)" >&2
-    done
-    fuzz_rc=$rules_rc
+# ---- the other targets: each its own corpus, for as long again ----
+# fuzz_target LABEL NAME CORPUS MAX_LEN [SEEDS]: fuzzes $build/bin/NAME from
+# CORPUS (and SEEDS), merges what adds coverage as above; a crash sets
+# fuzz_rc and names the input, a failed merge merge_rc.
+fuzz_target() {
+    local label=$1 name=$2 target_corpus=$3 target_max_len=$4 target_seeds=()
+    [ -z "${5:-}" ] || target_seeds=("$5")
+    local target_fuzzer=$build/bin/$name target_work=$state/$name-work target_log=$state/$name.log
+    local target_before target_merged target_execs rc merge
+    mkdir -p "$target_work" "$target_corpus"
+    echo "== fuzzing the $label for ${secs}s"
+    set +e
+    "$target_fuzzer" -max_total_time="$secs" -max_len="$target_max_len" -timeout="$timeout" -print_final_stats=1 \
+        -artifact_prefix="$artifacts/$name-" "$target_work" "$target_corpus" "${target_seeds[@]}" >"$target_log" 2>&1
+    rc=$?
+    target_before=$(count_files "$target_corpus")
+    target_merged=$(merge_target "$target_corpus" "$name-merged")
+    "$target_fuzzer" -merge=1 -max_len="$target_max_len" -timeout="$timeout" -artifact_prefix="$artifacts/$name-" \
+        "$target_merged" "$target_work" "${target_seeds[@]}" >"$state/$name-merge.log" 2>&1
+    merge=$?
+    set -e
+    target_execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$target_log" | tail -n 1)
+    echo "fuzz.sh: $label: ${target_execs:-?} executions, corpus $target_corpus: $target_before files"
+    report_new "$target_corpus" "$target_merged" "$target_before"
+    if [ $rc -ne 0 ]; then
+        echo "fuzz.sh: FAILED ($label, libFuzzer exit $rc); log: $target_log" >&2
+        grep -E '^(==[0-9]+==ERROR|SUMMARY|fuzz invariant|.*runtime error)' "$target_log" | head -n 5 >&2 || true
+        for a in $(find "$artifacts" -maxdepth 1 -type f -name "$name-*" -newer "$state/.started"); do
+            echo "fuzz.sh: input: $a (reproduce: $target_fuzzer $a; keep it in $target_corpus/)" >&2
+        done
+        fuzz_rc=$rc
+    fi
+    [ $merge -eq 0 ] || { echo "fuzz.sh: $label merge failed (rc $merge)" >&2; merge_rc=$merge; }
+}
+
+# The rules loader (rules/).
+fuzz_target "rules loader" seccheck_fuzz_rules tests/fuzz/corpus_rules 65536
+# The fleet stream's messages (jetstream/): seeds the publisher's encoder
+# makes from the first trace's packets.
+js_seeds=$state/jetstream-seeds
+rm -rf "$js_seeds"
+mkdir -p "$js_seeds"
+if [ ${#trace_files[@]} -gt 0 ]; then
+    "$build/bin/jetstream_seeds" "$js_seeds" "${trace_files[0]}"
 fi
-[ $rules_merge_rc -eq 0 ] || { echo "fuzz.sh: rules merge failed (rc $rules_merge_rc)" >&2; merge_rc=$rules_merge_rc; }
+fuzz_target "fleet stream's messages" seccheck_fuzz_jetstream tests/fuzz/corpus_jetstream 65536 "$js_seeds"
 
 if [ $fuzz_rc -ne 0 ]; then
     echo "fuzz.sh: FAILED (libFuzzer exit $fuzz_rc): crash, leak, timeout or OOM; log: $log" >&2

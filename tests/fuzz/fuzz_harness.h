@@ -7,6 +7,18 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+/* An invariant: when it does not hold, says which and where, and abort()s
+ * (libFuzzer reports a crash, the replay program fails). */
+#define FUZZ_CHECK(cond)                                                                            \
+    do {                                                                                            \
+        if (!(cond)) {                                                                              \
+            fprintf(stderr, "fuzz invariant failed: %s (%s:%d)\n", #cond, __FILE__, __LINE__);       \
+            abort();                                                                                \
+        }                                                                                           \
+    } while (0)
 
 /* libFuzzer's entry point: one input, checked against every invariant; a
  * violated invariant abort()s. Always returns 0. */

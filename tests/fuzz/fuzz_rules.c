@@ -24,13 +24,7 @@
 #include "rules.h"
 #include "wire.h"
 
-#define CHECK(cond)                                                              \
-    do {                                                                         \
-        if (!(cond)) {                                                           \
-            fprintf(stderr, "fuzz invariant failed: %s (%s:%d)\n", #cond, __FILE__, __LINE__); \
-            abort();                                                             \
-        }                                                                        \
-    } while (0)
+#define CHECK FUZZ_CHECK
 
 static struct decoder dec;
 static struct arena arena;
