@@ -48,9 +48,6 @@ load() {   # load NAME TRACE MESSAGES
     "$bin/seccheck-loadgen" --socket "$dir/$1.sock" --trace "$traces/$2.trace" --mode block --messages "$3" \
         >>"$dir/load.log" 2>&1
 }
-metric() {   # metric SOCKET NAME: its value
-    curl -s --unix-socket "$1" http://localhost/metrics | awk -v n="$2" '$1 == n { print $2 }'
-}
 
 # ---------------------------------------------------------------- refused chains
 # Host x1 owns id host-x; x2 (more batches) and x3 (fewer) claim it too.

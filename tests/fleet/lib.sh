@@ -14,6 +14,7 @@
 #                      its pid in $VAR
 #   check DESC CMD...  ok / FAIL line; failures counted in $failures
 #   wait_for SECONDS CMD...   polls CMD every 0.1 s until it succeeds
+#   metric SOCKET SERIES      a series' value from a --metrics-listen unix:SOCKET
 
 failures=0
 spawned=()
@@ -201,6 +202,10 @@ same_side_rows() {   # same_side_rows DB HOST
         psql_c "SELECT $ccols FROM $t WHERE host_id = '$2' ORDER BY id" >"$dir/central.$t"
         cmp -s "$dir/local.$t" "$dir/central.$t" || { diff "$dir/local.$t" "$dir/central.$t" | head -6; return 1; }
     done
+}
+
+metric() {   # metric SOCKET SERIES: its value on the metrics endpoint at unix:SOCKET
+    curl -s --unix-socket "$1" http://localhost/metrics | awk -v n="$2" '$1 == n { print $2 }'
 }
 
 caught_up() {   # caught_up DB HOST

@@ -19,6 +19,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 . "$here/pg.sh"
 . "$here/lib.sh"
 . "$here/nats.sh"
+. "$here/sandboxes.sh"
 
 fleet_setup fleet-nats-closes
 nats_user admin admin-pw admin
@@ -37,38 +38,7 @@ spawn fn "$bin/seccheckd" forward --db "$dir/h.db" --to "$NATS_URLS" --nats-auth
 spawn c "$bin/seccheckd" central --from "$NATS_URLS" --to "$PG_URL" --nats-auth "$dir/nats/central.auth" \
     --retry-min-ms 100
 
-# Sandboxes held open or closed on command: "open NAME", "send NAME N"
-# (N events: container/start messages, empty), "close NAME"; each answered
-# "done K" (the K-th command) in sandboxes.log.
-cat >"$dir/sandboxes.py" <<'PY'
-import socket, struct, sys
-sock_path, commands = sys.argv[1:3]
-conns = {}
-for k, line in enumerate(open(commands), 1):
-    cmd, name, *arg = line.split()
-    if cmd == "open":
-        s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        s.settimeout(10)
-        s.connect(sock_path)
-        s.send(b"\x08\x01")   # Handshake{version: 1}
-        s.recv(64)
-        conns[name] = s
-    elif cmd == "send":
-        for _ in range(int(arg[0])):
-            conns[name].send(struct.pack("<HHI", 8, 1, 0))
-    elif cmd == "close":
-        conns.pop(name).close()
-    print("done", k, flush=True)
-PY
-mkfifo "$dir/commands"
-exec 7<>"$dir/commands"
-spawn sandboxes /usr/bin/python3 "$dir/sandboxes.py" "$dir/h.sock" "$dir/commands"
-said=0
-say() {   # say COMMAND...: one command, and wait for its answer
-    echo "$*" >&7
-    said=$((said + 1))
-    wait_for 20 grep -qx "done $said" "$dir/sandboxes.log" || { fail "the sandboxes did not do '$*'"; return 1; }
-}
+sandboxes_start
 conn_closed() { [ "$(sqlite_c "$dir/h.db" "SELECT close_ns IS NOT NULL FROM connections WHERE id = $1")" = 1 ]; }
 batches_after() { [ "$(sqlite_c "$dir/h.db" "SELECT coalesce(max(id), 0) FROM batches")" -gt "$1" ]; }
 stored() { [ "$(sqlite_c "$dir/h.db" "SELECT count(*) FROM events")" -ge "$1" ]; }
@@ -83,11 +53,11 @@ central_open() {   # central_open ID: the central copy has connection ID, still 
     [ "$(psql_c "SELECT close_ns IS NULL FROM connections WHERE host_id = 'host-h' AND id = $1")" = t ]
 }
 
-say open a && say send a 20
+say open a "$dir/h.sock" && say send a 20
 check "the host stored a's events" wait_for 10 stored 20
 check "a's events are in the central copy" wait_for 30 caught_up "$dir/h.db" host-h
 check "... a open there" central_open 1
-say open b && say send b 20
+say open b "$dir/h.sock" && say send b 20
 check "the host stored b's events" wait_for 10 stored 40
 check "b's events are in the central copy too" wait_for 30 caught_up "$dir/h.db" host-h
 check "... b open there" central_open 2
@@ -110,7 +80,7 @@ check "... closing b" conn_closed 2
 before=$(last_batch)
 daemon
 wait_for 20 test -S "$dir/h.sock"
-say open c && say send c 20
+say open c "$dir/h.sock" && say send c 20
 check "run 2 stored c's events" wait_for 10 batches_after "$before"
 kill -CONT "$fn"
 check "the central copy has run 2's batch" wait_for 30 caught_up "$dir/h.db" host-h
@@ -125,9 +95,9 @@ say close c
 check "c's close reaches the central copy (nothing open now)" wait_for 10 central_closed connections 3
 kill -STOP "$fn"
 before=$(last_batch)
-say open z && say close z
+say open z "$dir/h.sock" && say close z
 check "the host stored z's close (connection 4, no events)" wait_for 10 conn_closed 4
-say open e && say send e 20
+say open e "$dir/h.sock" && say send e 20
 check "the host stored e's events" wait_for 10 batches_after "$before"
 kill -CONT "$fn"
 check "the central copy has e's batch" wait_for 30 caught_up "$dir/h.db" host-h
@@ -143,7 +113,7 @@ stop "$fn"
 check "the forwarder exits 0 on SIGTERM" [ "$stop_status" = 0 ]
 stop "$c"
 check "central exits 0 on SIGTERM" [ "$stop_status" = 0 ]
-exec 7>&-
+sandboxes_end
 
 [ "$failures" = 0 ] && echo "all passed" || echo "$failures failed"
 exit $((failures > 0))

@@ -77,9 +77,8 @@ spawn fn "$bin/seccheckd" forward --db "$dir/h.db" --to "$NATS_URLS" --nats-auth
 spawn c "$bin/seccheckd" central --from "$NATS_URLS" --to "$PG_URL" --nats-auth "$dir/nats/central.auth" \
     --retry-min-ms 100
 check "the stream's copy has every batch" wait_for 60 caught_up "$dir/h.db" host-h
-metric() { curl -s --unix-socket "$dir/fn.metrics" http://localhost/metrics | awk -v n="$1" '$1 == n { print $2 }'; }
-raw=$(metric seccheckd_forward_raw_bytes_total)
-shipped=$(metric seccheckd_forward_events_total)
+raw=$(metric "$dir/fn.metrics" seccheckd_forward_raw_bytes_total)
+shipped=$(metric "$dir/fn.metrics" seccheckd_forward_events_total)
 packets=$(sqlite_c "$dir/h.db" "SELECT sum(length(raw)) FROM events")
 # A chained row is raw and 54 bytes (5 fields' lengths, 4 integers, the
 # count); the stored row adds the decoded columns and detail (~400 bytes).

@@ -56,9 +56,6 @@ consumer() {
         --fetch 128 --ack-wait 2 --gap-wait 600 --retry-min-ms 100 --retry-max-ms 1000 --stats-interval 1 \
         --metrics-listen "unix:$dir/c.metrics"
 }
-metric() {   # metric SOCKET SERIES
-    curl -s --unix-socket "$1" http://localhost/metrics | awk -v n="$2" '$1 == n { print $2 }'
-}
 stream_at() { metric "$dir/f_$1.metrics" seccheckd_forward_shipped_batch_id; }
 local_at() { sqlite_c "$dir/$1.db" "SELECT coalesce(max(id), 0) FROM batches"; }
 central_at() { psql_c "SELECT coalesce(max(last_batch_id), 0) FROM hosts WHERE host_id = 'host-$1'"; }

@@ -46,9 +46,6 @@ load() {   # load NAME TRACE MESSAGES: sent, and committed
         >>"$dir/load.log" 2>&1 &&
         wait_for 10 bash -c "[ \$(sqlite3 '$dir/$1.db' 'SELECT count(*) FROM events') = $((before + $3)) ]"
 }
-metric() {   # metric SOCKET SERIES: its value
-    curl -s --unix-socket "$1" http://localhost/metrics | awk -v n="$2" '$1 == n { print $2 }'
-}
 central_last() { psql_c "SELECT last_batch_id FROM hosts WHERE host_id = '$1'"; }
 caught_up2() { local PG_URL=$url2; caught_up "$@"; }   # on the second central database
 
