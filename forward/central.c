@@ -620,7 +620,7 @@ static int64_t copy_part(PGconn *pg, const struct central_source *src, enum loca
 /* Runs and connections change after their first batch (counters, close
  * time): staged by COPY, then upserted. */
 static int upsert_part(PGconn *pg, const struct central_source *src, enum local_part part, int64_t lo, int64_t hi,
-                       const char *host_id, char *err, size_t errlen)
+                       const char *host_id, int64_t *rows, char *err, size_t errlen)
 {
     const struct local_table *t = local_part_table(src->tables, part);
     if (!t)
@@ -635,6 +635,8 @@ static int upsert_part(PGconn *pg, const struct central_source *src, enum local_
         n = copy_part(pg, src, part, stage, lo, hi, host_id, NULL, NULL, err, errlen);
         rc = n < 0 ? (int)n : 0;
     }
+    if (rows)
+        *rows = rc == 0 ? n : 0;
     if (rc == 0 && n > 0) {
         strbuf_reset(&sql);
         strbuf_printf(&sql, "INSERT INTO %s(host_id,", t->name);
@@ -680,15 +682,16 @@ static int ship_container_info(PGconn *pg, const struct central_source *src, con
         return 0;
     int64_t newest = host_number(pg, "SELECT coalesce(max(id), 0) FROM container_info WHERE host_id = $1", host_id,
                                  0, 0, "container_info", err, errlen);
-    return newest < 0 ? -1 : upsert_part(pg, src, LOCAL_PART_NAMES, newest, 0, host_id, err, errlen);
+    return newest < 0 ? -1 : upsert_part(pg, src, LOCAL_PART_NAMES, newest, 0, host_id, NULL, err, errlen);
 }
 
 int central_sync_open_rows(PGconn *pg, const struct central_source *src, const char *host_id, int64_t runs_from,
-                           int64_t conns_from, char *err, size_t errlen)
+                           int64_t conns_from, int64_t conns_since, int64_t *conns_rows, char *err, size_t errlen)
 {
-    int rc = upsert_part(pg, src, LOCAL_PART_OPEN_RUNS, runs_from, 0, host_id, err, errlen);
+    int rc = upsert_part(pg, src, LOCAL_PART_OPEN_RUNS, runs_from, 0, host_id, NULL, err, errlen);
     if (rc == 0)
-        rc = upsert_part(pg, src, LOCAL_PART_OPEN_CONNECTIONS, conns_from, 0, host_id, err, errlen);
+        rc = upsert_part(pg, src, LOCAL_PART_OPEN_CONNECTIONS, conns_from, conns_since, host_id, conns_rows, err,
+                         errlen);
     /* Names the central copy lacks though it has every batch: rows of a
      * host that forwarded before names were shipped. */
     return rc != 0 ? rc : ship_container_info(pg, src, host_id, err, errlen);
@@ -780,12 +783,12 @@ int central_ship(PGconn *pg, const struct central_source *src, const char *host_
                      b[n - 1].id, nb, n);
             return -2;
         }
-        int rc = upsert_part(pg, src, LOCAL_PART_RUNS, b[0].id, b[n - 1].id, host_id, err, errlen);
+        int rc = upsert_part(pg, src, LOCAL_PART_RUNS, b[0].id, b[n - 1].id, host_id, NULL, err, errlen);
         if (rc != 0)
             return rc;
     }
     if (conns.min <= conns.max) {
-        int rc = upsert_part(pg, src, LOCAL_PART_CONNECTIONS, conns.min, conns.max, host_id, err, errlen);
+        int rc = upsert_part(pg, src, LOCAL_PART_CONNECTIONS, conns.min, conns.max, host_id, NULL, err, errlen);
         if (rc != 0)
             return rc;
     }

@@ -119,11 +119,15 @@ int central_ship(PGconn *pg, const struct central_source *src, const char *host_
 /* Runs and connections change after their last batch (a connection's
  * close, a run's stop, counters): re-sends the rows from runs_from and
  * conns_from on (the oldest ones still open last time) into the open
- * transaction, and the container_info rows past the central copy's newest
- * (central_ship sends them with their batches). 0, -1 central error, -2
- * source error. */
+ * transaction, of the connections those that may have changed since the
+ * sync that saw up to conns_since (local_sync_since: conns_from - 1 for
+ * all), and the container_info rows past the central copy's newest
+ * (central_ship sends them with their batches). A message's source holds
+ * the rows its publisher chose: conns_since is not used. *conns_rows (if
+ * not NULL): the connections rows sent. 0, -1 central error, -2 source
+ * error. */
 int central_sync_open_rows(PGconn *pg, const struct central_source *src, const char *host_id, int64_t runs_from,
-                           int64_t conns_from, char *err, size_t errlen);
+                           int64_t conns_from, int64_t conns_since, int64_t *conns_rows, char *err, size_t errlen);
 
 /* Records a refused batch (central_record_refusal), the reason why and
  * what it means; reason gets the text recorded. */

@@ -56,6 +56,10 @@ struct forwarder {
      * whenever the daemon committed since (data_version). */
     int64_t runs_from, conns_from, synced_version;
     int64_t pending_runs_from, pending_conns_from, pending_version;
+    bool pending_whole;             /* the sync in the open transaction sends every row */
+    int64_t pending_sync_connections;   /* and this many connections rows */
+    int64_t whole_synced_ns;
+    uint64_t synced_connections_total;
     int64_t version_before_snapshot;  /* read before it: a later commit shows as a change */
     /* counters */
     uint64_t batches_total, events_total, alerts_total, transactions_total, gaps_total, gap_batches_total;
@@ -254,6 +258,17 @@ static int check_caught_up(struct forwarder *f, const struct central_head *head,
     return 0;
 }
 
+/* The central copy committed the sync: the next sends what changed since. */
+static void sync_taken(struct forwarder *f)
+{
+    char err[256];
+    f->synced_connections_total += (uint64_t)f->pending_sync_connections;
+    if (f->pending_whole)
+        f->whole_synced_ns = monotonic_ns();
+    if (local_sync_taken(&f->local, err, sizeof(err)) != 0)
+        log_warn("forward: host %s: %s; the next sync sends every row again", f->o.host_id, err);
+}
+
 /* Caught up: the runs and connections rows that changed after their last
  * batch (a close, a stop), when the daemon committed anything since. */
 static int sync_open_rows(struct forwarder *f, enum error_kind *kind, char *err, size_t errlen)
@@ -263,13 +278,23 @@ static int sync_open_rows(struct forwarder *f, enum error_kind *kind, char *err,
         return 0;
     int64_t runs_from, conns_from;
     local_open_marks(&f->local, &runs_from, &conns_from);
+    bool whole = !f->local.sync_known || monotonic_ns() - f->whole_synced_ns > LOCAL_SYNC_WHOLE_EVERY_S * NS_PER_S;
+    if (whole)
+        local_sync_forget(&f->local);
+    if (local_sync_note(&f->local, f->conns_from, err, errlen) != 0) {
+        *kind = ERR_LOCAL;
+        return -1;
+    }
     struct central_source src;
     central_local_source(&src, &f->local);
-    int rc = central_sync_open_rows(f->pg, &src, f->o.host_id, f->runs_from, f->conns_from, err, errlen);
+    int rc = central_sync_open_rows(f->pg, &src, f->o.host_id, f->runs_from, f->conns_from,
+                                    local_sync_since(&f->local, f->conns_from), &f->pending_sync_connections, err,
+                                    errlen);
     if (rc != 0) {
         *kind = rc == -2 ? ERR_LOCAL : ERR_CENTRAL;
         return -1;
     }
+    f->pending_whole = whole;
     /* Takes effect with the commit; a failed commit retries from the old marks. */
     f->pending_runs_from = runs_from;
     f->pending_conns_from = conns_from;
@@ -310,6 +335,7 @@ static int ship_once(struct forwarder *f, struct local_batch *batches, bool *mor
                 f->conns_from = f->pending_conns_from;
                 f->synced_version = f->pending_version;
                 f->pending_version = 0;
+                sync_taken(f);
             }
         }
         return rc;
@@ -517,6 +543,8 @@ static void render(struct strbuf *o, void *data)
     METRIC("alerts_total", "counter", "Alerts committed to the central server (with their events).", "%" PRIu64,
            f->alerts_total);
     METRIC("transactions_total", "counter", "Central transactions committed.", "%" PRIu64, f->transactions_total);
+    METRIC("synced_connections_total", "counter", "Connections rows the syncs sent: those that may have changed "
+           "since the sync before.", "%" PRIu64, f->synced_connections_total);
     METRIC("gaps_total", "counter", "Gaps recorded: batches deleted locally before they were shipped.", "%" PRIu64,
            f->gaps_total);
     METRIC("gap_batches_total", "counter", "Batches lost in recorded gaps.", "%" PRIu64, f->gap_batches_total);

@@ -52,7 +52,10 @@ int local_open(struct local *l, const char *path, bool *lasting, char *err, size
      * 138 times in 8 s at 48k events/s). A progress row a power cut loses
      * only makes retention keep more. */
     char why2[256];
-    int rc = sqlutil_exec(l->db, "PRAGMA synchronous=NORMAL", why2, sizeof(why2));
+    int rc = sqlutil_exec(l->db, "PRAGMA synchronous=NORMAL;"
+                                 " CREATE TEMP TABLE sync_open(id INTEGER PRIMARY KEY);"
+                                 " CREATE TEMP TABLE sync_open_next(id INTEGER PRIMARY KEY)",
+                          why2, sizeof(why2));
     if (rc != 0) {
         snprintf(err, errlen, "cannot use %s: %s", path, why2);
         *lasting = (rc & 0xff) == SQLITE_NOTADB || (rc & 0xff) == SQLITE_CORRUPT;
@@ -316,6 +319,43 @@ int64_t local_last_connection_id(struct local *l)
     return sqlutil_int(l->db, "SELECT coalesce(max(id), 0) FROM connections", 0);
 }
 
+int64_t local_sync_since(const struct local *l, int64_t from)
+{
+    return l->sync_known ? l->sync_seen : from - 1;
+}
+
+int local_sync_note(struct local *l, int64_t from, char *err, size_t errlen)
+{
+    sqlite3_stmt *st;
+    if (sqlutil_exec(l->db, "DELETE FROM temp.sync_open_next", err, errlen) != 0)
+        return -1;
+    if (sqlite3_prepare_v2(l->db, "INSERT INTO temp.sync_open_next SELECT id FROM connections"
+                                  " WHERE id >= ?1 AND close_ns IS NULL", -1, &st, NULL) != SQLITE_OK) {
+        snprintf(err, errlen, "noting the open connections: %s", sqlite3_errmsg(l->db));
+        return -1;
+    }
+    sqlite3_bind_int64(st, 1, from);
+    int rc = sqlite3_step(st) == SQLITE_DONE ? 0 : -1;
+    if (rc != 0)
+        snprintf(err, errlen, "noting the open connections: %s", sqlite3_errmsg(l->db));
+    sqlite3_finalize(st);
+    l->sync_noted_seen = local_last_connection_id(l);
+    return rc;
+}
+
+int local_sync_taken(struct local *l, char *err, size_t errlen)
+{
+    l->sync_known = false;
+    if (sqlutil_exec(l->db, "DELETE FROM temp.sync_open;"
+                            " INSERT INTO temp.sync_open SELECT id FROM temp.sync_open_next", err, errlen) != 0)
+        return -1;
+    l->sync_seen = l->sync_noted_seen;
+    l->sync_known = true;
+    return 0;
+}
+
+void local_sync_forget(struct local *l) { l->sync_known = false; }
+
 void local_column_list(const struct local_table *t, struct strbuf *out)
 {
     for (int i = 0; i < t->ncols; i++) {
@@ -483,7 +523,8 @@ static const char *const part_where[LOCAL_PARTS] = {
     [LOCAL_PART_RUNS] = "WHERE id IN (SELECT run_id FROM batches WHERE id BETWEEN ?1 AND ?2)",
     [LOCAL_PART_CONNECTIONS] = "WHERE id BETWEEN ?1 AND ?2",
     [LOCAL_PART_OPEN_RUNS] = "WHERE id >= ?1 AND ?2 = ?2",
-    [LOCAL_PART_OPEN_CONNECTIONS] = "WHERE id >= ?1 AND ?2 = ?2",
+    [LOCAL_PART_OPEN_CONNECTIONS] = "WHERE id >= ?1 AND (id > ?2 OR close_ns IS NULL OR"
+                                    " id IN (SELECT id FROM temp.sync_open))",
 };
 
 int64_t local_copy_part(struct local *l, enum local_part part, int64_t lo, int64_t hi, const char *host_id,

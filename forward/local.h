@@ -52,6 +52,9 @@ struct local {
     sqlite3_stmt *batch_by_id;
     bool in_snapshot;
     bool progress_ready;            /* forward_progress exists */
+    /* What the last sync the target took left it knowing (local_sync_*). */
+    bool sync_known;
+    int64_t sync_seen, sync_noted_seen;
 };
 
 /* Names l's tables (events, alerts, ...): their columns are read later. */
@@ -115,7 +118,7 @@ enum local_part {
     LOCAL_PART_RUNS,                /* the runs of the batches lo..hi */
     LOCAL_PART_CONNECTIONS,         /* connections lo..hi */
     LOCAL_PART_OPEN_RUNS,           /* runs from id lo on (local_open_marks) */
-    LOCAL_PART_OPEN_CONNECTIONS,    /* connections from id lo on */
+    LOCAL_PART_OPEN_CONNECTIONS,    /* connections from id lo on that may have changed: local_sync_since */
     LOCAL_PARTS
 };
 
@@ -156,6 +159,28 @@ int64_t local_data_version(struct local *l);
 void local_open_marks(struct local *l, int64_t *runs_from, int64_t *conns_from);
 /* The highest connection id (0: none). */
 int64_t local_last_connection_id(struct local *l);
+
+/* Syncs send the connections that may have changed since the last sync
+ * the target took, not every row from the oldest still open: with one
+ * long-lived sandbox and many short ones after it, that grew with every
+ * connection (an agent host: a row per sandbox, every second). Those that
+ * may have changed are the ones open then (kept in a TEMP table of this
+ * connection), those opened since, and those open now.
+ *
+ * local_sync_since: the hi to give LOCAL_PART_OPEN_CONNECTIONS with from:
+ * the newest id the last taken sync saw, or from - 1 (every row from from
+ * on) when there is none: a new connection to the database, or after
+ * local_sync_forget. local_sync_note, in the snapshot the sync is read in:
+ * which of the rows from from on are open, and the newest id.
+ * local_sync_taken: the target committed (or the stream stored) the sync
+ * noted last. 0, or -1 with err (the next sync is then a whole one). */
+int64_t local_sync_since(const struct local *l, int64_t from);
+int local_sync_note(struct local *l, int64_t from, char *err, size_t errlen);
+int local_sync_taken(struct local *l, char *err, size_t errlen);
+void local_sync_forget(struct local *l);
+/* How often a whole sync goes all the same: a target that lost a sync
+ * (restored, or a message it set aside) gets every row again. */
+#define LOCAL_SYNC_WHOLE_EVERY_S 600
 
 /* The comma list of t's column names, for COPY and SELECT. */
 void local_column_list(const struct local_table *t, struct strbuf *out);

@@ -455,7 +455,8 @@ static int apply_payload(struct worker *w, struct js_payload *pl, const char *ho
             atomic_fetch_add(&w->n.waiting, 1);
             return 0;
         }
-        rc = central_sync_open_rows(w->pg, &src, host_id, pl->open_runs_from, pl->open_conns_from, err, errlen);
+        rc = central_sync_open_rows(w->pg, &src, host_id, pl->open_runs_from, pl->open_conns_from, 0, NULL,
+                                    err, errlen);
         if (rc != 0)
             goto failed;
         atomic_fetch_add(&w->n.syncs, 1);

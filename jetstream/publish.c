@@ -82,6 +82,8 @@ struct pending {
     enum js_kind kind;
     int64_t first_batch, batches, events, alerts;
     int64_t alerts_lo, alerts_hi;   /* ids of its alerts (lo > hi: none) */
+    bool whole_sync;                /* a sync of every row from the marks on */
+    int64_t sync_connections;       /* a sync: the connections rows it holds */
 };
 
 struct publisher {
@@ -118,7 +120,8 @@ struct publisher {
     char ack_prefix[JS_TOKEN_MAX + 64];
     uint64_t attempt;
     double bytes_per_event;         /* compressed, as the last messages went: sizes the next */
-    int64_t synced_version, synced_ns;
+    int64_t synced_version, synced_ns, whole_synced_ns;
+    uint64_t synced_connections_total;
     struct alert_outbox_reader alerts;
     bool alerts_open;
     struct strbuf alert_line;
@@ -409,6 +412,8 @@ static int check_batch(struct publisher *p, int64_t id, const uint8_t hash[CHAIN
 /* Reads the subject's last message and goes on after it. */
 static int resume(struct publisher *p, enum error_kind *kind, char *err, size_t errlen)
 {
+    /* A sync on its way when the link dropped may or may not be in. */
+    local_sync_forget(&p->local);
     *kind = ERR_STREAM;
     jsDirectGetMsgOptions dg;
     jsDirectGetMsgOptions_Init(&dg);
@@ -765,9 +770,15 @@ static int build_sync(struct publisher *p, struct pending *pd, char *err, size_t
     pl.at_batch = p->pos.at_batch;
     memcpy(pl.at_hash, p->pos.at_hash, CHAIN_HASH_LEN);
     strbuf_reset(&p->body);
+    bool whole = !p->local.sync_known || monotonic_ns() - p->whole_synced_ns > LOCAL_SYNC_WHOLE_EVERY_S * NS_PER_S;
+    if (whole)
+        local_sync_forget(&p->local);
+    int64_t conns;
     if (add_names(p, &pl, &p->body, err, errlen) != 0 ||
         add_section(p, &pl, &p->body, LOCAL_PART_OPEN_RUNS, p->pos.runs_from, 0, NULL, err, errlen) < 0 ||
-        add_section(p, &pl, &p->body, LOCAL_PART_OPEN_CONNECTIONS, p->pos.conns_from, 0, NULL, err, errlen) < 0)
+        local_sync_note(&p->local, p->pos.conns_from, err, errlen) != 0 ||
+        (conns = add_section(p, &pl, &p->body, LOCAL_PART_OPEN_CONNECTIONS, p->pos.conns_from,
+                             local_sync_since(&p->local, p->pos.conns_from), NULL, err, errlen)) < 0)
         return -1;
     p->synced_ns = monotonic_ns();
     p->synced_version = version;
@@ -784,6 +795,8 @@ static int build_sync(struct publisher *p, struct pending *pd, char *err, size_t
     strbuf_reset(&p->sync_body);
     strbuf_append(&p->sync_body, p->body.data, p->body.len);
     pd->kind = JS_KIND_SYNC;
+    pd->whole_sync = whole;
+    pd->sync_connections = conns;
     pd->batches = pd->events = pd->alerts = 0;
     pd->alerts_lo = 1;
     pd->alerts_hi = 0;
@@ -877,6 +890,18 @@ static void publish_alerts(struct publisher *p, int64_t lo, int64_t hi)
     }
 }
 
+/* The stream stored a sync: the next one sends what changed since. */
+static void sync_taken(struct publisher *p, const struct pending *pd)
+{
+    char err[256];
+    p->syncs_total++;
+    p->synced_connections_total += (uint64_t)pd->sync_connections;
+    if (pd->whole_sync)
+        p->whole_synced_ns = monotonic_ns();
+    if (local_sync_taken(&p->local, err, sizeof(err)) != 0)
+        log_warn("forward: host %s: %s; the next sync sends every row again", p->o.host_id, err);
+}
+
 static void acked(struct publisher *p, uint64_t seq)
 {
     struct pending *pd = current(p);
@@ -898,7 +923,7 @@ static void acked(struct publisher *p, uint64_t seq)
     if (pd->kind == JS_KIND_CHUNK)
         p->chunks_total++;
     if (pd->kind == JS_KIND_SYNC)
-        p->syncs_total++;
+        sync_taken(p, pd);
     if (pd->kind != JS_KIND_SYNC)
         p->caught_up = false;
     publish_alerts(p, pd->alerts_lo, pd->alerts_hi);
@@ -1234,6 +1259,8 @@ static void render(struct strbuf *o, void *data)
            p->chunks_total);
     METRIC("syncs_total", "counter", "Messages of runs and connections changed after their batch.", "%" PRIu64,
            p->syncs_total);
+    METRIC("synced_connections_total", "counter", "Connections rows the syncs held: those that may have changed "
+           "since the sync before.", "%" PRIu64, p->synced_connections_total);
     METRIC("rerenders_total", "counter", "Messages rendered again, smaller, for being larger than max_payload.",
            "%" PRIu64, p->rerenders_total);
     METRIC("duplicates_total", "counter", "Publishes the stream answered as duplicates (Nats-Msg-Id).", "%" PRIu64,
