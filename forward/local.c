@@ -514,6 +514,11 @@ const struct local_table *local_part_table(const struct local *l, enum local_par
     return NULL;
 }
 
+/* The connections a sync sends (local_sync_since): ?2 the newest id the
+ * last sync saw. */
+static const char open_connections_where[] = "WHERE id >= ?1 AND (id > ?2 OR close_ns IS NULL OR"
+                                             " id IN (SELECT id FROM temp.sync_open))";
+
 /* Each part's selection; ?1 = lo, ?2 = hi (bound whether used or not). */
 static const char *const part_where[LOCAL_PARTS] = {
     [LOCAL_PART_EVENTS] = "WHERE id BETWEEN ?1 AND ?2 ORDER BY id",
@@ -523,8 +528,7 @@ static const char *const part_where[LOCAL_PARTS] = {
     [LOCAL_PART_RUNS] = "WHERE id IN (SELECT run_id FROM batches WHERE id BETWEEN ?1 AND ?2)",
     [LOCAL_PART_CONNECTIONS] = "WHERE id BETWEEN ?1 AND ?2",
     [LOCAL_PART_OPEN_RUNS] = "WHERE id >= ?1 AND ?2 = ?2",
-    [LOCAL_PART_OPEN_CONNECTIONS] = "WHERE id >= ?1 AND (id > ?2 OR close_ns IS NULL OR"
-                                    " id IN (SELECT id FROM temp.sync_open))",
+    [LOCAL_PART_OPEN_CONNECTIONS] = open_connections_where,
 };
 
 int64_t local_copy_part(struct local *l, enum local_part part, int64_t lo, int64_t hi, const char *host_id,
